@@ -1,0 +1,87 @@
+"""RemotingCommand: one request or response of the RocketMQ remoting protocol, decoupled from bytes.
+
+A command is a plain slotted object; ``protocol.header_codec`` turns its header into JSON, ROCKETMQ-binary or
+msgpack bytes and ``protocol.frame`` frames it. Invariant: ``ext_fields`` values are always ``str`` — decoders
+convert JSON numbers and booleans (as official C++ and ali-ons clients send them) into their text form, so the
+rest of the code base never sees a non-string header value and every reply writes strings.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from protocol.codes import (
+    OUR_VERSION,
+    RPC_ONEWAY,
+    RPC_TYPE_RESPONSE,
+    LanguageCode,
+    ResponseCode,
+    SerializeType,
+)
+
+_opaque_counter = itertools.count(1)
+
+
+def next_opaque() -> int:
+    """A process-wide increasing request id (wraps at 2**31 like J's AtomicInteger would overflow)."""
+    return next(_opaque_counter) & 0x7FFFFFFF
+
+
+@dataclass(slots=True)
+class RemotingCommand:
+    code: int
+    language: LanguageCode = LanguageCode.PYTHON
+    version: int = OUR_VERSION
+    opaque: int = 0
+    flag: int = 0
+    remark: str | None = None
+    ext_fields: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    serialize_type: SerializeType = SerializeType.JSON
+
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flag & RPC_TYPE_RESPONSE)
+
+    @property
+    def is_oneway(self) -> bool:
+        return bool(self.flag & RPC_ONEWAY)
+
+    @classmethod
+    def request(
+        cls,
+        code: int,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+        *,
+        oneway: bool = False,
+        serialize_type: SerializeType = SerializeType.JSON,
+    ) -> RemotingCommand:
+        return cls(
+            code=code,
+            opaque=next_opaque(),
+            flag=RPC_ONEWAY if oneway else 0,
+            ext_fields=ext_fields if ext_fields is not None else {},
+            body=body,
+            serialize_type=serialize_type,
+        )
+
+    def make_response(
+        self,
+        code: int = ResponseCode.SUCCESS,
+        remark: str | None = None,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+    ) -> RemotingCommand:
+        """A reply to this request: same opaque and serialize type, RESPONSE flag set."""
+        return RemotingCommand(
+            code=code,
+            language=LanguageCode.JAVA,
+            opaque=self.opaque,
+            flag=RPC_TYPE_RESPONSE,
+            remark=remark,
+            ext_fields=ext_fields if ext_fields is not None else {},
+            body=body,
+            serialize_type=self.serialize_type,
+        )

@@ -1,0 +1,135 @@
+"""RemotingClient: one connection per remote address, request/response by opaque, oneway, reconnect on demand.
+
+A connection that closes is forgotten; the next request to that address dials again (reconnect), so a restarted
+broker or name server is picked up without restarting the client. Concurrent first requests to one address share a
+single dial. Requests that the remote side sends us (broker → client) go to the optional ``registry``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import structlog
+
+from protocol.codes import ResponseCode
+from protocol.command import RemotingCommand
+from protocol.errors import ConnectionClosedError, error_for
+from protocol.frame import MAX_FRAME
+from protocol.remoting.connection import RemotingConnection
+from protocol.remoting.handler import HandlerRegistry
+
+_log = structlog.get_logger("rocketq.remoting.client")
+
+
+class RemotingConnectError(ConnectionClosedError):
+    """The address could not be dialled."""
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port`` → (host, port)."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ValueError(f"bad address {addr!r}, expected host:port")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
+class RemotingClient:
+    def __init__(
+        self,
+        registry: HandlerRegistry | None = None,
+        *,
+        connect_timeout: float = 3.0,
+        max_frame: int = MAX_FRAME,
+        on_connection_closed: Callable[[str], None] | None = None,
+    ) -> None:
+        self._registry = registry
+        self._connect_timeout = connect_timeout
+        self._max_frame = max_frame
+        self._conns: dict[str, RemotingConnection] = {}
+        self._dialing: dict[str, asyncio.Future[RemotingConnection]] = {}
+        self._on_closed = on_connection_closed
+        self._closed = False
+
+    async def get_connection(self, addr: str) -> RemotingConnection:
+        conn = self._conns.get(addr)
+        if conn is not None and not conn.is_closed:
+            return conn
+        if self._closed:
+            raise ConnectionClosedError("client is closed")
+        dialing = self._dialing.get(addr)
+        if dialing is not None:
+            return await asyncio.shield(dialing)
+        fut: asyncio.Future[RemotingConnection] = asyncio.get_running_loop().create_future()
+        self._dialing[addr] = fut
+        try:
+            conn = await self._dial(addr)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()
+            raise
+        else:
+            fut.set_result(conn)
+            return conn
+        finally:
+            self._dialing.pop(addr, None)
+
+    async def _dial(self, addr: str) -> RemotingConnection:
+        host, port = split_addr(addr)
+        loop = asyncio.get_running_loop()
+
+        def factory() -> RemotingConnection:
+            return RemotingConnection(self._registry, max_frame=self._max_frame, role="client")
+
+        try:
+            _t, conn = await asyncio.wait_for(loop.create_connection(factory, host, port), self._connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            raise RemotingConnectError(f"connect to {addr} failed: {exc or type(exc).__name__}") from None
+        self._conns[addr] = conn
+        conn.add_close_callback(lambda _c, a=addr: self._forget(a, conn))
+        return conn
+
+    def _forget(self, addr: str, conn: RemotingConnection) -> None:
+        if self._conns.get(addr) is conn:
+            del self._conns[addr]
+            if self._on_closed is not None:
+                self._on_closed(addr)
+
+    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float = 3.0) -> RemotingCommand:
+        """Send ``cmd`` and return the reply, whatever its code. Transport failures raise RemotingError."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        conn = await asyncio.wait_for(self.get_connection(addr), timeout)
+        return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
+
+    async def invoke_checked(
+        self, addr: str, cmd: RemotingCommand, timeout: float = 3.0, ok: tuple[int, ...] = (ResponseCode.SUCCESS,)
+    ) -> RemotingCommand:
+        """Like ``invoke`` but raise the registered BrokerError subclass for any code outside ``ok``."""
+        resp = await self.invoke(addr, cmd, timeout)
+        if resp.code not in ok:
+            raise error_for(resp.code, resp.remark, addr)
+        return resp
+
+    async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
+        conn = await self.get_connection(addr)
+        conn.invoke_oneway(cmd)
+
+    def close_connection(self, addr: str) -> None:
+        conn = self._conns.pop(addr, None)
+        if conn is not None:
+            conn.close("closed by client")
+
+    @property
+    def addresses(self) -> list[str]:
+        return list(self._conns)
+
+    async def close(self) -> None:
+        self._closed = True
+        conns = list(self._conns.values())
+        self._conns.clear()
+        for conn in conns:
+            conn.close("client closing")
+        await asyncio.gather(*(asyncio.wait_for(c.closed_event.wait(), 1.0) for c in conns), return_exceptions=True)

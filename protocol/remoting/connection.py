@@ -1,0 +1,284 @@
+"""RemotingConnection: one TCP connection speaking the remoting protocol, in either direction.
+
+The same class serves the server side (accepted sockets) and the client side (dialled sockets), because RocketMQ
+traffic is symmetric: a broker pushes requests to a client over the client's own connection (NOTIFY_CONSUMER_IDS_
+CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO) and the client answers them.
+
+Invariants:
+
+* The ``asyncio.Protocol`` callbacks own the socket; ``FrameDecoder`` does all parsing (sans-IO).
+* Responses are matched to requests by ``opaque`` through ``_pending``; replies may arrive in any order.
+* Each incoming request runs in its own task, so a held long-poll never delays the requests after it.
+* More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
+  until the count drops; a paused transport write side makes writers await ``drain()``.
+* A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
+  and runs the close callbacks exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, ResponseCode
+from protocol.command import RemotingCommand, next_opaque
+from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
+from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
+from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, RequestContext
+
+_conn_ids = itertools.count(1)
+_log = structlog.get_logger("rocketq.remoting")
+
+DEFAULT_MAX_IN_FLIGHT = 1024
+
+
+def format_peer(addr: Any) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        host = str(addr[0])
+        return f"[{host}]:{addr[1]}" if ":" in host else f"{host}:{addr[1]}"
+    return str(addr)
+
+
+class _Expired(Exception):
+    pass
+
+
+def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
+    if not fut.done():
+        fut.set_exception(_Expired())
+
+
+class RemotingConnection(asyncio.Protocol):
+    def __init__(
+        self,
+        registry: HandlerRegistry | None,
+        *,
+        max_frame: int = MAX_FRAME,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        on_close: Callable[[RemotingConnection], None] | None = None,
+        role: str = "server",
+    ) -> None:
+        self._registry = registry
+        self._decoder = FrameDecoder(max_frame)
+        self._max_frame = max_frame
+        self._max_in_flight = max_in_flight
+        self._transport: asyncio.Transport | None = None
+        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._close_callbacks: list[Callable[[Channel], None]] = []
+        if on_close is not None:
+            self._close_callbacks.append(on_close)  # type: ignore[arg-type]
+        self._closed = False
+        self._read_paused = False
+        self._write_paused = False
+        self._drain_waiter: asyncio.Future[None] | None = None
+        self._peer = "?"
+        self._conn_id = next(_conn_ids)
+        self._language = LanguageCode.OTHER
+        self._role = role
+        self.log: Any = _log
+        self.close_reason: str | None = None
+        self.closed_event = asyncio.Event()
+
+    # -- Channel surface -------------------------------------------------------------------------------------
+
+    @property
+    def peer(self) -> str:
+        return self._peer
+
+    @property
+    def conn_id(self) -> int:
+        return self._conn_id
+
+    @property
+    def language(self) -> LanguageCode:
+        return self._language
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
+        if self._closed:
+            cb(self)
+        else:
+            self._close_callbacks.append(cb)
+
+    def close(self, reason: str = "closed locally") -> None:
+        if self._transport is not None and not self._closed:
+            self.close_reason = self.close_reason or reason
+            self._transport.close()
+
+    def abort(self, reason: str) -> None:
+        if self._transport is not None and not self._closed:
+            self.close_reason = self.close_reason or reason
+            self._transport.abort()
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        if self._closed:
+            raise ConnectionClosedError(f"connection to {self._peer} is closed")
+        if cmd.opaque == 0:
+            cmd.opaque = next_opaque()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[RemotingCommand] = loop.create_future()
+        opaque = cmd.opaque
+        self._pending[opaque] = fut
+        # A timer handle instead of asyncio.wait_for: wait_for costs a task per request on 3.11.
+        timer = loop.call_later(timeout, _expire, fut)
+        try:
+            if self._write_paused:
+                await self.drain()
+            self._write(cmd)
+            return await fut
+        except _Expired:
+            raise RequestTimeoutError(
+                f"wait response on {self._peer} timeout {int(timeout * 1000)}ms, code {cmd.code}"
+            ) from None
+        finally:
+            timer.cancel()
+            self._pending.pop(opaque, None)
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None:
+        if self._closed:
+            raise ConnectionClosedError(f"connection to {self._peer} is closed")
+        if cmd.opaque == 0:
+            cmd.opaque = next_opaque()
+        cmd.flag |= RPC_ONEWAY
+        self._write(cmd)
+
+    async def drain(self) -> None:
+        if self._closed:
+            raise ConnectionClosedError(f"connection to {self._peer} is closed")
+        if not self._write_paused:
+            return
+        if self._drain_waiter is None or self._drain_waiter.done():
+            self._drain_waiter = asyncio.get_running_loop().create_future()
+        await self._drain_waiter
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport is not an asyncio.Transport
+        self._peer = format_peer(transport.get_extra_info("peername"))
+        self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
+
+    def data_received(self, data: bytes) -> None:
+        decoder = self._decoder
+        decoder.feed(data)
+        while True:
+            try:
+                cmd = decoder.next_frame()
+            except ProtocolError as exc:
+                self.log.warning("bad frame, closing connection", reason=str(exc))
+                self.abort(f"protocol error: {exc}")
+                return
+            if cmd is None:
+                return
+            if cmd.flag & RPC_TYPE_RESPONSE:
+                fut = self._pending.pop(cmd.opaque, None)
+                if fut is not None and not fut.done():
+                    fut.set_result(cmd)
+                continue
+            self._language = cmd.language
+            self._dispatch(cmd)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        if self.close_reason is None:
+            self.close_reason = f"peer closed: {exc}" if exc else "peer closed"
+        pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(ConnectionClosedError(f"connection to {self._peer} closed: {self.close_reason}"))
+        if self._drain_waiter is not None and not self._drain_waiter.done():
+            self._drain_waiter.set_exception(ConnectionClosedError(f"connection to {self._peer} closed"))
+            self._drain_waiter.exception()  # mark retrieved
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for cb in callbacks:
+            try:
+                cb(self)
+            except Exception:
+                self.log.exception("close callback failed")
+        self.closed_event.set()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self._drain_waiter is not None and not self._drain_waiter.done():
+            self._drain_waiter.set_result(None)
+
+    # -- request dispatch ------------------------------------------------------------------------------------
+
+    def _dispatch(self, cmd: RemotingCommand) -> None:
+        task = asyncio.get_running_loop().create_task(self._serve(cmd))
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        if not self._read_paused and len(self._tasks) >= self._max_in_flight and self._transport is not None:
+            self._read_paused = True
+            self._transport.pause_reading()
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if self._read_paused and len(self._tasks) < self._max_in_flight // 2 and not self._closed:
+            self._read_paused = False
+            if self._transport is not None:
+                self._transport.resume_reading()
+
+    async def _serve(self, cmd: RemotingCommand) -> None:
+        handler = self._registry.get(cmd.code) if self._registry is not None else None
+        resp: RemotingCommand | None
+        if handler is None:
+            resp = cmd.make_response(
+                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported"
+            )
+        else:
+            ctx = RequestContext(self, cmd, self.log)
+            try:
+                resp = await handler(ctx, cmd)
+            except HandlerError as exc:
+                resp = cmd.make_response(exc.code, exc.remark)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
+                resp = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        if cmd.flag & RPC_ONEWAY or resp is None or self._closed:
+            return
+        resp.opaque = cmd.opaque
+        resp.flag |= RPC_TYPE_RESPONSE
+        resp.serialize_type = cmd.serialize_type
+        try:
+            self._write(resp)
+        except ProtocolError as exc:
+            self.log.warning("reply does not encode", code=cmd.code, reason=str(exc))
+            self._write(cmd.make_response(ResponseCode.SYSTEM_ERROR, f"reply does not encode: {exc}"))
+        if self._write_paused:
+            try:
+                await self.drain()
+            except ConnectionClosedError:
+                return
+
+    def _write(self, cmd: RemotingCommand) -> None:
+        transport = self._transport
+        if transport is None or self._closed or transport.is_closing():
+            raise ConnectionClosedError(f"connection to {self._peer} is closed")
+        transport.write(encode_frame(cmd, self._max_frame))
+
+    async def wait_idle(self) -> None:
+        """Wait until no request from the peer is in flight."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
+    def cancel_in_flight(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()

@@ -1,0 +1,115 @@
+"""The seam between the remoting shell and the code that answers requests.
+
+A handler is ``async def handler(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None``. It returns
+the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are never answered
+whatever the handler returns). A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
+exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
+
+``RequestContext.conn`` is the connection the request came in on: a server uses it to push requests back to that
+peer (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO relays) and to learn when the
+peer goes away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from protocol.codes import ResponseCode
+from protocol.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from protocol.codes import LanguageCode
+
+
+class Channel(Protocol):
+    """What a handler may do with the connection a request arrived on."""
+
+    @property
+    def peer(self) -> str:
+        """Remote address as ``ip:port``."""
+
+    @property
+    def conn_id(self) -> int: ...
+
+    @property
+    def language(self) -> LanguageCode:
+        """Language of the last request received on this connection (CPP, JAVA, …)."""
+
+    @property
+    def is_closed(self) -> bool: ...
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        """Send a request to the peer and await its reply (raises RequestTimeoutError/ConnectionClosedError)."""
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None:
+        """Send a request with the ONEWAY flag; never waits."""
+
+    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
+        """Call ``cb(channel)`` once when the connection closes (at once if already closed)."""
+
+    def close(self) -> None: ...
+
+
+class RequestContext:
+    """What a handler gets besides the command: the channel, and a logger bound lazily with code and opaque.
+
+    Binding is lazy because most requests never log; the hot path must not pay for a bound logger per message.
+    """
+
+    __slots__ = ("_log", "_conn_log", "cmd", "conn")
+
+    def __init__(self, conn: Channel, cmd: RemotingCommand, conn_log: Any) -> None:
+        self.conn = conn
+        self.cmd = cmd
+        self._conn_log = conn_log
+        self._log: Any = None
+
+    @property
+    def log(self) -> Any:
+        if self._log is None:
+            self._log = self._conn_log.bind(code=self.cmd.code, opaque=self.cmd.opaque)
+        return self._log
+
+
+Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand | None]]
+
+
+class HandlerError(Exception):
+    """Raised by a handler to answer with ``code`` and ``remark`` instead of SUCCESS."""
+
+    def __init__(self, code: int, remark: str) -> None:
+        super().__init__(remark)
+        self.code = code
+        self.remark = remark
+
+
+class MissingFieldError(HandlerError):
+    """A required header field is absent (J: "the custom field <x> is null")."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is null")
+
+
+class HandlerRegistry:
+    """Request code → handler. ``register`` refuses duplicates so two modules cannot silently fight over a code."""
+
+    __slots__ = ("_handlers",)
+
+    def __init__(self) -> None:
+        self._handlers: dict[int, Handler] = {}
+
+    def register(self, code: int, handler: Handler) -> None:
+        if code in self._handlers:
+            raise ValueError(f"request code {code} already has a handler")
+        self._handlers[code] = handler
+
+    def register_all(self, table: dict[int, Handler]) -> None:
+        for code, handler in table.items():
+            self.register(code, handler)
+
+    def get(self, code: int) -> Handler | None:
+        return self._handlers.get(code)
+
+    def __contains__(self, code: int) -> bool:
+        return code in self._handlers

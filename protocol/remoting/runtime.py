@@ -1,0 +1,69 @@
+"""Process-level plumbing shared by every daemon and the native client: uvloop, structlog, signal handling.
+
+``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (DESIGN.md).
+``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import structlog
+
+T = TypeVar("T")
+
+
+def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
+    """Route structlog and stdlib logging to stderr; JSON unless stderr is a terminal."""
+    if json is None:
+        json = not sys.stderr.isatty()
+    lvl = getattr(logging, level.upper(), logging.INFO)
+    renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.processors.format_exc_info, renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                                                        renderer], foreign_pre_chain=shared)
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(lvl)
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to completion on uvloop if available."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+def install_stop_signals(stop: Callable[[], None]) -> None:
+    """Call ``stop`` on SIGINT/SIGTERM (once each; a second signal falls back to the default action)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+
+        def _handler(s: signal.Signals = sig) -> None:
+            loop.remove_signal_handler(s)
+            stop()
+
+        try:
+            loop.add_signal_handler(sig, _handler)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
+            pass

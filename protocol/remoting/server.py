@@ -1,0 +1,98 @@
+"""RemotingServer: listen, accept, and hand every connection a ``RemotingConnection`` bound to one handler registry.
+
+Dispatch, the unknown-code reply, exception → SYSTEM_ERROR mapping and back-pressure all live in the connection;
+this module owns the listening socket and the shutdown order (uvicorn's: stop accepting, let in-flight requests
+finish within a grace period, cancel the rest, close the sockets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import structlog
+
+from protocol.frame import MAX_FRAME
+from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection
+from protocol.remoting.handler import HandlerRegistry
+
+_log = structlog.get_logger("rocketq.remoting.server")
+
+
+class RemotingServer:
+    def __init__(
+        self,
+        registry: HandlerRegistry,
+        host: str = "0.0.0.0",
+        port: int = 0,
+        *,
+        max_frame: int = MAX_FRAME,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        on_connection: Callable[[RemotingConnection], None] | None = None,
+        name: str = "remoting",
+    ) -> None:
+        self._registry = registry
+        self._host = host
+        self._port = port
+        self._max_frame = max_frame
+        self._max_in_flight = max_in_flight
+        self._on_connection = on_connection
+        self._name = name
+        self._server: asyncio.Server | None = None
+        self._connections: set[RemotingConnection] = set()
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when constructed with port 0)."""
+        if self._server is None or not self._server.sockets:
+            return self._port
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def connections(self) -> list[RemotingConnection]:
+        return list(self._connections)
+
+    def _make_connection(self) -> RemotingConnection:
+        conn = RemotingConnection(
+            self._registry,
+            max_frame=self._max_frame,
+            max_in_flight=self._max_in_flight,
+            on_close=self._connections.discard,
+            role=self._name,
+        )
+        self._connections.add(conn)
+        if self._on_connection is not None:
+            self._on_connection(conn)
+        return conn
+
+    async def start(self) -> None:
+        """Bind and listen; raises OSError (e.g. address in use) for the caller to report."""
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._make_connection, self._host, self._port, reuse_address=True)
+        _log.info("listening", server=self._name, host=self._host, port=self.port)
+
+    def stop_accepting(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop accepting, wait up to ``grace`` seconds for in-flight requests, then close every connection."""
+        self.stop_accepting()
+        conns = list(self._connections)
+        if conns:
+            waits = [asyncio.ensure_future(c.wait_idle()) for c in conns]
+            _done, not_done = await asyncio.wait(waits, timeout=grace)
+            for w in not_done:
+                w.cancel()
+            for c in conns:
+                c.cancel_in_flight()
+                c.close("server stopping")
+            await asyncio.gather(*(asyncio.wait_for(c.closed_event.wait(), 1.0) for c in conns), return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        _log.info("stopped", server=self._name)
