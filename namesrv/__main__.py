@@ -1,0 +1,76 @@
+"""``mqnamesrv`` / ``python -m namesrv``: parse RocketMQ's flags, load the config, run NamesrvApp on uvloop.
+
+    mqnamesrv [-c namesrv.conf] [-p] [-n ignored]
+
+``-p`` prints the effective config as ``key=value`` lines and exits 0. SIGINT/SIGTERM stop the server cleanly
+(exit 0). A bad config file, an unusable KV file or a port that cannot be bound print one line on stderr and exit 1
+— no traceback. On success the J start line "The Name Server boot success. serializeType=JSON" goes to stdout, as
+scripts and container health checks wait for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from namesrv.app import NamesrvApp
+from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
+from namesrv.kv_config import KvConfigError
+from protocol.remoting.runtime import configure_logging, install_stop_signals, run
+
+PROG = "mqnamesrv"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="RocketMQ-compatible name server")
+    p.add_argument("-c", "--configFile", metavar="FILE", help="name server config file (Java properties)")
+    p.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
+    p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help="accepted for compatibility; ignored")
+    return p
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
+async def _serve(cfg: NamesrvConfig) -> int:
+    app = NamesrvApp(cfg)
+    try:
+        await app.start()
+    except OSError as exc:
+        # uvloop's strerror repeats the address; a resolver error (gaierror) has a negative errno.
+        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+        return _fail(f"cannot listen on {cfg.listen_address}:{cfg.listen_port}: {reason}")
+    except KvConfigError as exc:
+        return _fail(str(exc))
+    stop = asyncio.Event()
+    install_stop_signals(stop.set)
+    print("The Name Server boot success. serializeType=JSON", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        cfg = load_config(args.configFile)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if args.printConfigItem:
+        sys.stdout.write(format_config(cfg))
+        return 0
+    configure_logging()
+    try:
+        return run(_serve(cfg))
+    except KeyboardInterrupt:  # a signal before the handlers were installed
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

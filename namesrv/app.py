@@ -1,0 +1,107 @@
+"""NamesrvApp: the name server's composition root. Builds the route table, KV config, housekeeping and handlers,
+registers the handlers on a RemotingServer and owns start/stop order. No business logic lives here.
+
+Several name servers run side by side with nothing shared: brokers register with each of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import structlog
+
+from namesrv.config import LiveConfig, NamesrvConfig
+from namesrv.handlers import BrokerHandlers, ConfigHandlers, KvHandlers, RouteHandlers
+from namesrv.housekeeping import BrokerHousekeeping
+from namesrv.kv_config import KvConfig
+from namesrv.route_table import RouteTable, monotonic_ms
+from protocol.remoting import HandlerRegistry, RemotingServer
+
+_log = structlog.get_logger("rocketq.namesrv")
+
+
+class NamesrvApp:
+    """One name server. ``async with NamesrvApp(cfg) as ns:`` or ``await start()`` / ``await stop()``.
+
+    ``start`` raises ``OSError`` when the port cannot be bound and ``KvConfigError`` when the KV file is unusable.
+    """
+
+    def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = monotonic_ms) -> None:
+        self._live_config = LiveConfig(config)
+        self._routes = RouteTable(clock)
+        self._housekeeping = BrokerHousekeeping(self._routes, self._live_config)
+        self._kv: KvConfig | None = None
+        self._server: RemotingServer | None = None
+        self._port: int | None = None
+
+    @property
+    def config(self) -> NamesrvConfig:
+        """The effective config (including runtime updates)."""
+        return self._live_config.current
+
+    @property
+    def route_table(self) -> RouteTable:
+        return self._routes
+
+    @property
+    def kv_config(self) -> KvConfig:
+        if self._kv is None:
+            raise RuntimeError("name server not started")
+        return self._kv
+
+    @property
+    def housekeeping(self) -> BrokerHousekeeping:
+        return self._housekeeping
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when configured with listenPort=0); still known after ``stop``."""
+        if self._port is None:
+            raise RuntimeError("name server not started")
+        return self._port
+
+    @property
+    def addr(self) -> str:
+        """``host:port`` to dial this name server (loopback when bound to all interfaces)."""
+        host = self.config.listen_address
+        if host in ("0.0.0.0", "", "::"):
+            host = "127.0.0.1"
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
+    def _registry(self, kv: KvConfig) -> HandlerRegistry:
+        registry = HandlerRegistry()
+        registry.register_all(BrokerHandlers(self._routes, kv, self._housekeeping).table())
+        registry.register_all(RouteHandlers(self._routes, kv, self._live_config).table())
+        registry.register_all(KvHandlers(kv).table())
+        registry.register_all(ConfigHandlers(self._live_config).table())
+        return registry
+
+    async def start(self) -> None:
+        if self._server is not None:
+            raise RuntimeError("name server already started")
+        cfg = self.config
+        kv = KvConfig.load(Path(cfg.kv_config_path).expanduser())
+        server = RemotingServer(self._registry(kv), cfg.listen_address, cfg.listen_port, name="namesrv")
+        await server.start()
+        self._kv, self._server, self._port = kv, server, server.port
+        self._housekeeping.start()
+        _log.info("name server started", port=server.port, kv_config_path=str(kv.path))
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop the scan, stop accepting, let in-flight requests finish within ``grace`` s, close connections."""
+        await self._housekeeping.stop()
+        server, self._server = self._server, None
+        if server is not None:
+            await server.stop(grace)
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()

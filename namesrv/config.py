@@ -1,0 +1,213 @@
+"""Name server configuration: the frozen ``NamesrvConfig``, the one table of RocketMQ key names, the Java-properties
+parser for ``namesrv.conf``, and the allow-list for runtime updates (UPDATE_NAMESRV_CONFIG).
+
+Keys (RocketMQ names; ``brokerChannelExpiredTime`` is ours, see below):
+
+============================ ========================= =======================================================
+key                          default                   meaning
+============================ ========================= =======================================================
+listenPort                   9876                      TCP port (0 = pick a free one; tests use it)
+listenAddress / bindAddress  0.0.0.0                   interface to bind (``bindAddress`` is J 5.x's name)
+kvConfigPath                 ~/namesrv/kvConfig.json   KV config file. Never changeable at runtime
+configStorePath              ~/namesrv/namesrv.properties  J persists runtime updates here; we never write it
+scanNotActiveBrokerInterval  10000 (ms)                period of the dead-broker scan (J 4.9.x: fixed 10 s;
+                                                       the key is J 5.x's, whose default is 5000)
+brokerChannelExpiredTime     120000 (ms)               a broker silent this long is dropped. J has only the
+                                                       constant ``BROKER_CHANNEL_EXPIRED_TIME``; this key is our
+                                                       extension so tests and operators can shorten it
+orderMessageEnable           false                     put ``orderTopicConf`` (KV ORDER_TOPIC_CONFIG) in routes
+clusterTest                  false                     accepted for compatibility; no effect
+productEnvName               center                    accepted for compatibility; no effect
+rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
+============================ ========================= =======================================================
+
+Unknown keys are an error naming the key (J silently ignores them, a known usability trap). Runtime updates accept
+only ``RUNTIME_KEYS``; a path (CVE-2023-37582) or anything else is refused with a remark naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+def _home_path(*parts: str) -> str:
+    return str(Path.home().joinpath(*parts))
+
+
+class NamesrvConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    listen_port: int = Field(9876, ge=0, le=65535)
+    listen_address: str = "0.0.0.0"
+    kv_config_path: str = Field(default_factory=lambda: _home_path("namesrv", "kvConfig.json"))
+    config_store_path: str = Field(default_factory=lambda: _home_path("namesrv", "namesrv.properties"))
+    scan_not_active_broker_interval: int = Field(10_000, gt=0)
+    broker_channel_expired_time: int = Field(120_000, gt=0)
+    order_message_enable: bool = False
+    cluster_test: bool = False
+    product_env_name: str = "center"
+    rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    field: str
+    kind: type  # int, bool or str
+
+
+# The ONE mapping from RocketMQ property names onto NamesrvConfig fields. Order = the order ``-p`` prints.
+KEYS: dict[str, _Key] = {
+    "listenPort": _Key("listen_port", int),
+    "listenAddress": _Key("listen_address", str),
+    "kvConfigPath": _Key("kv_config_path", str),
+    "configStorePath": _Key("config_store_path", str),
+    "scanNotActiveBrokerInterval": _Key("scan_not_active_broker_interval", int),
+    "brokerChannelExpiredTime": _Key("broker_channel_expired_time", int),
+    "orderMessageEnable": _Key("order_message_enable", bool),
+    "clusterTest": _Key("cluster_test", bool),
+    "productEnvName": _Key("product_env_name", str),
+    "rocketmqHome": _Key("rocketmq_home", str),
+}
+ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
+
+# What UPDATE_NAMESRV_CONFIG may change. Never a path, never anything that reaches a file name or a process.
+RUNTIME_KEYS: frozenset[str] = frozenset(
+    {"orderMessageEnable", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime"}
+)
+PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome"})
+
+
+class ConfigError(ValueError):
+    """A config file or override that cannot be used; the message is one line and names the key or line."""
+
+
+def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
+    """Java-properties lines → ``(line_no, key, value)``: ``#``/``!`` comments, ``key=value`` or ``key: value``,
+    whitespace trimmed. Line continuations and ``\\`` escapes are not supported (no RocketMQ key needs them)."""
+    out: list[tuple[int, str, str]] = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if cut <= 0:
+            raise ConfigError(f"{source} line {no}: expected key=value, got {line!r}")
+        out.append((no, line[:cut].strip(), line[cut + 1 :].strip()))
+    return out
+
+
+def _convert(key: str, kind: type, value: Any) -> Any:
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        return value
+    if kind is int:
+        try:
+            return int(value)
+        except ValueError:
+            raise ConfigError(f"{key}={value} is not a valid integer") from None
+    if kind is bool:
+        low = value.lower()
+        if low not in ("true", "false"):
+            raise ConfigError(f"{key}={value} is not a valid boolean (true/false)")
+        return low == "true"
+    return value
+
+
+def canonical_key(key: str) -> str:
+    """The RocketMQ key for ``key`` (accepts aliases and python field names); raises ConfigError if unknown."""
+    key = ALIASES.get(key, key)
+    if key in KEYS:
+        return key
+    for name, spec in KEYS.items():
+        if spec.field == key:
+            return name
+    raise ConfigError(f"unknown config key '{key}'")
+
+
+def _fields(items: Iterable[tuple[str, Any]], where: str = "") -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for key, value in items:
+        try:
+            name = canonical_key(key)
+            fields[KEYS[name].field] = _convert(name, KEYS[name].kind, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}{exc}") from None
+    return fields
+
+
+def _build(base: NamesrvConfig | None, fields: dict[str, Any], where: str = "") -> NamesrvConfig:
+    merged = {**(base.model_dump() if base is not None else {}), **fields}
+    try:
+        return NamesrvConfig(**merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else "?"
+        name = next((k for k, spec in KEYS.items() if spec.field == field), field)
+        raise ConfigError(f"{where}{name}={merged.get(field)!r}: {err['msg']}") from None
+
+
+def config_from_properties(
+    text: str, source: str = "<config>", overrides: Mapping[str, Any] | None = None
+) -> NamesrvConfig:
+    fields: dict[str, Any] = {}
+    for no, key, value in parse_properties(text, source):
+        fields.update(_fields([(key, value)], f"{source} line {no}: "))
+    fields.update(_fields((overrides or {}).items()))
+    return _build(None, fields, f"{source}: ")
+
+
+def load_config(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None = None) -> NamesrvConfig:
+    """``namesrv.conf`` (or defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
+    if path is None:
+        return config_from_properties("", "<defaults>", overrides)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read config file {os.fspath(path)}: {reason}") from None
+    return config_from_properties(text, os.fspath(path), overrides)
+
+
+def format_config(cfg: NamesrvConfig) -> str:
+    """``key=value`` lines in table order (``-p`` output and the GET_NAMESRV_CONFIG body)."""
+    lines = []
+    for name, spec in KEYS.items():
+        value = getattr(cfg, spec.field)
+        lines.append(f"{name}={str(value).lower() if isinstance(value, bool) else value}")
+    return "\n".join(lines) + "\n"
+
+
+class ConfigUpdateRefused(ConfigError):
+    """A runtime update named a key outside ``RUNTIME_KEYS``."""
+
+
+class LiveConfig:
+    """The current config, replaceable at runtime through the allow-list. Readers call ``.current`` each time."""
+
+    def __init__(self, cfg: NamesrvConfig) -> None:
+        self._cfg = cfg
+
+    @property
+    def current(self) -> NamesrvConfig:
+        return self._cfg
+
+    def update(self, props: Mapping[str, str]) -> NamesrvConfig:
+        """Apply all of ``props`` or none: refused keys raise ConfigUpdateRefused, bad values ConfigError."""
+        for key in props:
+            name = ALIASES.get(key, key)
+            if name in PATH_KEYS:
+                raise ConfigUpdateRefused(f"Can not update config path: {key}")
+            if name not in KEYS:
+                raise ConfigUpdateRefused(f"unknown config key: {key}")
+            if name not in RUNTIME_KEYS:
+                allowed = ", ".join(sorted(RUNTIME_KEYS))
+                raise ConfigUpdateRefused(f"config key {key} can not be changed at runtime (allowed: {allowed})")
+        self._cfg = _build(self._cfg, _fields(props.items()))
+        return self._cfg

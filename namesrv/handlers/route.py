@@ -1,0 +1,80 @@
+"""Route queries and route admin: GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
+GET_TOPICS_BY_CLUSTER, DELETE_TOPIC_IN_NAMESRV, WIPE_WRITE_PERM_OF_BROKER and ADD_WRITE_PERM_OF_BROKER.
+
+Routes are always standard JSON with quoted broker-id keys, whatever the client's version or
+``acceptStandardJsonOnly`` says (see ``namesrv.wire``). ``orderTopicConf`` is filled from the ORDER_TOPIC_CONFIG KV
+namespace when ``orderMessageEnable`` is on, as in J.
+"""
+
+from __future__ import annotations
+
+from namesrv.config import LiveConfig
+from namesrv.handlers._fields import optional_str, require
+from namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KvConfig
+from namesrv.route_table import RouteTable
+from namesrv.wire import encode_cluster_info, encode_route, encode_topic_list
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.remoting import Handler, HandlerError, RequestContext
+
+# J: "No topic route info in name server for the topic: X" + FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL)
+FAQ_SUFFIX = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
+
+
+class RouteHandlers:
+    def __init__(self, routes: RouteTable, kv: KvConfig, config: LiveConfig) -> None:
+        self._routes = routes
+        self._kv = kv
+        self._config = config
+
+    def table(self) -> dict[int, Handler]:
+        return {
+            RequestCode.GET_ROUTEINFO_BY_TOPIC: self.get_route,
+            RequestCode.GET_BROKER_CLUSTER_INFO: self.get_cluster_info,
+            RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: self.get_all_topics,
+            RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
+            RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic,
+            RequestCode.WIPE_WRITE_PERM_OF_BROKER: self.wipe_write_perm,
+            RequestCode.ADD_WRITE_PERM_OF_BROKER: self.add_write_perm,
+        }
+
+    async def get_route(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        (topic,) = require(cmd, "topic")
+        route = self._routes.route(topic)
+        if route is None:
+            raise HandlerError(
+                ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {topic}{FAQ_SUFFIX}"
+            )
+        order_conf = None
+        if self._config.current.order_message_enable:
+            order_conf = self._kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, topic)
+        return cmd.make_response(body=encode_route(route, order_conf))
+
+    async def get_cluster_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.make_response(body=encode_cluster_info(self._routes.cluster_info()))
+
+    async def get_all_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.make_response(body=encode_topic_list(self._routes.all_topics()))
+
+    async def get_topics_by_cluster(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        (cluster,) = require(cmd, "cluster")
+        return cmd.make_response(body=encode_topic_list(self._routes.topics_by_cluster(cluster)))
+
+    async def delete_topic(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        (topic,) = require(cmd, "topic")
+        cluster = optional_str(cmd, "clusterName")
+        if self._routes.delete_topic(topic, cluster):
+            ctx.log.info("topic deleted", topic=topic, cluster=cluster, peer=ctx.conn.peer)
+        return cmd.make_response()
+
+    async def wipe_write_perm(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        (name,) = require(cmd, "brokerName")
+        count = self._routes.wipe_write_perm(name)
+        ctx.log.info("wipe write perm of broker", broker_name=name, topics=count, peer=ctx.conn.peer)
+        return cmd.make_response(ext_fields={"wipeTopicCount": str(count)})
+
+    async def add_write_perm(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        (name,) = require(cmd, "brokerName")
+        count = self._routes.add_write_perm(name)
+        ctx.log.info("add write perm of broker", broker_name=name, topics=count, peer=ctx.conn.peer)
+        return cmd.make_response(ext_fields={"addTopicCount": str(count)})
