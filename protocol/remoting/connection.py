@@ -238,9 +238,7 @@ class RemotingConnection(asyncio.Protocol):
         handler = self._registry.get(cmd.code) if self._registry is not None else None
         resp: RemotingCommand | None
         if handler is None:
-            resp = cmd.make_response(
-                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported"
-            )
+            resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
             ctx = RequestContext(self, cmd, self.log)
             try:

@@ -37,8 +37,9 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                                                        renderer], foreign_pre_chain=shared)
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer], foreign_pre_chain=shared
+        )
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -1,0 +1,99 @@
+# rocketq developer entry points. A new user needs two: `make run` and `make test`.
+#
+#   make venv              .venv with `-e .[test,dev,spark]` (SPARK=0 leaves out pyspark)
+#   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both
+#   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
+#   make test-unit | test-integration | test-compat | test-spark
+#   make lint              ruff check, ruff format --check, mypy, lint-imports
+#   make bench             every bench/*.py in its default mode
+#   make clean | distclean
+#
+# PYTEST_ARGS="-x -k foo" passes extra arguments to pytest.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+VENV ?= .venv
+SPARK ?= 1
+PYTEST_ARGS ?=
+
+PY := $(VENV)/bin/python
+# The first interpreter >= 3.11 on PATH (this machine: pyenv's python3.11).
+BASE_PYTHON ?= $(shell for p in python3.11 python3 python3.12 python3.13; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+
+ifeq ($(SPARK),0)
+EXTRAS := test,dev
+SPARK_MARK := -m "not spark"
+else
+EXTRAS := test,dev,spark
+SPARK_MARK :=
+endif
+comma := ,
+STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
+
+RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
+
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java lint bench clean distclean
+
+help:
+	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(BASE_PYTHON)" ]; then echo "make venv: needs python >= 3.11 on PATH (python3.11 or python3)" >&2; exit 1; fi
+	@if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+		echo "creating $(VENV) with $$($(BASE_PYTHON) --version)"; rm -rf $(VENV); $(BASE_PYTHON) -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@rm -f $(VENV)/.stamp-*
+	@touch $@
+
+run: venv
+	$(PY) scripts/run_local.py
+
+# Java 17 for the Spark tests (installed with apt-get when missing and we are root); nothing with SPARK=0.
+java:
+ifneq ($(SPARK),0)
+	@scripts/ensure_java.sh
+endif
+
+test: venv java
+	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
+
+test-unit: venv
+	$(RUN_PYTEST) tests/unit $(SPARK_MARK) $(PYTEST_ARGS)
+
+test-integration: venv
+	$(RUN_PYTEST) tests/integration $(PYTEST_ARGS)
+
+test-compat: venv
+	$(RUN_PYTEST) -m compat $(PYTEST_ARGS)
+
+test-spark: venv java
+	$(RUN_PYTEST) -m spark $(PYTEST_ARGS)
+
+lint: venv
+	@failed=""; \
+	echo "== ruff check"; $(VENV)/bin/ruff check . || failed="$$failed ruff-check"; \
+	echo "== ruff format --check"; $(VENV)/bin/ruff format --check . || failed="$$failed ruff-format"; \
+	echo "== mypy"; $(VENV)/bin/mypy || failed="$$failed mypy"; \
+	echo "== lint-imports"; $(VENV)/bin/lint-imports || failed="$$failed lint-imports"; \
+	if [ -n "$$failed" ]; then echo "lint failed:$$failed" >&2; exit 1; fi; \
+	echo "lint: all clean"
+
+bench: venv java
+	@shopt -s nullglob; files=(bench/[!_]*.py); \
+	if [ $${#files[@]} -eq 0 ]; then echo "bench: no bench/*.py yet"; exit 0; fi; \
+	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis spark-warehouse metastore_db derby.log
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""The rocketq client SDK: asyncio producer, push and pull consumers, rebalancing and offset stores (planned)."""

@@ -1,0 +1,1 @@
+"""Admin client and the ``mqadmin`` command line (planned)."""

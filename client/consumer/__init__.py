@@ -1,0 +1,1 @@
+"""Consumers: push and pull consumers, rebalance, allocation strategies, offset stores (planned)."""

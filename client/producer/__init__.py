@@ -1,0 +1,1 @@
+"""Producer: send, send_oneway, send_batch with retries and queue selection (planned)."""

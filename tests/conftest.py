@@ -1,0 +1,69 @@
+"""Suite-wide pytest wiring: markers by directory, skips for missing optional runtimes, and the golden-frame folder.
+
+Tests under ``tests/spark/`` are marked ``spark`` and tests under ``tests/compat/`` ``compat`` automatically, so
+``pytest -m spark`` / ``-m compat`` select them whether or not each test carries the marker itself. A ``spark`` test
+is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official client (PyPI ``rocketmq``) is;
+``make test`` installs all three, so in CI they run.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN_DIR = REPO.parent / "shared" / "reference" / "golden"
+
+_DIR_MARKERS = {"spark": REPO / "tests" / "spark", "compat": REPO / "tests" / "compat"}
+
+
+@functools.cache
+def _java_major() -> int:
+    java = shutil.which("java")
+    if java is None:
+        return 0
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    m = re.search(r'version "(?:1\.)?(\d+)', out)
+    return int(m.group(1)) if m else 0
+
+
+@functools.cache
+def _missing(marker: str) -> str | None:
+    """Why tests with ``marker`` cannot run here, or None."""
+    if marker == "spark":
+        if importlib.util.find_spec("pyspark") is None:
+            return "pyspark is not installed (extra [spark])"
+        if _java_major() < 17:
+            return "Java 17+ is not on PATH"
+    elif marker == "compat" and importlib.util.find_spec("rocketmq") is None:
+        return "the official client (PyPI rocketmq==0.4.4) is not installed"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects, so directory markers count
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        for marker, directory in _DIR_MARKERS.items():
+            if path.is_relative_to(directory) and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+        for marker in _DIR_MARKERS:
+            if item.get_closest_marker(marker) is not None and (reason := _missing(marker)):
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def golden_dir() -> Path:
+    """``../shared/reference/golden`` beside the repository: frames captured from the official clients."""
+    if not GOLDEN_DIR.is_dir():
+        pytest.fail(f"golden frames not found at {GOLDEN_DIR} (shared/ must sit beside the repository)")
+    return GOLDEN_DIR
