@@ -1,0 +1,21 @@
+"""The message store: commit log, consume queues, index, flush, recovery and retention (RocketMQ's design).
+
+Imports only the standard library and ``protocol.message`` (the pure record codec). The broker talks to the
+``MessageStore`` façade; see ``message_store.py``.
+"""
+
+from __future__ import annotations
+
+from broker.store.config import StoreConfig
+from broker.store.message_store import MessageStore
+from broker.store.results import AppendResult, GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
+
+__all__ = [
+    "AppendResult",
+    "GetMessageResult",
+    "GetMessageStatus",
+    "MessageStore",
+    "PutMessageResult",
+    "PutMessageStatus",
+    "StoreConfig",
+]

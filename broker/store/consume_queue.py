@@ -1,0 +1,164 @@
+"""ConsumeQueue: the per (topic, queueId) index into the commit log, in fixed-size files of 20-byte units.
+
+Files live in ``consumequeue/<topic>/<queueId>/<20-digit start byte offset>``. Unit ``n`` (the message with queue
+offset ``n``) is at byte ``n * 20`` of the queue::
+
+    | int64 commitLogOffset | int32 size | int64 tagsHashCode |      (big-endian, 20 bytes)
+
+A unit of zeros (size 0) marks the end of written data. ``min_offset`` is the first unit still backed by the commit
+log (units pointing into deleted commit-log files are logically gone once retention moves it forward).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from typing import Final
+
+from broker.store.file_queue import MappedFileQueue
+
+UNIT: Final = struct.Struct(">qiq")
+UNIT_SIZE: Final = 20
+assert UNIT.size == UNIT_SIZE
+
+
+class ConsumeQueue:
+    __slots__ = ("min_logic_offset", "queue", "queue_id", "topic")
+
+    def __init__(self, root: str, topic: str, queue_id: int, file_size: int) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.queue = MappedFileQueue(os.path.join(root, topic, str(queue_id)), file_size)
+        self.min_logic_offset = 0  # byte offset of the first live unit
+
+    def load(self) -> None:
+        self.queue.load()
+
+    def recover(self) -> None:
+        """Find the end of written units in every file (a zero-size unit ends it)."""
+        files = self.queue.files
+        for i, mf in enumerate(files):
+            buf = mf.buffer()
+            pos = 0
+            while pos < mf.size:
+                _phys, size, _tag = UNIT.unpack_from(buf, pos)
+                if size <= 0:
+                    break
+                pos += UNIT_SIZE
+            mf.wrote = pos
+            mf.flushed = pos
+            if pos < mf.size and i < len(files) - 1:
+                # a gap in a non-last file: everything after it is unreachable, drop it
+                self.queue.truncate(mf.start + pos)
+                break
+        if self.queue.files:
+            self.min_logic_offset = max(self.min_logic_offset, self.queue.files[0].start)
+
+    @property
+    def max_offset(self) -> int:
+        """Queue offset of the next message (= number of messages ever written)."""
+        return self.queue.max_offset // UNIT_SIZE
+
+    @property
+    def min_offset(self) -> int:
+        return self.min_logic_offset // UNIT_SIZE
+
+    def put(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
+        """Write the unit for ``queue_offset``. Units already present are skipped (re-dispatch after recovery);
+        a gap is refused (returns False) since units must be dense."""
+        expected = self.max_offset
+        if queue_offset < expected:
+            return True
+        if queue_offset > expected:
+            if expected == 0 and not self.queue.files:
+                # first unit of a queue whose head was deleted elsewhere: start the file where the offset falls
+                start = queue_offset * UNIT_SIZE
+                mf = self.queue.new_file(start - start % self.queue.file_size)
+                mf.wrote = start - mf.start
+                self.min_logic_offset = start
+            else:
+                return False
+        mf = self.queue.last_writable()
+        UNIT.pack_into(mf.buffer(), mf.wrote, phys, size, tags_code)
+        mf.wrote += UNIT_SIZE
+        return True
+
+    def read(self, queue_offset: int, max_units: int) -> tuple[memoryview, int] | None:
+        """Up to ``max_units`` units from ``queue_offset`` within one file: (bytes, count), or None if absent."""
+        pos = queue_offset * UNIT_SIZE
+        if pos < self.min_logic_offset:
+            return None
+        mf = self.queue.find(pos)
+        if mf is None:
+            return None
+        rel = pos - mf.start
+        avail = (mf.wrote - rel) // UNIT_SIZE
+        if avail <= 0:
+            return None
+        n = min(avail, max_units)
+        return mf.view(rel, n * UNIT_SIZE), n
+
+    def unit(self, queue_offset: int) -> tuple[int, int, int] | None:
+        got = self.read(queue_offset, 1)
+        if got is None:
+            return None
+        phys, size, tag = UNIT.unpack_from(got[0], 0)
+        return int(phys), int(size), int(tag)
+
+    def last_unit(self) -> tuple[int, int, int] | None:
+        mx = self.max_offset
+        return self.unit(mx - 1) if mx > self.min_offset else None
+
+    def roll_next_file(self, queue_offset: int) -> int:
+        per_file = self.queue.file_size // UNIT_SIZE
+        return queue_offset + per_file - queue_offset % per_file
+
+    def truncate_beyond(self, commit_log_end: int) -> None:
+        """Drop trailing units that point at or past ``commit_log_end`` (the commit log was truncated)."""
+        mx = self.max_offset
+        lo = self.min_offset
+        cut = mx
+        while cut > lo:
+            u = self.unit(cut - 1)
+            if u is None or u[0] + u[1] <= commit_log_end:
+                break
+            cut -= 1
+        if cut < mx:
+            self.queue.truncate(cut * UNIT_SIZE)
+
+    def correct_min(self, commit_log_min: int) -> None:
+        """Advance ``min_logic_offset`` past units whose message lies before ``commit_log_min`` (deleted), and drop
+        whole files that hold only such units."""
+        while len(self.queue.files) > 1:
+            first = self.queue.files[0]
+            phys, _size, _tag = UNIT.unpack_from(first.buffer(), first.wrote - UNIT_SIZE)
+            if phys < commit_log_min:
+                self.queue.delete_first()
+            else:
+                break
+        if not self.queue.files:
+            return
+        first = self.queue.files[0]
+        self.min_logic_offset = max(self.min_logic_offset, first.start)
+        lo = self.min_offset
+        hi = self.max_offset
+        # binary search the first unit whose message is still in the commit log
+        while lo < hi:
+            mid = (lo + hi) // 2
+            u = self.unit(mid)
+            if u is not None and u[0] >= commit_log_min:
+                hi = mid
+            else:
+                lo = mid + 1
+        self.min_logic_offset = max(self.min_logic_offset, lo * UNIT_SIZE)
+
+    def flush(self) -> None:
+        self.queue.flush()
+
+    def destroy(self) -> None:
+        for mf in self.queue.files:
+            mf.destroy()
+        self.queue.files = []
+
+    def close(self) -> None:
+        self.queue.close()

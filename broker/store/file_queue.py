@@ -1,0 +1,116 @@
+"""MappedFileQueue: a directory of equal-size MappedFiles named by their 20-digit start offset.
+
+Offsets are global across the queue: file ``k`` covers ``[k * size, (k + 1) * size)`` from the first file's start
+(files at the head may have been deleted by retention, so the first start is not always 0). The queue rolls to a new
+file when the caller asks, finds the file holding an offset, truncates a dirty tail and deletes files at the head.
+"""
+
+from __future__ import annotations
+
+import os
+
+from broker.store.mapped_file import MappedFile, file_name
+
+
+class MappedFileQueue:
+    __slots__ = ("dir", "file_size", "files")
+
+    def __init__(self, directory: str, file_size: int) -> None:
+        self.dir = directory
+        self.file_size = file_size
+        self.files: list[MappedFile] = []
+
+    def load(self) -> None:
+        """Map every existing segment file. Positions are set by recovery (a loaded file counts as full)."""
+        if not os.path.isdir(self.dir):
+            return
+        names = sorted(n for n in os.listdir(self.dir) if n.isdigit() and len(n) == 20)
+        for name in names:
+            path = os.path.join(self.dir, name)
+            if os.path.getsize(path) != self.file_size:
+                # a file of another size is not ours to guess at: leave it, but never map it
+                raise ValueError(f"{path} has size {os.path.getsize(path)}, expected {self.file_size}")
+            self.files.append(MappedFile(path, int(name), self.file_size))
+
+    @property
+    def min_offset(self) -> int:
+        return self.files[0].start if self.files else 0
+
+    @property
+    def max_offset(self) -> int:
+        """Offset just after the last written byte."""
+        return self.files[-1].end if self.files else 0
+
+    @property
+    def last(self) -> MappedFile | None:
+        return self.files[-1] if self.files else None
+
+    def new_file(self, start: int) -> MappedFile:
+        os.makedirs(self.dir, exist_ok=True)
+        mf = MappedFile(os.path.join(self.dir, file_name(start)), start, self.file_size)
+        self.files.append(mf)
+        return mf
+
+    def last_writable(self, start_if_empty: int = 0) -> MappedFile:
+        """The file to append to: the last one, or a new one when there is none or the last is full."""
+        last = self.last
+        if last is None:
+            return self.new_file(start_if_empty - start_if_empty % self.file_size)
+        if last.is_full:
+            return self.new_file(last.start + self.file_size)
+        return last
+
+    def find(self, offset: int) -> MappedFile | None:
+        if not self.files:
+            return None
+        first = self.files[0].start
+        if offset < first:
+            return None
+        idx = (offset - first) // self.file_size
+        if idx >= len(self.files):
+            return None
+        mf = self.files[idx]
+        return mf if mf.start <= offset < mf.start + self.file_size else None
+
+    def truncate(self, offset: int) -> None:
+        """Drop everything at and after ``offset``: later files are deleted, the file holding it is zeroed from it."""
+        keep: list[MappedFile] = []
+        for mf in self.files:
+            if mf.start + self.file_size <= offset:
+                keep.append(mf)
+            elif mf.start <= offset:
+                mf.zero_from(offset - mf.start)
+                mf.wrote = offset - mf.start
+                mf.flushed = mf.wrote
+                keep.append(mf)
+            else:
+                mf.destroy()
+        self.files = keep
+
+    def delete_first(self, n: int = 1) -> list[MappedFile]:
+        gone, self.files = self.files[:n], self.files[n:]
+        for mf in gone:
+            mf.destroy()
+        return gone
+
+    def flush(self) -> int:
+        """msync every file with unflushed bytes (blocking); returns the flushed global offset."""
+        flushed = self.min_offset
+        for mf in self.files:
+            if mf.wrote > mf.flushed:
+                mf.flush()
+            flushed = mf.start + mf.flushed
+        return flushed
+
+    @property
+    def flushed_offset(self) -> int:
+        """Offset up to which every byte has been msync'ed."""
+        for mf in self.files:
+            if mf.flushed < mf.wrote:
+                return mf.start + mf.flushed
+        return self.max_offset
+
+    def close(self) -> None:
+        for mf in self.files:
+            mf.close()
+        self.files = []

@@ -1,0 +1,70 @@
+"""Put/get statuses and result objects of the store (the broker maps them onto ResponseCodes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from protocol.message import MessageExt, decode_records
+
+
+class PutMessageStatus(Enum):
+    PUT_OK = 0
+    FLUSH_DISK_TIMEOUT = 1
+    FLUSH_SLAVE_TIMEOUT = 2
+    SLAVE_NOT_AVAILABLE = 3
+    SERVICE_NOT_AVAILABLE = 4
+    CREATE_MAPEDFILE_FAILED = 5
+    MESSAGE_ILLEGAL = 6
+    PROPERTIES_SIZE_EXCEEDED = 7
+    OS_PAGECACHE_BUSY = 8
+    UNKNOWN_ERROR = 9
+
+
+class GetMessageStatus(Enum):
+    FOUND = 0
+    NO_MATCHED_MESSAGE = 1
+    MESSAGE_WAS_REMOVING = 2
+    OFFSET_FOUND_NULL = 3
+    OFFSET_OVERFLOW_BADLY = 4
+    OFFSET_OVERFLOW_ONE = 5
+    OFFSET_TOO_SMALL = 6
+    NO_MATCHED_LOGIC_QUEUE = 7
+    NO_MESSAGE_IN_QUEUE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where one message landed."""
+
+    wrote_offset: int  # physical (commit-log) offset
+    size: int
+    queue_id: int
+    queue_offset: int
+    store_timestamp: int
+    msg_id: str  # offset msgId
+
+
+@dataclass(slots=True)
+class PutMessageResult:
+    status: PutMessageStatus
+    items: list[AppendResult] = field(default_factory=list)
+    remark: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is PutMessageStatus.PUT_OK
+
+
+@dataclass(slots=True)
+class GetMessageResult:
+    status: GetMessageStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    buffer: bytes = b""
+    message_count: int = 0
+    queue_offsets: list[int] = field(default_factory=list)
+
+    def messages(self) -> list[MessageExt]:
+        return decode_records(self.buffer)
