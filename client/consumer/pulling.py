@@ -1,0 +1,89 @@
+"""One PULL_MESSAGE round trip, shared by the pull and push consumers: header, reply mapping, decoding, filtering.
+
+Reply codes map to statuses as the J client does: SUCCESS → FOUND, PULL_NOT_FOUND → NO_NEW_MSG,
+PULL_RETRY_IMMEDIATELY → NO_MATCHED_MSG, PULL_OFFSET_MOVED → OFFSET_ILLEGAL. Found messages are re-checked against
+the subscription's tags (the broker filters by hash first), compressed bodies are inflated, and messages that came
+back through ``%RETRY%<group>`` get their original topic restored from the RETRY_TOPIC property.
+"""
+
+from __future__ import annotations
+
+from client.instance import ClientInstance
+from client.message import MessageQueue
+from client.results import PullResult, PullStatus
+from protocol.codes import ResponseCode
+from protocol.headers import (
+    PULL_FLAG_COMMIT_OFFSET,
+    PULL_FLAG_SUBSCRIPTION,
+    PULL_FLAG_SUSPEND,
+    PullMessageRequestHeader,
+)
+from protocol.message import MessageExt, PropertyKey, decode_records
+
+RETRY_PREFIX = "%RETRY%"
+_STATUS = {
+    ResponseCode.SUCCESS: PullStatus.FOUND,
+    ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
+    ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
+    ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
+}
+
+
+def parse_tags(expression: str | None) -> frozenset[str]:
+    if not expression or expression.strip() in ("", "*"):
+        return frozenset()
+    return frozenset(t.strip() for t in expression.split("||") if t.strip())
+
+
+def restore_retry_topic(msg: MessageExt, group: str) -> None:
+    if msg.topic.startswith(RETRY_PREFIX):
+        origin = msg.properties.get(PropertyKey.RETRY_TOPIC)
+        if origin:
+            msg.topic = origin
+
+
+async def pull_once(
+    instance: ClientInstance,
+    group: str,
+    mq: MessageQueue,
+    offset: int,
+    max_nums: int,
+    expression: str = "*",
+    *,
+    suspend_ms: int = 0,
+    commit_offset: int = -1,
+    sub_version: int = 0,
+    timeout: float = 10.0,
+) -> PullResult:
+    sys_flag = PULL_FLAG_SUBSCRIPTION
+    if suspend_ms > 0:
+        sys_flag |= PULL_FLAG_SUSPEND
+    if commit_offset >= 0:
+        sys_flag |= PULL_FLAG_COMMIT_OFFSET
+    header = PullMessageRequestHeader(
+        consumer_group=group,
+        topic=mq.topic,
+        queue_id=mq.queue_id,
+        queue_offset=offset,
+        max_msg_nums=max_nums,
+        sys_flag=sys_flag,
+        commit_offset=commit_offset,
+        suspend_timeout_millis=suspend_ms,
+        sub_version=sub_version,
+        subscription=expression or "*",
+        expression_type="TAG",
+    )
+    addr = await instance.find_broker_addr(mq, master_only=False)
+    code, resp, body = await instance.api.pull(addr, header, timeout)
+    status = _STATUS[code]
+    msgs: list[MessageExt] = []
+    if status is PullStatus.FOUND and body:
+        msgs = decode_records(body, decompress=True)
+        tags = parse_tags(expression)
+        if tags:
+            msgs = [m for m in msgs if m.tags in tags]
+        for m in msgs:
+            m.properties.setdefault(PropertyKey.MIN_OFFSET, str(resp.min_offset))
+            m.properties.setdefault(PropertyKey.MAX_OFFSET, str(resp.max_offset))
+            restore_retry_topic(m, group)
+    return PullResult(status, resp.next_begin_offset, resp.min_offset, resp.max_offset, msgs)

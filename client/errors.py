@@ -1,0 +1,37 @@
+"""Client-side errors, on top of ``protocol.errors`` (BrokerError subclasses carry ``retriable``/``refresh_route``)."""
+
+from __future__ import annotations
+
+from protocol.errors import BrokerError, ConnectionClosedError, RemotingError, RequestTimeoutError
+
+
+class MQClientError(Exception):
+    """A client-side failure; ``remark`` says why in RocketMQ's words where there are some."""
+
+    def __init__(self, message: str, remark: str | None = None) -> None:
+        super().__init__(message)
+        self.remark = remark or message
+
+
+class RouteNotFoundError(MQClientError):
+    """No name server knows the topic (and it cannot be auto-created)."""
+
+
+class NoBrokerAvailableError(MQClientError):
+    """The route names no broker we can use for this operation."""
+
+
+class MessageTooLargeError(MQClientError):
+    """The body is larger than the producer's ``max_message_size``."""
+
+
+__all__ = [
+    "BrokerError",
+    "ConnectionClosedError",
+    "MQClientError",
+    "MessageTooLargeError",
+    "NoBrokerAvailableError",
+    "RemotingError",
+    "RequestTimeoutError",
+    "RouteNotFoundError",
+]
