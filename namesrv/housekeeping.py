@@ -64,7 +64,7 @@ class BrokerHousekeeping:
             await asyncio.sleep(self._config.current.scan_not_active_broker_interval / 1000)
             try:
                 self.scan()
-            except Exception:  # noqa: BLE001 — one bad round must not end liveness checking for good
+            except Exception:  # one bad round must not end liveness checking for good
                 _log.exception("broker scan failed")
 
     def start(self) -> None:

@@ -21,7 +21,7 @@ from protocol.headers import (
 from protocol.message import MessageExt, PropertyKey, decode_records
 
 RETRY_PREFIX = "%RETRY%"
-_STATUS = {
+_STATUS: dict[int, PullStatus] = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import structlog
@@ -463,8 +463,8 @@ class PushConsumer:
             return ConsumeResult.RECONSUME_LATER
         return result if isinstance(result, ConsumeResult) else ConsumeResult(str(result))
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
         self._consume_tasks.add(task)
         task.add_done_callback(self._consume_tasks.discard)
 

@@ -36,7 +36,7 @@ from protocol.message import (
 )
 
 AUTO_CREATE_TOPIC_KEY = "TBW102"
-_STATUS_BY_CODE = {
+_STATUS_BY_CODE: dict[int, SendStatus] = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
     ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
     ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,

@@ -88,7 +88,7 @@ class RemotingClient:
         except (OSError, TimeoutError) as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc or type(exc).__name__}") from None
         self._conns[addr] = conn
-        conn.add_close_callback(lambda _c, a=addr: self._forget(a, conn))
+        conn.add_close_callback(lambda _c: self._forget(addr, conn))
         return conn
 
     def _forget(self, addr: str, conn: RemotingConnection) -> None:
