@@ -1,0 +1,184 @@
+"""The ``rocketmq`` sink: ``df.write`` and ``df.writeStream`` into RocketMQ topics, at least once.
+
+Input columns (by name; the rest of the source schema — queueId, msgId, … — is ignored so a source DataFrame can
+be written back as is; any other column is an error that names it):
+
+============ ================================ ================================================================
+column       type                             meaning
+============ ================================ ================================================================
+body         binary or string (required)      message body (strings are sent as UTF-8)
+topic        string                           target topic; the ``topic`` option overrides it, one is required
+keys         string or array<string>          RocketMQ KEYS (a string is used as is: space-separated keys)
+tags         string                           RocketMQ TAGS
+properties   map<string,string>               user properties
+============ ================================ ================================================================
+
+Each task sends its rows and returns only after the broker acknowledged every one of them (sends are pipelined,
+never fire-and-forget), so a batch commits only when all its rows are stored. A failed send fails the task, and so
+the batch, with the broker's remark. A batch that fails after some rows were stored and is then retried sends them
+again: this sink is at-least-once, like Spark's Kafka sink. Deduplicate downstream on a key column if needed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import structlog
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.types import ArrayType, BinaryType, DataType, MapType, Row, StringType, StructType
+
+from spark_connector import _client
+from spark_connector.options import OptionError, SinkOptions
+from spark_connector.schema import SCHEMA
+
+# structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
+log = structlog.wrap_logger(logging.getLogger(__name__))
+
+_TYPES: dict[str, tuple[type[DataType], ...]] = {
+    "body": (BinaryType, StringType),
+    "topic": (StringType,),
+    "keys": (StringType, ArrayType),
+    "tags": (StringType,),
+    "properties": (MapType,),
+}
+_IGNORED = frozenset(SCHEMA.fieldNames()) - set(_TYPES)
+
+
+@dataclass(frozen=True, slots=True)
+class SinkColumns:
+    """Where each sink column sits in the input rows (``None`` = absent), checked once against the input schema."""
+
+    body: int
+    topic: int | None
+    keys: int | None
+    tags: int | None
+    properties: int | None
+
+    @classmethod
+    def from_schema(cls, schema: StructType, opts: SinkOptions) -> SinkColumns:
+        index: dict[str, int] = {}
+        unknown: list[str] = []
+        for i, f in enumerate(schema.fields):
+            if f.name in _TYPES:
+                if not isinstance(f.dataType, _TYPES[f.name]):
+                    raise OptionError(
+                        f"rocketmq sink: column '{f.name}' has type {f.dataType.simpleString()}, "
+                        f"expected {' or '.join(t.typeName() for t in _TYPES[f.name])}"
+                    )
+                if (
+                    f.name == "keys"
+                    and isinstance(f.dataType, ArrayType)
+                    and not isinstance(f.dataType.elementType, StringType)
+                ):
+                    raise OptionError("rocketmq sink: column 'keys' must be string or array<string>")
+                if (
+                    f.name == "properties"
+                    and isinstance(f.dataType, MapType)
+                    and not (
+                        isinstance(f.dataType.keyType, StringType) and isinstance(f.dataType.valueType, StringType)
+                    )
+                ):
+                    raise OptionError("rocketmq sink: column 'properties' must be map<string,string>")
+                index[f.name] = i
+            elif f.name not in _IGNORED:
+                unknown.append(f.name)
+        if unknown:
+            raise OptionError(
+                f"rocketmq sink: unexpected column(s) {', '.join(repr(u) for u in unknown)}; the sink "
+                "takes body, topic, keys, tags and properties"
+            )
+        if "body" not in index:
+            raise OptionError("rocketmq sink: the input has no 'body' column (binary or string)")
+        if "topic" not in index and opts.topic is None:
+            raise OptionError("rocketmq sink: no target topic: add a 'topic' column or set the option 'topic'")
+        return cls(
+            body=index["body"],
+            topic=None if opts.topic is not None else index.get("topic"),
+            keys=index.get("keys"),
+            tags=index.get("tags"),
+            properties=index.get("properties"),
+        )
+
+
+class SinkCommitMessage(WriterCommitMessage):
+    """What one task sent: row count and the number of distinct topics."""
+
+    def __init__(self, rows: int, topics: tuple[str, ...]) -> None:
+        self.rows = rows
+        self.topics = topics
+
+
+def _outgoing(rows: Iterator[Row], cols: SinkColumns, opts: SinkOptions) -> Iterator[_client.OutgoingMessage]:
+    for n, row in enumerate(rows):
+        topic = opts.topic if cols.topic is None else row[cols.topic]
+        if not topic:
+            raise ValueError(f"rocketmq sink: row {n} of this task has no topic (null 'topic' column)")
+        body = row[cols.body]
+        if body is None:
+            raise ValueError(f"rocketmq sink: row {n} of this task has a null 'body'")
+        keys = None if cols.keys is None else row[cols.keys]
+        if isinstance(keys, list):
+            keys = " ".join(k for k in keys if k)
+        props = None if cols.properties is None else row[cols.properties]
+        yield _client.OutgoingMessage(
+            topic=topic,
+            body=body.encode() if isinstance(body, str) else bytes(body),
+            tags=None if cols.tags is None else row[cols.tags],
+            keys=keys or None,
+            properties=dict(props) if props else None,
+        )
+
+
+def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]) -> SinkCommitMessage:
+    """Send every row; return after the last acknowledgement. Runs on executors."""
+    session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms)
+    topics: set[str] = set()
+
+    def tracked() -> Iterator[_client.OutgoingMessage]:
+        for m in _outgoing(rows, cols, opts):
+            topics.add(m.topic)
+            yield m
+
+    sent = session.send_all(tracked())
+    return SinkCommitMessage(sent, tuple(sorted(topics)))
+
+
+def _total(messages: list[WriterCommitMessage | None]) -> int:
+    return sum(m.rows for m in messages if isinstance(m, SinkCommitMessage))
+
+
+class RocketMQStreamWriter(DataSourceStreamWriter):
+    """``writeStream.format("rocketmq")``."""
+
+    def __init__(self, opts: SinkOptions, schema: StructType) -> None:
+        self._opts = opts
+        self._cols = SinkColumns.from_schema(schema, opts)
+
+    def write(self, iterator: Iterator[Row]) -> WriterCommitMessage:
+        return write_rows(self._opts, self._cols, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        log.info("rocketmq.sink_commit", batch_id=batchId, rows=_total(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        # Rows a failed batch already stored stay stored: the retry sends them again (at-least-once).
+        log.warning("rocketmq.sink_abort", batch_id=batchId, rows_already_sent=_total(messages))
+
+
+class RocketMQBatchWriter(DataSourceWriter):
+    """``df.write.format("rocketmq")`` (append)."""
+
+    def __init__(self, opts: SinkOptions, schema: StructType) -> None:
+        self._opts = opts
+        self._cols = SinkColumns.from_schema(schema, opts)
+
+    def write(self, iterator: Iterator[Row]) -> WriterCommitMessage:
+        return write_rows(self._opts, self._cols, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        log.info("rocketmq.sink_commit", rows=_total(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        log.warning("rocketmq.sink_abort", rows_already_sent=_total(messages))

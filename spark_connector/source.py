@@ -1,0 +1,214 @@
+"""Driver side of the ``rocketmq`` source: the streaming reader (micro-batch planning) and the batch reader.
+
+What runs where (PySpark 4.2+ Python Data Source API):
+
+* :class:`RocketMQStreamReader` lives in one long-lived Python worker on the driver per query: ``initialOffset``,
+  ``getDefaultReadLimit``, ``latestOffset``, ``reportLatestOffset``, ``partitions``, ``commit``,
+  ``prepareForTriggerAvailableNow`` and ``stop``. It keeps a name-server/broker admin session for route look-ups and
+  min/max offsets, created lazily and never pickled.
+* ``read`` runs on executors; Spark pickles the reader object into every task, so the reader carries options only and
+  delegates to :func:`spark_connector.reader.read_range`.
+
+Offsets are :mod:`spark_connector.offsets` JSON; the planning rules are :mod:`spark_connector.planning`.
+
+* The start is resolved once (``initialOffset`` is memoised; Spark persists it as the start of batch 0 when that
+  batch is logged). Spark may call ``initialOffset`` again after a restart before batch 0 commits; a "latest" that
+  moved meanwhile just yields an empty range (``start > end`` is empty).
+* Every ``latestOffset`` refreshes the routes: new queues and, with ``subscribePattern``, new topics join at offset 0.
+* Admission control: ``maxOffsetsPerTrigger`` → ``ReadMaxRows`` (exact cap, proportional split);
+  ``minOffsetsPerTrigger``/``maxTriggerDelay`` are applied inside ``latestOffset`` (Spark has no composite limit for
+  Python sources); ``Trigger.AvailableNow`` caps every queue at the max offset seen when the query started.
+* ``commit(end)`` (which Spark calls one batch late) writes ``end`` to the broker for ``consumerGroup`` when set, so
+  consumer-progress tools show the query's lag. Best effort; the checkpoint alone decides where a query resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+import structlog
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from spark_connector import _client
+from spark_connector.offsets import JsonOffsets, OffsetMap, QueueKey, from_json_dict, to_json_dict
+from spark_connector.options import SourceOptions
+from spark_connector.planning import (
+    DataLossError,
+    QueueBounds,
+    TriggerGate,
+    backlog,
+    cap_at,
+    find_data_loss,
+    next_end,
+    plan_ranges,
+    resolve_end,
+    resolve_start,
+)
+from spark_connector.reader import RocketMQPartition, read_range
+
+# structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
+log = structlog.wrap_logger(logging.getLogger(__name__))
+
+
+class _DriverSide:
+    """Route discovery and offset look-ups shared by the streaming and the batch reader (driver only)."""
+
+    _opts: SourceOptions
+    _admin: _client.AdminSession | None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the reader into every task: ship options and plain state, never the admin session.
+        state = dict(self.__dict__)
+        state["_admin"] = None
+        return state
+
+    def _session(self) -> _client.AdminSession:
+        if self._admin is None:
+            self._admin = _client.AdminSession(self._opts.namesrv_addrs, self._opts.poll_timeout_ms)
+        return self._admin
+
+    def _queues(self) -> list[QueueKey]:
+        admin = self._session()
+        if self._opts.subscribe_pattern is not None:
+            topics = sorted(t for t in admin.topics() if self._opts.matches(t))
+        else:
+            topics = list(self._opts.subscribe)
+        return [q for t in topics for q in admin.queues(t)]
+
+    def _bounds(self) -> dict[QueueKey, QueueBounds]:
+        return self._session().bounds(self._queues())
+
+    def _close(self) -> None:
+        if self._admin is not None:
+            admin, self._admin = self._admin, None
+            admin.close()
+
+
+class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("rocketmq")``: micro-batches over RocketMQ queues."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self._opts = options
+        self._admin = None
+        self._initial: OffsetMap | None = None
+        self._latest: OffsetMap | None = None
+        self._target: OffsetMap | None = None
+        self._gate = (
+            TriggerGate(options.min_offsets_per_trigger, options.trigger_delay_ms)
+            if options.min_offsets_per_trigger is not None
+            else None
+        )
+        self._clock = time.monotonic  # seconds; replaced in tests
+
+    # -- offsets ---------------------------------------------------------------------------------------------------
+    def initialOffset(self) -> JsonOffsets:
+        if self._initial is None:
+            bounds = self._bounds()
+            self._initial = resolve_start(self._opts.start, bounds, self._session().search_offset)
+            log.info("rocketmq.initial_offset", start=self._opts.start.kind, queues=len(self._initial))
+        return to_json_dict(self._initial)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self._opts.max_offsets_per_trigger is not None:
+            return ReadMaxRows(self._opts.max_offsets_per_trigger)
+        if self._opts.min_offsets_per_trigger is not None:
+            return ReadMinRows(self._opts.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> JsonOffsets:
+        begin = from_json_dict(start, what="checkpoint offset")
+        bounds = self._bounds()
+        latest = {q: b.max for q, b in bounds.items()}
+        self._latest = latest
+        resets: OffsetMap = {}
+        losses = find_data_loss(begin, bounds)
+        if losses:
+            if self._opts.fail_on_data_loss:
+                raise DataLossError(losses)
+            for loss in losses:
+                log.warning("rocketmq.data_loss_skipped", loss=str(loss))
+                if loss.queue in begin and begin[loss.queue] > bounds[loss.queue].max:
+                    resets[loss.queue] = bounds[loss.queue].max
+        if self._target is not None:
+            latest = cap_at(latest, self._target)
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        gated = self._gate is not None and self._target is None and not isinstance(limit, ReadAllAvailable)
+        if gated and self._gate is not None and not self._gate.admit(backlog(begin, latest), self._clock() * 1000):
+            return to_json_dict({**begin, **resets})
+        end = next_end(begin, latest, max_rows)
+        end.update(resets)
+        return to_json_dict(end)
+
+    def reportLatestOffset(self) -> JsonOffsets | None:
+        return None if self._latest is None else to_json_dict(self._latest)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = {q: b.max for q, b in self._bounds().items()}
+        log.info("rocketmq.available_now", target=to_json_dict(self._target))
+
+    # -- planning and reading --------------------------------------------------------------------------------------
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        ranges = plan_ranges(
+            from_json_dict(start, what="checkpoint offset"),
+            from_json_dict(end, what="checkpoint offset"),
+            max_records=self._opts.max_records_per_partition,
+            min_partitions=self._opts.min_partitions,
+        )
+        return [RocketMQPartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, RocketMQPartition):  # Spark's placeholder when there was nothing to plan
+            return iter(())
+        return read_range(self._opts, partition.range)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        group = self._opts.consumer_group
+        if group is None:
+            return
+        try:
+            self._session().commit_offsets(group, from_json_dict(end, what="checkpoint offset"))
+        except Exception as exc:  # best effort: lag reporting must never fail the query
+            log.warning("rocketmq.commit_offsets_failed", group=group, error=str(exc))
+
+    def stop(self) -> None:
+        self._close()
+
+
+class RocketMQBatchReader(_DriverSide, DataSourceReader):
+    """``spark.read.format("rocketmq")``: the messages between ``startingOffsets`` and ``endingOffsets``."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self._opts = options
+        self._admin = None
+
+    def partitions(self) -> list[InputPartition]:
+        try:
+            bounds = self._bounds()
+            start = resolve_start(self._opts.start, bounds, self._session().search_offset)
+            end = resolve_end(self._opts.end, bounds)
+            losses = [d for d in find_data_loss(start, bounds) if d.queue in start]
+        finally:
+            self._close()
+        if losses and self._opts.fail_on_data_loss:
+            raise DataLossError(losses)
+        ranges = plan_ranges(
+            start, end, max_records=self._opts.max_records_per_partition, min_partitions=self._opts.min_partitions
+        )
+        log.info("rocketmq.batch_plan", ranges=len(ranges), rows=sum(r.size for r in ranges))
+        return [RocketMQPartition(r) for r in ranges]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, RocketMQPartition):  # Spark's placeholder when there was nothing to plan
+            return iter(())
+        return read_range(self._opts, partition.range)

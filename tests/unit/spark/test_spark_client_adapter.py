@@ -1,0 +1,92 @@
+"""The connector's synchronous sessions over the asyncio client, driven with fake client classes (no broker)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import client
+from spark_connector import _client
+
+
+@dataclass
+class FakeMessage:
+    topic: str
+    body: bytes
+    tags: str | None = None
+    keys: list[str] | None = None
+    properties: dict[str, str] | None = None
+
+
+class BrokerRefused(Exception):
+    def __init__(self, remark: str) -> None:
+        super().__init__(f"CODE: 13 DESC: {remark}")
+        self.remark = remark
+
+
+@dataclass
+class FakeProducer:
+    group: str
+    namesrv_addr: str = ""
+    instance_name: str = ""
+    send_timeout_ms: int = 0
+    sent: list[FakeMessage] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    loop_threads: set[int] = field(default_factory=set)
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+    async def send(self, msg: FakeMessage) -> Any:
+        self.loop_threads.add(threading.get_ident())
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        await asyncio.sleep(0)
+        self.in_flight -= 1
+        if msg.body == b"too big":
+            raise BrokerRefused("the message body size over max value, MAX: 262144")
+        self.sent.append(msg)
+        return type("SendResult", (), {"send_status": type("S", (), {"name": "SEND_OK"})()})()
+
+
+@pytest.fixture
+def producer(monkeypatch: pytest.MonkeyPatch) -> FakeProducer:
+    made: list[FakeProducer] = []
+
+    def make(group: str, **kw: Any) -> FakeProducer:
+        made.append(FakeProducer(group, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(client, "Producer", make, raising=False)
+    monkeypatch.setattr(client, "Message", FakeMessage, raising=False)
+    session = _client.ProducerSession(["127.0.0.1:9876"], "g", 3000)
+    p = made[0]
+    p.session = session  # type: ignore[attr-defined]
+    return p
+
+
+def test_send_all_waits_for_every_ack_with_a_bounded_window(producer: FakeProducer) -> None:
+    session: _client.ProducerSession = producer.session  # type: ignore[attr-defined]
+    msgs = (_client.OutgoingMessage("t", b"m%d" % i, "A", "k1 k2", {"p": "v"}) for i in range(1000))
+    assert session.send_all(msgs) == 1000
+    assert len(producer.sent) == 1000
+    assert producer.max_in_flight <= _client.SEND_WINDOW
+    assert producer.sent[0].keys == ["k1", "k2"] and producer.sent[0].tags == "A"
+    assert threading.get_ident() not in producer.loop_threads  # sends run on the private loop thread
+
+
+def test_a_refused_send_raises_with_the_brokers_remark(producer: FakeProducer) -> None:
+    session: _client.ProducerSession = producer.session  # type: ignore[attr-defined]
+    msgs = [_client.OutgoingMessage("t", b"ok", None, None, None)] * 5 + [
+        _client.OutgoingMessage("t", b"too big", None, None, None)
+    ]
+    with pytest.raises(_client.SendError, match="sending to topic 't' failed: the message body size over max"):
+        session.send_all(msgs)
