@@ -171,9 +171,16 @@ class RemotingConnection(asyncio.Protocol):
         self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
 
     def data_received(self, data: bytes) -> None:
+        self._decoder.feed(data)
+        self._drain_frames()
+
+    def _drain_frames(self) -> None:
+        """Dispatch buffered frames; stops (leaving the rest buffered) while the in-flight limit is reached."""
         decoder = self._decoder
-        decoder.feed(data)
-        while True:
+        while not self._closed:
+            if len(self._tasks) >= self._max_in_flight:
+                self._pause()
+                return
             try:
                 cmd = decoder.next_frame()
             except ProtocolError as exc:
@@ -189,6 +196,11 @@ class RemotingConnection(asyncio.Protocol):
                 continue
             self._language = cmd.language
             self._dispatch(cmd)
+
+    def _pause(self) -> None:
+        if not self._read_paused and self._transport is not None:
+            self._read_paused = True
+            self._transport.pause_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -223,16 +235,14 @@ class RemotingConnection(asyncio.Protocol):
         task = asyncio.get_running_loop().create_task(self._serve(cmd))
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
-        if not self._read_paused and len(self._tasks) >= self._max_in_flight and self._transport is not None:
-            self._read_paused = True
-            self._transport.pause_reading()
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        if self._read_paused and len(self._tasks) < self._max_in_flight // 2 and not self._closed:
+        if self._read_paused and len(self._tasks) <= self._max_in_flight // 2 and not self._closed:
             self._read_paused = False
             if self._transport is not None:
                 self._transport.resume_reading()
+            self._drain_frames()  # frames that arrived before the pause
 
     async def _serve(self, cmd: RemotingCommand) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
