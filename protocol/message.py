@@ -37,6 +37,7 @@ Offset msgId: uppercase hex of ``storeHost ip(4|16) + port int32 + commitLogOffs
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import os
@@ -191,8 +192,12 @@ def body_crc(body: bytes | memoryview) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
+@functools.lru_cache(maxsize=4096)
 def _host_bytes(host: str) -> tuple[bytes, bool]:
-    """Packed address bytes and whether it is IPv6. Unparseable names resolve to 127.0.0.1 bytes."""
+    """Packed address bytes and whether it is IPv6. Unparseable names resolve to 127.0.0.1 bytes.
+
+    Cached: it is called two or three times per stored message with a handful of distinct hosts, and parsing with
+    ``ipaddress`` was a third of the put path's CPU."""
     try:
         addr = ipaddress.ip_address(host)
     except ValueError:

@@ -95,6 +95,10 @@ class MappedFile:
         self._view.release()
         try:
             self._map.close()
+        except BufferError:
+            # a caller still holds a memoryview slice of the mapping: the mapping is released when that view goes;
+            # closing must not fail half-way (the store would keep its lock and the other files open)
+            pass
         finally:
             os.close(self._fd)
 

@@ -137,7 +137,12 @@ class MessageStore:
             clean=self.last_exit_ok,
             check_crc=cfg.check_crc_on_recover,
         )
+        # RocketMQ's correctMinOffset at start: units pointing into commit-log files deleted by retention are gone
+        # (recovery alone would reset min to the first consume-queue file's start)
+        cl_min = self.commitlog.min_offset
         for key, cq in self._queues.items():
+            if cl_min > 0:
+                cq.correct_min(cl_min)
             self._queue_offsets[key] = cq.max_offset
         self.commitlog.queue.flush()
         self.dispatcher.dispatched_offset = end
