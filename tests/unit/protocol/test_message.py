@@ -51,9 +51,9 @@ i32 = st.integers(-(2**31), 2**31 - 1)
 i64 = st.integers(-(2**63), 2**63 - 1)
 topic_bytes = st.binary(min_size=1, max_size=MAX_TOPIC_BYTES)
 # topics are str on the wire; keep them ASCII-safe in length (≤127 bytes once encoded)
-topics = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=MAX_TOPIC_BYTES
-).filter(lambda t: len(t.encode()) <= MAX_TOPIC_BYTES)
+topics = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=MAX_TOPIC_BYTES).filter(
+    lambda t: len(t.encode()) <= MAX_TOPIC_BYTES
+)
 
 
 @st.composite

@@ -57,21 +57,28 @@ class StoreModel(RuleBasedStateMachine):
         q.extend(items)
         self.phys.setdefault(key, []).extend(it.wrote_offset for it in res.items)
 
-    @rule(topic=st.sampled_from(TOPICS), qid=st.sampled_from(QIDS), body=bodies, props=props_st,
-          flag=st.integers(-(2**31), 2**31 - 1))
+    @rule(
+        topic=st.sampled_from(TOPICS),
+        qid=st.sampled_from(QIDS),
+        body=bodies,
+        props=props_st,
+        flag=st.integers(-(2**31), 2**31 - 1),
+    )
     def put_one(self, topic, qid, body, props, flag) -> None:
         res = run(self.store.put_message(topic, qid, flag, 0, 1, BORN, body, props))
         self._record((topic, qid), [(body, props, flag)], res)
 
-    @rule(topic=st.sampled_from(TOPICS), qid=st.sampled_from(QIDS),
-          items=st.lists(st.tuples(bodies, props_st, st.integers(0, 100)), min_size=1, max_size=8))
+    @rule(
+        topic=st.sampled_from(TOPICS),
+        qid=st.sampled_from(QIDS),
+        items=st.lists(st.tuples(bodies, props_st, st.integers(0, 100)), min_size=1, max_size=8),
+    )
     def put_batch(self, topic, qid, items) -> None:
         batch = [BatchItem(b, p, f) for b, p, f in items]
         res = run(self.store.put_messages(topic, qid, 0, 1, BORN, batch))
         self._record((topic, qid), items, res)
 
-    @rule(topic=st.sampled_from(TOPICS), qid=st.sampled_from(QIDS), data=st.data(),
-          max_msgs=st.integers(1, 40))
+    @rule(topic=st.sampled_from(TOPICS), qid=st.sampled_from(QIDS), data=st.data(), max_msgs=st.integers(1, 40))
     def get(self, topic, qid, data, max_msgs) -> None:
         q = self.model.get((topic, qid))
         off = data.draw(st.integers(0, len(q) + 3 if q else 3))
