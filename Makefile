@@ -5,7 +5,7 @@
 #   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
 #   make test-unit | test-integration | test-compat | test-spark
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
-#   make bench             every bench/*.py in its default mode
+#   make bench             every bench/*.py in its default mode (make bench-setup first for the Redis anchor)
 #   make clean | distclean
 #
 # PYTEST_ARGS="-x -k foo" passes extra arguments to pytest.
@@ -37,7 +37,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java lint bench clean distclean
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java lint bench bench-setup clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'

@@ -1,0 +1,248 @@
+"""End-to-end throughput: our client and broker vs Redis Streams, same run, same workload (performance.md workload A).
+
+1 producer sends N messages of 1 KiB in batches of 32 (SEND_BATCH_MESSAGE), then 1 push consumer (a consumer group)
+reads them all. The broker and name server run as separate processes with async flush. In the same invocation the
+Redis Streams anchor (``../shared/bench/anchors/redis_streams.py``: pipelined XADD of 32, XREADGROUP COUNT 32 + XACK)
+runs against a loopback redis-server with ``appendfsync everysec`` (durability matched to async flush). Needs
+``redis-server`` on PATH and ``redis`` in the venv (``make bench-setup``); without them Redis is skipped with a line.
+
+    .venv/bin/python bench/e2e_bench.py [--n 200000] [--memory]
+
+``--memory`` also measures a push consumer facing a backlog (default 1,000,000 messages with ``--backlog``): its RSS
+while the listener is slow, which flow control must keep bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+try:
+    from bench._util import REPO, free_port, run_anchor, table
+except ImportError:
+    from _util import REPO, free_port, run_anchor, table  # type: ignore[no-redef]
+
+sys.path.insert(0, str(REPO))
+
+
+def start_servers(tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str]:
+    ns_port, br_port = free_port(), free_port()
+    (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\n")
+    (tmp / "broker.conf").write_text(
+        f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
+        "autoCreateTopicEnable=true\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    quiet = subprocess.DEVNULL
+    ns = subprocess.Popen(
+        [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], env=env, stdout=quiet, stderr=quiet
+    )
+    br = subprocess.Popen(
+        [sys.executable, "-m", "broker", "-n", f"127.0.0.1:{ns_port}", "-c", str(tmp / "broker.conf")],
+        env=env,
+        stdout=quiet,
+        stderr=quiet,
+    )
+    import socket
+
+    deadline = time.monotonic() + 30
+    for port in (ns_port, br_port):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("servers did not start") from None
+                time.sleep(0.1)
+    return [br, ns], f"127.0.0.1:{ns_port}"
+
+
+async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
+    from client import ConsumeResult, Message, Producer, PushConsumer
+
+    topic = f"Bench{int(time.time())}"
+    body = b"x" * size
+    async with Producer("bench_pg", namesrv_addr=ns) as p:
+        await p.send(Message(topic, body))  # creates the topic
+        t0 = time.perf_counter()
+        sent = 1
+        window: list[asyncio.Future[object]] = []
+        while sent < n:
+            k = min(batch, n - sent)
+            window.append(asyncio.ensure_future(p.send_batch([Message(topic, body) for _ in range(k)])))
+            sent += k
+            if len(window) >= 4:  # a few batches in flight, like a pipelined client
+                await window.pop(0)
+        await asyncio.gather(*window)
+        produce_s = time.perf_counter() - t0
+    got = 0
+    done = asyncio.Event()
+
+    async def on_msgs(msgs: list[object]) -> ConsumeResult:
+        nonlocal got
+        got += len(msgs)
+        if got >= n:
+            done.set()
+        return ConsumeResult.SUCCESS
+
+    c = PushConsumer(
+        "bench_cg",
+        namesrv_addr=ns,
+        consume_from_where="FIRST_OFFSET",
+        consume_message_batch_max_size=32,
+        pull_batch_size=32,
+    )
+    c.subscribe(topic, "*", on_msgs)
+    t0 = time.perf_counter()
+    async with c:
+        await asyncio.wait_for(done.wait(), 600)
+        consume_s = time.perf_counter() - t0
+    return {"produce": n / produce_s, "consume": n / consume_s, "total": n / (produce_s + consume_s)}
+
+
+async def memory(ns: str, backlog: int, size: int) -> dict[str, float]:
+    from client import ConsumeResult, Message, Producer, PushConsumer
+
+    topic = f"Backlog{int(time.time())}"
+    async with Producer("bench_pg", namesrv_addr=ns) as p:
+        for i in range(0, backlog, 32):
+            await p.send_batch([Message(topic, b"y" * size) for _ in range(min(32, backlog - i))])
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    seen = 0
+
+    async def slow(msgs: list[object]) -> ConsumeResult:
+        nonlocal seen
+        seen += len(msgs)
+        await asyncio.sleep(0.001)
+        return ConsumeResult.SUCCESS
+
+    c = PushConsumer("bench_mem", namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
+    c.subscribe(topic, "*", slow)
+    async with c:
+        await asyncio.sleep(20)
+        cached = max((len(pq) for pq in c._pqs.values()), default=0)
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "backlog": backlog,
+        "consumed_in_20s": seen,
+        "max_cached_per_queue": cached,
+        "rss_before_MiB": rss_before / 1024,
+        "rss_peak_MiB": rss_after / 1024,
+    }
+
+
+@contextlib.contextmanager
+def redis_server(tmp: Path) -> object:
+    exe = shutil.which("redis-server")
+    if exe is None:
+        yield None
+        return
+    port = 6390
+    proc = subprocess.Popen(
+        [
+            exe,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--dir",
+            str(tmp),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--backlog", type=int, default=1_000_000)
+    a = ap.parse_args()
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        procs, ns = start_servers(tmp)
+        try:
+            ours = runner(workload(ns, a.n, a.size, a.batch))
+            mem = runner(memory(ns, a.backlog, a.size)) if a.memory else None
+        finally:
+            for p in procs:
+                p.terminate()
+                p.wait(20)
+        rows = [
+            ("rocketq (async flush)", f"{ours['produce']:,.0f}", f"{ours['consume']:,.0f}", f"{ours['total']:,.0f}")
+        ]
+        with redis_server(tmp) as port:
+            redis = None
+            if port is None:
+                print("redis-server not found: Redis Streams skipped (make bench-setup installs it)")
+            else:
+                res = run_anchor(
+                    "redis_streams.py",
+                    "tput",
+                    "--n",
+                    str(a.n),
+                    "--size",
+                    str(a.size),
+                    "--batch",
+                    str(a.batch),
+                    "--port",
+                    str(port),
+                    "--max-secs",
+                    "60",
+                )
+                redis = res[0] if res else None
+            if redis:
+                rows.append(
+                    (
+                        "Redis Streams (AOF everysec)",
+                        f"{redis['produce_msgs_s']:,.0f}",
+                        f"{redis['consume_msgs_s']:,.0f}",
+                        f"{redis['total_msgs_s']:,.0f}",
+                    )
+                )
+                rows.append(
+                    (
+                        "ratio rocketq / Redis",
+                        f"{ours['produce'] / redis['produce_msgs_s']:.2f}",
+                        f"{ours['consume'] / redis['consume_msgs_s']:.2f}",
+                        f"{ours['total'] / redis['total_msgs_s']:.2f}",
+                    )
+                )
+        print(f"workload A: N={a.n}, {a.size} B messages, batches of {a.batch}")
+        table(rows, ("system", "produce msgs/s", "consume msgs/s", "total msgs/s"))
+        if mem:
+            print("push consumer facing a backlog:", mem)
+
+
+if __name__ == "__main__":
+    main()
