@@ -86,6 +86,11 @@ lint: venv
 	if [ -n "$$failed" ]; then echo "lint failed:$$failed" >&2; exit 1; fi; \
 	echo "lint: all clean"
 
+# redis-server (Debian) and redis-py for the Redis Streams anchor that bench/e2e_bench.py runs beside us
+bench-setup: venv
+	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -q redis-server; }
+	$(PY) -m pip install --quiet --disable-pip-version-check '.[bench]'
+
 bench: venv java
 	@shopt -s nullglob; files=(bench/[!_]*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "bench: no bench/*.py yet"; exit 0; fi; \
