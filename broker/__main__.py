@@ -1,0 +1,94 @@
+"""``mqbroker`` / ``python -m broker``: parse RocketMQ's flags, load the config, run BrokerApp on uvloop.
+
+    mqbroker [-n "ns1:9876;ns2:9876"] [-c broker.conf] [-p | -m]
+
+The name-server list comes from ``-n``, else ``namesrvAddr`` in the config file, else the ``NAMESRV_ADDR``
+environment variable (the only place the environment is read). ``-p`` prints every effective config item as
+``key=value`` and exits 0; ``-m`` prints the important ones. SIGINT/SIGTERM stop the broker cleanly (exit 0). A bad
+config, an unusable store or a port that cannot be bound print one line on stderr and exit 1 — no traceback. On
+success J's start line goes to stdout, as scripts and health checks wait for it:
+``The broker[broker-a, 127.0.0.1:10911] boot success. serializeType=JSON and name server is 127.0.0.1:9876``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from broker.app import BrokerApp, BrokerStartError
+from broker.config import BrokerConfig, ConfigError, format_config, load_config
+from protocol.remoting.runtime import configure_logging, install_stop_signals, run
+
+PROG = "mqbroker"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="RocketMQ-compatible broker")
+    p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help='name server address list, e.g. "ns1:9876;ns2:9876"')
+    p.add_argument("-c", "--configFile", metavar="FILE", help="broker config file (Java properties, broker.conf)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
+    group.add_argument("-m", "--printImportantConfig", action="store_true", help="print important config items")
+    return p
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
+def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> BrokerConfig:
+    environ = dict(os.environ) if environ is None else environ
+    overrides: dict[str, Any] = {}
+    if args.namesrvAddr:
+        overrides["namesrvAddr"] = args.namesrvAddr
+    cfg = load_config(args.configFile, overrides)
+    if not cfg.namesrv.namesrv_addr and environ.get("NAMESRV_ADDR"):
+        cfg = load_config(args.configFile, {**overrides, "namesrvAddr": environ["NAMESRV_ADDR"]})
+    return cfg
+
+
+async def _serve(cfg: BrokerConfig) -> int:
+    app = BrokerApp(cfg)
+    try:
+        await app.start()
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+        return _fail(f"cannot listen on {cfg.network.bind_address}:{cfg.network.listen_port}: {reason}")
+    except BrokerStartError as exc:
+        return _fail(str(exc))
+    stop = asyncio.Event()
+    install_stop_signals(stop.set)
+    print(
+        f"The broker[{cfg.identity.broker_name}, {app.addr}] boot success. serializeType=JSON"
+        f" and name server is {cfg.namesrv.namesrv_addr}",
+        flush=True,
+    )
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        cfg = resolve_config(args)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if args.printConfigItem or args.printImportantConfig:
+        sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
+        return 0
+    configure_logging()
+    try:
+        return run(_serve(cfg))
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""BrokerApp: the broker's composition root. Opens the store, builds the tables and services, gives each handler
+module only the collaborators it uses, registers them by request code, and owns the start/stop order. No business
+logic lives here.
+
+Start: load topics/groups/offsets → open + start the store → bind the server → start the services (client expiry,
+offset persistence, delay delivery) → register with the name servers.
+Stop (uvicorn's shape, flush the store last): stop accepting → stop delay delivery → release held pulls (each is
+answered PULL_NOT_FOUND) → unregister from the name servers → let in-flight requests finish (``grace``) and close
+connections → persist offsets, topics, groups and delay offsets (after the server stops, so the last in-flight
+offset updates are included) → close the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from types import TracebackType
+from typing import Self
+
+import structlog
+
+from broker.config import BrokerConfig
+from broker.handlers.client_manage import ClientManageHandlers
+from broker.handlers.consumer_manage import ConsumerManageHandlers
+from broker.handlers.pull import PullHandlers
+from broker.handlers.send import SendHandlers
+from broker.services.client_registry import ClientRegistry
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.long_polling import LongPollingService
+from broker.services.namesrv_registrar import NamesrvRegistrar
+from broker.services.schedule import ScheduleService
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.config import StoreConfig
+from broker.store.errors import StoreError
+from broker.store.message_store import MessageStore
+from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
+
+_log = structlog.get_logger("rocketq.broker")
+
+
+class BrokerStartError(RuntimeError):
+    """The broker cannot start (store unusable, …); the message is one line for the operator."""
+
+
+def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
+    """The store's knobs from the broker config; ``store_host`` is brokerIP1 and the bound port."""
+    s = cfg.store
+    return StoreConfig(
+        store_path_root_dir=s.root_dir,
+        store_path_commit_log=s.commit_log_dir,
+        mapped_file_size_commit_log=s.mapped_file_size_commit_log,
+        mapped_file_size_consume_queue=s.mapped_file_size_consume_queue,
+        flush_disk_type=s.flush_disk_type,
+        flush_interval_commit_log_ms=s.flush_interval_commit_log,
+        flush_interval_consume_queue_ms=s.flush_interval_consume_queue,
+        sync_flush_timeout_ms=s.sync_flush_timeout,
+        max_message_size=s.max_message_size,
+        file_reserved_time_hours=s.file_reserved_time,
+        delete_when=s.delete_when,
+        disk_max_used_space_ratio=s.disk_max_used_space_ratio,
+        message_index_enable=s.message_index_enable,
+        max_transfer_bytes_on_message_in_memory=s.max_transfer_bytes_on_message_in_memory,
+        max_transfer_count_on_message_in_memory=s.max_transfer_count_on_message_in_memory,
+        check_crc_on_recover=s.check_crc_on_recover,
+        store_host=(cfg.identity.broker_ip1, cfg.network.listen_port if port is None else port),
+    )
+
+
+class BrokerApp:
+    """One broker. ``async with BrokerApp(cfg) as broker:`` or ``await start()`` / ``await stop()``."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        cfg = config
+        config_dir = cfg.store.config_dir
+        self.topics = TopicConfigTable(config_dir, cfg.identity, cfg.features)
+        self.groups = SubscriptionGroupTable(config_dir, auto_create=cfg.features.auto_create_subscription_group)
+        self.offsets = ConsumerOffsetTable(config_dir, cfg.features.flush_consumer_offset_interval)
+        self.clients = ClientRegistry(cfg.network.channel_expired_timeout, self._notify_enabled)
+        self.polling = LongPollingService()
+        self._server: RemotingServer | None = None
+        self._client: RemotingClient | None = None
+        self._port: int | None = None
+        self.store: MessageStore | None = None
+        self.schedule: ScheduleService | None = None
+        self.registrar: NamesrvRegistrar | None = None
+
+    def _notify_enabled(self, group: str) -> bool:
+        g = self.groups.get(group)
+        return g.notify_consumer_ids_changed_enable if g is not None else True
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("broker not started")
+        return self._port
+
+    @property
+    def addr(self) -> str:
+        """``brokerIP1:port``, the address this broker registers and clients dial."""
+        return f"{self.config.identity.broker_ip1}:{self.port}"
+
+    async def start(self) -> None:
+        if self._server is not None:
+            raise RuntimeError("broker already started")
+        cfg = self.config
+        try:
+            self.topics.load()
+            self.groups.load()
+            self.offsets.load()
+            store = await asyncio.to_thread(MessageStore.open, store_config(cfg))
+        except (OSError, StoreError, ValueError) as exc:
+            raise BrokerStartError(f"cannot open the store under {cfg.store.root_dir}: {exc}") from None
+        self.store = store
+        schedule = ScheduleService(
+            store, cfg.store.config_dir, cfg.store.delay_levels_ms, cfg.features.flush_delay_offset_interval
+        )
+        schedule.load()
+        self.schedule = schedule
+        registry = HandlerRegistry()
+        ident = cfg.identity
+        registry.register_all(
+            SendHandlers(
+                store,
+                self.topics,
+                schedule,
+                broker_ip=ident.broker_ip1,
+                broker_permission=ident.broker_permission,
+                region_id=ident.region_id,
+                trace_on=ident.trace_on,
+                max_message_size=cfg.store.max_message_size,
+            ).table()
+        )
+        registry.register_all(
+            PullHandlers(
+                store,
+                self.topics,
+                self.groups,
+                self.clients,
+                self.offsets,
+                self.polling,
+                broker_ip=ident.broker_ip1,
+                broker_permission=ident.broker_permission,
+                long_polling_enable=cfg.features.long_polling_enable,
+                short_polling_ms=cfg.features.short_polling_time_mills,
+                max_transfer_bytes=cfg.store.max_transfer_bytes_on_message_in_memory,
+                is_slave=ident.broker_role == "SLAVE",
+            ).table()
+        )
+        registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
+        registry.register_all(ClientManageHandlers(self.clients, self.groups, self.topics).table())
+        server = RemotingServer(registry, cfg.network.bind_address, cfg.network.listen_port, name="broker")
+        try:
+            await server.start()
+        except OSError:
+            await asyncio.to_thread(store.close_sync)
+            self.store = None
+            raise
+        self._server, self._port = server, server.port
+        # With listenPort=0 the port is known only now; msgIds and stored STOREHOST must carry the real one.
+        # Nothing has been put yet: the store only starts below, and no request has been read in between.
+        store.config = dataclasses.replace(store.config, store_host=(ident.broker_ip1, server.port))
+        await store.start()
+        store.add_arrival_listener(self.polling.notify_arrival)
+        store.add_arrival_listener(schedule.on_arrival)
+        self.clients.start()
+        self.offsets.start()
+        schedule.start()
+        self._client = RemotingClient()
+        registrar = NamesrvRegistrar(
+            self._client,
+            cfg.namesrv.addrs,
+            self.topics,
+            cluster_name=ident.broker_cluster_name,
+            broker_name=ident.broker_name,
+            broker_id=ident.broker_id,
+            broker_permission=ident.broker_permission,
+            period_ms=cfg.namesrv.register_name_server_period,
+            timeout_ms=cfg.namesrv.register_broker_timeout_mills,
+        )
+        self.registrar = registrar
+        self.topics.add_listener(registrar.trigger)
+        await registrar.start(self.addr, f"{ident.broker_ip1}:{cfg.network.ha_listen_port}")
+        _log.info(
+            "broker started",
+            addr=self.addr,
+            name=ident.broker_name,
+            cluster=ident.broker_cluster_name,
+            namesrv=cfg.namesrv.namesrv_addr,
+        )
+
+    async def stop(self, grace: float = 5.0) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.stop_accepting()
+        if self.schedule is not None:
+            await self.schedule.stop()
+        self.polling.release_all()
+        if self.registrar is not None:
+            await self.registrar.stop()
+        await server.stop(grace)
+        await self.clients.stop()
+        await self.offsets.stop()
+        await self.topics.flush()
+        await self.groups.flush()
+        if self.schedule is not None:
+            await self.schedule.flush()
+        if self._client is not None:
+            await self._client.close()
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()
+        _log.info("broker stopped", name=self.config.identity.broker_name)
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()

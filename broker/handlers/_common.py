@@ -1,0 +1,28 @@
+"""Helpers every broker handler module shares: typed-header decoding with RocketMQ's error reply.
+
+J decodes a custom header reflectively and answers SYSTEM_ERROR with the exception text when a required field is
+missing ("the custom field <x> is null") or a number does not parse; ``decode_header`` does the same through the
+explicit ``from_ext_fields`` of ``protocol.headers``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from protocol.codes import ResponseCode
+from protocol.command import RemotingCommand
+from protocol.remoting.handler import HandlerError
+
+H = TypeVar("H", covariant=True)
+
+
+class _HeaderClass(Protocol[H]):
+    def from_ext_fields(self, fields: dict[str, str], /) -> H: ...
+
+
+def decode_header(cls: _HeaderClass[H], cmd: RemotingCommand) -> H:
+    """``cls.from_ext_fields(cmd.ext_fields)``; a missing or malformed field → SYSTEM_ERROR with its message."""
+    try:
+        return cls.from_ext_fields(cmd.ext_fields)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__) from None

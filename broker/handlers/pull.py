@@ -1,0 +1,207 @@
+"""PULL_MESSAGE (J ``PullMessageProcessor``): checks, tag filtering, the store read, the status → code mapping,
+commit-offset piggy-backing, and the hand-off to long polling.
+
+Order of checks and their replies (J 4.9.7):
+
+=================================================== ========================== ======================================
+check                                               code                       remark
+=================================================== ========================== ======================================
+broker not readable (brokerPermission)              NO_PERMISSION              the broker[ip] pulling message is forbidden
+group unknown and auto-create off                   SUBSCRIPTION_GROUP_NOT_EXIST subscription group [g] does not exist
+group consumeEnable=false                           NO_PERMISSION              subscription group no permission, g
+topic unknown                                       TOPIC_NOT_EXIST            topic[t] not exist, apply first please!
+topic not readable                                  NO_PERMISSION              the topic[t] pulling message is forbidden
+queueId outside readQueueNums                       SYSTEM_ERROR               queueId[n] is illegal, topic:[t] ...
+bad ``subscription`` (SUBSCRIPTION flag 0x4)        SUBSCRIPTION_PARSE_FAILED  parse the consumer's subscription failed
+no flag 0x4 and no heartbeat for the group/topic    SUBSCRIPTION_NOT_EXIST     the consumer's group info / subscription not exist
+=================================================== ========================== ======================================
+
+Store status → code: FOUND → SUCCESS; MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY;
+NO_MESSAGE_IN_QUEUE, NO_MATCHED_LOGIC_QUEUE → PULL_OFFSET_MOVED if offset ≠ 0 else PULL_NOT_FOUND;
+OFFSET_FOUND_NULL, OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND; OFFSET_OVERFLOW_BADLY, OFFSET_TOO_SMALL →
+PULL_OFFSET_MOVED. Every reply from the store path carries ``suggestWhichBrokerId``, ``nextBeginOffset``,
+``minOffset`` and ``maxOffset`` as strings. Tags are filtered by their strings (the tag hashes recomputed here),
+never by the client's ``codeSet`` (C++ sends ``[0,0]``).
+
+A PULL_NOT_FOUND with the SUSPEND flag (0x2) is held by ``LongPollingService`` for ``suspendTimeoutMillis`` (capped
+at ``MAX_HOLD_MS``, under every official client's pull timeout) or ``shortPollingTimeMills`` when long polling is
+off, then re-run once and answered. The COMMIT_OFFSET flag (0x1) stores ``commitOffset`` when it is ≥ 0.
+"""
+
+from __future__ import annotations
+
+from broker import topics as T
+from broker.filter import SubscriptionParseError, TagFilter, build_subscription, make_filter
+from broker.handlers._common import decode_header
+from broker.services.client_registry import ClientRegistry, SubscriptionData
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.long_polling import LongPollingService, Wake
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.message_store import MessageStore
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.headers import PullMessageRequestHeader
+from protocol.remoting.handler import Handler, HandlerError, RequestContext
+
+FLAG_COMMIT_OFFSET = 0x1
+FLAG_SUSPEND = 0x2
+FLAG_SUBSCRIPTION = 0x4
+MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
+_SUB_CACHE_MAX = 4096
+
+_STATUS_CODE: dict[str, ResponseCode] = {
+    "FOUND": ResponseCode.SUCCESS,
+    "MESSAGE_WAS_REMOVING": ResponseCode.PULL_RETRY_IMMEDIATELY,
+    "NO_MATCHED_MESSAGE": ResponseCode.PULL_RETRY_IMMEDIATELY,
+    "OFFSET_FOUND_NULL": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_OVERFLOW_ONE": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_OVERFLOW_BADLY": ResponseCode.PULL_OFFSET_MOVED,
+    "OFFSET_TOO_SMALL": ResponseCode.PULL_OFFSET_MOVED,
+}
+
+
+class PullHandlers:
+    def __init__(
+        self,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        groups: SubscriptionGroupTable,
+        clients: ClientRegistry,
+        offsets: ConsumerOffsetTable,
+        polling: LongPollingService,
+        *,
+        broker_ip: str,
+        broker_permission: int,
+        long_polling_enable: bool,
+        short_polling_ms: int,
+        max_transfer_bytes: int,
+        is_slave: bool = False,
+    ) -> None:
+        self._store = store
+        self._topics = topics
+        self._groups = groups
+        self._clients = clients
+        self._offsets = offsets
+        self._polling = polling
+        self._broker_ip = broker_ip
+        self._readable = T.is_readable(broker_permission)
+        self._long_polling = long_polling_enable
+        self._short_polling_s = short_polling_ms / 1000
+        self._max_bytes = max_transfer_bytes
+        self._is_slave = is_slave
+        self._sub_cache: dict[tuple[str, str, str], SubscriptionData] = {}
+
+    def table(self) -> dict[int, Handler]:
+        return {RequestCode.PULL_MESSAGE: self.pull}
+
+    async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(PullMessageRequestHeader, cmd)
+        sub = self._check(h)
+        tag_filter = make_filter(sub)
+        resp = await self._read(cmd, h, tag_filter)
+        flag = h.sys_flag
+        if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:
+            self._offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
+        if resp.code != ResponseCode.PULL_NOT_FOUND or not flag & FLAG_SUSPEND:
+            return resp
+        if self._long_polling:
+            timeout = min(max(h.suspend_timeout_millis, 0), MAX_HOLD_MS) / 1000
+        else:
+            timeout = self._short_polling_s
+        store = self._store
+        wake = await self._polling.hold(
+            h.topic,
+            h.queue_id,
+            h.queue_offset,
+            timeout,
+            tag_filter.match_code if tag_filter is not None else None,
+            lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
+            wake_on_arrival=self._long_polling,
+        )
+        if wake is Wake.SHUTDOWN:
+            return resp
+        return await self._read(cmd, h, tag_filter)
+
+    def _check(self, h: PullMessageRequestHeader) -> SubscriptionData:
+        """Everything J checks before reading; returns the subscription to filter with."""
+        if not self._readable:
+            raise HandlerError(
+                ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] pulling message is forbidden"
+            )
+        group_cfg = self._groups.find_or_create(h.consumer_group)
+        if group_cfg is None:
+            raise HandlerError(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{h.consumer_group}] does not exist"
+            )
+        if not group_cfg.consume_enable:
+            raise HandlerError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}")
+        tc = self._topics.get(h.topic)
+        if tc is None:
+            raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!")
+        if not T.is_readable(tc.perm):
+            raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{h.topic}] pulling message is forbidden")
+        if h.queue_id < 0 or h.queue_id >= tc.read_queue_nums:
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{h.queue_id}] is illegal, topic:[{h.topic}] topicConfig.readQueueNums:"
+                f"[{tc.read_queue_nums}] consumer:[{h.consumer_group}]",
+            )
+        if h.sys_flag & FLAG_SUBSCRIPTION:
+            return self._parse_subscription(h)
+        grp = self._clients.consumer_group(h.consumer_group)
+        if grp is None:
+            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+        if not group_cfg.consume_broadcast_enable and grp.message_model == "BROADCASTING":
+            raise HandlerError(
+                ResponseCode.NO_PERMISSION, f"the consumer group[{h.consumer_group}] can not consume by broadcast way"
+            )
+        sub = grp.subscriptions.get(h.topic)
+        if sub is None:
+            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
+        if sub.sub_version < h.sub_version:
+            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
+        return sub
+
+    def _parse_subscription(self, h: PullMessageRequestHeader) -> SubscriptionData:
+        expr = h.subscription or "*"
+        kind = h.expression_type or "TAG"
+        key = (h.topic, expr, kind)
+        sub = self._sub_cache.get(key)
+        if sub is None:
+            try:
+                sub = build_subscription(h.topic, expr, 0, kind)
+            except SubscriptionParseError:
+                raise HandlerError(
+                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
+                ) from None
+            if len(self._sub_cache) >= _SUB_CACHE_MAX:
+                self._sub_cache.clear()
+            self._sub_cache[key] = sub
+        return sub
+
+    async def _read(
+        self, cmd: RemotingCommand, h: PullMessageRequestHeader, tag_filter: TagFilter | None
+    ) -> RemotingCommand:
+        result = await self._store.get_message(
+            h.consumer_group,
+            h.topic,
+            h.queue_id,
+            h.queue_offset,
+            h.max_msg_nums,
+            self._max_bytes,
+            message_filter=tag_filter.match_code if tag_filter is not None else None,
+            tags_filter=tag_filter.match_tags if tag_filter is not None else None,
+        )
+        status = result.status.name
+        code = _STATUS_CODE.get(status)
+        if code is None:  # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE
+            code = ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        ext = {
+            "suggestWhichBrokerId": "0",
+            "nextBeginOffset": str(result.next_begin_offset),
+            "minOffset": str(result.min_offset),
+            "maxOffset": str(result.max_offset),
+        }
+        body = result.buffer if code == ResponseCode.SUCCESS else b""
+        return cmd.make_response(code, status, ext, body)

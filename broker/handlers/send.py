@@ -1,0 +1,204 @@
+"""SEND_MESSAGE (10, long header names — C++), SEND_MESSAGE_V2 (310, one-letter names — J, ali-ons) and
+SEND_BATCH_MESSAGE (320) (J ``SendMessageProcessor``).
+
+Checks, in J's order, and their replies:
+
+======================================================= ================= =============================================
+check                                                   code              remark
+======================================================= ================= =============================================
+broker not writeable (brokerPermission)                 NO_PERMISSION     the broker[ip] sending message is forbidden
+topic blank / illegal characters / longer than 127      SYSTEM_ERROR      TopicValidator's text
+SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRANS_HALF_TOPIC, …        NO_PERMISSION     Sending message to topic[t] is forbidden.
+unknown topic, auto-create impossible                   TOPIC_NOT_EXIST   topic[t] not exist, apply first please!
+topic not writeable                                     NO_PERMISSION     the topic[t] sending message is forbidden
+queueId ≥ writeQueueNums                                SYSTEM_ERROR      request queueId[n] is illegal, topic:… …
+body larger than maxMessageSize                         MESSAGE_ILLEGAL   the message body size over max value, MAX: n
+batch to a %RETRY% topic / batch with a delay level     MESSAGE_ILLEGAL   J's remarks
+======================================================= ================= =============================================
+
+A negative queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
+min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
+property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
+The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
+
+The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE, which clients treat as a
+send with another status) carries ext ``msgId`` (offset msgId; comma-joined for a batch), ``queueId``,
+``queueOffset`` (the first one for a batch), ``MSG_REGION`` and ``TRACE_ON`` — all strings.
+"""
+
+from __future__ import annotations
+
+import random
+
+from broker import topics as T
+from broker.handlers._common import decode_header
+from broker.services.schedule import ScheduleService
+from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.store.message_store import MessageStore
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from protocol.message import PropertyKey, RecordError, decode_batch
+from protocol.remoting.handler import Handler, HandlerError, RequestContext
+
+_DELAY_MARK = PropertyKey.DELAY + "\x01"
+_NO_WAIT_MARK = PropertyKey.WAIT + "\x01false"
+
+# PutMessageStatus name → (response code, remark); None remark = success-like (reply carries the send result).
+_PUT_STATUS: dict[str, tuple[ResponseCode, str | None]] = {
+    "PUT_OK": (ResponseCode.SUCCESS, None),
+    "FLUSH_DISK_TIMEOUT": (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    "CREATE_MAPPED_FILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    "MESSAGE_ILLEGAL": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched. msg body length limit 4M,"
+        " msg properties length limit 32k.",
+    ),
+    "PROPERTIES_SIZE_EXCEEDED": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched. msg body length limit 4M,"
+        " msg properties length limit 32k.",
+    ),
+    "SERVICE_NOT_AVAILABLE": (
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        "service not available now. It may be caused by one of the following reasons: the broker's disk is full,"
+        " messages are put to the slave, message store has been shut down, etc.",
+    ),
+    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
+    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+
+
+class SendHandlers:
+    def __init__(
+        self,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        schedule: ScheduleService,
+        *,
+        broker_ip: str,
+        broker_permission: int,
+        region_id: str,
+        trace_on: bool,
+        max_message_size: int,
+    ) -> None:
+        self._store = store
+        self._topics = topics
+        self._schedule = schedule
+        self._broker_ip = broker_ip
+        self._writeable = T.is_writeable(broker_permission)
+        self._region = region_id
+        self._trace_on = "true" if trace_on else "false"
+        self._max_size = max_message_size
+
+    def table(self) -> dict[int, Handler]:
+        return {
+            RequestCode.SEND_MESSAGE: self.send_v1,
+            RequestCode.SEND_MESSAGE_V2: self.send_v2,
+            RequestCode.SEND_BATCH_MESSAGE: self.send_batch,
+        }
+
+    async def send_v1(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return await self._send(ctx, cmd, decode_header(SendMessageRequestHeader, cmd))
+
+    async def send_v2(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return await self._send(ctx, cmd, decode_header(SendMessageRequestHeaderV2, cmd).to_v1())
+
+    async def send_batch(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        if "b" in cmd.ext_fields or "a" in cmd.ext_fields:
+            h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+        else:
+            h = decode_header(SendMessageRequestHeader, cmd)
+        return await self._send(ctx, cmd, h, batch=True)
+
+    # -- the shared path ---------------------------------------------------------------------------------------
+
+    def _check(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
+        topic = h.topic
+        if not self._writeable:
+            raise HandlerError(
+                ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] sending message is forbidden"
+            )
+        bad = T.topic_error(topic)
+        if bad is not None:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, bad)
+        forbidden = T.send_forbidden_remark(topic)
+        if forbidden is not None:
+            raise HandlerError(ResponseCode.NO_PERMISSION, forbidden)
+        tc = self._topics.get(topic)
+        if tc is None:
+            tc = self._topics.create_in_send(
+                topic, h.default_topic, h.default_topic_queue_nums, 0, producer=ctx.conn.peer
+            )
+            if tc is None and topic.startswith(T.RETRY_PREFIX):
+                tc = self._topics.create_if_absent(topic, 1, T.PERM_RW)
+            if tc is None:
+                raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+        if not T.is_writeable(tc.perm):
+            raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
+        if h.queue_id >= tc.write_queue_nums:
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR,
+                f"request queueId[{h.queue_id}] is illegal, topic:{topic} topicConfig.writeQueueNums:"
+                f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
+            )
+        return tc
+
+    async def _send(
+        self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
+    ) -> RemotingCommand:
+        tc = self._check(ctx, h)
+        queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
+        if len(cmd.body) > self._max_size:
+            raise HandlerError(
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
+            )
+        born_host = ctx.conn.peer
+        if batch:
+            if h.topic.startswith(T.RETRY_PREFIX):
+                raise HandlerError(
+                    ResponseCode.MESSAGE_ILLEGAL, f"batch request does not support retry group {h.topic}"
+                )
+            try:
+                items = decode_batch(cmd.body)
+            except RecordError as exc:
+                raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, f"bad batch body: {exc}") from None
+            if not items:
+                raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch body holds no message")
+            for item in items:
+                if item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
+                    raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message")
+            result = await self._store.put_messages(
+                h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=True
+            )
+        else:
+            topic, qid, props = h.topic, queue_id, h.properties or ""
+            if _DELAY_MARK in props:  # cheap substring test; divert() parses
+                topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
+            result = await self._store.put_message(
+                topic,
+                qid,
+                h.flag,
+                h.sys_flag,
+                h.born_timestamp,
+                born_host,
+                cmd.body,
+                props,
+                reconsume_times=h.reconsume_times or 0,
+                wait=_NO_WAIT_MARK not in props,
+            )
+        code, remark = _PUT_STATUS.get(result.status.name, (ResponseCode.SYSTEM_ERROR, result.status.name))
+        if remark is not None:
+            raise HandlerError(code, remark)
+        first = result.items[0]
+        ext = {
+            "msgId": ",".join(i.msg_id for i in result.items),
+            "queueId": str(first.queue_id),
+            "queueOffset": str(first.queue_offset),
+            "MSG_REGION": self._region,
+            "TRACE_ON": self._trace_on,
+        }
+        return cmd.make_response(code, None, ext)

@@ -1,0 +1,1 @@
+"""Stateful broker collaborators (tables, registries, background tasks), injected into handlers one by one."""

@@ -1,0 +1,104 @@
+"""ConsumerOffsetTable: committed consume offsets per (topic, group, queue), persisted every
+``flushConsumerOffsetInterval`` (5 s) and at shutdown to ``<storePathRootDir>/config/consumerOffset.json``.
+
+File format (J ``ConsumerOffsetManager.encode``; queue ids as quoted JSON keys — J's fastjson writes them
+unquoted, and ``broker.persistence`` accepts both when loading)::
+
+    {
+     "offsetTable": {
+      "TopicTest@CID_demo": {"0": 12, "1": 7}
+     }
+    }
+
+Offsets are "next offset to consume" (the count of consumed messages), as clients commit them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from broker.persistence import JsonFile, TableWriter, dumps
+
+_log = structlog.get_logger("rocketq.broker.offsets")
+TOPIC_GROUP_SEPARATOR = "@"
+
+
+class ConsumerOffsetTable:
+    def __init__(self, config_dir: str, flush_interval_ms: int) -> None:
+        self._table: dict[str, dict[int, int]] = {}
+        self._file = JsonFile(f"{config_dir}/consumerOffset.json")
+        self._writer = TableWriter(self._file, self.encode)
+        self._interval = flush_interval_ms / 1000
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        doc = self._file.load()
+        if not isinstance(doc, dict) or not isinstance(doc.get("offsetTable"), dict):
+            return
+        for key, queues in doc["offsetTable"].items():
+            if not isinstance(queues, dict) or TOPIC_GROUP_SEPARATOR not in key:
+                continue
+            try:
+                self._table[key] = {int(q): int(o) for q, o in queues.items()}
+            except (TypeError, ValueError):
+                _log.warning("bad offset entry skipped", key=key)
+        _log.info("consumer offsets loaded", entries=len(self._table))
+
+    def encode(self) -> bytes:
+        return dumps({"offsetTable": {k: {str(q): o for q, o in v.items()} for k, v in self._table.items()}})
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._persist_loop(), name="consumer-offset-persist")
+
+    async def _persist_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self._writer.flush()
+
+    async def stop(self) -> None:
+        """Stop the periodic task and write whatever changed since the last write."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self._writer.flush()
+
+    async def flush(self) -> None:
+        await self._writer.flush()
+
+    # -- offsets -----------------------------------------------------------------------------------------------
+
+    def commit(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        key = topic + TOPIC_GROUP_SEPARATOR + group
+        queues = self._table.get(key)
+        if queues is None:
+            queues = self._table[key] = {}
+        if queues.get(queue_id) != offset:
+            queues[queue_id] = offset
+            self._writer.mark_dirty_later()
+
+    def query(self, group: str, topic: str, queue_id: int) -> int:
+        """The committed offset, or -1 when none is stored."""
+        queues = self._table.get(topic + TOPIC_GROUP_SEPARATOR + group)
+        if queues is None:
+            return -1
+        return queues.get(queue_id, -1)
+
+    def query_all(self, group: str, topic: str) -> dict[int, int]:
+        return dict(self._table.get(topic + TOPIC_GROUP_SEPARATOR + group, {}))
+
+    def groups_of_topic(self, topic: str) -> set[str]:
+        prefix = topic + TOPIC_GROUP_SEPARATOR
+        return {k[len(prefix) :] for k in self._table if k.startswith(prefix)}
+
+    def remove_group(self, group: str) -> None:
+        suffix = TOPIC_GROUP_SEPARATOR + group
+        for key in [k for k in self._table if k.endswith(suffix)]:
+            del self._table[key]
+        self._writer.mark_dirty_later()

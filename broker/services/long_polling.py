@@ -1,0 +1,126 @@
+"""LongPollingService: parks pull requests that found nothing until a matching message arrives or they time out.
+
+J's ``PullRequestHoldService`` re-checks held pulls every 5 s (1 s for short polling) and is also woken by the
+reput service's ``notifyMessageArriving``. Here there is no polling timer: each held pull is a future with its own
+``call_later`` deadline, and the store's arrival listener (fired after a message is dispatched to its consume queue)
+wakes the pulls parked on that (topic, queue) whose offset the message reaches and whose tag-hash filter it passes.
+The pull handler then re-runs the read and answers.
+
+A hold never blocks anything else: the remoting layer runs every request in its own task, and the hold is just an
+awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
+PULL_NOT_FOUND before the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Callable, Mapping
+
+import structlog
+
+_log = structlog.get_logger("rocketq.broker.long_polling")
+
+
+class Wake(enum.Enum):
+    ARRIVED = "arrived"
+    TIMEOUT = "timeout"
+    SHUTDOWN = "shutdown"
+
+
+def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
+    if not fut.done():
+        fut.set_result(why)
+
+
+class _Held:
+    __slots__ = ("future", "match_code", "offset", "wake_on_arrival")
+
+    def __init__(
+        self, offset: int, match_code: Callable[[int], bool] | None, future: asyncio.Future[Wake], wake_on_arrival: bool
+    ) -> None:
+        self.offset = offset
+        self.match_code = match_code
+        self.future = future
+        self.wake_on_arrival = wake_on_arrival
+
+
+class LongPollingService:
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, int], list[_Held]] = {}
+        self._closed = False
+
+    @property
+    def held_count(self) -> int:
+        return sum(len(v) for v in self._held.values())
+
+    async def hold(
+        self,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        timeout_s: float,
+        match_code: Callable[[int], bool] | None = None,
+        max_offset_now: Callable[[], int] | None = None,
+        *,
+        wake_on_arrival: bool = True,
+    ) -> Wake:
+        """Wait until a message at or beyond ``offset`` that passes ``match_code`` arrives on (topic, queue_id),
+        or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message dispatched after the caller's
+        read but before this registration. ``wake_on_arrival=False`` is short polling: only the timeout (or
+        shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does."""
+        if self._closed:
+            return Wake.SHUTDOWN
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Wake] = loop.create_future()
+        key = (topic, queue_id)
+        entry = _Held(offset, match_code, fut, wake_on_arrival)
+        self._held.setdefault(key, []).append(entry)
+        timer = loop.call_later(max(timeout_s, 0.0), _resolve, fut, Wake.TIMEOUT)
+        if wake_on_arrival and max_offset_now is not None and max_offset_now() > offset:
+            _resolve(fut, Wake.ARRIVED)
+        try:
+            return await fut
+        finally:
+            timer.cancel()
+            waiting = self._held.get(key)
+            if waiting is not None:
+                try:
+                    waiting.remove(entry)
+                except ValueError:
+                    pass
+                if not waiting:
+                    del self._held[key]
+
+    def notify_arrival(
+        self,
+        topic: str,
+        queue_id: int,
+        next_offset: int,
+        tags_code: int,
+        store_ts: int = 0,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
+        """The store's arrival listener: a message was dispatched; ``next_offset`` is the queue's max offset after
+        it (its logic offset + 1)."""
+        waiting = self._held.get((topic, queue_id))
+        if not waiting:
+            return
+        for entry in waiting:
+            if not entry.wake_on_arrival or next_offset <= entry.offset:
+                continue
+            if entry.match_code is None or entry.match_code(tags_code):
+                _resolve(entry.future, Wake.ARRIVED)
+
+    def release_all(self) -> int:
+        """Wake every held pull with SHUTDOWN and refuse new holds; returns how many were held."""
+        self._closed = True
+        n = 0
+        for waiting in self._held.values():
+            for entry in waiting:
+                if not entry.future.done():
+                    n += 1
+                _resolve(entry.future, Wake.SHUTDOWN)
+        if n:
+            _log.info("released held pulls", count=n)
+        return n

@@ -1,0 +1,142 @@
+"""NamesrvRegistrar: keeps this broker registered with every name server.
+
+REGISTER_BROKER goes to all name servers in parallel at start, every ``registerNameServerPeriod`` (30 s), and at
+once when the topic table changes (``trigger()``, wired to the TopicConfigTable's change listener: J registers
+synchronously after an auto-create; here the send is answered without waiting and the registration follows within
+the same loop turn). UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
+next round; it never stops the broker.
+
+Body (RegisterBrokerBody, uncompressed JSON, reference/protocol.md §d)::
+
+    {"topicConfigSerializeWrapper": {"topicConfigTable": {name: TopicConfig}, "dataVersion": {...}},
+     "filterServerList": []}
+
+When ``brokerPermission`` lacks READ or WRITE, every topic is registered with the broker's permission instead of
+its own (J ``registerBrokerAll``), which is how an operator drains a broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import zlib
+from typing import Any
+
+import structlog
+
+from broker import topics as T
+from broker.services.topic_config import TopicConfigTable
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.errors import RemotingError
+from protocol.headers import RegisterBrokerRequestHeader, UnregisterBrokerRequestHeader
+from protocol.remoting.client import RemotingClient
+
+_log = structlog.get_logger("rocketq.broker.registrar")
+
+
+class NamesrvRegistrar:
+    def __init__(
+        self,
+        client: RemotingClient,
+        namesrv_addrs: list[str],
+        topics: TopicConfigTable,
+        *,
+        cluster_name: str,
+        broker_name: str,
+        broker_id: int,
+        broker_permission: int,
+        period_ms: int,
+        timeout_ms: int,
+    ) -> None:
+        self._client = client
+        self._addrs = list(namesrv_addrs)
+        self._topics = topics
+        self._cluster = cluster_name
+        self._name = broker_name
+        self._id = broker_id
+        self._perm = broker_permission
+        self._period = period_ms / 1000
+        self._timeout = timeout_ms / 1000
+        self._broker_addr = ""
+        self._ha_addr = ""
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.registrations = 0  # successful REGISTER_BROKER replies, for tests and stats
+
+    @property
+    def namesrv_addrs(self) -> list[str]:
+        return list(self._addrs)
+
+    async def start(self, broker_addr: str, ha_addr: str) -> None:
+        """Register once (awaited, failures only logged), then keep registering in the background."""
+        self._broker_addr, self._ha_addr = broker_addr, ha_addr
+        if not self._addrs:
+            _log.warning("no name server address configured; clients cannot find this broker")
+        await self.register_all()
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="namesrv-registrar")
+
+    def trigger(self) -> None:
+        """Register with every name server as soon as possible (topic table changed)."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Stop the periodic task and unregister from every name server."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._broker_addr:
+            await asyncio.gather(*(self._unregister(a) for a in self._addrs))
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._period)
+            self._wake.clear()
+            await self.register_all()
+
+    def _body(self) -> bytes:
+        doc = self._topics.to_json()
+        table: dict[str, Any] = doc["topicConfigTable"]
+        if not (T.is_readable(self._perm) and T.is_writeable(self._perm)):
+            table = {name: {**tc, "perm": self._perm} for name, tc in table.items()}
+        body = {
+            "topicConfigSerializeWrapper": {"topicConfigTable": table, "dataVersion": doc["dataVersion"]},
+            "filterServerList": [],
+        }
+        return json.dumps(body, separators=(",", ":")).encode("utf-8")
+
+    async def register_all(self) -> None:
+        if not self._addrs:
+            return
+        body = self._body()
+        await asyncio.gather(*(self._register(a, body) for a in self._addrs))
+
+    async def _register(self, addr: str, body: bytes) -> None:
+        header = RegisterBrokerRequestHeader(
+            self._name, self._broker_addr, self._cluster, self._ha_addr, self._id, False, zlib.crc32(body) & 0x7FFFFFFF
+        )
+        cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, header.to_ext_fields(), body)
+        try:
+            resp = await self._client.invoke(addr, cmd, self._timeout)
+        except RemotingError as exc:
+            _log.warning("register broker failed", namesrv=addr, error=str(exc))
+            return
+        if resp.code != ResponseCode.SUCCESS:
+            _log.warning("register broker refused", namesrv=addr, code=resp.code, remark=resp.remark)
+            return
+        self.registrations += 1
+
+    async def _unregister(self, addr: str) -> None:
+        header = UnregisterBrokerRequestHeader(self._name, self._broker_addr, self._cluster, self._id)
+        cmd = RemotingCommand.request(RequestCode.UNREGISTER_BROKER, header.to_ext_fields())
+        try:
+            resp = await self._client.invoke(addr, cmd, min(self._timeout, 3.0))
+        except RemotingError as exc:
+            _log.warning("unregister broker failed", namesrv=addr, error=str(exc))
+            return
+        if resp.code == ResponseCode.SUCCESS:
+            _log.info("unregistered from name server", namesrv=addr)

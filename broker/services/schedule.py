@@ -1,0 +1,204 @@
+"""ScheduleService: delayed messages (J ``ScheduleMessageService``).
+
+A message sent with property DELAY = level > 0 is stored, instead of to its topic, to ``SCHEDULE_TOPIC_XXXX`` queue
+``level - 1`` with properties REAL_TOPIC / REAL_QID naming where it belongs (``divert``; a level above the table's
+last is clamped to it, as J does). One task per level reads its queue in order; a message is due at its store
+timestamp + the level's delay (``messageDelayLevel``, e.g. "1s 5s 10s … 2h"). Because a level has one delay, its
+queue is in due order, so the task only ever waits for the head: a timer until the head is due, or an event set by
+the store's arrival listener when the queue is empty — no busy polling. A due message is re-put to REAL_TOPIC /
+REAL_QID with DELAY removed (REAL_TOPIC/REAL_QID are kept, as J keeps them), the original born timestamp, flag,
+sysFlag, body and reconsume count.
+
+Progress per level is persisted every ``flushDelayOffsetInterval`` and at stop to
+``<storePathRootDir>/config/delayOffset.json`` (J format, level → next queue offset to deliver)::
+
+    {"offsetTable": {"1": 5, "2": 0}}
+
+A crash between a delivery and the next persist re-delivers those messages after restart (at-least-once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+
+import structlog
+
+from broker import topics as T
+from broker.persistence import JsonFile, TableWriter, dumps
+from broker.store.message_store import MessageStore
+from protocol.message import MessageExt, PropertyKey, decode_properties, encode_properties
+
+_log = structlog.get_logger("rocketq.broker.schedule")
+
+SCHEDULE_GROUP = "SCHEDULE_CONSUMER"
+_BATCH = 32
+_RETRY_AFTER_S = 1.0
+
+
+def divert(topic: str, queue_id: int, properties: str, max_level: int) -> tuple[str, int, str]:
+    """Where a send with these properties is stored: unchanged, or the schedule queue of its delay level."""
+    props = decode_properties(properties)
+    raw = props.get(PropertyKey.DELAY, "")
+    try:
+        level = int(raw)
+    except ValueError:
+        return topic, queue_id, properties
+    if level <= 0:
+        return topic, queue_id, properties
+    level = min(level, max_level)
+    props[PropertyKey.DELAY] = str(level)
+    props[PropertyKey.REAL_TOPIC] = topic
+    props[PropertyKey.REAL_QID] = str(queue_id)
+    return T.SCHEDULE_TOPIC, level - 1, encode_properties(props)
+
+
+class ScheduleService:
+    def __init__(
+        self, store: MessageStore, config_dir: str, levels_ms: tuple[int, ...], flush_interval_ms: int
+    ) -> None:
+        self._store = store
+        self._levels = levels_ms
+        self._offsets: dict[int, int] = {}
+        self._file = JsonFile(f"{config_dir}/delayOffset.json")
+        self._writer = TableWriter(self._file, self.encode)
+        self._flush_s = flush_interval_ms / 1000
+        self._wake: dict[int, asyncio.Event] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self.delivered = 0
+
+    @property
+    def max_level(self) -> int:
+        return len(self._levels)
+
+    def divert(self, topic: str, queue_id: int, properties: str) -> tuple[str, int, str]:
+        return divert(topic, queue_id, properties, self.max_level)
+
+    # -- persistence -------------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        doc = self._file.load()
+        table = doc.get("offsetTable") if isinstance(doc, dict) else None
+        if isinstance(table, dict):
+            for level, offset in table.items():
+                with contextlib.suppress(TypeError, ValueError):
+                    self._offsets[int(level)] = int(offset)
+
+    def encode(self) -> bytes:
+        return dumps({"offsetTable": {str(k): v for k, v in sorted(self._offsets.items())}})
+
+    async def flush(self) -> None:
+        await self._writer.flush()
+
+    def offset(self, level: int) -> int:
+        return self._offsets.get(level, 0)
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        for level in range(1, self.max_level + 1):
+            self._wake[level] = asyncio.Event()
+            self._tasks.append(loop.create_task(self._deliver_loop(level), name=f"schedule-level-{level}"))
+        self._tasks.append(loop.create_task(self._persist_loop(), name="schedule-persist"))
+
+    async def stop(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        await self._writer.flush()
+
+    def on_arrival(
+        self,
+        topic: str,
+        queue_id: int,
+        next_offset: int,
+        tags_code: int,
+        store_ts: int = 0,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
+        """Store arrival listener: wake the level whose schedule queue got a message."""
+        if topic == T.SCHEDULE_TOPIC:
+            ev = self._wake.get(queue_id + 1)
+            if ev is not None:
+                ev.set()
+
+    async def _persist_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._flush_s)
+            await self._writer.flush()
+
+    # -- delivery ----------------------------------------------------------------------------------------------
+
+    async def _deliver_loop(self, level: int) -> None:
+        delay_ms = self._levels[level - 1]
+        wake = self._wake[level]
+        while True:
+            wake.clear()
+            try:
+                wait_s = await self._deliver_due(level, delay_ms)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("delay delivery failed; retrying", level=level)
+                wait_s = _RETRY_AFTER_S
+            if wait_s is None:
+                await wake.wait()
+            elif wait_s > 0:
+                await asyncio.sleep(wait_s)  # the head decides; later arrivals are due later
+
+    async def _deliver_due(self, level: int, delay_ms: int) -> float | None:
+        """Deliver every due message at the head of the level's queue. Returns seconds until the head is due, 0 to
+        go on at once, or None when the queue is drained (wait for an arrival)."""
+        offset = self._offsets.get(level, 0)
+        result = await self._store.get_message(
+            SCHEDULE_GROUP, T.SCHEDULE_TOPIC, level - 1, offset, _BATCH, 4 * 1024 * 1024
+        )
+        status = result.status.name
+        if status != "FOUND":
+            if result.next_begin_offset != offset and status not in ("OFFSET_OVERFLOW_ONE", "OFFSET_FOUND_NULL"):
+                self._set_offset(level, result.next_begin_offset)
+                return 0
+            return None
+        now_ms = time.time() * 1000
+        for msg in result.messages():
+            due = msg.store_timestamp + delay_ms
+            if due > now_ms:
+                return (due - now_ms) / 1000
+            await self._redeliver(msg)
+            self._set_offset(level, msg.queue_offset + 1)
+        if result.next_begin_offset > self._offsets.get(level, 0):
+            self._set_offset(level, result.next_begin_offset)
+        return 0
+
+    def _set_offset(self, level: int, offset: int) -> None:
+        self._offsets[level] = offset
+        self._writer.mark_dirty_later()
+
+    async def _redeliver(self, m: MessageExt) -> None:
+        props = dict(m.properties)
+        topic = props.get(PropertyKey.REAL_TOPIC)
+        if not topic:
+            _log.warning("delayed message without REAL_TOPIC dropped", offset=m.queue_offset)
+            return
+        qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
+        props.pop(PropertyKey.DELAY, None)
+        result = await self._store.put_message(
+            topic,
+            qid,
+            m.flag,
+            m.sys_flag,
+            m.born_timestamp,
+            m.born_host,
+            m.body,
+            encode_properties(props),
+            reconsume_times=m.reconsume_times,
+        )
+        if result.status.name != "PUT_OK":
+            raise RuntimeError(f"re-put of a delayed message failed: {result.status.name}")
+        self.delivered += 1

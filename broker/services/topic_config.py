@@ -1,0 +1,246 @@
+"""TopicConfigTable: the broker's topics (queue counts, permissions), the system topics, auto-create, and their
+persistence in ``<storePathRootDir>/config/topics.json``.
+
+File format (J ``TopicConfigManager.encode``; keys written in this order, standard JSON)::
+
+    {
+     "topicConfigTable": {
+      "TopicTest": {"topicName": "TopicTest", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
+                    "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": false}
+     },
+     "dataVersion": {"timestamp": 1700000000000, "counter": 3}
+    }
+
+Start-up follows J: the system topics are put first, then the file is loaded over them (a persisted topic wins).
+Every change bumps ``dataVersion`` and notifies the change listeners (persist + immediate name-server
+registration, wired by ``broker.app``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+
+from broker import topics as T
+from broker.config import FeaturesConfig, IdentityConfig
+from broker.persistence import JsonFile, TableWriter, dumps
+
+_log = structlog.get_logger("rocketq.broker.topics")
+
+SCHEDULE_QUEUE_NUMS = 18
+DEFAULT_QUEUE_NUMS = 16  # J TopicConfig.defaultReadQueueNums / defaultWriteQueueNums
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    topic_name: str
+    read_queue_nums: int = DEFAULT_QUEUE_NUMS
+    write_queue_nums: int = DEFAULT_QUEUE_NUMS
+    perm: int = T.PERM_RW
+    topic_filter_type: str = "SINGLE_TAG"
+    topic_sys_flag: int = 0
+    order: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topicName": self.topic_name,
+            "readQueueNums": self.read_queue_nums,
+            "writeQueueNums": self.write_queue_nums,
+            "perm": self.perm,
+            "topicFilterType": self.topic_filter_type,
+            "topicSysFlag": self.topic_sys_flag,
+            "order": self.order,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, d: dict[str, Any]) -> TopicConfig:
+        return cls(
+            topic_name=str(d.get("topicName") or name),
+            read_queue_nums=int(d.get("readQueueNums", DEFAULT_QUEUE_NUMS)),
+            write_queue_nums=int(d.get("writeQueueNums", DEFAULT_QUEUE_NUMS)),
+            perm=int(d.get("perm", T.PERM_RW)),
+            topic_filter_type=str(d.get("topicFilterType") or "SINGLE_TAG"),
+            topic_sys_flag=int(d.get("topicSysFlag", d.get("topicSynFlag", 0)) or 0),
+            order=bool(d.get("order", False)),
+        )
+
+
+class DataVersion:
+    """J ``DataVersion``: (timestamp, counter); ``next()`` on every change."""
+
+    __slots__ = ("counter", "timestamp")
+
+    def __init__(self, timestamp: int | None = None, counter: int = 0) -> None:
+        self.timestamp = int(time.time() * 1000) if timestamp is None else timestamp
+        self.counter = counter
+
+    def next(self) -> None:
+        self.timestamp = int(time.time() * 1000)
+        self.counter += 1
+
+    def to_json(self) -> dict[str, int]:
+        return {"timestamp": self.timestamp, "counter": self.counter}
+
+    @classmethod
+    def from_json(cls, d: Any) -> DataVersion:
+        if not isinstance(d, dict):
+            return cls()
+        return cls(int(d.get("timestamp", 0) or 0), int(d.get("counter", 0) or 0))
+
+
+def system_topics(identity: IdentityConfig, features: FeaturesConfig) -> list[TopicConfig]:
+    """The topics J's ``TopicConfigManager`` constructor creates, in its order."""
+    out = [TopicConfig(T.SELF_TEST_TOPIC, 1, 1)]
+    if features.auto_create_topic_enable:
+        n = features.default_topic_queue_nums
+        out.append(TopicConfig(T.AUTO_CREATE_TOPIC, n, n, T.PERM_INHERIT | T.PERM_RW))
+    out.append(TopicConfig(T.BENCHMARK_TOPIC, 1024, 1024))
+    cluster_perm = T.PERM_INHERIT | (T.PERM_RW if features.cluster_topic_enable else 0)
+    out.append(TopicConfig(identity.broker_cluster_name, perm=cluster_perm))
+    broker_perm = T.PERM_INHERIT | (T.PERM_RW if features.broker_topic_enable else 0)
+    out.append(TopicConfig(identity.broker_name, 1, 1, broker_perm))
+    out.append(TopicConfig(T.OFFSET_MOVED_EVENT, 1, 1))
+    out.append(TopicConfig(T.SCHEDULE_TOPIC, SCHEDULE_QUEUE_NUMS, SCHEDULE_QUEUE_NUMS))
+    if features.trace_topic_enable:
+        out.append(TopicConfig(features.msg_trace_topic_name, 1, 1))
+    out.append(TopicConfig(f"{identity.broker_cluster_name}_{T.REPLY_TOPIC_POSTFIX}", 1, 1))
+    out.append(TopicConfig(T.TRANS_HALF_TOPIC, 1, 1))
+    out.append(TopicConfig(T.TRANS_OP_HALF_TOPIC, 1, 1))
+    return out
+
+
+class TopicConfigTable:
+    def __init__(self, config_dir: str, identity: IdentityConfig, features: FeaturesConfig) -> None:
+        self._identity = identity
+        self._features = features
+        self._topics: dict[str, TopicConfig] = {}
+        self.data_version = DataVersion()
+        self._file = JsonFile(f"{config_dir}/topics.json")
+        self._writer = TableWriter(self._file, self.encode)
+        self._listeners: list[Callable[[], None]] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        for tc in system_topics(self._identity, self._features):
+            self._topics[tc.topic_name] = tc
+        doc = self._file.load()
+        if isinstance(doc, dict):
+            table = doc.get("topicConfigTable") or {}
+            if isinstance(table, dict):
+                for name, raw in table.items():
+                    if isinstance(raw, dict):
+                        self._topics[name] = TopicConfig.from_json(name, raw)
+            self.data_version = DataVersion.from_json(doc.get("dataVersion"))
+        self.data_version.next()
+        _log.info("topics loaded", count=len(self._topics), path=str(self._file.path))
+
+    def add_listener(self, cb: Callable[[], None]) -> None:
+        """``cb()`` runs after every change (the registrar re-registers at once)."""
+        self._listeners.append(cb)
+
+    async def flush(self) -> None:
+        await self._writer.flush()
+
+    def save_now(self) -> None:
+        self._writer.save_now()
+
+    def encode(self) -> bytes:
+        return dumps(self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topicConfigTable": {name: tc.to_json() for name, tc in self._topics.items()},
+            "dataVersion": self.data_version.to_json(),
+        }
+
+    # -- queries -----------------------------------------------------------------------------------------------
+
+    def get(self, topic: str) -> TopicConfig | None:
+        return self._topics.get(topic)
+
+    def __contains__(self, topic: str) -> bool:
+        return topic in self._topics
+
+    def all(self) -> list[TopicConfig]:
+        return list(self._topics.values())
+
+    # -- changes -----------------------------------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self.data_version.next()
+        self._writer.mark_dirty()
+        for cb in self._listeners:
+            try:
+                cb()
+            except Exception:
+                _log.exception("topic change listener failed")
+
+    def put(self, tc: TopicConfig) -> None:
+        """Create or replace a topic (admin path)."""
+        self._topics[tc.topic_name] = tc
+        self._changed()
+
+    def delete(self, topic: str) -> bool:
+        if self._topics.pop(topic, None) is None:
+            return False
+        self._changed()
+        return True
+
+    def create_in_send(
+        self, topic: str, default_topic: str, client_queue_nums: int, topic_sys_flag: int = 0, producer: str = ""
+    ) -> TopicConfig | None:
+        """J ``createTopicInSendMessageMethod``: a new topic modelled on ``default_topic`` (TBW102) if it may be
+        inherited; ``min(client_queue_nums, default.writeQueueNums)`` queues; None if auto-create is not allowed."""
+        existing = self._topics.get(topic)
+        if existing is not None:
+            return existing
+        default = self._topics.get(default_topic)
+        if default is None:
+            _log.warning(
+                "auto-create refused: default topic does not exist",
+                topic=topic,
+                default_topic=default_topic,
+                producer=producer,
+            )
+            return None
+        perm = default.perm
+        if default_topic == T.AUTO_CREATE_TOPIC and not self._features.auto_create_topic_enable:
+            perm = T.PERM_RW  # J downgrades a persisted TBW102 when auto-create is off
+        if not T.is_inherited(perm):
+            _log.warning(
+                "auto-create refused: default topic has no inherit perm",
+                topic=topic,
+                default_topic=default_topic,
+                perm=perm,
+                producer=producer,
+            )
+            return None
+        nums = max(0, min(client_queue_nums, default.write_queue_nums))
+        tc = TopicConfig(topic, nums, nums, perm & ~T.PERM_INHERIT, default.topic_filter_type, topic_sys_flag)
+        self._topics[topic] = tc
+        _log.info("topic auto-created", topic=topic, queues=nums, producer=producer)
+        self._changed()
+        return tc
+
+    def create_if_absent(self, topic: str, queue_nums: int, perm: int, topic_sys_flag: int = 0) -> TopicConfig:
+        """J ``createTopicInSendMessageBackMethod``: retry/DLQ topics (and other broker-made topics)."""
+        existing = self._topics.get(topic)
+        if existing is not None:
+            return existing
+        tc = TopicConfig(topic, queue_nums, queue_nums, perm, "SINGLE_TAG", topic_sys_flag)
+        self._topics[topic] = tc
+        _log.info("topic created", topic=topic, queues=queue_nums, perm=perm)
+        self._changed()
+        return tc
+
+    def with_perm(self, topic: str, perm: int) -> TopicConfig | None:
+        tc = self._topics.get(topic)
+        if tc is None:
+            return None
+        self.put(replace(tc, perm=perm))
+        return self._topics[topic]

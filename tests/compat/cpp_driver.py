@@ -1,0 +1,162 @@
+"""Drive the official C++ client (PyPI ``rocketmq`` 0.4.4) in its own process and report as JSON lines on stdout.
+
+librocketmq is not fork-safe and can crash its host process, so compat tests run this script with
+``sys.executable`` instead of importing the client. Sub-commands:
+
+    produce --namesrv ADDR --topic T --group G --count N --mode sync|async|oneway [--prefix P]
+        sends N messages with keys, tags (TagA/TagB/TagC in turn) and user properties; prints one
+        {"event":"sent",...} per sync/async result and finally {"event":"done","ok":..,"failed":..}
+    consume --namesrv ADDR --topic T --group G [--expr '*'] [--instance NAME]
+        prints {"event":"started"} then {"event":"msg",...} per message, until SIGTERM/SIGINT or stdin closes;
+        then shuts the consumer down (which commits its offsets) and prints {"event":"stopped"}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+_out_lock = threading.Lock()
+
+
+def emit(**fields: Any) -> None:
+    line = json.dumps(fields, separators=(",", ":"))
+    with _out_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+TAGS = ("TagA", "TagB", "TagC")
+
+
+def text(value: Any) -> Any:
+    """The wheel returns some fields as bytes (tags, keys, body, properties) and some as str."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def produce(args: argparse.Namespace) -> int:
+    from rocketmq.client import Message, Producer
+
+    producer = Producer(args.group, timeout=10_000)
+    producer.set_namesrv_addr(args.namesrv)
+    producer.start()
+    ok = failed = 0
+    pending = threading.Semaphore(0)
+    lock = threading.Lock()
+    counts = {"ok": 0, "failed": 0}
+
+    def on_ok(res: Any) -> None:
+        with lock:
+            counts["ok"] += 1
+        pending.release()
+
+    def on_err(exc: Exception) -> None:
+        with lock:
+            counts["failed"] += 1
+        emit(event="error", error=str(exc)[:300])
+        pending.release()
+
+    try:
+        for i in range(args.count):
+            msg = Message(args.topic)
+            msg.set_keys(f"{args.prefix}-key-{i}")
+            msg.set_tags(TAGS[i % len(TAGS)])
+            msg.set_property("seq", str(i))
+            msg.set_property("origin", "cpp")
+            msg.set_body(f"{args.prefix}-body-{i}".encode())
+            if args.mode == "sync":
+                for attempt in range(3):
+                    try:
+                        res = producer.send_sync(msg)
+                        ok += 1
+                        emit(event="sent", seq=i, status=int(res.status), msg_id=res.msg_id, offset=res.offset)
+                        break
+                    except Exception as exc:  # a route not there yet: retry a little
+                        if attempt == 2:
+                            failed += 1
+                            emit(event="error", seq=i, error=str(exc)[:300])
+                        time.sleep(0.5)
+            elif args.mode == "async":
+                producer.send_async(msg, on_ok, on_err)
+            else:
+                producer.send_oneway(msg)
+                ok += 1
+        if args.mode == "async":
+            for _ in range(args.count):
+                if not pending.acquire(timeout=60):
+                    break
+            ok, failed = counts["ok"], counts["failed"]
+    finally:
+        producer.shutdown()
+    emit(event="done", ok=ok, failed=failed)
+    return 0
+
+
+def consume(args: argparse.Namespace) -> int:
+    from rocketmq.client import PushConsumer
+
+    stop = threading.Event()
+    consumer = PushConsumer(args.group)
+    consumer.set_namesrv_addr(args.namesrv)
+    if args.instance:
+        consumer.set_instance_name(args.instance)
+    consumer.set_thread_count(2)
+
+    def on_message(msg: Any) -> None:
+        props = {k: text(msg.get_property(k)) for k in ("seq", "origin")}
+        emit(
+            event="msg",
+            topic=text(msg.topic),
+            tags=text(msg.tags),
+            keys=text(msg.keys),
+            body=text(msg.body),
+            id=text(msg.id),
+            queue_id=msg.queue_id,
+            offset=msg.queue_offset,
+            props=props,
+        )
+
+    consumer.subscribe(args.topic, on_message, args.expr)
+    consumer.start()
+    emit(event="started")
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    def watch_stdin() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    stop.wait()
+    consumer.shutdown()
+    emit(event="stopped")
+    return 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pp = sub.add_parser("produce")
+    pp.add_argument("--namesrv", required=True)
+    pp.add_argument("--topic", required=True)
+    pp.add_argument("--group", default="PID_compat")
+    pp.add_argument("--count", type=int, default=10)
+    pp.add_argument("--mode", choices=("sync", "async", "oneway"), default="sync")
+    pp.add_argument("--prefix", default="m")
+    pc = sub.add_parser("consume")
+    pc.add_argument("--namesrv", required=True)
+    pc.add_argument("--topic", required=True)
+    pc.add_argument("--group", required=True)
+    pc.add_argument("--expr", default="*")
+    pc.add_argument("--instance", default="")
+    args = p.parse_args()
+    return produce(args) if args.cmd == "produce" else consume(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

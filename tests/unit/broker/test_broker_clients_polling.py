@@ -1,0 +1,114 @@
+"""ClientRegistry (membership, notifications, expiry) and LongPollingService (wake on arrival, timeout, release)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
+from broker.services.long_polling import LongPollingService, Wake
+from protocol.codes import LanguageCode, RequestCode
+from protocol.command import RemotingCommand
+
+
+class FakeChannel:
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.conn_id = id(self)
+        self.language = LanguageCode.CPP
+        self.is_closed = False
+        self.sent: list[RemotingCommand] = []
+        self._cbs: list[Callable[[Any], None]] = []
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        raise NotImplementedError
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None:
+        self.sent.append(cmd)
+
+    def add_close_callback(self, cb: Callable[[Any], None]) -> None:
+        self._cbs.append(cb)
+
+    def close(self) -> None:
+        if not self.is_closed:
+            self.is_closed = True
+            for cb in self._cbs:
+                cb(self)
+
+
+SUBS = [SubscriptionData("T", "*")]
+
+
+def _register(reg: ClientRegistry, ch: FakeChannel, cid: str, subs: list[SubscriptionData] = SUBS) -> bool:
+    info = ClientChannel(ch, cid, LanguageCode.CPP, 63)  # type: ignore[arg-type]
+    return reg.register_consumer(
+        "G", info, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, notify=True
+    )
+
+
+def test_membership_notifies_every_consumer() -> None:
+    reg = ClientRegistry(120_000)
+    a, b = FakeChannel("a:1"), FakeChannel("b:1")
+    assert _register(reg, a, "1-127.0.0.1@A")
+    assert [c.code for c in a.sent] == [RequestCode.NOTIFY_CONSUMER_IDS_CHANGED]
+    assert a.sent[0].ext_fields == {"consumerGroup": "G"} and a.sent[0].is_oneway
+    assert not _register(reg, a, "1-127.0.0.1@A")  # a repeated heartbeat changes nothing
+    assert _register(reg, b, "2-127.0.0.1@B")
+    assert len(a.sent) == 2 and len(b.sent) == 1
+    assert reg.client_ids("G") == ["1-127.0.0.1@A", "2-127.0.0.1@B"]
+    b.close()
+    assert len(a.sent) == 3 and reg.client_ids("G") == ["1-127.0.0.1@A"]
+    reg.unregister_consumer("G", a, notify=True)  # type: ignore[arg-type]
+    assert reg.consumer_group("G") is None
+
+
+def test_subscription_change_notifies() -> None:
+    reg = ClientRegistry(120_000)
+    a = FakeChannel("a:1")
+    _register(reg, a, "A")
+    assert _register(reg, a, "A", [*SUBS, SubscriptionData("U", "x", frozenset({"x"}))])
+    grp = reg.consumer_group("G")
+    assert grp is not None and set(grp.subscriptions) == {"T", "U"}
+
+
+def test_expiry_closes_silent_channels() -> None:
+    reg = ClientRegistry(1000)
+    a, b = FakeChannel("a:1"), FakeChannel("b:1")
+    _register(reg, a, "A")
+    _register(reg, b, "B")
+    grp = reg.consumer_group("G")
+    assert grp is not None
+    grp.channels[b].last_update -= 5  # type: ignore[index]
+    assert reg.scan_expired() == 1
+    assert b.is_closed and reg.client_ids("G") == ["A"]
+
+
+async def test_hold_wakes_on_matching_arrival() -> None:
+    svc = LongPollingService()
+    task = asyncio.create_task(svc.hold("T", 0, 5, 10.0, match_code=lambda c: c == 42))
+    await asyncio.sleep(0)
+    assert svc.held_count == 1
+    svc.notify_arrival("T", 0, 6, 7)  # does not match the filter
+    svc.notify_arrival("T", 1, 6, 42)  # other queue
+    svc.notify_arrival("T", 0, 5, 42)  # below the pull offset
+    await asyncio.sleep(0)
+    assert not task.done()
+    svc.notify_arrival("T", 0, 6, 42)
+    assert await task is Wake.ARRIVED
+    assert svc.held_count == 0
+
+
+async def test_hold_timeout_and_release() -> None:
+    svc = LongPollingService()
+    assert await svc.hold("T", 0, 0, 0.01) is Wake.TIMEOUT
+    task = asyncio.create_task(svc.hold("T", 0, 0, 10.0))
+    await asyncio.sleep(0)
+    assert svc.release_all() == 1
+    assert await task is Wake.SHUTDOWN
+    assert await svc.hold("T", 0, 0, 10.0) is Wake.SHUTDOWN
+
+
+async def test_hold_race_with_dispatch() -> None:
+    svc = LongPollingService()
+    assert await svc.hold("T", 0, 3, 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED
