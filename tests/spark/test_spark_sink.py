@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,8 @@ def test_sink_rejects_bad_input(spark: Any, cluster: Cluster) -> None:
 
 def test_refused_send_fails_the_batch_with_the_brokers_reason(spark: Any, cluster: Cluster) -> None:
     # The broker's maxMessageSize is 256 KiB in this suite (conftest); 300 KiB is refused by the broker.
-    df = spark.createDataFrame([(b"x" * (300 * 1024),)], "body binary")
+    # random bytes: the client zlib-compresses bodies over 4 KiB, so a repetitive body would shrink below the limit
+    df = spark.createDataFrame([(os.urandom(300 * 1024),)], "body binary")
     with pytest.raises(Exception, match="sending to topic 'spark_sink_too_big' failed") as info:
         df.write.format("rocketmq").option("namesrvAddr", cluster.namesrv_addr).option(
             "topic", "spark_sink_too_big"
