@@ -89,7 +89,7 @@ lint: venv
 # redis-server (Debian) and redis-py for the Redis Streams anchor that bench/e2e_bench.py runs beside us
 bench-setup: venv
 	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -q redis-server; }
-	$(PY) -m pip install --quiet --disable-pip-version-check '.[bench]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 
 bench: venv java
 	@shopt -s nullglob; files=(bench/[!_]*.py); \

@@ -130,7 +130,10 @@ def decode_json_header(data: bytes | memoryview, body: bytes) -> RemotingCommand
 def encode_msgpack_header(cmd: RemotingCommand) -> bytes:
     obj = _to_mapping(cmd, int(cmd.language))
     del obj["serializeTypeCurrentRPC"]
-    return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
+    try:
+        return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
+    except (OverflowError, TypeError, ValueError) as exc:  # e.g. an int beyond 64 bits
+        raise LocalProtocolError(f"header does not fit the msgpack encoding: {exc}") from None
 
 
 def decode_msgpack_header(data: bytes | memoryview, body: bytes) -> RemotingCommand:

@@ -1,17 +1,117 @@
-"""Typed custom headers (the ``extFields`` of a RemotingCommand) for the commands this project speaks.
+"""Typed custom headers (the ``extFields`` of a RemotingCommand) for every command the name server, broker and clients
+speak.
 
 Each header is a frozen slotted dataclass with an explicit ``from_ext_fields`` / ``to_ext_fields`` pair — no
 reflection, so mistakes stay visible to mypy and the hot path stays cheap. Field names on the wire are exactly
-RocketMQ's (``protocol.md`` §b). Rules shared by every header:
+RocketMQ's (``protocol.md`` §b; J 4.9.7 ``*RequestHeader`` / ``*ResponseHeader`` classes). Rules shared by every
+header:
 
-* A required field (``!`` in the reference) that is absent raises ``MissingHeaderFieldError`` with J's text
-  ``the custom field <name> is null``.
+* A required field (``!`` below, ``@CFNotNull`` in J) that is absent raises ``MissingHeaderFieldError`` with J's
+  text ``the custom field <name> is null``.
 * Numbers arrive as decimal text (the frame decoder already turned JSON numbers into text); text that does not parse
-  raises ``BadHeaderFieldError`` naming the field and value.
+  raises ``BadHeaderFieldError`` naming the field and the value.
 * Booleans accept ``true``/``false`` in any case and ``1``/``0`` (the C++ client writes ``"0"`` for unitMode/batch).
-* ``to_ext_fields`` always writes strings; optional fields that are ``None`` are left out.
+* ``to_ext_fields`` always writes strings; booleans as ``true``/``false``; optional fields that are ``None`` are left
+  out. The one exception is ``ResetOffsetRequestHeader.to_ext_fields(numeric_bool=True)``: C++ reads ``isForce`` with
+  ``atoi``, so it needs ``1``/``0``.
 
-SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE use one-letter names (``SendMessageRequestHeaderV2``):
+Requests (``!`` = required, otherwise nullable):
+
+    | code | command                              | header class                           | fields                               |
+    |------|--------------------------------------|----------------------------------------|--------------------------------------|
+    | 10   | SEND_MESSAGE                         | SendMessageRequestHeader               | !producerGroup !topic !defaultTopic  |
+    |      |                                      |                                        | !defaultTopicQueueNums !queueId      |
+    |      |                                      |                                        | !sysFlag !bornTimestamp !flag        |
+    |      |                                      |                                        | properties reconsumeTimes unitMode   |
+    |      |                                      |                                        | batch maxReconsumeTimes brokerName   |
+    | 310  | SEND_MESSAGE_V2 (+320 SEND_BATCH)    | SendMessageRequestHeaderV2             | !a..!h, i..n (table below)           |
+    | 11   | PULL_MESSAGE                         | PullMessageRequestHeader               | !consumerGroup !topic !queueId       |
+    |      |                                      |                                        | !queueOffset !maxMsgNums !sysFlag    |
+    |      |                                      |                                        | !commitOffset !suspendTimeoutMillis  |
+    |      |                                      |                                        | subscription !subVersion             |
+    |      |                                      |                                        | expressionType                       |
+    | 12   | QUERY_MESSAGE                        | QueryMessageRequestHeader              | !topic !key !maxNum !beginTimestamp  |
+    |      |                                      |                                        | !endTimestamp _UNIQUE_KEY_QUERY      |
+    | 14   | QUERY_CONSUMER_OFFSET                | QueryConsumerOffsetRequestHeader       | !consumerGroup !topic !queueId       |
+    | 15   | UPDATE_CONSUMER_OFFSET               | UpdateConsumerOffsetRequestHeader      | !consumerGroup !topic !queueId       |
+    |      |                                      |                                        | !commitOffset                        |
+    | 17   | UPDATE_AND_CREATE_TOPIC              | CreateTopicRequestHeader               | !topic !defaultTopic !readQueueNums  |
+    |      |                                      |                                        | !writeQueueNums !perm                |
+    |      |                                      |                                        | !topicFilterType topicSysFlag order  |
+    | 29   | SEARCH_OFFSET_BY_TIMESTAMP           | SearchOffsetRequestHeader              | !topic !queueId !timestamp           |
+    | 30   | GET_MAX_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
+    | 31   | GET_MIN_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
+    | 32   | GET_EARLIEST_MSG_STORETIME           | QueueRequestHeader                     | !topic !queueId                      |
+    | 33   | VIEW_MESSAGE_BY_ID                   | ViewMessageRequestHeader               | !offset                              |
+    | 35   | UNREGISTER_CLIENT                    | UnregisterClientRequestHeader          | !clientID producerGroup consumerGroup|
+    | 36   | CONSUMER_SEND_MSG_BACK               | ConsumerSendMsgBackRequestHeader       | !offset !group !delayLevel           |
+    |      |                                      |                                        | originMsgId originTopic unitMode     |
+    |      |                                      |                                        | maxReconsumeTimes                    |
+    | 37   | END_TRANSACTION                      | EndTransactionRequestHeader            | !producerGroup !tranStateTableOffset |
+    |      |                                      |                                        | !commitLogOffset !commitOrRollback   |
+    |      |                                      |                                        | fromTransactionCheck !msgId          |
+    |      |                                      |                                        | transactionId                        |
+    | 38   | GET_CONSUMER_LIST_BY_GROUP           | GetConsumerListByGroupRequestHeader    | !consumerGroup                       |
+    | 39   | CHECK_TRANSACTION_STATE (b→c)        | CheckTransactionStateRequestHeader     | !tranStateTableOffset                |
+    |      |                                      |                                        | !commitLogOffset msgId transactionId |
+    |      |                                      |                                        | offsetMsgId                          |
+    | 40   | NOTIFY_CONSUMER_IDS_CHANGED (b→c)    | NotifyConsumerIdsChangedRequestHeader  | !consumerGroup                       |
+    | 100  | PUT_KV_CONFIG                        | PutKVConfigRequestHeader               | !namespace !key !value               |
+    | 101  | GET_KV_CONFIG                        | GetKVConfigRequestHeader               | !namespace !key                      |
+    | 102  | DELETE_KV_CONFIG                     | DeleteKVConfigRequestHeader            | !namespace !key                      |
+    | 103  | REGISTER_BROKER                      | RegisterBrokerRequestHeader            | !brokerName !brokerAddr !clusterName |
+    |      |                                      |                                        | !haServerAddr !brokerId compressed   |
+    |      |                                      |                                        | bodyCrc32                            |
+    | 104  | UNREGISTER_BROKER                    | UnregisterBrokerRequestHeader          | !brokerName !brokerAddr !clusterName |
+    |      |                                      |                                        | !brokerId                            |
+    | 105  | GET_ROUTEINFO_BY_TOPIC               | GetRouteInfoRequestHeader              | !topic acceptStandardJsonOnly        |
+    | 202  | GET_TOPIC_STATS_INFO                 | TopicRequestHeader                     | !topic                               |
+    | 203  | GET_CONSUMER_CONNECTION_LIST         | ConsumerGroupRequestHeader             | !consumerGroup                       |
+    | 204  | GET_PRODUCER_CONNECTION_LIST         | ProducerGroupRequestHeader             | !producerGroup                       |
+    | 205  | WIPE_WRITE_PERM_OF_BROKER            | BrokerNameRequestHeader                | !brokerName                          |
+    | 207  | DELETE_SUBSCRIPTIONGROUP             | DeleteSubscriptionGroupRequestHeader   | !groupName removeOffset              |
+    | 208  | GET_CONSUME_STATS                    | GetConsumeStatsRequestHeader           | !consumerGroup topic                 |
+    | 215  | DELETE_TOPIC_IN_BROKER               | TopicRequestHeader                     | !topic                               |
+    | 216  | DELETE_TOPIC_IN_NAMESRV              | TopicRequestHeader                     | !topic                               |
+    | 219  | GET_KVLIST_BY_NAMESPACE              | GetKVListByNamespaceRequestHeader      | !namespace                           |
+    | 220  | RESET_CONSUMER_CLIENT_OFFSET (b→c)   | ResetOffsetRequestHeader               | !topic !group !timestamp !isForce    |
+    | 221  | GET_CONSUMER_STATUS_FROM_CLIENT (b→c)| GetConsumerStatusRequestHeader         | !topic !group clientAddr             |
+    | 222  | INVOKE_BROKER_TO_RESET_OFFSET        | ResetOffsetRequestHeader               | !topic !group !timestamp !isForce    |
+    | 223  | INVOKE_BROKER_TO_GET_CONSUMER_STATUS | GetConsumerStatusRequestHeader         | !topic !group clientAddr             |
+    | 224  | GET_TOPICS_BY_CLUSTER                | GetTopicsByClusterRequestHeader        | !cluster                             |
+    | 307  | GET_CONSUMER_RUNNING_INFO (b→c)      | GetConsumerRunningInfoRequestHeader    | !consumerGroup !clientId jstackEnable|
+    | 322  | QUERY_DATA_VERSION                   | QueryDataVersionRequestHeader          | !brokerName !brokerAddr !clusterName |
+    |      |                                      |                                        | !brokerId                            |
+    | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
+
+No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
+UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG (properties text), GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_CONFIG, ….
+
+Responses:
+
+    | command                                   | header class                         | fields                          |
+    |-------------------------------------------|--------------------------------------|---------------------------------|
+    | SEND_MESSAGE(_V2), SEND_BATCH_MESSAGE     | SendMessageResponseHeader            | !msgId !queueId !queueOffset    |
+    |                                           |                                      | transactionId MSG_REGION        |
+    |                                           |                                      | TRACE_ON                        |
+    | PULL_MESSAGE                              | PullMessageResponseHeader            | !suggestWhichBrokerId           |
+    |                                           |                                      | !nextBeginOffset !minOffset     |
+    |                                           |                                      | !maxOffset                      |
+    | QUERY_CONSUMER_OFFSET, GET_MAX/MIN_OFFSET,| OffsetResponseHeader                 | !offset                         |
+    | SEARCH_OFFSET_BY_TIMESTAMP                |                                      |                                 |
+    | GET_EARLIEST_MSG_STORETIME                | GetEarliestMsgStoretimeResponseHeader| !timestamp                      |
+    | QUERY_MESSAGE                             | QueryMessageResponseHeader           | !indexLastUpdateTimestamp       |
+    |                                           |                                      | !indexLastUpdatePhyoffset       |
+    | REGISTER_BROKER                           | RegisterBrokerResponseHeader         | haServerAddr masterAddr         |
+    | GET_KV_CONFIG                             | GetKVConfigResponseHeader            | value                           |
+    | QUERY_DATA_VERSION                        | QueryDataVersionResponseHeader       | !changed                        |
+    | GET_BROKER_CONFIG                         | GetBrokerConfigResponseHeader        | !version                        |
+    | WIPE_WRITE_PERM_OF_BROKER                 | WipeWritePermOfBrokerResponseHeader  | !wipeTopicCount                 |
+    | ADD_WRITE_PERM_OF_BROKER                  | AddWritePermOfBrokerResponseHeader   | !addTopicCount                  |
+
+SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE use one-letter names (``SendMessageRequestHeaderV2``); ``to_v1``/``to_v2``
+convert, and ``SendMessageRequestHeader.from_v2_ext_fields`` / ``to_v2_ext_fields`` go straight between the V1 object
+and the V2 wire names (what the broker and the client do per message):
 
     | V2 | V1 name               | V2 | V1 name              | V2 | V1 name           |
     |----|-----------------------|----|----------------------|----|-------------------|
@@ -20,13 +120,20 @@ SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE use one-letter names (``SendMessageRequestH
     | c  | defaultTopic          | h  | flag                 | m  | batch             |
     | d  | defaultTopicQueueNums | i  | properties           | n  | brokerName        |
     | e  | queueId               | j  | reconsumeTimes       |    |                   |
+
+Hot headers (send V1/V2, send response, pull request/response) parse in one ``try`` block with direct indexing and
+fall back to the field-by-field ``_from_ext_fields_checked`` only to produce the precise error (or for rare spellings
+such as ``"TRUE"``); they are built through their slots' descriptors, which skips the frozen dataclass's guarded
+``__setattr__`` (about half the construction cost). Tests check that both paths agree on any input.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Self
+from typing import Final, Protocol, Self, TypeVar
 
+from protocol.codes import RequestCode
 from protocol.errors import MalformedFrameError
 
 
@@ -35,18 +142,38 @@ class MalformedHeaderError(MalformedFrameError, ValueError):
 
 
 class MissingHeaderFieldError(MalformedHeaderError):
+    """A required field is absent; the text is J's, ``the custom field <x> is null``."""
+
     def __init__(self, name: str) -> None:
         super().__init__(f"the custom field <{name}> is null")
         self.field = name
 
 
 class BadHeaderFieldError(MalformedHeaderError):
+    """A field whose text does not parse as its type (``"abc"`` for a Long); names the field and the value."""
+
     def __init__(self, name: str, value: str, kind: str) -> None:
         super().__init__(f"the custom field <{name}> is not a valid {kind}: {value!r}")
         self.field = name
+        self.value = value
 
 
 Fields = dict[str, str]
+
+
+class CustomHeader(Protocol):
+    """What every header object offers."""
+
+    def to_ext_fields(self) -> Fields: ...
+
+
+class HeaderClass(Protocol):
+    """What every header class offers (``type[SendMessageRequestHeader]`` matches)."""
+
+    def from_ext_fields(self, d: Fields, /) -> CustomHeader: ...
+
+
+# -- field readers (the checked path) --------------------------------------------------------------------------------
 
 
 def _s(d: Fields, name: str) -> str:
@@ -92,6 +219,13 @@ def _b(d: Fields, name: str, default: bool = False) -> bool:
     raise BadHeaderFieldError(name, v, "boolean")
 
 
+def _rb(d: Fields, name: str) -> bool:
+    """A required boolean."""
+    if name not in d:
+        raise MissingHeaderFieldError(name)
+    return _b(d, name)
+
+
 def _bs(value: bool) -> str:
     return "true" if value else "false"
 
@@ -105,11 +239,27 @@ def _put(out: Fields, name: str, value: object) -> None:
         out[name] = str(value)
 
 
+# The fast paths' boolean table: exact spellings only; anything else (``"TRUE"``) takes the checked path.
+_BOOL_F: Final[dict[str, bool]] = {"": False, "false": False, "true": True, "0": False, "1": True}
+_BOOL_T: Final[dict[str, bool]] = {"": True, "false": False, "true": True, "0": False, "1": True}
+
+_new = object.__new__
+_Setter = Callable[[object, object], None]
+
+
+def _slot_setters(cls: type, names: str) -> tuple[_Setter, ...]:
+    """The ``__set__`` of each named slot descriptor of a frozen slotted dataclass, in order (import time only)."""
+    setters: tuple[_Setter, ...] = tuple(getattr(cls, n).__set__ for n in names.split())
+    return setters
+
+
 # -- send ------------------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessageRequestHeader:
+    """SEND_MESSAGE (10): long field names. The one send header the broker works with (V2 converts to it)."""
+
     producer_group: str
     topic: str
     default_topic: str
@@ -127,6 +277,32 @@ class SendMessageRequestHeader:
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        get = d.get
+        try:
+            rt = get("reconsumeTimes")
+            mrt = get("maxReconsumeTimes")
+            return _make_v1(
+                cls,
+                d["producerGroup"],
+                d["topic"],
+                d["defaultTopic"],
+                int(d["defaultTopicQueueNums"]),
+                int(d["queueId"]),
+                int(d["sysFlag"]),
+                int(d["bornTimestamp"]),
+                int(d["flag"]),
+                get("properties"),
+                int(rt) if rt else None,
+                _BOOL_F[get("unitMode", "")],
+                _BOOL_F[get("batch", "")],
+                int(mrt) if mrt else None,
+                get("brokerName"),
+            )
+        except (KeyError, ValueError):
+            return cls._from_ext_fields_checked(d)
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         return cls(
             producer_group=_s(d, "producerGroup"),
             topic=_s(d, "topic"),
@@ -144,6 +320,34 @@ class SendMessageRequestHeader:
             broker_name=_os(d, "brokerName"),
         )
 
+    @classmethod
+    def from_v2_ext_fields(cls, d: Fields) -> Self:
+        """Read SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE wire names straight into this (V1) header."""
+        get = d.get
+        try:
+            j = get("j")
+            lv = get("l")
+            return _make_v1(
+                cls,
+                d["a"],
+                d["b"],
+                d["c"],
+                int(d["d"]),
+                int(d["e"]),
+                int(d["f"]),
+                int(d["g"]),
+                int(d["h"]),
+                get("i"),
+                int(j) if j else None,
+                _BOOL_F[get("k", "")],
+                _BOOL_F[get("m", "")],
+                int(lv) if lv else None,
+                get("n"),
+            )
+        except (KeyError, ValueError):
+            v2 = SendMessageRequestHeaderV2._from_ext_fields_checked(d)
+            return _make_v1(cls, v2.a, v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l, v2.n)
+
     def to_ext_fields(self) -> Fields:
         out: Fields = {
             "producerGroup": self.producer_group,
@@ -155,35 +359,66 @@ class SendMessageRequestHeader:
             "bornTimestamp": str(self.born_timestamp),
             "flag": str(self.flag),
         }
-        _put(out, "properties", self.properties)
-        _put(out, "reconsumeTimes", self.reconsume_times)
-        out["unitMode"] = _bs(self.unit_mode)
-        out["batch"] = _bs(self.batch)
-        _put(out, "maxReconsumeTimes", self.max_reconsume_times)
-        _put(out, "brokerName", self.broker_name)
+        if self.properties is not None:
+            out["properties"] = self.properties
+        if self.reconsume_times is not None:
+            out["reconsumeTimes"] = str(self.reconsume_times)
+        out["unitMode"] = "true" if self.unit_mode else "false"
+        out["batch"] = "true" if self.batch else "false"
+        if self.max_reconsume_times is not None:
+            out["maxReconsumeTimes"] = str(self.max_reconsume_times)
+        if self.broker_name is not None:
+            out["brokerName"] = self.broker_name
+        return out
+
+    def to_v2_ext_fields(self) -> Fields:
+        """The SEND_MESSAGE_V2 wire fields (one-letter names) of this header, without building a V2 object."""
+        out: Fields = {
+            "a": self.producer_group,
+            "b": self.topic,
+            "c": self.default_topic,
+            "d": str(self.default_topic_queue_nums),
+            "e": str(self.queue_id),
+            "f": str(self.sys_flag),
+            "g": str(self.born_timestamp),
+            "h": str(self.flag),
+        }
+        if self.properties is not None:
+            out["i"] = self.properties
+        if self.reconsume_times is not None:
+            out["j"] = str(self.reconsume_times)
+        out["k"] = "true" if self.unit_mode else "false"
+        if self.max_reconsume_times is not None:
+            out["l"] = str(self.max_reconsume_times)
+        out["m"] = "true" if self.batch else "false"
+        if self.broker_name is not None:
+            out["n"] = self.broker_name
         return out
 
     def to_v2(self) -> SendMessageRequestHeaderV2:
-        return SendMessageRequestHeaderV2(
-            a=self.producer_group,
-            b=self.topic,
-            c=self.default_topic,
-            d=self.default_topic_queue_nums,
-            e=self.queue_id,
-            f=self.sys_flag,
-            g=self.born_timestamp,
-            h=self.flag,
-            i=self.properties,
-            j=self.reconsume_times,
-            k=self.unit_mode,
-            l=self.max_reconsume_times,
-            m=self.batch,
-            n=self.broker_name,
+        return _make_v2(
+            SendMessageRequestHeaderV2,
+            self.producer_group,
+            self.topic,
+            self.default_topic,
+            self.default_topic_queue_nums,
+            self.queue_id,
+            self.sys_flag,
+            self.born_timestamp,
+            self.flag,
+            self.properties,
+            self.reconsume_times,
+            self.unit_mode,
+            self.max_reconsume_times,
+            self.batch,
+            self.broker_name,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessageRequestHeaderV2:
+    """SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320): the same fields under one-letter names (table above)."""
+
     a: str
     b: str
     c: str
@@ -201,6 +436,32 @@ class SendMessageRequestHeaderV2:
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        get = d.get
+        try:
+            j = get("j")
+            lv = get("l")
+            return _make_v2(
+                cls,
+                d["a"],
+                d["b"],
+                d["c"],
+                int(d["d"]),
+                int(d["e"]),
+                int(d["f"]),
+                int(d["g"]),
+                int(d["h"]),
+                get("i"),
+                int(j) if j else None,
+                _BOOL_F[get("k", "")],
+                int(lv) if lv else None,
+                _BOOL_F[get("m", "")],
+                get("n"),
+            )
+        except (KeyError, ValueError):
+            return cls._from_ext_fields_checked(d)
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         return cls(
             a=_s(d, "a"),
             b=_s(d, "b"),
@@ -229,35 +490,126 @@ class SendMessageRequestHeaderV2:
             "g": str(self.g),
             "h": str(self.h),
         }
-        _put(out, "i", self.i)
-        _put(out, "j", self.j)
-        out["k"] = _bs(self.k)
-        _put(out, "l", self.l)
-        out["m"] = _bs(self.m)
-        _put(out, "n", self.n)
+        if self.i is not None:
+            out["i"] = self.i
+        if self.j is not None:
+            out["j"] = str(self.j)
+        out["k"] = "true" if self.k else "false"
+        if self.l is not None:
+            out["l"] = str(self.l)
+        out["m"] = "true" if self.m else "false"
+        if self.n is not None:
+            out["n"] = self.n
         return out
 
     def to_v1(self) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader(
-            producer_group=self.a,
-            topic=self.b,
-            default_topic=self.c,
-            default_topic_queue_nums=self.d,
-            queue_id=self.e,
-            sys_flag=self.f,
-            born_timestamp=self.g,
-            flag=self.h,
-            properties=self.i,
-            reconsume_times=self.j,
-            unit_mode=self.k,
-            batch=self.m,
-            max_reconsume_times=self.l,
-            broker_name=self.n,
+        return _make_v1(
+            SendMessageRequestHeader,
+            self.a,
+            self.b,
+            self.c,
+            self.d,
+            self.e,
+            self.f,
+            self.g,
+            self.h,
+            self.i,
+            self.j,
+            self.k,
+            self.m,
+            self.l,
+            self.n,
         )
+
+
+_V1 = TypeVar("_V1", bound=SendMessageRequestHeader)
+_V2 = TypeVar("_V2", bound=SendMessageRequestHeaderV2)
+_V1_SET: Final = _slot_setters(
+    SendMessageRequestHeader,
+    "producer_group topic default_topic default_topic_queue_nums queue_id sys_flag born_timestamp flag properties "
+    "reconsume_times unit_mode batch max_reconsume_times broker_name",
+)
+_V2_SET: Final = _slot_setters(SendMessageRequestHeaderV2, "a b c d e f g h i j k l m n")
+
+
+def _make_v1(
+    cls: type[_V1],
+    producer_group: str,
+    topic: str,
+    default_topic: str,
+    default_topic_queue_nums: int,
+    queue_id: int,
+    sys_flag: int,
+    born_timestamp: int,
+    flag: int,
+    properties: str | None,
+    reconsume_times: int | None,
+    unit_mode: bool,
+    batch: bool,
+    max_reconsume_times: int | None,
+    broker_name: str | None,
+) -> _V1:
+    """``cls(...)`` for the send header, positionally, without the frozen ``__setattr__`` guard."""
+    o = _new(cls)
+    s = _V1_SET
+    s[0](o, producer_group)
+    s[1](o, topic)
+    s[2](o, default_topic)
+    s[3](o, default_topic_queue_nums)
+    s[4](o, queue_id)
+    s[5](o, sys_flag)
+    s[6](o, born_timestamp)
+    s[7](o, flag)
+    s[8](o, properties)
+    s[9](o, reconsume_times)
+    s[10](o, unit_mode)
+    s[11](o, batch)
+    s[12](o, max_reconsume_times)
+    s[13](o, broker_name)
+    return o
+
+
+def _make_v2(
+    cls: type[_V2],
+    a: str,
+    b: str,
+    c: str,
+    d: int,
+    e: int,
+    f: int,
+    g: int,
+    h: int,
+    i: str | None,
+    j: int | None,
+    k: bool,
+    l: int | None,  # noqa: E741 - the wire name
+    m: bool,
+    n: str | None,
+) -> _V2:
+    o = _new(cls)
+    s = _V2_SET
+    s[0](o, a)
+    s[1](o, b)
+    s[2](o, c)
+    s[3](o, d)
+    s[4](o, e)
+    s[5](o, f)
+    s[6](o, g)
+    s[7](o, h)
+    s[8](o, i)
+    s[9](o, j)
+    s[10](o, k)
+    s[11](o, l)
+    s[12](o, m)
+    s[13](o, n)
+    return o
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessageResponseHeader:
+    """Reply of the send commands. ``MSG_REGION`` and ``TRACE_ON`` are extFields J's broker adds beside the header.
+    C++ builds its SendResult from ``msgId``, ``queueId`` and ``queueOffset``: all three must be present as text."""
+
     msg_id: str
     queue_id: int
     queue_offset: int
@@ -267,6 +619,22 @@ class SendMessageResponseHeader:
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        get = d.get
+        try:
+            o = _new(cls)
+            s = _SEND_RESP_SET
+            s[0](o, d["msgId"])
+            s[1](o, int(d["queueId"]))
+            s[2](o, int(d["queueOffset"]))
+            s[3](o, get("transactionId"))
+            s[4](o, get("MSG_REGION", "DefaultRegion"))
+            s[5](o, _BOOL_T[get("TRACE_ON", "")])
+            return o
+        except (KeyError, ValueError):
+            return cls._from_ext_fields_checked(d)
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         return cls(
             msg_id=_s(d, "msgId"),
             queue_id=_i(d, "queueId"),
@@ -278,23 +646,31 @@ class SendMessageResponseHeader:
 
     def to_ext_fields(self) -> Fields:
         out: Fields = {"msgId": self.msg_id, "queueId": str(self.queue_id), "queueOffset": str(self.queue_offset)}
-        _put(out, "transactionId", self.transaction_id)
+        if self.transaction_id is not None:
+            out["transactionId"] = self.transaction_id
         out["MSG_REGION"] = self.msg_region
-        out["TRACE_ON"] = _bs(self.trace_on)
+        out["TRACE_ON"] = "true" if self.trace_on else "false"
         return out
+
+
+_SEND_RESP_SET: Final = _slot_setters(
+    SendMessageResponseHeader, "msg_id queue_id queue_offset transaction_id msg_region trace_on"
+)
 
 
 # -- pull ------------------------------------------------------------------------------------------------------------
 
-PULL_FLAG_COMMIT_OFFSET = 0x1
-PULL_FLAG_SUSPEND = 0x2
-PULL_FLAG_SUBSCRIPTION = 0x4
-PULL_FLAG_CLASS_FILTER = 0x8
-PULL_FLAG_LITE_PULL = 0x10
+PULL_FLAG_COMMIT_OFFSET: Final = 0x1
+PULL_FLAG_SUSPEND: Final = 0x2
+PULL_FLAG_SUBSCRIPTION: Final = 0x4
+PULL_FLAG_CLASS_FILTER: Final = 0x8
+PULL_FLAG_LITE_PULL: Final = 0x10
 
 
 @dataclass(frozen=True, slots=True)
 class PullMessageRequestHeader:
+    """PULL_MESSAGE (11). ``sys_flag`` holds the PULL_FLAG_* bits; C++ sends 6 (suspend + subscription)."""
+
     consumer_group: str
     topic: str
     queue_id: int
@@ -309,6 +685,27 @@ class PullMessageRequestHeader:
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        get = d.get
+        try:
+            o = _new(cls)
+            s = _PULL_SET
+            s[0](o, d["consumerGroup"])
+            s[1](o, d["topic"])
+            s[2](o, int(d["queueId"]))
+            s[3](o, int(d["queueOffset"]))
+            s[4](o, int(d["maxMsgNums"]))
+            s[5](o, int(d["sysFlag"]))
+            s[6](o, int(d["commitOffset"]))
+            s[7](o, int(d["suspendTimeoutMillis"]))
+            s[8](o, int(d["subVersion"]))
+            s[9](o, get("subscription"))
+            s[10](o, get("expressionType"))
+            return o
+        except (KeyError, ValueError):
+            return cls._from_ext_fields_checked(d)
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         return cls(
             consumer_group=_s(d, "consumerGroup"),
             topic=_s(d, "topic"),
@@ -335,13 +732,25 @@ class PullMessageRequestHeader:
             "suspendTimeoutMillis": str(self.suspend_timeout_millis),
             "subVersion": str(self.sub_version),
         }
-        _put(out, "subscription", self.subscription)
-        _put(out, "expressionType", self.expression_type)
+        if self.subscription is not None:
+            out["subscription"] = self.subscription
+        if self.expression_type is not None:
+            out["expressionType"] = self.expression_type
         return out
+
+
+_PULL_SET: Final = _slot_setters(
+    PullMessageRequestHeader,
+    "consumer_group topic queue_id queue_offset max_msg_nums sys_flag commit_offset suspend_timeout_millis "
+    "sub_version subscription expression_type",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class PullMessageResponseHeader:
+    """Reply of PULL_MESSAGE, also on PULL_NOT_FOUND / PULL_OFFSET_MOVED (clients copy ``nextBeginOffset``).
+    A missing ``suggestWhichBrokerId`` reads as 0 (master)."""
+
     suggest_which_broker_id: int
     next_begin_offset: int
     min_offset: int
@@ -349,6 +758,20 @@ class PullMessageResponseHeader:
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        try:
+            sw = d.get("suggestWhichBrokerId")
+            o = _new(cls)
+            s = _PULL_RESP_SET
+            s[0](o, int(sw) if sw else 0)
+            s[1](o, int(d["nextBeginOffset"]))
+            s[2](o, int(d["minOffset"]))
+            s[3](o, int(d["maxOffset"]))
+            return o
+        except (KeyError, ValueError):
+            return cls._from_ext_fields_checked(d)
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         return cls(
             suggest_which_broker_id=_oi(d, "suggestWhichBrokerId", 0) or 0,
             next_begin_offset=_i(d, "nextBeginOffset"),
@@ -363,6 +786,11 @@ class PullMessageResponseHeader:
             "minOffset": str(self.min_offset),
             "maxOffset": str(self.max_offset),
         }
+
+
+_PULL_RESP_SET: Final = _slot_setters(
+    PullMessageResponseHeader, "suggest_which_broker_id next_begin_offset min_offset max_offset"
+)
 
 
 # -- consumer offsets and queue queries ------------------------------------------------------------------------------
@@ -416,6 +844,12 @@ class OffsetResponseHeader:
         return {"offset": str(self.offset)}
 
 
+QueryConsumerOffsetResponseHeader = OffsetResponseHeader
+GetMaxOffsetResponseHeader = OffsetResponseHeader
+GetMinOffsetResponseHeader = OffsetResponseHeader
+SearchOffsetResponseHeader = OffsetResponseHeader
+
+
 @dataclass(frozen=True, slots=True)
 class QueueRequestHeader:
     """``topic`` + ``queueId``: GET_MAX_OFFSET, GET_MIN_OFFSET, GET_EARLIEST_MSG_STORETIME."""
@@ -467,6 +901,8 @@ class GetEarliestMsgStoretimeResponseHeader:
 
 @dataclass(frozen=True, slots=True)
 class UnregisterClientRequestHeader:
+    """UNREGISTER_CLIENT (35). C++ sends the group it does not have as ``""``: read as None."""
+
     client_id: str
     producer_group: str | None = None
     consumer_group: str | None = None
@@ -496,6 +932,8 @@ class GetConsumerListByGroupRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class NotifyConsumerIdsChangedRequestHeader:
+    """NOTIFY_CONSUMER_IDS_CHANGED (40), broker → client, oneway."""
+
     consumer_group: str
 
     @classmethod
@@ -508,6 +946,8 @@ class NotifyConsumerIdsChangedRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class ConsumerSendMsgBackRequestHeader:
+    """CONSUMER_SEND_MSG_BACK (36): ``offset`` is the commit-log offset of the message to retry."""
+
     offset: int
     group: str
     delay_level: int
@@ -542,6 +982,8 @@ class ConsumerSendMsgBackRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class ViewMessageRequestHeader:
+    """VIEW_MESSAGE_BY_ID (33): ``offset`` is the commit-log offset decoded from an offset msgId."""
+
     offset: int
 
     @classmethod
@@ -554,6 +996,8 @@ class ViewMessageRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class QueryMessageRequestHeader:
+    """QUERY_MESSAGE (12). ``_UNIQUE_KEY_QUERY=true`` (an extra extField J adds) makes ``key`` a UNIQ_KEY lookup."""
+
     topic: str
     key: str
     max_num: int
@@ -603,6 +1047,9 @@ class QueryMessageResponseHeader:
 
 @dataclass(frozen=True, slots=True)
 class EndTransactionRequestHeader:
+    """END_TRANSACTION (37); oneway from C++. ``commit_or_rollback`` is the TRANSACTION_*_TYPE sysFlag value
+    (0x8 commit, 0xC rollback, 0x0 unknown)."""
+
     producer_group: str
     tran_state_table_offset: int
     commit_log_offset: int
@@ -638,6 +1085,8 @@ class EndTransactionRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class CheckTransactionStateRequestHeader:
+    """CHECK_TRANSACTION_STATE (39), broker → producer; the half message travels in the body."""
+
     tran_state_table_offset: int
     commit_log_offset: int
     msg_id: str | None = None
@@ -671,7 +1120,8 @@ class CheckTransactionStateRequestHeader:
 @dataclass(frozen=True, slots=True)
 class ResetOffsetRequestHeader:
     """INVOKE_BROKER_TO_RESET_OFFSET (222) and RESET_CONSUMER_CLIENT_OFFSET (220). The key is literally
-    ``isForce``; C++ reads it with ``atoi``, so ``to_ext_fields(numeric_bool=True)`` writes ``1``/``0``."""
+    ``isForce`` (headers are read by field name); C++ reads it with ``atoi``, so ``to_ext_fields(numeric_bool=True)``
+    writes ``1``/``0`` — use it when the target client's language is CPP."""
 
     topic: str
     group: str
@@ -689,6 +1139,8 @@ class ResetOffsetRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class GetConsumerStatusRequestHeader:
+    """GET_CONSUMER_STATUS_FROM_CLIENT (221, broker → client) and INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223)."""
+
     topic: str
     group: str
     client_addr: str | None = None
@@ -705,6 +1157,9 @@ class GetConsumerStatusRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class GetConsumerRunningInfoRequestHeader:
+    """GET_CONSUMER_RUNNING_INFO (307): admin → broker, relayed broker → client. The client's reply body is
+    ConsumerRunningInfo, which C++ writes with object keys: relay it as bytes."""
+
     consumer_group: str
     client_id: str
     jstack_enable: bool = False
@@ -726,6 +1181,8 @@ class GetConsumerRunningInfoRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class CreateTopicRequestHeader:
+    """UPDATE_AND_CREATE_TOPIC (17). J also requires ``order``; a missing one reads as false here."""
+
     topic: str
     default_topic: str
     read_queue_nums: int
@@ -763,7 +1220,7 @@ class CreateTopicRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class TopicRequestHeader:
-    """A header with only ``topic``: DELETE_TOPIC_IN_BROKER, GET_TOPIC_STATS_INFO, GET_ROUTEINFO_BY_TOPIC."""
+    """A header with only ``topic``: DELETE_TOPIC_IN_BROKER, DELETE_TOPIC_IN_NAMESRV, GET_TOPIC_STATS_INFO."""
 
     topic: str
 
@@ -776,11 +1233,14 @@ class TopicRequestHeader:
 
 
 DeleteTopicRequestHeader = TopicRequestHeader
+DeleteTopicFromNamesrvRequestHeader = TopicRequestHeader
 GetTopicStatsInfoRequestHeader = TopicRequestHeader
 
 
 @dataclass(frozen=True, slots=True)
 class GetRouteInfoRequestHeader:
+    """GET_ROUTEINFO_BY_TOPIC (105). ``accept_standard_json_only`` is None when the client did not say."""
+
     topic: str
     accept_standard_json_only: bool | None = None
 
@@ -810,6 +1270,8 @@ class DeleteSubscriptionGroupRequestHeader:
 
 @dataclass(frozen=True, slots=True)
 class GetConsumeStatsRequestHeader:
+    """GET_CONSUME_STATS (208): every topic of the group when ``topic`` is absent or empty."""
+
     consumer_group: str
     topic: str | None = None
 
@@ -837,6 +1299,9 @@ class ConsumerGroupRequestHeader:
         return {"consumerGroup": self.consumer_group}
 
 
+GetConsumerConnectionListRequestHeader = ConsumerGroupRequestHeader
+
+
 @dataclass(frozen=True, slots=True)
 class ProducerGroupRequestHeader:
     """``producerGroup`` only: GET_PRODUCER_CONNECTION_LIST."""
@@ -851,11 +1316,31 @@ class ProducerGroupRequestHeader:
         return {"producerGroup": self.producer_group}
 
 
+GetProducerConnectionListRequestHeader = ProducerGroupRequestHeader
+
+
+@dataclass(frozen=True, slots=True)
+class GetBrokerConfigResponseHeader:
+    """Reply of GET_BROKER_CONFIG (26): the body is the properties text, ``version`` its DataVersion JSON."""
+
+    version: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "version"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"version": self.version}
+
+
 # -- name server -----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class RegisterBrokerRequestHeader:
+    """REGISTER_BROKER (103). ``body_crc32`` = crc32(body) & 0x7FFFFFFF, 0 = do not check; ``compressed`` selects
+    the zlib form of RegisterBrokerBody."""
+
     broker_name: str
     broker_addr: str
     cluster_name: str
@@ -889,7 +1374,27 @@ class RegisterBrokerRequestHeader:
 
 
 @dataclass(frozen=True, slots=True)
+class RegisterBrokerResponseHeader:
+    """Reply of REGISTER_BROKER: the master's HA and broker address, for slaves (None for a master)."""
+
+    ha_server_addr: str | None = None
+    master_addr: str | None = None
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_os(d, "haServerAddr"), _os(d, "masterAddr"))
+
+    def to_ext_fields(self) -> Fields:
+        out: Fields = {}
+        _put(out, "haServerAddr", self.ha_server_addr)
+        _put(out, "masterAddr", self.master_addr)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class UnregisterBrokerRequestHeader:
+    """UNREGISTER_BROKER (104); the same four fields identify the broker in QUERY_DATA_VERSION (322)."""
+
     broker_name: str
     broker_addr: str
     cluster_name: str
@@ -908,9 +1413,27 @@ class UnregisterBrokerRequestHeader:
         }
 
 
+QueryDataVersionRequestHeader = UnregisterBrokerRequestHeader
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDataVersionResponseHeader:
+    """Reply of QUERY_DATA_VERSION: whether the name server's DataVersion for the broker differs from the body's."""
+
+    changed: bool
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_rb(d, "changed"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"changed": _bs(self.changed)}
+
+
 @dataclass(frozen=True, slots=True)
 class KVConfigRequestHeader:
-    """PUT_KV_CONFIG (with value), GET_KV_CONFIG / DELETE_KV_CONFIG (without)."""
+    """PUT_KV_CONFIG (with value), GET_KV_CONFIG / DELETE_KV_CONFIG (without); the lenient form of the three
+    specific classes below."""
 
     namespace: str
     key: str
@@ -924,3 +1447,192 @@ class KVConfigRequestHeader:
         out: Fields = {"namespace": self.namespace, "key": self.key}
         _put(out, "value", self.value)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class PutKVConfigRequestHeader:
+    namespace: str
+    key: str
+    value: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "namespace"), _s(d, "key"), _s(d, "value"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"namespace": self.namespace, "key": self.key, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceKeyRequestHeader:
+    """GET_KV_CONFIG (101) and DELETE_KV_CONFIG (102)."""
+
+    namespace: str
+    key: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "namespace"), _s(d, "key"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"namespace": self.namespace, "key": self.key}
+
+
+GetKVConfigRequestHeader = NamespaceKeyRequestHeader
+DeleteKVConfigRequestHeader = NamespaceKeyRequestHeader
+
+
+@dataclass(frozen=True, slots=True)
+class GetKVConfigResponseHeader:
+    value: str | None = None
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_os(d, "value"))
+
+    def to_ext_fields(self) -> Fields:
+        out: Fields = {}
+        _put(out, "value", self.value)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GetKVListByNamespaceRequestHeader:
+    namespace: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "namespace"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"namespace": self.namespace}
+
+
+@dataclass(frozen=True, slots=True)
+class GetTopicsByClusterRequestHeader:
+    cluster: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "cluster"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"cluster": self.cluster}
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerNameRequestHeader:
+    """``brokerName`` only: WIPE_WRITE_PERM_OF_BROKER (205) and ADD_WRITE_PERM_OF_BROKER (327)."""
+
+    broker_name: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "brokerName"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"brokerName": self.broker_name}
+
+
+WipeWritePermOfBrokerRequestHeader = BrokerNameRequestHeader
+AddWritePermOfBrokerRequestHeader = BrokerNameRequestHeader
+
+
+@dataclass(frozen=True, slots=True)
+class WipeWritePermOfBrokerResponseHeader:
+    wipe_topic_count: int
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_i(d, "wipeTopicCount"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"wipeTopicCount": str(self.wipe_topic_count)}
+
+
+@dataclass(frozen=True, slots=True)
+class AddWritePermOfBrokerResponseHeader:
+    add_topic_count: int
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_i(d, "addTopicCount"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"addTopicCount": str(self.add_topic_count)}
+
+
+# -- registries ------------------------------------------------------------------------------------------------------
+
+REQUEST_HEADERS: Final[Mapping[int, HeaderClass]] = {
+    RequestCode.SEND_MESSAGE: SendMessageRequestHeader,
+    RequestCode.PULL_MESSAGE: PullMessageRequestHeader,
+    RequestCode.QUERY_MESSAGE: QueryMessageRequestHeader,
+    RequestCode.QUERY_CONSUMER_OFFSET: QueryConsumerOffsetRequestHeader,
+    RequestCode.UPDATE_CONSUMER_OFFSET: UpdateConsumerOffsetRequestHeader,
+    RequestCode.UPDATE_AND_CREATE_TOPIC: CreateTopicRequestHeader,
+    RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: SearchOffsetRequestHeader,
+    RequestCode.GET_MAX_OFFSET: QueueRequestHeader,
+    RequestCode.GET_MIN_OFFSET: QueueRequestHeader,
+    RequestCode.GET_EARLIEST_MSG_STORETIME: QueueRequestHeader,
+    RequestCode.VIEW_MESSAGE_BY_ID: ViewMessageRequestHeader,
+    RequestCode.UNREGISTER_CLIENT: UnregisterClientRequestHeader,
+    RequestCode.CONSUMER_SEND_MSG_BACK: ConsumerSendMsgBackRequestHeader,
+    RequestCode.END_TRANSACTION: EndTransactionRequestHeader,
+    RequestCode.GET_CONSUMER_LIST_BY_GROUP: GetConsumerListByGroupRequestHeader,
+    RequestCode.CHECK_TRANSACTION_STATE: CheckTransactionStateRequestHeader,
+    RequestCode.NOTIFY_CONSUMER_IDS_CHANGED: NotifyConsumerIdsChangedRequestHeader,
+    RequestCode.PUT_KV_CONFIG: PutKVConfigRequestHeader,
+    RequestCode.GET_KV_CONFIG: NamespaceKeyRequestHeader,
+    RequestCode.DELETE_KV_CONFIG: NamespaceKeyRequestHeader,
+    RequestCode.REGISTER_BROKER: RegisterBrokerRequestHeader,
+    RequestCode.UNREGISTER_BROKER: UnregisterBrokerRequestHeader,
+    RequestCode.GET_ROUTEINFO_BY_TOPIC: GetRouteInfoRequestHeader,
+    RequestCode.GET_TOPIC_STATS_INFO: TopicRequestHeader,
+    RequestCode.GET_CONSUMER_CONNECTION_LIST: ConsumerGroupRequestHeader,
+    RequestCode.GET_PRODUCER_CONNECTION_LIST: ProducerGroupRequestHeader,
+    RequestCode.WIPE_WRITE_PERM_OF_BROKER: BrokerNameRequestHeader,
+    RequestCode.DELETE_SUBSCRIPTIONGROUP: DeleteSubscriptionGroupRequestHeader,
+    RequestCode.GET_CONSUME_STATS: GetConsumeStatsRequestHeader,
+    RequestCode.DELETE_TOPIC_IN_BROKER: TopicRequestHeader,
+    RequestCode.DELETE_TOPIC_IN_NAMESRV: TopicRequestHeader,
+    RequestCode.GET_KVLIST_BY_NAMESPACE: GetKVListByNamespaceRequestHeader,
+    RequestCode.RESET_CONSUMER_CLIENT_OFFSET: ResetOffsetRequestHeader,
+    RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT: GetConsumerStatusRequestHeader,
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: ResetOffsetRequestHeader,
+    RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: GetConsumerStatusRequestHeader,
+    RequestCode.GET_TOPICS_BY_CLUSTER: GetTopicsByClusterRequestHeader,
+    RequestCode.GET_CONSUMER_RUNNING_INFO: GetConsumerRunningInfoRequestHeader,
+    RequestCode.SEND_MESSAGE_V2: SendMessageRequestHeaderV2,
+    RequestCode.SEND_BATCH_MESSAGE: SendMessageRequestHeaderV2,
+    RequestCode.QUERY_DATA_VERSION: UnregisterBrokerRequestHeader,
+    RequestCode.ADD_WRITE_PERM_OF_BROKER: BrokerNameRequestHeader,
+}
+"""Request code → the class of its custom header (commands with a body only are absent)."""
+
+RESPONSE_HEADERS: Final[Mapping[int, HeaderClass]] = {
+    RequestCode.SEND_MESSAGE: SendMessageResponseHeader,
+    RequestCode.SEND_MESSAGE_V2: SendMessageResponseHeader,
+    RequestCode.SEND_BATCH_MESSAGE: SendMessageResponseHeader,
+    RequestCode.PULL_MESSAGE: PullMessageResponseHeader,
+    RequestCode.QUERY_MESSAGE: QueryMessageResponseHeader,
+    RequestCode.QUERY_CONSUMER_OFFSET: OffsetResponseHeader,
+    RequestCode.GET_MAX_OFFSET: OffsetResponseHeader,
+    RequestCode.GET_MIN_OFFSET: OffsetResponseHeader,
+    RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: OffsetResponseHeader,
+    RequestCode.GET_EARLIEST_MSG_STORETIME: GetEarliestMsgStoretimeResponseHeader,
+    RequestCode.REGISTER_BROKER: RegisterBrokerResponseHeader,
+    RequestCode.GET_KV_CONFIG: GetKVConfigResponseHeader,
+    RequestCode.QUERY_DATA_VERSION: QueryDataVersionResponseHeader,
+    RequestCode.GET_BROKER_CONFIG: GetBrokerConfigResponseHeader,
+    RequestCode.WIPE_WRITE_PERM_OF_BROKER: WipeWritePermOfBrokerResponseHeader,
+    RequestCode.ADD_WRITE_PERM_OF_BROKER: AddWritePermOfBrokerResponseHeader,
+}
+"""Request code → the class of the custom header of its (successful) reply."""
+
+
+def parse_request_header(code: int, d: Fields) -> CustomHeader | None:
+    """The typed header of a request by its code, or None for a code without one (a tooling helper; handlers call
+    the class they expect directly so mypy sees the type)."""
+    cls = REQUEST_HEADERS.get(code)
+    return None if cls is None else cls.from_ext_fields(d)

@@ -111,5 +111,12 @@ class HandlerRegistry:
     def get(self, code: int) -> Handler | None:
         return self._handlers.get(code)
 
+    def wrap(self, code: int, middleware: Callable[[Handler], Handler]) -> None:
+        """Replace the handler of ``code`` by ``middleware(current)`` (it must already have one)."""
+        current = self._handlers.get(code)
+        if current is None:
+            raise ValueError(f"request code {code} has no handler to wrap")
+        self._handlers[code] = middleware(current)
+
     def __contains__(self, code: int) -> bool:
         return code in self._handlers
