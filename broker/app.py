@@ -19,6 +19,7 @@ from typing import Self
 
 import structlog
 
+from broker.app_part2 import Part2
 from broker.config import BrokerConfig
 from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
@@ -85,6 +86,10 @@ class BrokerApp:
         self.store: MessageStore | None = None
         self.schedule: ScheduleService | None = None
         self.registrar: NamesrvRegistrar | None = None
+        self.part2: Part2 | None = None
+
+    def _set_config(self, config: BrokerConfig) -> None:
+        self.config = config
 
     def _notify_enabled(self, group: str) -> bool:
         g = self.groups.get(group)
@@ -150,6 +155,8 @@ class BrokerApp:
         )
         registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
         registry.register_all(ClientManageHandlers(self.clients, self.groups, self.topics).table())
+        self.part2 = Part2(cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self._set_config)
+        self.part2.register(registry)
         server = RemotingServer(registry, cfg.network.bind_address, cfg.network.listen_port, name="broker")
         try:
             await server.start()
@@ -167,6 +174,7 @@ class BrokerApp:
         self.clients.start()
         self.offsets.start()
         schedule.start()
+        await self.part2.start()
         self._client = RemotingClient()
         registrar = NamesrvRegistrar(
             self._client,
@@ -197,6 +205,8 @@ class BrokerApp:
         server.stop_accepting()
         if self.schedule is not None:
             await self.schedule.stop()
+        if self.part2 is not None:
+            await self.part2.stop()
         self.polling.release_all()
         if self.registrar is not None:
             await self.registrar.stop()

@@ -178,6 +178,11 @@ class FeaturesConfig(_Section):
     flush_consumer_offset_interval: int = Field(5000, gt=0)
     flush_delay_offset_interval: int = Field(10_000, gt=0)
     acl_enable: bool = False
+    # transactions (J BrokerConfig): half messages older than transactionTimeOut are checked back every
+    # transactionCheckInterval, at most transactionCheckMax times
+    transaction_time_out: int = Field(6_000, gt=0)
+    transaction_check_max: int = Field(15, ge=1)
+    transaction_check_interval: int = Field(60_000, gt=0)
 
     @field_validator("acl_enable")
     @classmethod
@@ -258,6 +263,9 @@ KEYS: dict[str, _Key] = {
     "flushConsumerOffsetInterval": _k("features", "flush_consumer_offset_interval", int),
     "flushDelayOffsetInterval": _k("features", "flush_delay_offset_interval", int),
     "aclEnable": _k("features", "acl_enable", bool, True),
+    "transactionTimeOut": _k("features", "transaction_time_out", int),
+    "transactionCheckMax": _k("features", "transaction_check_max", int),
+    "transactionCheckInterval": _k("features", "transaction_check_interval", int),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

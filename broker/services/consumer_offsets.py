@@ -102,3 +102,10 @@ class ConsumerOffsetTable:
         for key in [k for k in self._table if k.endswith(suffix)]:
             del self._table[key]
         self._writer.mark_dirty_later()
+
+    def remove_topic(self, topic: str) -> None:
+        """Drop every group's offsets on ``topic`` (the topic was deleted)."""
+        prefix = topic + TOPIC_GROUP_SEPARATOR
+        for key in [k for k in self._table if k.startswith(prefix)]:
+            del self._table[key]
+        self._writer.mark_dirty_later()

@@ -130,3 +130,7 @@ class SubscriptionGroupTable:
 
     def all(self) -> list[SubscriptionGroupConfig]:
         return list(self._groups.values())
+
+    def set_auto_create(self, enabled: bool) -> None:
+        """Runtime config change (UPDATE_BROKER_CONFIG autoCreateSubscriptionGroup)."""
+        self._auto_create = enabled

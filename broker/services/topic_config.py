@@ -244,3 +244,7 @@ class TopicConfigTable:
             return None
         self.put(replace(tc, perm=perm))
         return self._topics[topic]
+
+    def update_features(self, features: FeaturesConfig) -> None:
+        """Runtime config change (UPDATE_BROKER_CONFIG autoCreateTopicEnable): later auto-creates follow it."""
+        self._features = features

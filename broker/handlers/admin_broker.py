@@ -1,0 +1,145 @@
+"""GET_BROKER_CONFIG (26) and UPDATE_BROKER_CONFIG (25), the latter restricted to an ALLOW-LIST.
+
+CVE-2023-33246 (reliability.md §3.3): J let an unauthenticated UPDATE_BROKER_CONFIG set any field by reflection,
+including ``rocketmqHome`` and ``filterServerNums``, and a later ``sh <rocketmqHome>/bin/startfsrv.sh`` turned that
+into remote code execution; CVE-2023-37582 did the same with a file path. Here only keys that the running broker
+can apply safely, and that name no path, address, port or process, can change (``RuntimeConfig.allowed``, the
+keys the app wired an applier for). Everything else — ``storePathRootDir``, ``storePathCommitLog``,
+``rocketmqHome``, ``namesrvAddr``, ``listenPort``, ``brokerConfigPath``, ``filterServerNums``, any ``*Path``/``*Dir``/
+``*Home`` key, unknown keys — is refused with NO_PERMISSION and a remark naming each refused key. An update is
+all-or-nothing: one refused key or one invalid value (SYSTEM_ERROR naming the key) changes nothing. Nothing here
+spawns a process or writes a file.
+
+GET_BROKER_CONFIG: body = ``key=value`` lines of the current config (``broker.config.format_config``), ext
+``version`` = the config's DataVersion JSON (bumped by every accepted update).
+
+Accepted updates live in memory: like every other key they are not written back to ``broker.conf`` (the broker
+does not know which file it came from), so a restart returns to the file's values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+import structlog
+
+from broker.config import (
+    ALIASES,
+    KEYS,
+    NO_EFFECT_KEYS,
+    BrokerConfig,
+    ConfigError,
+    config_from_properties,
+    format_config,
+    parse_properties,
+)
+from broker.services.topic_config import DataVersion
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.remoting.handler import Handler, HandlerError, RequestContext
+
+_log = structlog.get_logger("rocketq.broker.admin")
+
+Applier = Callable[[BrokerConfig], None]
+
+# Never changeable at runtime, whatever an applier table says (defence in depth for the allow-list).
+_FORBIDDEN_SUFFIXES = ("path", "dir", "home", "addr", "port", "ip1", "ip2", "nums")
+
+
+def _forbidden(key: str) -> bool:
+    low = key.lower()
+    return any(low.endswith(s) for s in _FORBIDDEN_SUFFIXES) or "path" in low or "home" in low
+
+
+class RuntimeConfig:
+    """The broker's current config plus, per allowed key, how to apply a new value to the running services."""
+
+    def __init__(self, config: BrokerConfig, appliers: Mapping[str, Applier]) -> None:
+        bad = [k for k in appliers if k not in KEYS or _forbidden(k)]
+        if bad:
+            raise ValueError(f"keys that must never change at runtime: {bad}")
+        self.config = config
+        self._appliers = dict(appliers)
+        self.data_version = DataVersion()
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        return frozenset(self._appliers)
+
+    def _current_values(self) -> dict[str, object]:
+        cfg = self.config
+        return {name: getattr(getattr(cfg, s.section), s.field) for name, s in KEYS.items()}
+
+    def update(self, items: list[tuple[str, str]]) -> list[str]:
+        """Validate and apply ``items`` all-or-nothing; returns the keys that changed. Raises HandlerError."""
+        refused: list[str] = []
+        unknown: list[str] = []
+        wanted: dict[str, str] = {}
+        for key, value in items:
+            name = ALIASES.get(key, key)
+            if name not in KEYS:
+                if key in NO_EFFECT_KEYS:
+                    refused.append(key)
+                else:
+                    unknown.append(key)
+                continue
+            if name not in self._appliers:
+                refused.append(name)
+                continue
+            wanted[name] = value
+        if unknown or refused:
+            parts = []
+            if unknown:
+                parts.append("unknown config key(s): " + ", ".join(unknown))
+            if refused:
+                parts.append("config key(s) not allowed to change at runtime: " + ", ".join(refused))
+            parts.append("allowed: " + ", ".join(sorted(self._appliers)))
+            raise HandlerError(ResponseCode.NO_PERMISSION, "; ".join(parts))
+        merged = self._current_values()
+        merged.update(wanted)
+        try:
+            new = config_from_properties("", "<update>", merged)
+        except ConfigError as exc:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
+        old_values = self._current_values()
+        self.config = new
+        new_values = self._current_values()
+        changed = [k for k in wanted if new_values[k] != old_values[k]]
+        for key in changed:
+            self._appliers[key](new)
+        if changed:
+            self.data_version.next()
+        return changed
+
+
+class BrokerConfigHandlers:
+    def __init__(self, runtime: RuntimeConfig) -> None:
+        self._rt = runtime
+
+    def table(self) -> dict[int, Handler]:
+        return {
+            RequestCode.GET_BROKER_CONFIG: self.get_config,
+            RequestCode.UPDATE_BROKER_CONFIG: self.update_config,
+        }
+
+    async def get_config(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        version = json.dumps(self._rt.data_version.to_json(), separators=(",", ":"))
+        return cmd.make_response(ext_fields={"version": version}, body=format_config(self._rt.config).encode())
+
+    async def update_config(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        if not cmd.body:
+            return cmd.make_response()
+        try:
+            items = [(k, v) for _no, k, v in parse_properties(cmd.body.decode("utf-8"), "<request body>")]
+        except (ConfigError, UnicodeDecodeError) as exc:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"bad config body: {exc}") from None
+        try:
+            changed = self._rt.update(items)
+        except HandlerError as exc:
+            _log.warning(
+                "broker config update refused", peer=ctx.conn.peer, keys=[k for k, _ in items], reason=exc.remark
+            )
+            raise
+        _log.info("broker config updated", peer=ctx.conn.peer, changed=changed)
+        return cmd.make_response()

@@ -1,0 +1,279 @@
+"""Read-only admin views and the consumer relay (J ``AdminBrokerProcessor`` / ``Broker2Client``):
+
+GET_TOPIC_STATS_INFO (202)
+    ``{"offsetTable":{<MessageQueue>:{"minOffset","maxOffset","lastUpdateTimestamp"}}}`` per write queue; unknown
+    topic → TOPIC_NOT_EXIST "topic[t] not exist".
+GET_CONSUME_STATS (208)
+    ``{"offsetTable":{<MessageQueue>:{"brokerOffset","consumerOffset","lastTimestamp"}},"consumeTps":x}`` for the
+    header's topic, or (no topic) every topic the group has committed offsets on plus its ``%RETRY%`` topic. A topic
+    the group's online consumers do not subscribe is skipped (J). lag = brokerOffset - consumerOffset; a queue with
+    nothing committed shows consumerOffset 0. ``consumeTps`` is the group's pulled messages per second since the
+    previous call (0.0 when unknown).
+GET_CONSUMER_CONNECTION_LIST (203)
+    ``{"connectionSet":[{clientId, clientAddr, language, version}], "subscriptionTable":{topic:SubscriptionData},
+    "consumeType", "messageModel", "consumeFromWhere"}``; no consumer online → CONSUMER_NOT_ONLINE
+    "the consumer group[g] not online".
+GET_PRODUCER_CONNECTION_LIST (204)
+    ``{"connectionSet":[...]}``; none → SYSTEM_ERROR "the producer group[g] not exist".
+GET_BROKER_RUNTIME_INFO (28)
+    KVTable ``{"table":{...}}`` (all values strings): brokerVersionDesc, brokerVersion, msgPutTotalTodayNow,
+    msgGetTotalTodayNow, putTps / getTotalTps ("10s 60s 600s" averages, sampled at each call), commitLogDiskRatio,
+    commitLogMinOffset/MaxOffset, dispatchBehindBytes, bootTimestamp, runtime, topicCount, queueCount, …
+GET_CONSUMER_RUNNING_INFO (307)
+    forwarded with the same ext fields and body to the connection of that clientId (10 s); the client's reply code,
+    remark and body are relayed unchanged (the body as bytes: clients do not write valid JSON there). Unknown client
+    → CONSUMER_NOT_ONLINE "The Consumer <g> <cid> not online".
+
+MessageQueue keys are written in J's fastjson form (a JSON object as the key), which J tools and our admin client
+parse; the rest is standard JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from broker import topics as T
+from broker.handlers._common import decode_header
+from broker.services.client_registry import ClientRegistry
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.message_store import MessageStore
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.errors import RemotingError
+from protocol.headers import (
+    ConsumerGroupRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
+    GetConsumeStatsRequestHeader,
+    ProducerGroupRequestHeader,
+    TopicRequestHeader,
+)
+from protocol.remoting.handler import Handler, HandlerError, RequestContext
+
+BROKER_VERSION_DESC = "V4_9_7"
+BROKER_VERSION = 407
+CALL_CLIENT_TIMEOUT_S = 10.0
+
+
+def mq_key(topic: str, broker_name: str, queue_id: int) -> str:
+    return json.dumps({"brokerName": broker_name, "queueId": queue_id, "topic": topic}, separators=(",", ":"))
+
+
+def mq_table(entries: list[tuple[tuple[str, str, int], Any]]) -> str:
+    """``{<mq>:<value>,…}`` with fastjson object keys."""
+    return "{" + ",".join(mq_key(*k) + ":" + json.dumps(v, separators=(",", ":")) for k, v in entries) + "}"
+
+
+class _Rate:
+    """Average rate of a counter over the last 10 s / 60 s / 600 s, from samples taken when asked."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def sample(self, value: int) -> tuple[float, float, float]:
+        now = self._clock()
+        if not self._samples or now - self._samples[-1][0] >= 1.0:
+            self._samples.append((now, value))
+        while len(self._samples) > 2 and now - self._samples[1][0] > 600:
+            self._samples.popleft()
+        out = []
+        for window in (10, 60, 600):
+            base = next(((t, v) for t, v in self._samples if now - t <= window), self._samples[0])
+            dt = now - base[0]
+            out.append((value - base[1]) / dt if dt > 0 else 0.0)
+        return out[0], out[1], out[2]
+
+
+class AdminStatsHandlers:
+    def __init__(
+        self,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        offsets: ConsumerOffsetTable,
+        clients: ClientRegistry,
+        *,
+        broker_name: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._topics = topics
+        self._offsets = offsets
+        self._clients = clients
+        self._broker_name = broker_name
+        self._clock = clock
+        self._put_rate = _Rate(clock)
+        self._get_rate = _Rate(clock)
+
+    def table(self) -> dict[int, Handler]:
+        return {
+            RequestCode.GET_TOPIC_STATS_INFO: self.topic_stats,
+            RequestCode.GET_CONSUME_STATS: self.consume_stats,
+            RequestCode.GET_CONSUMER_CONNECTION_LIST: self.consumer_connections,
+            RequestCode.GET_PRODUCER_CONNECTION_LIST: self.producer_connections,
+            RequestCode.GET_BROKER_RUNTIME_INFO: self.runtime_info,
+            RequestCode.GET_CONSUMER_RUNNING_INFO: self.consumer_running_info,
+        }
+
+    async def topic_stats(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(TopicRequestHeader, cmd)
+        tc = self._topics.get(h.topic)
+        if tc is None:
+            raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+        entries: list[tuple[tuple[str, str, int], Any]] = []
+        for qid in range(tc.write_queue_nums):
+            mn = self._store.get_min_offset_in_queue(h.topic, qid)
+            mx = self._store.get_max_offset_in_queue(h.topic, qid)
+            last = self._store.get_message_store_timestamp(h.topic, qid, mx - 1) if mx > 0 else 0
+            entries.append(
+                (
+                    (h.topic, self._broker_name, qid),
+                    {"lastUpdateTimestamp": max(last, 0), "maxOffset": mx, "minOffset": mn},
+                )
+            )
+        return cmd.make_response(body=('{"offsetTable":' + mq_table(entries) + "}").encode())
+
+    async def consume_stats(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(GetConsumeStatsRequestHeader, cmd)
+        group = h.consumer_group
+        if h.topic:
+            topic_list = [h.topic]
+        else:
+            names = {t for t in self._offsets_topics(group)}
+            retry = T.retry_topic(group)
+            if retry in self._topics:
+                names.add(retry)
+            topic_list = sorted(names)
+        grp = self._clients.consumer_group(group)
+        entries: list[tuple[tuple[str, str, int], Any]] = []
+        for topic in topic_list:
+            tc = self._topics.get(topic)
+            if tc is None:
+                continue
+            if grp is not None and grp.subscriptions and topic not in grp.subscriptions:
+                continue
+            committed = self._offsets.query_all(group, topic)
+            for qid in range(tc.read_queue_nums):
+                broker_off = max(self._store.get_max_offset_in_queue(topic, qid), 0)
+                consumer_off = max(committed.get(qid, 0), 0)
+                last = 0
+                if consumer_off - 1 >= 0:
+                    last = max(self._store.get_message_store_timestamp(topic, qid, consumer_off - 1), 0)
+                entries.append(
+                    (
+                        (topic, self._broker_name, qid),
+                        {"brokerOffset": broker_off, "consumerOffset": consumer_off, "lastTimestamp": last},
+                    )
+                )
+        body = '{"consumeTps":0.0,"offsetTable":' + mq_table(entries) + "}"
+        return cmd.make_response(body=body.encode())
+
+    def _offsets_topics(self, group: str) -> set[str]:
+        out: set[str] = set()
+        for topic in [tc.topic_name for tc in self._topics.all()]:
+            if group in self._offsets.groups_of_topic(topic):
+                out.add(topic)
+        return out
+
+    async def consumer_connections(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(ConsumerGroupRequestHeader, cmd)
+        grp = self._clients.consumer_group(h.consumer_group)
+        chans = [c for c in grp.channels.values() if not c.channel.is_closed] if grp is not None else []
+        if grp is None or not chans:
+            raise HandlerError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online")
+        body = {
+            "connectionSet": [
+                {
+                    "clientAddr": c.channel.peer,
+                    "clientId": c.client_id,
+                    "language": getattr(c.language, "name", str(c.language)),
+                    "version": c.version,
+                }
+                for c in chans
+            ],
+            "consumeFromWhere": grp.consume_from_where,
+            "consumeType": grp.consume_type,
+            "messageModel": grp.message_model,
+            "subscriptionTable": {
+                topic: {
+                    "classFilterMode": False,
+                    "codeSet": sorted(s.codes),
+                    "expressionType": s.expression_type,
+                    "subString": s.sub_string,
+                    "subVersion": s.sub_version,
+                    "tagsSet": sorted(s.tags),
+                    "topic": topic,
+                }
+                for topic, s in grp.subscriptions.items()
+            },
+        }
+        return cmd.make_response(body=json.dumps(body, separators=(",", ":")).encode())
+
+    async def producer_connections(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(ProducerGroupRequestHeader, cmd)
+        chans = [c for c in self._clients.producer_groups().get(h.producer_group, []) if not c.channel.is_closed]
+        if not chans:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist")
+        body = {
+            "connectionSet": [
+                {
+                    "clientAddr": c.channel.peer,
+                    "clientId": c.client_id,
+                    "language": getattr(c.language, "name", str(c.language)),
+                    "version": c.version,
+                }
+                for c in chans
+            ]
+        }
+        return cmd.make_response(body=json.dumps(body, separators=(",", ":")).encode())
+
+    def runtime_table(self) -> dict[str, str]:
+        info = self._store.runtime_info()
+        now_ms = int(self._clock() * 1000)
+        put_total = int(info.get("putMessageTimesTotal", 0))
+        get_total = int(info.get("getMessageTimesTotal", 0))
+        put_tps = self._put_rate.sample(put_total)
+        get_tps = self._get_rate.sample(get_total)
+        boot = int(info.get("bootTimestamp", now_ms))
+        table: dict[str, Any] = {
+            "brokerVersionDesc": BROKER_VERSION_DESC,
+            "brokerVersion": BROKER_VERSION,
+            "msgPutTotalTodayNow": put_total,
+            "msgGetTotalTodayNow": get_total,
+            "putTps": " ".join(f"{x:.2f}" for x in put_tps),
+            "getTotalTps": " ".join(f"{x:.2f}" for x in get_tps),
+            "getTransferedTps": " ".join(f"{x:.2f}" for x in get_tps),
+            "bootTimestamp": boot,
+            "runtime": f"[ {(now_ms - boot) // 86_400_000} days, {(now_ms - boot) // 3_600_000 % 24} hours, "
+            f"{(now_ms - boot) // 60_000 % 60} minutes, {(now_ms - boot) // 1000 % 60} seconds ]",
+            "topicCount": len(self._topics.all()),
+            "consumerGroupOnlineCount": len(self._clients.consumer_groups()),
+            "producerGroupOnlineCount": len(self._clients.producer_groups()),
+        }
+        for key, value in info.items():
+            table.setdefault(key, value)
+        return {k: str(v) for k, v in table.items()}
+
+    async def runtime_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        body = json.dumps({"table": self.runtime_table()}, separators=(",", ":"))
+        return cmd.make_response(body=body.encode())
+
+    async def consumer_running_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(GetConsumerRunningInfoRequestHeader, cmd)
+        info = self._clients.find_consumer_channel(h.consumer_group, h.client_id)
+        if info is None:
+            raise HandlerError(
+                ResponseCode.CONSUMER_NOT_ONLINE, f"The Consumer <{h.consumer_group}> <{h.client_id}> not online"
+            )
+        req = RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, dict(cmd.ext_fields), cmd.body)
+        try:
+            resp = await info.channel.invoke(req, CALL_CLIENT_TIMEOUT_S)
+        except RemotingError as exc:
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR, f"invoke consumer <{h.consumer_group}> <{h.client_id}> Exception: {exc}"
+            ) from None
+        return cmd.make_response(resp.code, resp.remark, dict(resp.ext_fields), resp.body)

@@ -1,0 +1,390 @@
+"""TransactionService: half messages, their commit/rollback, and the check-back of undecided ones (J
+``TransactionalMessageServiceImpl`` + ``TransactionalMessageBridge`` + ``TransactionalMessageCheckService``).
+
+Storage, as J lays it out, so the state survives a restart with no file of its own:
+
+* a half message (SEND with sysFlag TRANSACTION_PREPARED) is stored in ``RMQ_SYS_TRANS_HALF_TOPIC`` queue 0 with
+  REAL_TOPIC / REAL_QID naming its destination and the transaction type reset to NOT_TYPE (so it is dispatched to a
+  consume queue and can be scanned by queue offset);
+* a decision (END_TRANSACTION COMMIT or ROLLBACK) writes an op marker to ``RMQ_SYS_TRANS_OP_HALF_TOPIC`` queue 0:
+  body = the half message's queue offset as decimal text, tag "d" (J's REMOVETAG). COMMIT first re-puts the real
+  message (real topic/queue, sysFlag COMMIT, PREPARED_TRANSACTION_OFFSET = the half's commit-log offset,
+  TRAN_PREPARED_QUEUE_OFFSET = the half's queue offset, TRAN_MSG removed);
+* the check progress (the first half offset not yet settled) is a consumer offset of group ``CID_SYS_RMQ_TRANS`` on
+  the half topic, persisted with the other consumer offsets. At start the op queue is read from its start (it is
+  bounded by commit-log retention) to rebuild the set of settled half offsets.
+
+Check pass, every ``transactionCheckInterval`` (60 s), over the half queue from the progress offset up to the
+queue's end at the start of the pass:
+
+* settled (an op marker names its offset, or the offset of the half it was copied from) → skip;
+* younger than ``transactionTimeOut`` (6 s; or CHECK_IMMUNITY_TIME_IN_SECONDS) since it was born → the pass stops;
+* checked ``transactionCheckMax`` (15) times already (property TRANSACTION_CHECK_TIMES) → given up: logged and put
+  to ``TRANS_CHECK_MAX_TIME_TOPIC``;
+* else, as J: the half is re-put at the end of the half queue with TRANSACTION_CHECK_TIMES + 1 (and
+  TRAN_PREPARED_QUEUE_OFFSET = the offset of the first copy), and CHECK_TRANSACTION_STATE goes oneway to one
+  connected producer of its PGROUP group, about the new copy (body = the record with the real topic/queue; ext
+  tranStateTableOffset, commitLogOffset, msgId, transactionId, offsetMsgId). No producer online: the check is
+  counted anyway and retried next pass.
+
+An END_TRANSACTION for a half that is already settled (for example a late answer to an earlier check) is answered
+SUCCESS and changes nothing, so a transaction is never committed twice by this broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import structlog
+
+from broker import topics as T
+from broker.services.client_registry import ClientRegistry
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.message_store import MessageStore
+from broker.store.results import PutMessageResult
+from protocol.codes import RequestCode
+from protocol.command import RemotingCommand
+from protocol.errors import RemotingError
+from protocol.headers import CheckTransactionStateRequestHeader
+from protocol.message import (
+    TRANSACTION_COMMIT_TYPE,
+    TRANSACTION_NOT_TYPE,
+    MessageExt,
+    PropertyKey,
+    encode_properties,
+    encode_record,
+    reset_transaction_type,
+)
+
+_log = structlog.get_logger("rocketq.broker.transactions")
+
+TRANS_GROUP = "CID_SYS_RMQ_TRANS"
+REMOVE_TAG = "d"
+_BATCH = 32
+
+
+class TransactionError(Exception):
+    """END_TRANSACTION names no usable half message; the text is J's remark."""
+
+
+class TransactionService:
+    def __init__(
+        self,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        offsets: ConsumerOffsetTable,
+        clients: ClientRegistry,
+        *,
+        check_interval_ms: int = 60_000,
+        timeout_ms: int = 6_000,
+        check_max: int = 15,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._topics = topics
+        self._offsets = offsets
+        self._clients = clients
+        self.check_interval_ms = check_interval_ms
+        self.timeout_ms = timeout_ms
+        self.check_max = check_max
+        self._clock = clock
+        self._done: set[int] = set()  # settled half queue offsets
+        self._op_read = 0  # op queue offset read so far
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self.checks_sent = 0
+        self.discarded = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self._read_ops()
+        self._task = asyncio.get_running_loop().create_task(self._check_loop(), name="transaction-check")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def wake(self) -> None:
+        """Run a check pass now (tests, admin)."""
+        self._wake.set()
+
+    async def _check_loop(self) -> None:
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.check_interval_ms / 1000)
+            self._wake.clear()
+            try:
+                await self.check_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("transaction check pass failed")
+
+    # -- state ---------------------------------------------------------------------------------------------------
+
+    async def _read_ops(self) -> None:
+        """Read op markers written since the last read (at start: all of them still stored)."""
+        offset = max(self._op_read, self._store.get_min_offset_in_queue(T.TRANS_OP_HALF_TOPIC, 0))
+        while True:
+            res = await self._store.get_message(TRANS_GROUP, T.TRANS_OP_HALF_TOPIC, 0, offset, _BATCH, 1 << 20)
+            if res.status.name != "FOUND":
+                break
+            for m in res.messages():
+                with contextlib.suppress(ValueError):
+                    self._done.add(int(m.body.decode()))
+            if res.next_begin_offset <= offset:
+                break
+            offset = res.next_begin_offset
+        self._op_read = offset
+
+    def is_settled(self, msg: MessageExt) -> bool:
+        if msg.queue_offset in self._done:
+            return True
+        origin = msg.properties.get(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET)
+        return origin is not None and origin.isdigit() and int(origin) in self._done
+
+    @property
+    def check_offset(self) -> int:
+        off = self._offsets.query(TRANS_GROUP, T.TRANS_HALF_TOPIC, 0)
+        return max(off, self._store.get_min_offset_in_queue(T.TRANS_HALF_TOPIC, 0))
+
+    # -- half messages -------------------------------------------------------------------------------------------
+
+    async def put_half(
+        self,
+        topic: str,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: str,
+        body: bytes,
+        properties: dict[str, str],
+        reconsume_times: int,
+    ) -> PutMessageResult:
+        props = dict(properties)
+        props[PropertyKey.REAL_TOPIC] = topic
+        props[PropertyKey.REAL_QID] = str(queue_id)
+        return await self._store.put_message(
+            T.TRANS_HALF_TOPIC,
+            0,
+            flag,
+            reset_transaction_type(sys_flag, TRANSACTION_NOT_TYPE),
+            born_timestamp,
+            born_host,
+            body,
+            encode_properties(props),
+            reconsume_times=reconsume_times,
+        )
+
+    def _half(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> MessageExt:
+        msg = self._store.look_message_by_offset(commit_log_offset)
+        if msg is None or msg.topic != T.TRANS_HALF_TOPIC:
+            raise TransactionError("Find prepared transaction message failed")
+        if msg.properties.get(PropertyKey.PRODUCER_GROUP) != producer_group:
+            raise TransactionError("The producer group wrong")
+        if msg.queue_offset != queue_offset:
+            raise TransactionError("The transaction state table offset wrong")
+        return msg
+
+    async def commit(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> bool:
+        """Deliver the real message and settle the half; False if it was settled already."""
+        half = self._half(producer_group, queue_offset, commit_log_offset)
+        if self.is_settled(half):
+            return False
+        props = dict(half.properties)
+        topic = props.pop(PropertyKey.REAL_TOPIC, "")
+        qid = int(props.pop(PropertyKey.REAL_QID, "0") or 0)
+        props.pop(PropertyKey.TRANSACTION_PREPARED, None)
+        props[PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET] = str(queue_offset)
+        if not topic:
+            raise TransactionError("The half message has no REAL_TOPIC")
+        result = await self._store.put_message(
+            topic,
+            qid,
+            half.flag,
+            reset_transaction_type(half.sys_flag, TRANSACTION_COMMIT_TYPE),
+            half.born_timestamp,
+            half.born_host,
+            half.body,
+            encode_properties(props),
+            reconsume_times=half.reconsume_times,
+            prepared_transaction_offset=commit_log_offset,
+        )
+        if result.status.name != "PUT_OK":
+            raise TransactionError(f"put of the committed message failed: {result.status.name}")
+        await self._settle(half)
+        return True
+
+    async def rollback(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> bool:
+        half = self._half(producer_group, queue_offset, commit_log_offset)
+        if self.is_settled(half):
+            return False
+        await self._settle(half)
+        return True
+
+    async def _settle(self, half: MessageExt) -> None:
+        result = await self._store.put_message(
+            T.TRANS_OP_HALF_TOPIC,
+            0,
+            0,
+            0,
+            int(self._clock() * 1000),
+            half.store_host,
+            str(half.queue_offset).encode(),
+            {PropertyKey.TAGS: REMOVE_TAG},
+        )
+        if result.status.name != "PUT_OK":
+            raise TransactionError(f"put of the op marker failed: {result.status.name}")
+        self._done.add(half.queue_offset)
+
+    # -- check-back ----------------------------------------------------------------------------------------------
+
+    async def check_once(self) -> int:
+        """One pass; returns how many check requests were sent."""
+        await self._read_ops()
+        start = self.check_offset
+        end = self._store.get_max_offset_in_queue(T.TRANS_HALF_TOPIC, 0)
+        now_ms = int(self._clock() * 1000)
+        offset, sent = start, 0
+        while offset < end:
+            res = await self._store.get_message(
+                TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset, min(_BATCH, end - offset), 4 << 20
+            )
+            if res.status.name != "FOUND":
+                if res.next_begin_offset > offset:
+                    offset = res.next_begin_offset
+                    continue
+                break
+            stop = False
+            for m in res.messages():
+                if m.queue_offset >= end:
+                    stop = True
+                    break
+                if not self.is_settled(m):
+                    immunity = self.timeout_ms
+                    raw = m.properties.get(PropertyKey.CHECK_IMMUNITY_TIME_IN_SECONDS)
+                    if raw and raw.isdigit():
+                        immunity = max(immunity, int(raw) * 1000)
+                    if now_ms - m.born_timestamp < immunity:
+                        stop = True
+                        break
+                    sent += await self._check_one(m)
+                offset = m.queue_offset + 1
+            if stop:
+                break
+            offset = max(offset, res.next_begin_offset) if res.next_begin_offset <= end else offset
+        if offset != start:
+            self._offsets.commit(TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset)
+        return sent
+
+    async def _check_one(self, m: MessageExt) -> int:
+        props = dict(m.properties)
+        raw = props.get(PropertyKey.TRANSACTION_CHECK_TIMES, "0")
+        times = int(raw) if raw.isdigit() else 0
+        if times >= self.check_max:
+            await self._discard(m)
+            return 0
+        props[PropertyKey.TRANSACTION_CHECK_TIMES] = str(times + 1)
+        props.setdefault(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET, str(m.queue_offset))
+        result = await self._store.put_message(
+            T.TRANS_HALF_TOPIC,
+            0,
+            m.flag,
+            m.sys_flag,
+            m.born_timestamp,
+            m.born_host,
+            m.body,
+            encode_properties(props),
+            reconsume_times=m.reconsume_times,
+        )
+        if result.status.name != "PUT_OK":
+            raise RuntimeError(f"re-put of a half message failed: {result.status.name}")
+        item = result.items[0]
+        copy = MessageExt(
+            topic=props.get(PropertyKey.REAL_TOPIC, m.topic),
+            body=m.body,
+            flag=m.flag,
+            properties=props,
+            queue_id=int(props.get(PropertyKey.REAL_QID, "0") or 0),
+            queue_offset=item.queue_offset,
+            commit_log_offset=item.wrote_offset,
+            sys_flag=m.sys_flag,
+            born_timestamp=m.born_timestamp,
+            born_host=m.born_host,
+            store_timestamp=item.store_timestamp,
+            store_host=m.store_host,
+            reconsume_times=m.reconsume_times,
+        )
+        return 1 if self._send_check(copy, item.msg_id) else 0
+
+    def _send_check(self, copy: MessageExt, offset_msg_id: str) -> bool:
+        group = copy.properties.get(PropertyKey.PRODUCER_GROUP, "")
+        channels = [c for c in self._clients.producer_groups().get(group, []) if not c.channel.is_closed]
+        if not channels:
+            _log.warning("transaction check skipped: no producer online", group=group, offset=copy.queue_offset)
+            return False
+        uniq = copy.properties.get(PropertyKey.UNIQ_KEY)
+        header = CheckTransactionStateRequestHeader(
+            tran_state_table_offset=copy.queue_offset,
+            commit_log_offset=copy.commit_log_offset,
+            msg_id=uniq or offset_msg_id,
+            transaction_id=uniq or offset_msg_id,
+            offset_msg_id=offset_msg_id,
+        )
+        body = bytes(
+            encode_record(
+                topic=copy.topic,
+                body=copy.body,
+                properties=copy.properties,
+                queue_id=copy.queue_id,
+                flag=copy.flag,
+                queue_offset=copy.queue_offset,
+                physical_offset=copy.commit_log_offset,
+                sys_flag=copy.sys_flag,
+                born_timestamp=copy.born_timestamp,
+                born_host=copy.born_host,
+                store_timestamp=copy.store_timestamp,
+                store_host=copy.store_host,
+                reconsume_times=copy.reconsume_times,
+            )
+        )
+        req = RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE, header.to_ext_fields(), body, oneway=True)
+        for info in channels:
+            try:
+                info.channel.invoke_oneway(req)
+            except RemotingError as exc:
+                _log.info("check transaction push failed", group=group, client_id=info.client_id, error=str(exc))
+                continue
+            self.checks_sent += 1
+            return True
+        return False
+
+    async def _discard(self, m: MessageExt) -> None:
+        _log.warning(
+            "half message checked too many times; given up",
+            offset=m.queue_offset,
+            uniq_key=m.properties.get(PropertyKey.UNIQ_KEY),
+            max=self.check_max,
+        )
+        self._topics.create_if_absent(T.TRANS_CHECK_MAX_TIME_TOPIC, 1, T.PERM_RW)
+        await self._store.put_message(
+            T.TRANS_CHECK_MAX_TIME_TOPIC,
+            0,
+            m.flag,
+            m.sys_flag,
+            m.born_timestamp,
+            m.born_host,
+            m.body,
+            encode_properties(m.properties),
+            reconsume_times=m.reconsume_times,
+        )
+        self.discarded += 1

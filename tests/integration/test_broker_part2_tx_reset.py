@@ -1,0 +1,233 @@
+"""Transactions with the real producer (commit delivered, rollback never, unknown checked back and resolved, state
+kept across a restart) and INVOKE_BROKER_TO_RESET_OFFSET / INVOKE_BROKER_TO_GET_CONSUMER_STATUS over raw frames
+with consumer connections that answer broker → client requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from client import LocalTransactionState, Message, Producer
+from client.admin.admin_client import parse_mq_table
+from protocol.bodies import decode_reset_offset_body
+from protocol.codes import LanguageCode, RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.remoting import HandlerRegistry, RemotingClient
+from tests.harness import run_broker, run_namesrv
+from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[RemotingClient]:
+    c = RemotingClient()
+    yield c
+    await c.close()
+
+
+async def _wait(cond, deadline: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    while not cond():
+        assert loop.time() < end, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: RemotingClient) -> None:
+    checked: list[str] = []
+
+    def check(msg) -> LocalTransactionState:  # type: ignore[no-untyped-def]
+        checked.append(msg.body.decode())
+        return LocalTransactionState.COMMIT_MESSAGE
+
+    tx_cfg = dict(transactionCheckInterval=100, transactionTimeOut=200)
+    async with run_namesrv(tmp_path) as ns:
+        async with run_broker(ns, tmp_path, **tx_cfg) as broker:
+            async with Producer("PID_tx", namesrv_addr=ns.addr, check_listener=check) as p:
+                for body, state in (
+                    ("commit", LocalTransactionState.COMMIT_MESSAGE),
+                    ("rollback", LocalTransactionState.ROLLBACK_MESSAGE),
+                    ("unknown", LocalTransactionState.UNKNOW),
+                ):
+                    await p.send_message_in_transaction(Message("TxTopic", body.encode()), lambda m, a, s=state: s)
+                await _wait(lambda: checked == ["unknown"] and broker.part2.transactions.check_offset >= 4)
+            total = sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4))
+            assert total == 2
+            bodies = []
+            for q in range(4):
+                r = await pull(client, broker.addr, "CID_tx", "TxTopic", q, 0, suspend_ms=0)
+                bodies += [(m.body, m.properties) for m in messages(r)]
+            assert sorted(b for b, _ in bodies) == [b"commit", b"unknown"]
+            assert all("TRAN_MSG" not in p and "REAL_TOPIC" not in p for _, p in bodies)
+        # restart: op markers and the check offset survive; nothing is checked or delivered again
+        async with run_broker(ns, tmp_path, **tx_cfg) as broker:
+            svc = broker.part2.transactions
+            assert await svc.check_once() == 0
+            assert sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4)) == 2
+
+
+async def test_end_transaction_wire_errors(tmp_path: Path, client: RemotingClient) -> None:
+    async with run_broker(None, tmp_path) as broker:
+        r = await send(client, broker.addr, "TxW", b"half", props={"TRAN_MSG": "true", "PGROUP": "PG"}, sys_flag=4)
+        assert r.code == ResponseCode.SUCCESS
+        assert broker.store.get_max_offset_in_queue("TxW", 0) == 0
+        assert broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0) == 1
+        phys, qoff = int(r.ext_fields["msgId"][16:], 16), int(r.ext_fields["queueOffset"])
+        end = lambda **kw: simple_cmd(RequestCode.END_TRANSACTION, msgId="m", **kw)  # noqa: E731
+        base = dict(tranStateTableOffset=qoff, commitLogOffset=phys, commitOrRollback=8)
+        r = await client.invoke(broker.addr, end(producerGroup="OTHER", **base), 3.0)
+        assert (r.code, r.remark) == (ResponseCode.SYSTEM_ERROR, "The producer group wrong")
+        r = await client.invoke(broker.addr, end(producerGroup="PG", **{**base, "commitLogOffset": 10**8}), 3.0)
+        assert r.remark == "Find prepared transaction message failed"
+        r = await client.invoke(broker.addr, end(producerGroup="PG", **base), 3.0)
+        assert r.code == ResponseCode.SUCCESS
+        r = await client.invoke(broker.addr, end(producerGroup="PG", **base), 3.0)  # duplicate: no second copy
+        assert r.code == ResponseCode.SUCCESS and broker.store.get_max_offset_in_queue("TxW", 0) == 1
+        r = await pull(client, broker.addr, "G", "TxW", 0, 0, suspend_ms=0)
+        [m] = messages(r)
+        assert m.sys_flag & 0xC == 8 and m.prepared_transaction_offset == phys
+
+
+async def _consumer_conn(
+    broker_addr: str, cid: str, group: str, topic: str, lang: LanguageCode
+) -> tuple[RemotingClient, list[RemotingCommand]]:
+    got: list[RemotingCommand] = []
+    reg = HandlerRegistry()
+
+    async def on_reset(ctx, cmd):  # type: ignore[no-untyped-def]
+        got.append(cmd)
+        return None
+
+    async def on_status(ctx, cmd):  # type: ignore[no-untyped-def]
+        mq = json.dumps({"brokerName": "broker-a", "queueId": 0, "topic": topic}, separators=(",", ":"))
+        body = '{"messageQueueTable":{' + mq + ":7}}"
+        return cmd.make_response(body=body.encode())
+
+    reg.register(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, on_reset)
+    reg.register(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, on_status)
+    c = RemotingClient(reg)
+    hb = heartbeat_cmd(cid, group, topic)
+    hb.language = lang
+    r = await c.invoke(broker_addr, hb, 3.0)
+    assert r.code == ResponseCode.SUCCESS
+    return c, got
+
+
+async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> None:
+    async with run_broker(None, tmp_path) as broker:
+        for i in range(3):
+            await send(client, broker.addr, "RT", f"old{i}".encode(), queue_nums=1)
+        r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
+        t = messages(r)[0].store_timestamp + 1
+        while time.time() * 1000 <= t:
+            await asyncio.sleep(0.001)
+        for i in range(2):
+            await send(client, broker.addr, "RT", f"new{i}".encode(), queue_nums=1)
+        await client.invoke(
+            broker.addr,
+            simple_cmd(RequestCode.UPDATE_CONSUMER_OFFSET, consumerGroup="G", topic="RT", queueId=0, commitOffset=5),
+            3.0,
+        )
+        reset = simple_cmd(
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=t, isForce="false"
+        )
+        r = await client.invoke(broker.addr, reset, 3.0)
+        assert r.code == ResponseCode.CONSUMER_NOT_ONLINE
+        assert r.remark == f"Consumer not online, so can not reset offset, Group: G Topic: RT Timestamp: {t}"
+        assert broker.offsets.query("G", "RT", 0) == 5
+        java, got_j = await _consumer_conn(broker.addr, "cid-j", "G", "RT", LanguageCode.JAVA)
+        cpp, got_c = await _consumer_conn(broker.addr, "cid-c", "G", "RT", LanguageCode.CPP)
+        try:
+            reset = simple_cmd(
+                RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=t, isForce="false"
+            )
+            r = await client.invoke(broker.addr, reset, 3.0)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
+            assert broker.offsets.query("G", "RT", 0) == 3
+            await _wait(lambda: got_j and got_c)
+            assert got_j[0].ext_fields["isForce"] == "false" and got_c[0].ext_fields["isForce"] == "0"
+            assert got_c[0].body.startswith(b'{"offsetTable":[')
+            assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 3}
+            assert decode_reset_offset_body(got_c[0].body) == {("RT", "broker-a", 0): 3}
+            # the consumer re-reads exactly what was stored after t
+            r = await pull(client, broker.addr, "G", "RT", 0, 3, suspend_ms=0)
+            assert [m.body for m in messages(r)] == [b"new0", b"new1"]
+            # not forced: moving forward (timestamp -1 = max) leaves the committed offset alone
+            reset = simple_cmd(
+                RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="false"
+            )
+            r = await client.invoke(broker.addr, reset, 3.0)
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
+            reset = simple_cmd(
+                RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="true"
+            )
+            r = await client.invoke(broker.addr, reset, 3.0)
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 5}
+            st = simple_cmd(RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, topic="RT", group="G")
+            r = await client.invoke(broker.addr, st, 8.0)
+            assert r.code == ResponseCode.SUCCESS
+            text = r.body.decode()
+            assert '"cid-j":{{"brokerName":"broker-a","queueId":0,"topic":"RT"}:7}' in text and '"cid-c"' in text
+        finally:
+            await java.close()
+            await cpp.close()
+
+
+async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: RemotingClient) -> None:
+    from client import ConsumeResult, PushConsumer
+
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path) as broker,
+        Producer("PID_reset", namesrv_addr=ns.addr) as p,
+    ):
+        for i in range(3):
+            await p.send(Message("LiveReset", f"old{i}".encode()))
+        seen: list[bytes] = []
+        consumer = PushConsumer(
+            "CID_live",
+            namesrv_addr=ns.addr,
+            consume_from_where="FIRST_OFFSET",
+            persist_consumer_offset_interval_ms=200,
+        )
+
+        def listener(msgs: list) -> ConsumeResult:  # type: ignore[type-arg]
+            seen.extend(m.body for m in msgs)
+            return ConsumeResult.SUCCESS
+
+        consumer.subscribe("LiveReset", "*", listener)
+        async with consumer:
+            await _wait(lambda: len(seen) == 3)
+            last_ts = max(
+                broker.store.get_message_store_timestamp(
+                    "LiveReset", q, broker.store.get_max_offset_in_queue("LiveReset", q) - 1
+                )
+                for q in range(4)
+                if broker.store.get_max_offset_in_queue("LiveReset", q) > 0
+            )
+            t = last_ts + 1
+            while time.time() * 1000 <= t:
+                await asyncio.sleep(0.001)
+            for i in range(2):
+                await p.send(Message("LiveReset", f"new{i}".encode()))
+            await _wait(lambda: len(seen) == 5)
+            await _wait(lambda: sum(max(broker.offsets.query("CID_live", "LiveReset", q), 0) for q in range(4)) == 5)
+            seen.clear()
+            reset = simple_cmd(
+                RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
+                topic="LiveReset",
+                group="CID_live",
+                timestamp=t,
+                isForce="true",
+            )
+            r = await client.invoke(broker.addr, reset, 3.0)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            await _wait(lambda: len(seen) >= 2)
+            await asyncio.sleep(0.3)  # a bounded look for extra re-deliveries (not synchronisation)
+            assert sorted(seen) == [b"new0", b"new1"]
