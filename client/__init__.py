@@ -3,21 +3,34 @@
     async with Producer("group", namesrv_addr="127.0.0.1:9876") as p:
         result = await p.send(Message("Topic", b"body", tags="A", keys=["k1"]))
 
-``client.sync`` offers the same producer and consumers for code that is not async.
+    async def listener(msgs: list[ReceivedMessage]) -> ConsumeResult:
+        ...
+        return ConsumeResult.SUCCESS
+
+    consumer = PushConsumer("group", namesrv_addr="127.0.0.1:9876")
+    consumer.subscribe("Topic", "A || B", listener)
+    async with consumer:
+        ...
+
+``PullConsumer`` polls, seeks and commits itself; ``client.sync`` offers the same three for code that is not async.
+Options of each client are the fields of ``client.config`` (``ClientConfig`` plus ``ProducerConfig``,
+``PushConsumerConfig`` or ``PullConsumerConfig``).
 """
 
 from __future__ import annotations
 
+from client.config import ClientConfig, ProducerConfig, PullConsumerConfig, PushConsumerConfig
 from client.consumer.allocate import (
     allocate_averagely,
     allocate_averagely_by_circle,
     allocate_consistent_hash,
     make_by_config,
     make_by_machine_room,
+    make_consistent_hash,
 )
 from client.consumer.pull import PullConsumer
 from client.consumer.push import PushConsumer
-from client.errors import BrokerError, MessageTooLargeError, MQClientError, RouteNotFoundError
+from client.errors import BrokerError, MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, ReceivedMessage
 from client.producer.producer import Producer
@@ -25,6 +38,7 @@ from client.results import ConsumeResult, LocalTransactionState, PullResult, Pul
 
 __all__ = [
     "BrokerError",
+    "ClientConfig",
     "ClientInstance",
     "ConsumeResult",
     "LocalTransactionState",
@@ -32,11 +46,15 @@ __all__ = [
     "Message",
     "MessageQueue",
     "MessageTooLargeError",
+    "NoBrokerAvailableError",
     "Producer",
+    "ProducerConfig",
     "PullConsumer",
+    "PullConsumerConfig",
     "PullResult",
     "PullStatus",
     "PushConsumer",
+    "PushConsumerConfig",
     "ReceivedMessage",
     "RouteNotFoundError",
     "SendResult",
@@ -46,4 +64,5 @@ __all__ = [
     "allocate_consistent_hash",
     "make_by_config",
     "make_by_machine_room",
+    "make_consistent_hash",
 ]

@@ -12,13 +12,15 @@ import json
 from typing import Any
 
 from client.message import MessageQueue
-from client.route import TopicRoute, loads_lenient
+from client.route import TopicRoute
+from protocol.bodies import loads_lenient
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
 from protocol.errors import error_for
 from protocol.headers import (
     ConsumerSendMsgBackRequestHeader,
     EndTransactionRequestHeader,
+    GetConsumerListByGroupRequestHeader,
     PullMessageRequestHeader,
     PullMessageResponseHeader,
     QueryConsumerOffsetRequestHeader,
@@ -30,6 +32,7 @@ from protocol.headers import (
     UpdateConsumerOffsetRequestHeader,
 )
 from protocol.remoting.client import RemotingClient
+from protocol.remoting.handler import Channel
 
 SEND_OK_CODES = (
     ResponseCode.SUCCESS,
@@ -98,8 +101,14 @@ class ClientAPI:
         await self.remoting.invoke_oneway(addr, cmd)
 
     async def end_transaction(self, addr: str, header: EndTransactionRequestHeader) -> None:
-        await self.remoting.invoke_oneway(
-            addr, self._cmd(RequestCode.END_TRANSACTION, header.to_ext_fields(), oneway=True)
+        """END_TRANSACTION is oneway, as J and C++ send it."""
+        cmd = self._cmd(RequestCode.END_TRANSACTION, header.to_ext_fields(), oneway=True, st=SerializeType.JSON)
+        await self.remoting.invoke_oneway(addr, cmd)
+
+    def end_transaction_on(self, channel: Channel, header: EndTransactionRequestHeader) -> None:
+        """END_TRANSACTION answering a CHECK_TRANSACTION_STATE, on the connection the check came in on."""
+        channel.invoke_oneway(
+            self._cmd(RequestCode.END_TRANSACTION, header.to_ext_fields(), oneway=True, st=SerializeType.JSON)
         )
 
     # -- pull and offsets ------------------------------------------------------------------------------------------
@@ -156,8 +165,12 @@ class ClientAPI:
 
     # -- clients ---------------------------------------------------------------------------------------------------
 
+    @staticmethod
+    def encode_json(obj: Any) -> bytes:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
     async def heartbeat(self, addr: str, body: dict[str, Any], timeout: float = 3.0) -> None:
-        await self._ok(addr, self._cmd(RequestCode.HEART_BEAT, {}, json.dumps(body).encode()), timeout)
+        await self._ok(addr, self._cmd(RequestCode.HEART_BEAT, {}, self.encode_json(body)), timeout)
 
     async def unregister_client(
         self, addr: str, client_id: str, producer_group: str | None, consumer_group: str | None, timeout: float = 3.0
@@ -166,11 +179,14 @@ class ClientAPI:
         await self._ok(addr, self._cmd(RequestCode.UNREGISTER_CLIENT, h.to_ext_fields()), timeout)
 
     async def get_consumer_ids(self, addr: str, group: str, timeout: float = 3.0) -> list[str]:
-        cmd = self._cmd(RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group})
-        resp = await self.remoting.invoke(addr, cmd, timeout)
+        """The group's client ids as the broker knows them; [] when it knows none (J: SYSTEM_ERROR "no consumer")."""
+        h = GetConsumerListByGroupRequestHeader(group)
+        resp = await self.remoting.invoke(
+            addr, self._cmd(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h.to_ext_fields()), timeout
+        )
         if resp.code != ResponseCode.SUCCESS or not resp.body:
             return []
-        return [str(c) for c in loads_lenient(resp.body).get("consumerIdList", [])]
+        return [str(c) for c in loads_lenient(resp.body).get("consumerIdList") or []]
 
     async def send_back(
         self,
@@ -191,12 +207,12 @@ class ClientAPI:
     async def lock_batch(
         self, addr: str, group: str, client_id: str, mqs: list[MessageQueue], timeout: float = 3.0
     ) -> set[MessageQueue]:
-        body = json.dumps({"consumerGroup": group, "clientId": client_id, "mqSet": [m.to_json() for m in mqs]})
-        resp = await self._ok(addr, self._cmd(RequestCode.LOCK_BATCH_MQ, {}, body.encode()), timeout)
+        body = self.encode_json({"consumerGroup": group, "clientId": client_id, "mqSet": [m.to_json() for m in mqs]})
+        resp = await self._ok(addr, self._cmd(RequestCode.LOCK_BATCH_MQ, {}, body), timeout)
         if not resp.body:
             return set()
         return {MessageQueue.from_json(d) for d in loads_lenient(resp.body).get("lockOKMQSet", [])}
 
     async def unlock_batch(self, addr: str, group: str, client_id: str, mqs: list[MessageQueue]) -> None:
-        body = json.dumps({"consumerGroup": group, "clientId": client_id, "mqSet": [m.to_json() for m in mqs]})
-        await self.remoting.invoke_oneway(addr, self._cmd(RequestCode.UNLOCK_BATCH_MQ, {}, body.encode(), oneway=True))
+        body = self.encode_json({"consumerGroup": group, "clientId": client_id, "mqSet": [m.to_json() for m in mqs]})
+        await self.remoting.invoke_oneway(addr, self._cmd(RequestCode.UNLOCK_BATCH_MQ, {}, body, oneway=True))

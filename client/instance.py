@@ -1,29 +1,38 @@
 """ClientInstance: the connections, routes and timers shared by the producers and consumers of one client id.
 
-* Client id ``ip@instanceName`` as RocketMQ forms it; the instance name defaults to ``pid#nanotime`` so several
-  clients in one process get distinct ids (the broker tells consumers apart by id).
-* Name servers ``"a:9876;b:9876"``: route lookups go to the current one and fail over to the next on errors.
-* Route refresh every ``poll_namesrv_interval`` (30 s) and on demand; heartbeats every ``heartbeat_interval`` (30 s)
-  to the master of every broker in the routes of topics its members use.
+* Client id ``ip@instanceName`` as RocketMQ forms it. The instance name defaults to the process id (``DEFAULT`` for
+  broadcasting consumers, whose local offset files must outlive the process, as in J). Brokers tell consumers
+  apart by client id, so when a second instance in this process would get an id that a live one holds, it gets
+  ``#2``, ``#3``… appended (J appends a nano time instead).
+* Name servers ``"a:9876;b:9876"``: route lookups go to the one that answered last and fail over to the others.
+* Route refresh every ``poll_namesrv_interval`` (30 s) and on demand (``get_route(refresh=True)`` after
+  TOPIC_NOT_EXIST or another route error); heartbeats every ``heartbeat_broker_interval`` (30 s) to every broker
+  in the routes of the topics its members use. A route that changed makes the consumers of the topic rebalance.
 * Requests from brokers (NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_RUNNING_INFO,
-  CHECK_TRANSACTION_STATE) are routed to the member registered for the group.
+  CHECK_TRANSACTION_STATE) go to the member registered for the group.
+
+Sharing is explicit: pass one instance to several clients (``Producer(..., instance=inst)``) and they share its
+connections and timers; the instance stops when the last of them closes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
-import time
+import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import structlog
 
 from client.api import ClientAPI
+from client.config import ClientConfig
+from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
-from client.route import TopicRoute, loads_lenient
-from protocol.codes import LanguageCode, RequestCode, ResponseCode, SerializeType
+from client.route import TopicRoute
+from protocol.bodies import decode_reset_offset_body
+from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import (
@@ -32,21 +41,34 @@ from protocol.headers import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
-from protocol.message import decode_records
+from protocol.message import MessageExt, PropertyKey, decode_records
 from protocol.remoting.client import RemotingClient
-from protocol.remoting.handler import HandlerRegistry, RequestContext
+from protocol.remoting.handler import Channel, HandlerRegistry, RequestContext
 
 _log = structlog.get_logger("rocketq.client")
 
 
-class Member(Protocol):
-    """A producer or consumer registered with an instance."""
+class ProducerMember(Protocol):
+    group: str
 
+    def topics(self) -> set[str]: ...
+
+    async def check_transaction(self, channel: Channel, h: CheckTransactionStateRequestHeader, msg: MessageExt) -> None:
+        """Answer a broker's CHECK_TRANSACTION_STATE (END_TRANSACTION on ``channel``)."""
+
+
+class ConsumerMember(Protocol):
     group: str
 
     def topics(self) -> set[str]: ...
 
     def heartbeat_data(self) -> dict[str, Any]: ...
+
+    def rebalance_soon(self) -> None: ...
+
+    async def reset_offsets(self, topic: str, offsets: dict[MessageQueue, int]) -> None: ...
+
+    def running_info(self) -> dict[str, Any]: ...
 
 
 def local_ip() -> str:
@@ -59,75 +81,99 @@ def local_ip() -> str:
         return "127.0.0.1"
 
 
-def parse_namesrv(addr: str | None) -> list[str]:
-    addr = addr or os.environ.get("NAMESRV_ADDR", "127.0.0.1:9876")
-    out = [a.strip() for a in addr.replace(",", ";").split(";") if a.strip()]
-    if not out:
-        raise ValueError(f"no name server address in {addr!r}")
-    return out
+# client id → the live instance holding it; only to keep ids unique within the process (never for sharing)
+_live_ids: weakref.WeakValueDictionary[str, ClientInstance] = weakref.WeakValueDictionary()
+
+
+def _unique_client_id(ip: str, instance_name: str) -> tuple[str, str]:
+    name = instance_name
+    n = 1
+    while f"{ip}@{name}" in _live_ids:
+        n += 1
+        name = f"{instance_name}#{n}"
+    return f"{ip}@{name}", name
 
 
 class ClientInstance:
+    """``ClientInstance("a:9876;b:9876", instance_name="x")`` (any ``ClientConfig`` field as an option) or
+    ``ClientInstance(config=ClientConfig(...))``."""
+
     def __init__(
         self,
         namesrv_addr: str | None = None,
         *,
-        instance_name: str | None = None,
-        client_ip: str | None = None,
-        serialize_type: SerializeType = SerializeType.MSGPACK,
-        poll_namesrv_interval: float = 30.0,
-        heartbeat_interval: float = 30.0,
-        request_timeout: float = 3.0,
+        config: ClientConfig | None = None,
+        default_instance_name: str | None = None,
+        **options: Any,
     ) -> None:
-        self.namesrv_addrs = parse_namesrv(namesrv_addr)
-        self.client_ip = client_ip or local_ip()
-        self.instance_name = instance_name or f"{os.getpid()}#{time.monotonic_ns()}"
-        self.client_id = f"{self.client_ip}@{self.instance_name}"
-        self.request_timeout = request_timeout
-        self._poll_interval = poll_namesrv_interval
-        self._heartbeat_interval = heartbeat_interval
+        if config is None:
+            fields = {"namesrv_addr": namesrv_addr, **options}
+            config = ClientConfig(**{k: v for k, v in fields.items() if v is not None})
+        elif namesrv_addr is not None or options:
+            config = config.model_copy(update={"namesrv_addr": namesrv_addr or config.namesrv_addr, **options})
+        self.config = config
+        self.namesrv_addrs = self.config.namesrv_addrs
+        self.client_ip = self.config.client_ip or local_ip()
+        base_name = self.config.instance_name or default_instance_name or str(os.getpid())
+        self.client_id, self.instance_name = _unique_client_id(self.client_ip, base_name)
+        _live_ids[self.client_id] = self
+        self.request_timeout = self.config.request_timeout
         registry = HandlerRegistry()
         registry.register(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_ids_changed)
         registry.register(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self._on_reset_offset)
         registry.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_running_info)
         registry.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction)
-        self.remoting = RemotingClient(registry)
-        self.api = ClientAPI(self.remoting, serialize_type)
+        self.remoting = RemotingClient(registry, connect_timeout=self.config.connect_timeout)
+        self.api = ClientAPI(self.remoting, self.config.serialize)
         self.routes: dict[str, TopicRoute] = {}
-        self.producers: dict[str, Any] = {}
-        self.consumers: dict[str, Any] = {}
+        self.producers: dict[str, ProducerMember] = {}
+        self.consumers: dict[str, ConsumerMember] = {}
         self._ns_index = 0
         self._tasks: list[asyncio.Task[None]] = []
+        self._background: set[asyncio.Task[None]] = set()
         self._users = 0
         self._started = False
+
+    @property
+    def started(self) -> bool:
+        return self._started
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Count one more user; the first starts the route-refresh and heartbeat timers."""
         self._users += 1
         if self._started:
             return
         self._started = True
+        _live_ids[self.client_id] = self
         loop = asyncio.get_running_loop()
         self._tasks = [
-            loop.create_task(self._every(self._poll_interval, self.refresh_routes), name="client-route-refresh"),
+            loop.create_task(self._every(self.config.poll_namesrv_interval, self.refresh_routes), name="route-refresh"),
             loop.create_task(
-                self._every(self._heartbeat_interval, self.send_heartbeat_to_all), name="client-heartbeat"
+                self._every(self.config.heartbeat_broker_interval, self.send_heartbeat_to_all), name="heartbeat"
             ),
         ]
+        _log.debug("client instance started", client_id=self.client_id, namesrv=self.namesrv_addrs)
 
     async def close(self) -> None:
-        self._users -= 1
+        """Count one user less; the last stops the timers and closes every connection."""
+        self._users = max(0, self._users - 1)
         if self._users > 0 or not self._started:
             return
         self._started = False
-        for t in self._tasks:
+        tasks = [*self._tasks, *self._background]
+        for t in tasks:
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks = []
+        self._background.clear()
         await self.remoting.close()
+        if _live_ids.get(self.client_id) is self:
+            del _live_ids[self.client_id]
+        _log.debug("client instance closed", client_id=self.client_id)
 
-    async def _every(self, interval: float, fn: Any) -> None:
+    async def _every(self, interval: float, fn: Callable[[], Awaitable[None]]) -> None:
         while True:
             await asyncio.sleep(interval)
             try:
@@ -135,57 +181,100 @@ class ClientInstance:
             except Exception as exc:  # a timer must survive a bad round
                 _log.warning("periodic task failed", task=getattr(fn, "__name__", "?"), error=str(exc))
 
-    def register_producer(self, group: str, member: Any) -> None:
-        self.producers[group] = member
+    def spawn(self, coro: Awaitable[None], name: str) -> None:
+        """Run ``coro`` in the background; cancelled at close if still running."""
 
-    def register_consumer(self, group: str, member: Any) -> None:
-        if group in self.consumers and self.consumers[group] is not member:
-            raise ValueError(f"consumer group {group} is already registered in client {self.client_id}")
-        self.consumers[group] = member
+        async def run() -> None:
+            try:
+                await coro
+            except Exception as exc:
+                _log.warning("background task failed", task=name, error=str(exc))
 
-    def unregister(self, group: str) -> None:
-        self.producers.pop(group, None)
-        self.consumers.pop(group, None)
+        task = asyncio.get_running_loop().create_task(run(), name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def register_producer(self, member: ProducerMember) -> None:
+        if self.producers.get(member.group, member) is not member:
+            raise ValueError(f"producer group {member.group} is already registered in client {self.client_id}")
+        self.producers[member.group] = member
+
+    def register_consumer(self, member: ConsumerMember) -> None:
+        if self.consumers.get(member.group, member) is not member:
+            raise ValueError(f"consumer group {member.group} is already registered in client {self.client_id}")
+        self.consumers[member.group] = member
+
+    def unregister_producer(self, member: ProducerMember) -> None:
+        if self.producers.get(member.group) is member:
+            del self.producers[member.group]
+
+    def unregister_consumer(self, member: ConsumerMember) -> None:
+        if self.consumers.get(member.group) is member:
+            del self.consumers[member.group]
 
     # -- routes ----------------------------------------------------------------------------------------------------
 
     async def fetch_route(self, topic: str) -> TopicRoute | None:
-        """Ask the name servers (current first, then the others) for a topic's route."""
+        """Ask the name servers (the last good one first) for a topic's route; None if it does not exist."""
         last_exc: Exception | None = None
         n = len(self.namesrv_addrs)
         for i in range(n):
-            addr = self.namesrv_addrs[(self._ns_index + i) % n]
+            idx = (self._ns_index + i) % n
+            addr = self.namesrv_addrs[idx]
             try:
                 route = await self.api.get_route(addr, topic, self.request_timeout)
             except RemotingError as exc:
+                _log.info("name server failed, trying the next", namesrv=addr, error=str(exc))
                 last_exc = exc
                 continue
-            self._ns_index = (self._ns_index + i) % n
+            self._ns_index = idx
             return route
-        if last_exc is not None:
-            raise last_exc
-        return None
+        assert last_exc is not None
+        raise last_exc
 
     async def get_route(self, topic: str, *, refresh: bool = False) -> TopicRoute | None:
         if not refresh and topic in self.routes:
             return self.routes[topic]
         route = await self.fetch_route(topic)
-        if route is not None:
-            self.routes[topic] = route
+        if route is None:
+            return None
+        old = self.routes.get(topic)
+        self.routes[topic] = route
+        if old is not None and old != route:
+            _log.info("topic route changed", topic=topic)
+            for c in self.consumers.values():
+                if topic in c.topics():
+                    c.rebalance_soon()
+        return route
+
+    async def require_route(self, topic: str, *, refresh: bool = False) -> TopicRoute:
+        route = await self.get_route(topic, refresh=refresh)
+        if route is None:
+            raise RouteNotFoundError(f"No route info of this topic: {topic}")
         return route
 
     async def refresh_routes(self) -> None:
-        topics = set(self.routes)
-        for m in (*self.producers.values(), *self.consumers.values()):
-            topics |= m.topics()
-        for topic in topics:
+        topics: set[str] = set()
+        for p in self.producers.values():
+            topics |= p.topics()
+        for c in self.consumers.values():
+            topics |= c.topics()
+        for topic in sorted(topics):
             try:
                 await self.get_route(topic, refresh=True)
             except RemotingError as exc:
                 _log.warning("route refresh failed", topic=topic, error=str(exc))
 
     async def fetch_topic_list(self) -> list[str]:
-        return await self.api.get_topic_list(self.namesrv_addrs[self._ns_index], self.request_timeout)
+        last_exc: Exception | None = None
+        for i in range(len(self.namesrv_addrs)):
+            addr = self.namesrv_addrs[(self._ns_index + i) % len(self.namesrv_addrs)]
+            try:
+                return await self.api.get_topic_list(addr, self.request_timeout)
+            except RemotingError as exc:
+                last_exc = exc
+        assert last_exc is not None
+        raise last_exc
 
     def broker_addr(self, broker_name: str, *, master_only: bool = True) -> str | None:
         for route in self.routes.values():
@@ -195,13 +284,12 @@ class ClientInstance:
         return None
 
     async def find_broker_addr(self, mq: MessageQueue, *, master_only: bool = True) -> str:
+        """The address of ``mq``'s broker (its master, or any replica when ``master_only`` is false)."""
         addr = self.broker_addr(mq.broker_name, master_only=master_only)
         if addr is None:
             await self.get_route(mq.topic, refresh=True)
             addr = self.broker_addr(mq.broker_name, master_only=master_only)
         if addr is None:
-            from client.errors import NoBrokerAvailableError
-
             raise NoBrokerAvailableError(f"no address for broker {mq.broker_name} of topic {mq.topic}")
         return addr
 
@@ -210,15 +298,18 @@ class ClientInstance:
     def heartbeat_body(self) -> dict[str, Any]:
         return {
             "clientID": self.client_id,
-            "producerDataSet": [{"groupName": g} for g in self.producers],
-            "consumerDataSet": [c.heartbeat_data() for c in self.consumers.values()],
+            "producerDataSet": [{"groupName": g} for g in sorted(self.producers)],
+            "consumerDataSet": [c.heartbeat_data() for _g, c in sorted(self.consumers.items())],
         }
 
-    def broker_masters(self) -> set[str]:
+    def heartbeat_addrs(self) -> set[str]:
+        """Masters of every known broker, and their replicas too when there are consumers (they may pull there)."""
         addrs: set[str] = set()
         for route in self.routes.values():
             for bd in route.brokers.values():
-                if bd.master_addr:
+                if self.consumers:
+                    addrs.update(bd.addrs.values())
+                elif bd.master_addr:
                     addrs.add(bd.master_addr)
         return addrs
 
@@ -226,18 +317,23 @@ class ClientInstance:
         if not self.producers and not self.consumers:
             return
         body = self.heartbeat_body()
-        for addr in self.broker_masters():
-            try:
-                await self.api.heartbeat(addr, body, self.request_timeout)
-            except RemotingError as exc:
-                _log.warning("heartbeat failed", broker=addr, error=str(exc))
+        addrs = sorted(self.heartbeat_addrs())
+        results = await asyncio.gather(
+            *(self.api.heartbeat(a, body, self.request_timeout) for a in addrs), return_exceptions=True
+        )
+        for addr, res in zip(addrs, results, strict=True):
+            if isinstance(res, Exception):
+                _log.warning("heartbeat failed", broker=addr, error=str(res))
 
     async def unregister_from_brokers(self, producer_group: str | None, consumer_group: str | None) -> None:
-        for addr in self.broker_masters():
-            try:
-                await self.api.unregister_client(addr, self.client_id, producer_group, consumer_group, 1.0)
-            except RemotingError:
-                pass
+        addrs = sorted(self.heartbeat_addrs())
+        await asyncio.gather(
+            *(
+                self.api.unregister_client(a, self.client_id, producer_group, consumer_group, self.request_timeout)
+                for a in addrs
+            ),
+            return_exceptions=True,
+        )
 
     # -- requests from brokers -------------------------------------------------------------------------------------
 
@@ -245,6 +341,7 @@ class ClientInstance:
         h = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(cmd.ext_fields)
         consumer = self.consumers.get(h.consumer_group)
         if consumer is not None:
+            _log.info("consumer ids changed, rebalancing now", group=h.consumer_group, broker=ctx.conn.peer)
             consumer.rebalance_soon()
         return None
 
@@ -252,8 +349,10 @@ class ClientInstance:
         h = ResetOffsetRequestHeader.from_ext_fields(cmd.ext_fields)
         consumer = self.consumers.get(h.group)
         if consumer is not None and cmd.body:
-            offsets = parse_reset_offset_body(cmd.body)
-            await consumer.reset_offsets({mq: off for mq, off in offsets.items() if mq.topic == h.topic})
+            table = decode_reset_offset_body(cmd.body)
+            offsets = {MessageQueue(t, b, q): off for (t, b, q), off in table.items() if t == h.topic}
+            _log.info("offsets reset by broker", group=h.group, topic=h.topic, queues=len(offsets))
+            await consumer.reset_offsets(h.topic, offsets)
         return cmd.make_response()
 
     async def _on_running_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
@@ -261,41 +360,18 @@ class ClientInstance:
         consumer = self.consumers.get(h.consumer_group)
         if consumer is None:
             return cmd.make_response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{h.consumer_group}> not exist")
-        return cmd.make_response(body=json.dumps(consumer.running_info()).encode())
+        return cmd.make_response(body=ClientAPI.encode_json(consumer.running_info()))
 
     async def _on_check_transaction(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
         h = CheckTransactionStateRequestHeader.from_ext_fields(cmd.ext_fields)
-        msgs = decode_records(cmd.body) if cmd.body else []
+        msgs = decode_records(cmd.body, decompress=True) if cmd.body else []
         if not msgs:
+            _log.warning("CHECK_TRANSACTION_STATE without a message", broker=ctx.conn.peer)
             return None
-        group = msgs[0].properties.get("PGROUP", "")
+        group = msgs[0].properties.get(PropertyKey.PRODUCER_GROUP, "")
         producer = self.producers.get(group)
-        if producer is not None and hasattr(producer, "check_transaction"):
-            asyncio.get_running_loop().create_task(producer.check_transaction(ctx.conn.peer, h, msgs[0]))
+        if producer is None:
+            _log.warning("CHECK_TRANSACTION_STATE for an unknown producer group", group=group)
+            return None
+        self.spawn(producer.check_transaction(ctx.conn, h, msgs[0]), name=f"check-transaction-{group}")
         return None
-
-
-def parse_reset_offset_body(body: bytes) -> dict[MessageQueue, int]:
-    """Both forms: J's ``{"offsetTable":{{mq}:offset}}`` (object keys) and C's ``{"offsetTable":[{...,offset}]}``."""
-    text = body.decode()
-    try:
-        raw = loads_lenient(text)
-    except ValueError:
-        raw = None
-    out: dict[MessageQueue, int] = {}
-    if isinstance(raw, dict) and isinstance(raw.get("offsetTable"), list):
-        for e in raw["offsetTable"]:
-            out[MessageQueue.from_json(e)] = int(e["offset"])
-        return out
-    # J form: scan '{...}:number' pairs
-    import re
-
-    for m in re.finditer(r"(\{[^{}]*\})\s*:\s*(-?\d+)", text):
-        try:
-            out[MessageQueue.from_json(json.loads(m.group(1)))] = int(m.group(2))
-        except (ValueError, KeyError):
-            continue
-    return out
-
-
-LANGUAGE = LanguageCode.PYTHON

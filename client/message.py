@@ -3,15 +3,59 @@
 ``Message`` is what users build; ``MessageQueue`` names one queue (topic, broker, id) and orders like RocketMQ's
 (topic, then broker name, then queue id), which every allocation strategy depends on. Received messages are
 ``protocol.message.MessageExt`` (body, keys, tags, properties, queue and offset fields), re-exported here.
+``validate_topic`` / ``validate_group`` apply J's client-side name rules.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from client.errors import MQClientError
 from protocol.message import MessageExt, PropertyKey
 
 ReceivedMessage = MessageExt
+
+_NAME = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+TOPIC_MAX_LENGTH = 127
+GROUP_MAX_LENGTH = 255
+# J TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET
+NOT_ALLOWED_SEND_TOPICS = frozenset(
+    {
+        "SCHEDULE_TOPIC_XXXX",
+        "RMQ_SYS_TRANS_HALF_TOPIC",
+        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+        "TRANS_CHECK_MAX_TIME_TOPIC",
+        "SELF_TEST_TOPIC",
+        "OFFSET_MOVED_EVENT",
+    }
+)
+
+
+def validate_topic(topic: str, *, sending: bool = False) -> None:
+    """J ``Validators.checkTopic``: not blank, ``[%|a-zA-Z0-9_-]``, at most 127 characters; some system topics
+    refuse sends."""
+    if not topic or not topic.strip():
+        raise MQClientError("The specified topic is blank.")
+    if len(topic) > TOPIC_MAX_LENGTH:
+        raise MQClientError(f"The specified topic is longer than topic max length {TOPIC_MAX_LENGTH}.")
+    if not _NAME.match(topic):
+        raise MQClientError(
+            f"The specified topic[{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+        )
+    if sending and topic in NOT_ALLOWED_SEND_TOPICS:
+        raise MQClientError(f"Sending message to topic[{topic}] is forbidden.")
+
+
+def validate_group(group: str) -> None:
+    if not group or not group.strip():
+        raise MQClientError("the specified group is blank")
+    if len(group) > GROUP_MAX_LENGTH:
+        raise MQClientError(f"the specified group is longer than group max length {GROUP_MAX_LENGTH}.")
+    if not _NAME.match(group):
+        raise MQClientError(
+            f"the specified group[{group}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+        )
 
 
 @dataclass(slots=True)
@@ -28,7 +72,7 @@ class Message:
     wait_store_ok: bool = True
 
     def wire_properties(self) -> dict[str, str]:
-        """User properties plus the system ones RocketMQ carries in the same map."""
+        """User properties plus the system ones RocketMQ carries in the same map (TAGS, KEYS, DELAY, WAIT)."""
         props = dict(self.properties)
         if self.tags:
             props[PropertyKey.TAGS] = self.tags
@@ -42,6 +86,8 @@ class Message:
 
 @dataclass(frozen=True, slots=True, order=True)
 class MessageQueue:
+    """One queue: ``(topic, broker_name, queue_id)``, ordered and hashable."""
+
     topic: str
     broker_name: str
     queue_id: int

@@ -6,27 +6,12 @@ Producers use ``writeQueueNums`` of the queue data of brokers that have a master
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from client.message import MessageQueue
+from protocol.bodies import PERM_READ, PERM_WRITE, loads_lenient
 
-PERM_READ = 4
-PERM_WRITE = 2
 MASTER_ID = 0
-
-_UNQUOTED_KEY = re.compile(r"([{,])\s*(-?\d+)\s*:")
-
-
-def loads_lenient(data: bytes | str) -> Any:
-    """JSON, also accepting fastjson's unquoted numeric map keys (``{0:"addr"}``)."""
-    text = data.decode() if isinstance(data, bytes) else data
-    try:
-        return json.loads(text)
-    except ValueError:
-        return json.loads(_UNQUOTED_KEY.sub(r'\1"\2":', text))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,150 +1,229 @@
 """Synchronous facade: the same producer and consumers for code that is not async.
 
-Each object runs its async twin on an event loop in a background thread (one loop per facade object) and blocks on
-the result, so it works from scripts, web apps and Spark executors alike. Push listeners are plain functions and
-run in worker threads.
+Each object runs its async twin on a private event loop in a background thread (uvloop when installed) and blocks
+on the result, so it works from scripts, web apps and thread pools alike. Listeners of the push consumer may be
+plain functions (they run in worker threads) or ``async def`` (they run on the background loop).
 
-    with SyncProducer("group", namesrv_addr="127.0.0.1:9876") as p:
+    from client.sync import Producer, PushConsumer
+    with Producer("group", namesrv_addr="127.0.0.1:9876") as p:
         p.send(Message("Topic", b"body"))
+
+    consumer = PushConsumer("cg", namesrv_addr="127.0.0.1:9876")
+    consumer.subscribe("Topic", "*", lambda msgs: ConsumeResult.SUCCESS)
+    consumer.start(); ...; consumer.close()
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable, Iterator
 from typing import Any, TypeVar
 
-from client.consumer.pull import PullConsumer
-from client.consumer.push import Listener, PushConsumer
+from client.consumer.pull import PullConsumer as AsyncPullConsumer
+from client.consumer.push import Listener
+from client.consumer.push import PushConsumer as AsyncPushConsumer
 from client.message import Message, MessageQueue
-from client.producer.producer import Producer
-from client.results import PullResult, SendResult
+from client.producer.producer import Producer as AsyncProducer
+from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.message import MessageExt
 
 T = TypeVar("T")
 
 
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 class _LoopThread:
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="rocketq-sync", daemon=True)
+    """An event loop running in a daemon thread; ``run`` blocks the caller on a coroutine."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = _new_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("a sync client method was called from its own event loop thread; use the async API")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def stop(self) -> None:
+        if self.loop.is_closed():
+            return
+
+        async def shutdown() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.loop.shutdown_default_executor()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
         self.loop.close()
 
 
-class SyncProducer:
-    def __init__(self, group: str, namesrv_addr: str | None = None, **kwargs: Any) -> None:
-        self._lt = _LoopThread()
-        self._p: Producer = self._lt.run(self._make(group, namesrv_addr, kwargs))
+class _Facade:
+    def __init__(self, name: str) -> None:
+        self._lt = _LoopThread(name)
+
+    def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return self._lt.run(coro, timeout)
 
     @staticmethod
-    async def _make(group: str, ns: str | None, kwargs: dict[str, Any]) -> Producer:
-        return Producer(group, ns, **kwargs)
+    async def _build(cls: type[T], *args: Any, **kwargs: Any) -> T:
+        return cls(*args, **kwargs)  # asyncio objects are created on the loop that will use them
+
+
+class Producer(_Facade):
+    """``client.Producer`` for synchronous code (same options)."""
+
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+        super().__init__(f"rocketq-producer-{group}")
+        self.aio: AsyncProducer = self._run(self._build(AsyncProducer, group, namesrv_addr, **options))
 
     def start(self) -> None:
-        self._lt.run(self._p.start())
+        self._run(self.aio.start())
+
+    def close(self) -> None:
+        try:
+            self._run(self.aio.close())
+        finally:
+            self._lt.stop()
+
+    def __enter__(self) -> Producer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def send(self, msg: Message, **kwargs: Any) -> SendResult:
-        return self._lt.run(self._p.send(msg, **kwargs))
+        """See ``client.Producer.send`` (``queue=``, ``selector=``/``arg=``, ``sharding_key=``, ``timeout=``)."""
+        return self._run(self.aio.send(msg, **kwargs))
 
-    def send_oneway(self, msg: Message) -> None:
-        self._lt.run(self._p.send_oneway(msg))
+    def send_oneway(self, msg: Message, *, queue: MessageQueue | None = None) -> None:
+        self._run(self.aio.send_oneway(msg, queue=queue))
 
-    def send_batch(self, msgs: list[Message]) -> SendResult:
-        return self._lt.run(self._p.send_batch(msgs))
+    def send_batch(self, msgs: list[Message], *, queue: MessageQueue | None = None) -> SendResult:
+        return self._run(self.aio.send_batch(msgs, queue=queue))
 
     def send_orderly(self, msg: Message, sharding_key: object) -> SendResult:
-        return self._lt.run(self._p.send_orderly(msg, sharding_key))
+        return self._run(self.aio.send_orderly(msg, sharding_key))
 
-    def close(self) -> None:
-        self._lt.run(self._p.close())
-        self._lt.stop()
-
-    def __enter__(self) -> SyncProducer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def send_message_in_transaction(
+        self, msg: Message, local_transaction: Any, arg: Any = None
+    ) -> tuple[SendResult, LocalTransactionState]:
+        return self._run(self.aio.send_message_in_transaction(msg, local_transaction, arg))
 
 
-class SyncPushConsumer:
-    def __init__(self, group: str, namesrv_addr: str | None = None, **kwargs: Any) -> None:
-        self._lt = _LoopThread()
-        self._c: PushConsumer = self._lt.run(self._make(group, namesrv_addr, kwargs))
+class PushConsumer(_Facade):
+    """``client.PushConsumer`` for synchronous code; plain-function listeners run in worker threads."""
 
-    @staticmethod
-    async def _make(group: str, ns: str | None, kwargs: dict[str, Any]) -> PushConsumer:
-        return PushConsumer(group, ns, **kwargs)
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+        super().__init__(f"rocketq-push-{group}")
+        self.aio: AsyncPushConsumer = self._run(self._build(AsyncPushConsumer, group, namesrv_addr, **options))
 
     def subscribe(self, topic: str, expression: str = "*", listener: Listener | None = None) -> None:
-        self._c.subscribe(topic, expression, listener)
+        self.aio.subscribe(topic, expression, listener)
+
+    def register_listener(self, listener: Listener) -> None:
+        self.aio.register_listener(listener)
 
     def start(self) -> None:
-        self._lt.run(self._c.start())
+        self._run(self.aio.start())
 
     def close(self) -> None:
-        self._lt.run(self._c.close())
-        self._lt.stop()
+        try:
+            self._run(self.aio.close())
+        finally:
+            self._lt.stop()
 
-    def __enter__(self) -> SyncPushConsumer:
+    def __enter__(self) -> PushConsumer:
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def assignment(self) -> list[MessageQueue]:
+        return self.aio.assignment
 
-class SyncPullConsumer:
-    def __init__(self, group: str, namesrv_addr: str | None = None, **kwargs: Any) -> None:
-        self._lt = _LoopThread()
-        self._c: PullConsumer = self._lt.run(self._make(group, namesrv_addr, kwargs))
 
-    @staticmethod
-    async def _make(group: str, ns: str | None, kwargs: dict[str, Any]) -> PullConsumer:
-        return PullConsumer(group, ns, **kwargs)
+class PullConsumer(_Facade):
+    """``client.PullConsumer`` for synchronous code."""
+
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+        super().__init__(f"rocketq-pull-{group}")
+        self.aio: AsyncPullConsumer = self._run(self._build(AsyncPullConsumer, group, namesrv_addr, **options))
 
     def start(self) -> None:
-        self._lt.run(self._c.start())
+        self._run(self.aio.start())
 
-    def subscribe(self, topic: str, expression: str = "*") -> list[MessageQueue]:
-        return self._lt.run(self._c.subscribe(topic, expression))
+    def close(self) -> None:
+        try:
+            self._run(self.aio.close())
+        finally:
+            self._lt.stop()
 
-    def assign(self, queues: list[MessageQueue]) -> None:
-        self._c.assign(queues)
+    def __enter__(self) -> PullConsumer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def subscribe(self, topic: str, expression: str = "*") -> None:
+        async def do() -> None:
+            self.aio.subscribe(topic, expression)
+
+        self._run(do())
+
+    def assign(self, queues: Iterable[MessageQueue], expression: str = "*") -> None:
+        async def do() -> None:
+            self.aio.assign(queues, expression)
+
+        self._run(do())
+
+    @property
+    def assignment(self) -> list[MessageQueue]:
+        return self.aio.assignment
+
+    def fetch_subscribe_queues(self, topic: str) -> list[MessageQueue]:
+        return self._run(self.aio.fetch_subscribe_queues(topic))
 
     def seek(self, mq: MessageQueue, offset: int) -> None:
-        self._lt.run(self._c.seek(mq, offset))
+        self._run(self.aio.seek(mq, offset))
 
-    def poll(self, timeout: float = 1.0) -> list[MessageExt]:
-        return self._lt.run(self._c.poll(timeout))
+    def position(self, mq: MessageQueue) -> int:
+        return self._run(self.aio.position(mq))
 
-    def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32) -> PullResult:
-        return self._lt.run(self._c.pull(mq, offset, max_nums))
+    def committed(self, mq: MessageQueue) -> int | None:
+        return self._run(self.aio.committed(mq))
+
+    def poll(self, timeout: float = 1.0, max_records: int | None = None) -> list[MessageExt]:
+        return self._run(self.aio.poll(timeout, max_records))
+
+    def __iter__(self) -> Iterator[MessageExt]:
+        while True:
+            yield from self.poll()
+
+    def pull(self, mq: MessageQueue, offset: int, max_nums: int = 32, expression: str = "*") -> PullResult:
+        return self._run(self.aio.pull(mq, offset, max_nums, expression))
 
     def commit(self, offsets: dict[MessageQueue, int] | None = None) -> None:
-        self._lt.run(self._c.commit(offsets))
-
-    def close(self) -> None:
-        self._lt.run(self._c.close())
-        self._lt.stop()
-
-    def __enter__(self) -> SyncPullConsumer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._run(self.aio.commit(offsets))
 
 
-Producer_ = SyncProducer
-PushConsumer_ = SyncPushConsumer
-PullConsumer_ = SyncPullConsumer
+# the names used before the facade mirrored the async ones
+SyncProducer = Producer
+SyncPushConsumer = PushConsumer
+SyncPullConsumer = PullConsumer

@@ -1,8 +1,16 @@
-"""ProcessQueue: the messages pulled for one queue and not yet consumed — pure state, no IO.
+"""ProcessQueue: the messages pulled for one queue and not yet consumed — pure state, no IO, no asyncio.
 
-The offset to commit is the smallest queue offset still in flight (or, when nothing is, one past the largest ever
-taken): a slow message holds the commit back, so a crash re-delivers it rather than losing it (at-least-once).
-Counts and bytes feed flow control (pull threshold per queue).
+* The offset to commit is the smallest queue offset still in flight or, when nothing is, one past the largest ever
+  taken: a slow message holds the commit back, so a crash or a rebalance re-delivers it rather than losing it
+  (at-least-once; RocketMQ's ``removeMessage`` / ``ackIndex`` by smallest offset).
+* Counts, bytes and the offset span feed flow control (``pull_threshold_for_queue``,
+  ``pull_threshold_size_for_queue``, ``consume_concurrently_max_span``): the pull loop pauses while
+  ``must_pause`` says so and resumes once consumption brings the queue below.
+* Consume start times let the consumer find messages stuck in a listener longer than ``consume_timeout``
+  (``expired``): they are sent back and removed so they stop holding the offset.
+* Orderly consumption takes the lowest offsets in order (``take_in_order``) and removes them once consumed.
+
+Time comes in as arguments (``now``), so everything here is testable without a clock.
 """
 
 from __future__ import annotations
@@ -13,10 +21,21 @@ from protocol.message import MessageExt
 
 
 class ProcessQueue:
-    __slots__ = ("_msgs", "bytes", "dropped", "last_pull", "locked", "lock_time", "max_offset_taken", "consuming")
+    __slots__ = (
+        "_msgs",
+        "_started",
+        "bytes",
+        "consuming",
+        "dropped",
+        "last_pull",
+        "lock_time",
+        "locked",
+        "max_offset_taken",
+    )
 
     def __init__(self) -> None:
         self._msgs: dict[int, MessageExt] = {}
+        self._started: dict[int, float] = {}  # queue offset → when its listener call started
         self.bytes = 0
         self.dropped = False
         self.last_pull = time.monotonic()
@@ -28,13 +47,20 @@ class ProcessQueue:
     def __len__(self) -> int:
         return len(self._msgs)
 
-    def put(self, msgs: list[MessageExt]) -> None:
+    def __contains__(self, offset: int) -> bool:
+        return offset in self._msgs
+
+    def put(self, msgs: list[MessageExt]) -> int:
+        """Add pulled messages (a message already held is ignored); returns how many were new."""
+        added = 0
         for m in msgs:
             if m.queue_offset not in self._msgs:
                 self._msgs[m.queue_offset] = m
                 self.bytes += len(m.body)
+                added += 1
             if m.queue_offset > self.max_offset_taken:
                 self.max_offset_taken = m.queue_offset
+        return added
 
     def remove(self, msgs: list[MessageExt]) -> int:
         """Forget consumed messages; returns the offset safe to commit now (-1 if nothing was ever taken)."""
@@ -42,6 +68,7 @@ class ProcessQueue:
             gone = self._msgs.pop(m.queue_offset, None)
             if gone is not None:
                 self.bytes -= len(gone.body)
+                self._started.pop(m.queue_offset, None)
         return self.commit_offset()
 
     def commit_offset(self) -> int:
@@ -49,10 +76,51 @@ class ProcessQueue:
             return min(self._msgs)
         return self.max_offset_taken + 1 if self.max_offset_taken >= 0 else -1
 
+    def span(self) -> int:
+        """Largest minus smallest offset in flight (0 when one or none)."""
+        return max(self._msgs) - min(self._msgs) if self._msgs else 0
+
+    def must_pause(self, max_count: int, max_bytes: int, max_span: int | None = None) -> str | None:
+        """Why the pull loop must wait before pulling more (None: it may pull)."""
+        if len(self._msgs) >= max_count:
+            return "count"
+        if self.bytes >= max_bytes:
+            return "size"
+        if max_span is not None and self.span() > max_span:
+            return "span"
+        return None
+
+    def mark_started(self, msgs: list[MessageExt], now: float) -> None:
+        for m in msgs:
+            if m.queue_offset in self._msgs:
+                self._started[m.queue_offset] = now
+
+    def expired(self, now: float, timeout: float, limit: int = 16) -> list[MessageExt]:
+        """Up to ``limit`` messages, lowest offsets first, whose listener call started ``timeout`` s ago or more
+        (J ``cleanExpiredMsg`` looks at the first 16)."""
+        out = []
+        for off in sorted(self._started)[:limit]:
+            if now - self._started[off] >= timeout and off in self._msgs:
+                out.append(self._msgs[off])
+        return out
+
     def take_in_order(self, n: int) -> list[MessageExt]:
         """Orderly consumption: the ``n`` lowest offsets (they stay in flight until ``remove``)."""
         return [self._msgs[k] for k in sorted(self._msgs)[:n]]
 
     def clear(self) -> None:
         self._msgs.clear()
+        self._started.clear()
         self.bytes = 0
+
+    def info(self) -> dict[str, object]:
+        """For GET_CONSUMER_RUNNING_INFO (J ProcessQueueInfo, the fields that apply here)."""
+        return {
+            "commitOffset": self.commit_offset(),
+            "cachedMsgMinOffset": min(self._msgs) if self._msgs else 0,
+            "cachedMsgMaxOffset": max(self._msgs) if self._msgs else 0,
+            "cachedMsgCount": len(self._msgs),
+            "cachedMsgSizeInMiB": self.bytes // (1 << 20),
+            "locked": self.locked,
+            "droped": self.dropped,
+        }

@@ -1,18 +1,20 @@
-"""PushConsumer: subscribe with a listener; the consumer rebalances queues across its group, long-polls each of its
-queues and calls the listener, committing offsets as messages are consumed.
+"""PushConsumer: subscribe with a listener; the consumer shares the group's queues with the other members
+(``rebalance.py``), long-polls each of its queues and hands the messages to the listener (``consume.py``),
+committing offsets as messages are consumed (``offset_store.py``).
 
-Per assigned queue there is one pull task and a ``ProcessQueue``. Concurrent mode hands batches of
-``consume_message_batch_max_size`` to the listener with at most ``consume_thread_max`` in flight; the offset to
-commit is the smallest offset still in flight. Orderly mode locks the queue on its broker (LOCK_BATCH_MQ, renewed
-every 20 s) and consumes one batch at a time in offset order. RECONSUME_LATER (or an exception) sends the message
-back (CONSUMER_SEND_MSG_BACK; the broker re-delivers it through ``%RETRY%<group>`` after a delay, and to the DLQ
-after ``max_reconsume_times``); if the send-back fails the message is consumed again locally after 5 s.
+Per owned queue there is a ``ProcessQueue`` and one pull task. A pull asks for ``pull_batch_size`` messages and
+lets the broker hold it up to ``suspend_timeout_ms`` (15 s) when there are none (PULL sysFlag SUSPEND |
+SUBSCRIPTION, plus COMMIT_OFFSET with the consumed offset in clustering mode). Flow control: the pull task waits
+while its queue caches ``pull_threshold_for_queue`` messages or ``pull_threshold_size_for_queue`` MiB, or (concurrent
+mode) while the offsets in flight span more than ``consume_concurrently_max_span``; consumption wakes it.
 
-Flow control: a queue stops pulling while it holds more than ``pull_threshold_for_queue`` messages or
-``pull_threshold_size_for_queue`` bytes, and resumes when consumption brings it below.
+Clustering consumers subscribe ``%RETRY%<group>`` too, so messages sent back by a failed listener come back (with
+their original topic restored from RETRY_TOPIC); offsets live on the brokers. Broadcasting consumers get every
+queue and keep offsets in a local file. Where a queue with no committed offset starts: ``consume_from_where``
+(LAST_OFFSET: the end — retry topics from 0; FIRST_OFFSET; TIMESTAMP: ``consume_timestamp``).
 
-Rebalance runs every ``rebalance_interval`` (20 s) and at once when the broker sends NOTIFY_CONSUMER_IDS_CHANGED.
-Offsets: on the brokers in clustering mode (``RemoteBrokerOffsetStore``), in a local file in broadcasting mode.
+The broker's requests are answered through the client instance: NOTIFY_CONSUMER_IDS_CHANGED (rebalance at once),
+RESET_CONSUMER_CLIENT_OFFSET (restart the queues at the given offsets) and GET_CONSUMER_RUNNING_INFO.
 """
 
 from __future__ import annotations
@@ -21,19 +23,23 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import structlog
 
-from client.consumer.allocate import Strategy, allocate_averagely
+from client.config import PushConsumerConfig, split_options
+from client.consumer.allocate import allocate_averagely
+from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.process_queue import ProcessQueue
 from client.consumer.pulling import RETRY_PREFIX, parse_tags, pull_once
+from client.consumer.rebalance import Rebalancer
+from client.errors import MQClientError
 from client.instance import ClientInstance
-from client.message import MessageQueue
+from client.message import MessageQueue, validate_group, validate_topic
+from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
-from protocol.errors import RemotingError
 from protocol.message import MessageExt, tag_hash
 
 _log = structlog.get_logger("rocketq.client.push")
@@ -45,89 +51,93 @@ _FROM_WHERE = {
     "FIRST_OFFSET": "CONSUME_FROM_FIRST_OFFSET",
     "TIMESTAMP": "CONSUME_FROM_TIMESTAMP",
 }
-LOCK_RENEW_INTERVAL = 20.0
-LOCAL_RETRY_DELAY = 5.0
-SUSPEND_QUEUE_DELAY = 1.0
+PULL_DELAY_ON_ERROR = 1.0  # J waits 3 s; a restarted broker is picked up sooner this way
+PULL_DELAY_NOT_LOCKED = 1.0
+FLOW_CONTROL_RECHECK = 1.0  # safety net: the consume side wakes the pull task, this only bounds a missed wake-up
+INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """``async def`` functions, partials of them, and objects with an ``async def __call__``."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 class PushConsumer:
+    """``consumer.subscribe("Topic", "TagA || TagB", listener)`` then ``async with consumer: ...``.
+
+    Options are the fields of ``ClientConfig`` and ``PushConsumerConfig`` (``message_model``, ``orderly``,
+    ``consume_from_where``, ``pull_threshold_for_queue``…). ``instance`` shares another client's connections.
+    """
+
     def __init__(
-        self,
-        group: str,
-        namesrv_addr: str | None = None,
-        *,
-        instance: ClientInstance | None = None,
-        instance_name: str | None = None,
-        message_model: str = "CLUSTERING",
-        consume_from_where: str = "LAST_OFFSET",
-        consume_timestamp: int | None = None,
-        orderly: bool = False,
-        allocate_strategy: Strategy = allocate_averagely,
-        pull_batch_size: int = 32,
-        consume_message_batch_max_size: int = 1,
-        pull_threshold_for_queue: int = 1000,
-        pull_threshold_size_for_queue: int = 100 * 1024 * 1024,
-        max_reconsume_times: int = 16,
-        consume_thread_max: int = 20,
-        rebalance_interval: float = 20.0,
-        persist_interval: float = 5.0,
-        suspend_timeout_ms: int = 15_000,
-        offset_store_dir: str = "~/.rocketmq_offsets",
+        self, group: str, namesrv_addr: str | None = None, *, instance: ClientInstance | None = None, **options: Any
     ) -> None:
-        if message_model not in ("CLUSTERING", "BROADCASTING"):
-            raise ValueError("message_model must be CLUSTERING or BROADCASTING")
+        validate_group(group)
+        client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PushConsumerConfig)
         self.group = group
-        self.instance = instance or ClientInstance(namesrv_addr, instance_name=instance_name)
-        self.message_model = message_model
-        from_where = consume_from_where.removeprefix("CONSUME_FROM_")
-        if from_where not in _FROM_WHERE:
-            raise ValueError("consume_from_where must be LAST_OFFSET, FIRST_OFFSET or TIMESTAMP")
-        self.consume_from_where = from_where
-        self.consume_timestamp = consume_timestamp or int((time.time() - 1800) * 1000)
-        self.orderly = orderly
-        self.allocate = allocate_strategy
-        self.pull_batch_size = pull_batch_size
-        self.batch_max = max(1, consume_message_batch_max_size)
-        self.threshold_count = pull_threshold_for_queue
-        self.threshold_size = pull_threshold_size_for_queue
-        self.max_reconsume_times = max_reconsume_times
-        self.rebalance_interval = rebalance_interval
-        self.persist_interval = persist_interval
-        self.suspend_ms = suspend_timeout_ms
+        self.broadcasting = self.config.message_model == "BROADCASTING"
+        self.instance = instance or ClientInstance(
+            config=client_cfg, default_instance_name="DEFAULT" if self.broadcasting else None
+        )
+        cfg = self.config
+        self.consume_timestamp = cfg.consume_timestamp or int((time.time() - 1800) * 1000)
         self._subs: dict[str, tuple[str, Listener | None]] = {}
         self._default_listener: Listener | None = None
         self._sub_version = int(time.time() * 1000)
         self.offset_store: OffsetStore = (
-            RemoteBrokerOffsetStore(self.instance.api, group, self.instance.find_broker_addr)
-            if message_model == "CLUSTERING"
-            else LocalFileOffsetStore(offset_store_dir, self.instance.client_id, group)
+            LocalFileOffsetStore(cfg.offset_store_dir, self.instance.client_id, group)
+            if self.broadcasting
+            else RemoteBrokerOffsetStore(self.instance.api, group, self._master_addr, self.instance.request_timeout)
         )
         self._pqs: dict[MessageQueue, ProcessQueue] = {}
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
-        self._consume_tasks: set[asyncio.Task[None]] = set()
-        self._start_override: dict[MessageQueue, int] = {}
-        self._sem = asyncio.Semaphore(consume_thread_max)
-        self._rebalance_event = asyncio.Event()
+        self._resume: dict[MessageQueue, asyncio.Event] = {}
+        self._paused: set[MessageQueue] = set()
+        self._rebalancer = Rebalancer(
+            self.instance,
+            group,
+            broadcasting=self.broadcasting,
+            strategy=cfg.allocate_strategy or allocate_averagely,
+            interval=cfg.rebalance_interval,
+            topics=lambda: sorted(self._all_subs()),
+            target=self,
+        )
+        self._service: ConcurrentConsumeService | OrderlyConsumeService | None = None
+        self._inner_producer: Producer | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
-        self._rebalance_lock = asyncio.Lock()
-        self.consumed_ok = 0
-        self.consumed_failed = 0
+        self._started_at = 0
+        self.flow_control_times = 0
+        self.pulled = 0
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
     def subscribe(self, topic: str, expression: str = "*", listener: Listener | None = None) -> None:
-        """Subscribe ``topic`` filtered by tags (``"TagA || TagB"`` or ``"*"``); ``listener(msgs)`` gets the batches
-        (an ``async def`` or a plain function, which then runs in a worker thread)."""
+        """Subscribe ``topic`` filtered by tags (``"TagA || TagB"`` or ``"*"``). ``listener(msgs)`` gets the batches:
+        an ``async def`` runs on the loop, a plain function in a worker thread. It returns a ``ConsumeResult``."""
+        validate_topic(topic)
         if topic.startswith(RETRY_PREFIX):
             raise ValueError("retry topics are subscribed automatically")
-        parse_tags(expression)
-        self._subs[topic] = (expression or "*", listener)
+        self._subs[topic] = (expression.strip() or "*", listener)
         if listener is not None and self._default_listener is None:
             self._default_listener = listener
         self._sub_version = int(time.time() * 1000)
+        if self._running:
+            self.instance.spawn(self._after_subscription_change(), name=f"subscribe-{self.group}")
+
+    def unsubscribe(self, topic: str) -> None:
+        self._subs.pop(topic, None)
+        self._sub_version = int(time.time() * 1000)
+        if self._running:
+            self.instance.spawn(self._after_subscription_change(), name=f"unsubscribe-{self.group}")
+
+    async def _after_subscription_change(self) -> None:
+        await self.instance.refresh_routes()
+        await self.instance.send_heartbeat_to_all()
+        self._rebalancer.trigger()
 
     def register_listener(self, listener: Listener) -> None:
+        """The listener for topics subscribed without one."""
         self._default_listener = listener
 
     @property
@@ -136,7 +146,7 @@ class PushConsumer:
 
     def _all_subs(self) -> dict[str, str]:
         subs = {t: e for t, (e, _l) in self._subs.items()}
-        if self.message_model == "CLUSTERING":
+        if not self.broadcasting:
             subs[self.retry_topic] = "*"
         return subs
 
@@ -145,7 +155,7 @@ class PushConsumer:
 
     def heartbeat_data(self) -> dict[str, Any]:
         subs = []
-        for topic, expr in self._all_subs().items():
+        for topic, expr in sorted(self._all_subs().items()):
             tags = sorted(parse_tags(expr))
             subs.append(
                 {
@@ -161,8 +171,8 @@ class PushConsumer:
         return {
             "groupName": self.group,
             "consumeType": "CONSUME_PASSIVELY",
-            "messageModel": self.message_model,
-            "consumeFromWhere": _FROM_WHERE[self.consume_from_where],
+            "messageModel": self.config.message_model,
+            "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
             "subscriptionDataSet": subs,
             "unitMode": False,
         }
@@ -173,49 +183,67 @@ class PushConsumer:
         if self._running:
             return
         if not self._subs:
-            raise ValueError("subscribe to at least one topic before start()")
+            raise MQClientError("subscribe to at least one topic before start()")
         if self._default_listener is None:
-            raise ValueError("no listener: pass one to subscribe() or register_listener()")
+            raise MQClientError("no listener: pass one to subscribe() or register_listener()")
+        self.instance.register_consumer(self)
         self._running = True
-        self.instance.register_consumer(self.group, self)
+        self._started_at = int(time.time() * 1000)
         await self.instance.start()
-        await self.offset_store.load()
-        for topic in self.topics():
-            with contextlib.suppress(RemotingError):
-                await self.instance.get_route(topic, refresh=True)
-        await self.instance.send_heartbeat_to_all()
-        loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._rebalance_loop(), name=f"rebalance-{self.group}"),
-            loop.create_task(self._persist_loop(), name=f"persist-offsets-{self.group}"),
-        ]
-        await self.rebalance()
+        try:
+            await self.offset_store.load()
+            await self.instance.refresh_routes()
+            await self.instance.send_heartbeat_to_all()
+            service: ConcurrentConsumeService | OrderlyConsumeService
+            if self.config.orderly:
+                service = OrderlyConsumeService(self, self.config, clustering=not self.broadcasting)
+            else:
+                service = ConcurrentConsumeService(self, self.config, broadcasting=self.broadcasting)
+            self._service = service
+            service.start()
+            loop = asyncio.get_running_loop()
+            self._tasks = [loop.create_task(self._persist_loop(), name=f"persist-offsets-{self.group}")]
+            await self._rebalancer.run_once()
+            self._rebalancer.start()
+        except BaseException:
+            await self.close()
+            raise
+        _log.info(
+            "push consumer started", group=self.group, client_id=self.instance.client_id, topics=sorted(self._subs)
+        )
 
-    async def close(self, drain_timeout: float = 5.0) -> None:
+    async def close(self) -> None:
+        """Stop pulling, let listener calls in flight finish (``drain_timeout``), persist offsets, release orderly
+        locks, unregister from the brokers and close the instance."""
         if not self._running:
             return
         self._running = False
+        await self._rebalancer.stop()
         for t in self._tasks:
             t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        tasks = [*self._tasks, *self._pull_tasks.values()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks = []
+        self._pull_tasks.clear()
+        if self._service is not None:
+            await self._service.close(self.config.drain_timeout)
+        await self.offset_store.persist(list(self._pqs))
+        if self.config.orderly and not self.broadcasting:
+            await self._unlock(list(self._pqs))
         for pq in self._pqs.values():
             pq.dropped = True
-        for t in self._pull_tasks.values():
-            t.cancel()
-        await asyncio.gather(*self._pull_tasks.values(), return_exceptions=True)
-        if self._consume_tasks:
-            await asyncio.wait(list(self._consume_tasks), timeout=drain_timeout)
-        for t in list(self._consume_tasks):
-            t.cancel()
-        await self.offset_store.persist(list(self._pqs))
-        if self.orderly and self.message_model == "CLUSTERING":
-            await self._unlock(list(self._pqs))
         self._pqs.clear()
-        self._pull_tasks.clear()
+        self._resume.clear()
+        self._rebalancer.owned.clear()
+        if self._inner_producer is not None:
+            await self._inner_producer.close()
+            self._inner_producer = None
         await self.instance.unregister_from_brokers(None, self.group)
-        self.instance.unregister(self.group)
+        self.instance.unregister_consumer(self)
         await self.instance.close()
+        _log.info("push consumer closed", group=self.group, client_id=self.instance.client_id)
 
     async def __aenter__(self) -> PushConsumer:
         await self.start()
@@ -224,183 +252,178 @@ class PushConsumer:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    # -- rebalance -------------------------------------------------------------------------------------------------
-
-    def rebalance_soon(self) -> None:
-        self._rebalance_event.set()
-
-    async def _rebalance_loop(self) -> None:
-        last_lock = time.monotonic()
-        while self._running:
-            interval = min(self.rebalance_interval, LOCK_RENEW_INTERVAL) if self.orderly else self.rebalance_interval
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._rebalance_event.wait(), interval)
-            self._rebalance_event.clear()
-            try:
-                await self.rebalance()
-                if self.orderly and time.monotonic() - last_lock >= LOCK_RENEW_INTERVAL:
-                    await self._lock(list(self._pqs))
-                    last_lock = time.monotonic()
-            except Exception as exc:
-                _log.warning("rebalance failed", group=self.group, error=str(exc))
-
     async def _persist_loop(self) -> None:
-        await asyncio.sleep(min(10.0, self.persist_interval * 2))
-        while self._running:
+        """Persist offsets every ``persist_consumer_offset_interval_ms``, the first time 10 s after start (J)."""
+        interval = self.config.persist_consumer_offset_interval_ms / 1000
+        await asyncio.sleep(max(interval, min(10.0, 2 * interval)))
+        while True:
             try:
                 await self.offset_store.persist(list(self._pqs))
             except Exception as exc:
                 _log.warning("offset persist failed", group=self.group, error=str(exc))
-            await asyncio.sleep(self.persist_interval)
+            await asyncio.sleep(interval)
+
+    # -- rebalance (RebalanceTarget) -------------------------------------------------------------------------------
+
+    def rebalance_soon(self) -> None:
+        self._rebalancer.trigger()
 
     async def rebalance(self) -> None:
-        async with self._rebalance_lock:
-            for topic, expr in self._all_subs().items():
-                try:
-                    await self._rebalance_topic(topic, expr)
-                except RemotingError as exc:
-                    _log.warning("rebalance of topic failed", topic=topic, error=str(exc))
+        """One rebalance round now."""
+        await self._rebalancer.run_once()
 
-    async def _rebalance_topic(self, topic: str, expr: str) -> None:
-        route = await self.instance.get_route(topic)
-        if route is None:
-            route = await self.instance.get_route(topic, refresh=True)
-        if route is None:
-            return
-        mqs = route.subscribe_queues()
-        if self.message_model == "BROADCASTING":
-            mine = mqs
-        else:
-            addrs = sorted({bd.master_addr for bd in route.brokers.values() if bd.master_addr})
-            if not addrs:
-                return
-            cids = await self.instance.api.get_consumer_ids(addrs[0], self.group)
-            if not cids:
-                return
-            mine = self.allocate(self.group, self.instance.client_id, mqs, cids)
-        wanted = set(mine)
-        current = {mq for mq in self._pqs if mq.topic == topic}
-        for mq in current - wanted:
-            await self._revoke(mq)
-        added = sorted(wanted - current)
-        if added and self.orderly and self.message_model == "CLUSTERING":
-            locked = await self._lock(added)
-            added = [mq for mq in added if mq in locked]
-        for mq in added:
-            self._assign(mq, expr)
-        if (current - wanted) or added:
-            _log.info(
-                "rebalanced",
-                group=self.group,
-                topic=topic,
-                queues=len(wanted),
-                added=len(added),
-                removed=len(current - wanted),
-            )
+    async def on_assigned(self, mqs: list[MessageQueue]) -> list[MessageQueue]:
+        if not self._running:
+            return []
+        if self.config.orderly and not self.broadcasting:
+            locked = await self.lock(mqs)
+            mqs = [mq for mq in mqs if mq in locked]
+        starts = await asyncio.gather(*(self._start_offset(mq) for mq in mqs), return_exceptions=True)
+        taken = []
+        for mq, start in zip(mqs, starts, strict=True):
+            if isinstance(start, BaseException):
+                _log.warning(
+                    "cannot compute the start offset; queue left for the next round", mq=str(mq), error=str(start)
+                )
+                continue
+            self._begin(mq, start)
+            taken.append(mq)
+        return taken
 
-    def _assign(self, mq: MessageQueue, expr: str) -> None:
+    def _begin(self, mq: MessageQueue, offset: int) -> None:
         pq = ProcessQueue()
-        pq.locked = self.orderly and self.message_model == "CLUSTERING"
+        pq.locked = self.config.orderly and not self.broadcasting
+        pq.lock_time = time.monotonic()
         self._pqs[mq] = pq
-        self._pull_tasks[mq] = asyncio.get_running_loop().create_task(self._pull_loop(mq, pq, expr))
+        self._resume[mq] = asyncio.Event()
+        self.offset_store.update(mq, offset)
+        self._pull_tasks[mq] = asyncio.get_running_loop().create_task(
+            self._pull_loop(mq, pq, offset), name=f"pull-{mq.topic}-{mq.broker_name}-{mq.queue_id}"
+        )
 
-    async def _revoke(self, mq: MessageQueue) -> None:
+    async def _stop_queue(self, mq: MessageQueue) -> ProcessQueue | None:
         pq = self._pqs.pop(mq, None)
         task = self._pull_tasks.pop(mq, None)
+        self._resume.pop(mq, None)
+        self._paused.discard(mq)
         if pq is not None:
             pq.dropped = True
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self.offset_store.persist([mq])
-        self.offset_store.remove(mq)
-        if self.orderly and self.message_model == "CLUSTERING":
-            await self._unlock([mq])
+        return pq
 
-    async def _lock(self, mqs: list[MessageQueue]) -> set[MessageQueue]:
+    async def on_revoked(self, mqs: list[MessageQueue]) -> None:
+        for mq in mqs:
+            await self._stop_queue(mq)
+        if isinstance(self._service, OrderlyConsumeService):
+            for mq in mqs:
+                await self._service.wait_idle(mq, self.config.drain_timeout)
+        await self.offset_store.persist(mqs)
+        for mq in mqs:
+            self.offset_store.remove(mq)
+        if self.config.orderly and not self.broadcasting:
+            await self._unlock(mqs)
+
+    async def reset_offsets(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
+        """RESET_CONSUMER_CLIENT_OFFSET: the queues we own restart at the given offsets, which are persisted."""
+        for mq, off in offsets.items():
+            self.offset_store.update(mq, off, force=True)
+            if mq in self._pqs:
+                await self._stop_queue(mq)
+                self.offset_store.update(mq, off, force=True)
+                self._begin(mq, off)
+        await self.offset_store.persist(list(offsets))
+
+    # -- locks (orderly) -------------------------------------------------------------------------------------------
+
+    async def lock(self, mqs: list[MessageQueue]) -> set[MessageQueue]:
         locked: set[MessageQueue] = set()
         by_broker: dict[str, list[MessageQueue]] = {}
         for mq in mqs:
             by_broker.setdefault(mq.broker_name, []).append(mq)
-        for broker, qs in by_broker.items():
-            addr = self.instance.broker_addr(broker)
-            if addr is None:
-                continue
+        for broker, qs in sorted(by_broker.items()):
             try:
-                locked |= await self.instance.api.lock_batch(addr, self.group, self.instance.client_id, qs)
-            except RemotingError as exc:
-                _log.warning("lock failed", broker=broker, error=str(exc))
-        for mq in mqs:
-            pq = self._pqs.get(mq)
-            if pq is not None:
-                pq.locked = mq in locked
-                pq.lock_time = time.monotonic()
+                addr = await self.instance.find_broker_addr(qs[0])
+                locked |= await self.instance.api.lock_batch(
+                    addr, self.group, self.instance.client_id, qs, self.instance.request_timeout
+                )
+            except Exception as exc:
+                _log.warning("queue lock failed", broker=broker, error=str(exc))
         return locked
 
     async def _unlock(self, mqs: list[MessageQueue]) -> None:
         by_broker: dict[str, list[MessageQueue]] = {}
         for mq in mqs:
             by_broker.setdefault(mq.broker_name, []).append(mq)
-        for broker, qs in by_broker.items():
+        for broker, qs in sorted(by_broker.items()):
             addr = self.instance.broker_addr(broker)
             if addr is not None:
-                with contextlib.suppress(RemotingError):
+                with contextlib.suppress(Exception):
                     await self.instance.api.unlock_batch(addr, self.group, self.instance.client_id, qs)
-
-    async def reset_offsets(self, offsets: dict[MessageQueue, int]) -> None:
-        """RESET_CONSUMER_CLIENT_OFFSET from the broker: restart the named queues at the given offsets."""
-        for mq, off in offsets.items():
-            self.offset_store.update(mq, off, force=True)
-            if mq in self._pqs:
-                expr = self._all_subs().get(mq.topic, "*")
-                pq = self._pqs.pop(mq)
-                pq.dropped = True
-                task = self._pull_tasks.pop(mq, None)
-                if task is not None:
-                    task.cancel()
-                self._start_override[mq] = off
-                self._assign(mq, expr)
-            else:
-                self._start_override[mq] = off
-        await self.offset_store.persist(list(offsets))
 
     # -- pulling ---------------------------------------------------------------------------------------------------
 
+    async def _master_addr(self, mq: MessageQueue) -> str:
+        return await self.instance.find_broker_addr(mq)
+
     async def _start_offset(self, mq: MessageQueue) -> int:
-        if mq in self._start_override:
-            return self._start_override.pop(mq)
+        """J ``computePullFromWhere``: the committed offset, else per ``consume_from_where``."""
         last = await self.offset_store.read_store(mq)
         if last is not None and last >= 0:
             return last
         retry = mq.topic.startswith(RETRY_PREFIX)
+        where = self.config.consume_from_where
+        if retry or where == "FIRST_OFFSET":
+            return 0
         addr = await self.instance.find_broker_addr(mq, master_only=False)
-        if self.consume_from_where == "FIRST_OFFSET":
-            return 0
-        if self.consume_from_where == "TIMESTAMP" and not retry:
-            return await self.instance.api.search_offset(addr, mq, self.consume_timestamp)
-        if retry:
-            return 0
-        return await self.instance.api.get_max_offset(addr, mq)
-
-    async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, expr: str) -> None:
-        try:
-            offset = await self._start_offset(mq)
-        except (RemotingError, Exception) as exc:
-            _log.warning(
-                "cannot compute the start offset; queue left for the next rebalance", mq=str(mq), error=str(exc)
+        if where == "TIMESTAMP":
+            return await self.instance.api.search_offset(
+                addr, mq, self.consume_timestamp, self.instance.request_timeout
             )
-            self._pqs.pop(mq, None)
-            self._pull_tasks.pop(mq, None)
+        return await self.instance.api.get_max_offset(addr, mq, self.instance.request_timeout)
+
+    def _pause_reason(self, pq: ProcessQueue) -> str | None:
+        span = None if self.config.orderly else self.config.consume_concurrently_max_span
+        return pq.must_pause(self.config.pull_threshold_for_queue, self.config.threshold_bytes, span)
+
+    async def _wait_resume(self, mq: MessageQueue, pq: ProcessQueue, reason: str) -> None:
+        self.flow_control_times += 1
+        if self.flow_control_times % 1000 == 1:
+            _log.warning(
+                "flow control: pulling paused",
+                mq=str(mq),
+                reason=reason,
+                cached=len(pq),
+                cached_mib=pq.bytes >> 20,
+                times=self.flow_control_times,
+            )
+        ev = self._resume.get(mq)
+        if ev is None:
             return
-        self.offset_store.update(mq, offset)
-        clustering = self.message_model == "CLUSTERING"
+        ev.clear()
+        self._paused.add(mq)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ev.wait(), FLOW_CONTROL_RECHECK)
+        finally:
+            self._paused.discard(mq)
+
+    async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        cfg = self.config
+        clustering = not self.broadcasting
         while self._running and not pq.dropped:
-            if len(pq) >= self.threshold_count or pq.bytes >= self.threshold_size:
-                await asyncio.sleep(0.05)  # flow control: RocketMQ waits 50 ms and checks again
+            reason = self._pause_reason(pq)
+            if reason is not None:
+                await self._wait_resume(mq, pq, reason)
                 continue
-            if self.orderly and clustering and not pq.locked:
-                await asyncio.sleep(0.5)
+            if cfg.orderly and clustering and not pq.locked:
+                await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
+                continue
+            expr = self._all_subs().get(mq.topic)
+            if expr is None:  # unsubscribed; the next rebalance revokes the queue
+                await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
             commit = self.offset_store.read_memory(mq) if clustering else None
             try:
@@ -409,168 +432,153 @@ class PushConsumer:
                     self.group,
                     mq,
                     offset,
-                    self.pull_batch_size,
+                    cfg.pull_batch_size,
                     expr,
-                    suspend_ms=self.suspend_ms,
-                    commit_offset=commit if commit is not None else -1,
+                    suspend_ms=cfg.suspend_timeout_ms,
+                    commit_offset=commit if commit is not None and commit > 0 else -1,
                     sub_version=self._sub_version,
-                    timeout=self.suspend_ms / 1000 + 15,
+                    timeout=cfg.pull_timeout_ms / 1000,
                 )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 if self._running and not pq.dropped:
-                    _log.warning("pull failed", mq=str(mq), error=str(exc))
-                    await asyncio.sleep(1.0)
+                    _log.warning("pull failed", mq=str(mq), offset=offset, error=str(exc))
+                    await asyncio.sleep(PULL_DELAY_ON_ERROR)
                 continue
             if pq.dropped:
                 return
             pq.last_pull = time.monotonic()
-            offset = res.next_begin_offset
-            if res.status is PullStatus.FOUND and res.msg_found_list:
-                pq.put(res.msg_found_list)
-                if self.orderly:
-                    self._ensure_orderly_consumer(mq, pq)
-                else:
-                    self._dispatch_concurrently(mq, pq, res.msg_found_list)
-            elif res.status is PullStatus.OFFSET_ILLEGAL:
-                _log.warning("pull offset illegal, moved", mq=str(mq), next=offset)
+            if res.status is PullStatus.OFFSET_ILLEGAL:
+                _log.warning("pull offset illegal; moving on", mq=str(mq), offset=offset, next=res.next_begin_offset)
+                offset = res.next_begin_offset
                 self.offset_store.update(mq, offset, force=True)
                 await self.offset_store.persist([mq])
+                continue
+            offset = res.next_begin_offset
+            msgs = res.msg_found_list
+            if msgs:
+                self.pulled += len(msgs)
+                pq.put(msgs)
+                assert self._service is not None
+                self._service.submit(mq, pq, msgs)
             elif len(pq) == 0:
-                # nothing in flight: everything before `offset` was filtered or consumed
+                # nothing in flight and nothing (matching) found: everything before `offset` is done
                 self.offset_store.update(mq, offset)
+            if cfg.pull_interval_ms:
+                await asyncio.sleep(cfg.pull_interval_ms / 1000)
 
-    # -- consuming -------------------------------------------------------------------------------------------------
+    # -- consuming (ConsumeHooks) ----------------------------------------------------------------------------------
+
+    def process_queues(self) -> Iterable[tuple[MessageQueue, ProcessQueue]]:
+        return list(self._pqs.items())
+
+    def on_consumed(self, mq: MessageQueue, pq: ProcessQueue) -> None:
+        ev = self._resume.get(mq)
+        if ev is not None and not ev.is_set() and self._pause_reason(pq) is None:
+            ev.set()
 
     def _listener_for(self, msgs: list[MessageExt]) -> Listener:
         sub = self._subs.get(msgs[0].topic)
-        return (sub[1] if sub and sub[1] else None) or self._default_listener  # type: ignore[return-value]
+        listener = sub[1] if sub is not None and sub[1] is not None else self._default_listener
+        assert listener is not None
+        return listener
 
-    async def _call_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
+    async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
         listener = self._listener_for(msgs)
         try:
-            if inspect.iscoroutinefunction(listener):
-                result = await listener(msgs)
+            if _is_async(listener):
+                result = await listener(msgs)  # type: ignore[misc]
             else:
                 result = await asyncio.get_running_loop().run_in_executor(None, listener, msgs)
                 if inspect.isawaitable(result):
                     result = await result
         except Exception as exc:
-            _log.warning("listener raised; messages will be retried", group=self.group, error=repr(exc))
+            _log.warning("listener raised; the messages will be retried", group=self.group, error=repr(exc))
             return ConsumeResult.RECONSUME_LATER
+        if isinstance(result, ConsumeResult):
+            return result
         if result is None:
+            _log.warning("listener returned None; treated as RECONSUME_LATER", group=self.group)
             return ConsumeResult.RECONSUME_LATER
-        return result if isinstance(result, ConsumeResult) else ConsumeResult(str(result))
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._consume_tasks.add(task)
-        task.add_done_callback(self._consume_tasks.discard)
-
-    def _dispatch_concurrently(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[MessageExt]) -> None:
-        for i in range(0, len(msgs), self.batch_max):
-            self._spawn(self._consume_batch(mq, pq, msgs[i : i + self.batch_max]))
-
-    async def _consume_batch(self, mq: MessageQueue, pq: ProcessQueue, batch: list[MessageExt]) -> None:
-        async with self._sem:
-            if pq.dropped:
-                return
-            result = await self._call_listener(batch)
-        if pq.dropped:
-            return
-        if result is ConsumeResult.SUCCESS:
-            self.consumed_ok += len(batch)
-            done = batch
-        else:
-            self.consumed_failed += len(batch)
-            done, failed = await self._send_back(mq, batch)
-            if failed:
-                self._spawn(self._retry_locally(mq, pq, failed))
-        offset = pq.remove(done)
-        if offset >= 0:
-            self.offset_store.update(mq, offset)
-
-    async def _send_back(
-        self, mq: MessageQueue, msgs: list[MessageExt], delay_level: int = 0
-    ) -> tuple[list[MessageExt], list[MessageExt]]:
-        if self.message_model == "BROADCASTING":
-            _log.warning("broadcasting consumption failed; messages are dropped", count=len(msgs))
-            return msgs, []
-        done: list[MessageExt] = []
-        failed: list[MessageExt] = []
-        for m in msgs:
-            try:
-                addr = await self.instance.find_broker_addr(mq)
-                await self.instance.api.send_back(
-                    addr, m.commit_log_offset, self.group, delay_level, m.msg_id, m.topic, self.max_reconsume_times
-                )
-                done.append(m)
-            except Exception as exc:
-                _log.warning("send back failed; consuming again locally in 5 s", error=str(exc))
-                m.reconsume_times += 1
-                failed.append(m)
-        return done, failed
-
-    async def _retry_locally(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[MessageExt]) -> None:
-        await asyncio.sleep(LOCAL_RETRY_DELAY)
-        if not pq.dropped and self._running:
-            await self._consume_batch(mq, pq, msgs)
-
-    def _ensure_orderly_consumer(self, mq: MessageQueue, pq: ProcessQueue) -> None:
-        if not pq.consuming:
-            pq.consuming = True
-            self._spawn(self._consume_orderly(mq, pq))
-
-    async def _consume_orderly(self, mq: MessageQueue, pq: ProcessQueue) -> None:
         try:
-            while not pq.dropped and self._running and len(pq):
-                if self.message_model == "CLUSTERING" and not pq.locked:
-                    await asyncio.sleep(0.2)
-                    continue
-                batch = pq.take_in_order(self.batch_max)
-                async with self._sem:
-                    result = await self._call_listener(batch)
-                if pq.dropped:
-                    return
-                if result is ConsumeResult.SUCCESS:
-                    self.consumed_ok += len(batch)
-                    offset = pq.remove(batch)
-                    self.offset_store.update(mq, offset)
-                    continue
-                self.consumed_failed += len(batch)
-                over = [m for m in batch if m.reconsume_times >= self.max_reconsume_times]
-                if over:  # poison: to the DLQ, then go on
-                    done, _failed = await self._send_back(mq, over, -1)
-                    offset = pq.remove(done)
-                    self.offset_store.update(mq, offset)
-                for m in batch:
-                    m.reconsume_times += 1
-                await asyncio.sleep(SUSPEND_QUEUE_DELAY)
-        finally:
-            pq.consuming = False
+            return ConsumeResult(str(result))
+        except ValueError:
+            _log.warning("listener returned an unknown result; treated as RECONSUME_LATER", result=repr(result))
+            return ConsumeResult.RECONSUME_LATER
+
+    async def send_back(self, mq: MessageQueue, msg: MessageExt, delay_level: int) -> bool:
+        """CONSUMER_SEND_MSG_BACK; if that fails, the message itself to ``%RETRY%<group>`` (J's fallback)."""
+        max_times = self.config.effective_max_reconsume_times
+        try:
+            addr = await self.instance.find_broker_addr(mq)
+            await self.instance.api.send_back(
+                addr,
+                msg.commit_log_offset,
+                self.group,
+                delay_level,
+                msg.msg_id,
+                msg.topic,
+                max_times,
+                self.instance.request_timeout,
+            )
+            return True
+        except Exception as exc:
+            _log.info("send back failed; re-sending to the retry topic", mq=str(mq), error=str(exc))
+        try:
+            producer = await self._retry_producer()
+            await producer.send_for_retry(self.retry_topic, msg, max_times)
+            return True
+        except Exception as exc:
+            _log.warning("re-send to the retry topic failed", mq=str(mq), error=str(exc))
+            return False
+
+    async def _retry_producer(self) -> Producer:
+        if self._inner_producer is None:
+            p = Producer(INNER_PRODUCER_GROUP, instance=self.instance)
+            await p.start(register=False)
+            self._inner_producer = p
+        return self._inner_producer
+
+    # -- introspection ---------------------------------------------------------------------------------------------
+
+    @property
+    def assignment(self) -> list[MessageQueue]:
+        return sorted(self._pqs)
+
+    def paused_queues(self) -> set[MessageQueue]:
+        """Queues whose pull task is waiting for consumption to catch up (flow control)."""
+        return set(self._paused)
+
+    def process_queue(self, mq: MessageQueue) -> ProcessQueue | None:
+        return self._pqs.get(mq)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        s = self._service.stats if self._service is not None else None
+        return {
+            "pulled": self.pulled,
+            "consumed_ok": s.ok if s else 0,
+            "consumed_failed": s.failed if s else 0,
+            "sent_back": s.sent_back if s else 0,
+            "local_retries": s.local_retries if s else 0,
+            "expired": s.expired if s else 0,
+            "flow_control_times": self.flow_control_times,
+        }
 
     def running_info(self) -> dict[str, Any]:
         return {
             "properties": {
                 "PROP_CONSUME_TYPE": "CONSUME_PASSIVELY",
-                "PROP_CONSUMEORDERLY": str(self.orderly).lower(),
+                "PROP_CONSUMEORDERLY": str(self.config.orderly).lower(),
                 "PROP_CLIENT_VERSION": "rocketq",
                 "PROP_NAMESERVER_ADDR": ";".join(self.instance.namesrv_addrs),
+                "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_max),
+                "PROP_CONSUMER_START_TIMESTAMP": str(self._started_at),
+                "messageModel": self.config.message_model,
+                "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
             },
             "subscriptionSet": self.heartbeat_data()["subscriptionDataSet"],
-            "mqTable": {
-                str(mq): {
-                    "cachedMsgCount": len(pq),
-                    "cachedMsgSizeInMiB": pq.bytes // (1 << 20),
-                    "commitOffset": pq.commit_offset(),
-                    "locked": pq.locked,
-                }
-                for mq, pq in self._pqs.items()
-            },
-            "statusTable": {"consumeOk": self.consumed_ok, "consumeFailed": self.consumed_failed},
+            "mqTable": [{**mq.to_json(), **pq.info()} for mq, pq in sorted(self._pqs.items())],
+            "statusTable": self.stats,
         }
-
-    @property
-    def assignment(self) -> list[MessageQueue]:
-        return sorted(self._pqs)

@@ -1,10 +1,17 @@
 """Producer: send (awaits the broker's reply), send_oneway, send_batch, ordered sends, transactions.
 
-Sends use SEND_MESSAGE_V2 (batches SEND_BATCH_MESSAGE). A topic the name server does not know is sent through
-the TBW102 route (the broker auto-creates it when allowed), as the official clients do. Sync sends retry
-``retry_times_when_send_failed`` (2) times on retriable errors, on another broker when there is one; a FLUSH_* or
-SLAVE_NOT_AVAILABLE status is returned, not retried (RocketMQ's ``retryAnotherBrokerWhenNotStoreOK=false``). Bodies
-over ``compress_msg_body_over_howmuch`` (4 KiB) are zlib-compressed with sysFlag bit 0x1; batches never are.
+* Sends use SEND_MESSAGE_V2 (batches SEND_BATCH_MESSAGE). A topic the name server does not know goes out on the
+  TBW102 route (the broker auto-creates it when allowed), as the official clients do.
+* ``send`` retries ``retry_times_when_send_failed`` (2) times on retriable errors (connection lost, timeout,
+  SYSTEM_BUSY, TOPIC_NOT_EXIST…), on another broker when the topic has one, within ``send_timeout_ms`` overall. A
+  FLUSH_* or SLAVE_NOT_AVAILABLE reply is returned, not retried (``retry_another_broker_when_not_store_ok``).
+  Messages sent to a fixed queue (a queue, a selector or a sharding key: ordered messages) are not moved.
+* With ``send_latency_fault_enable`` a broker that answered slowly or failed is avoided for a while (selector.py).
+* Bodies over ``compress_msg_body_over_howmuch`` (4 KiB) are zlib-compressed and flagged with sysFlag bit 0x1;
+  batches never are. Bodies over ``max_message_size`` (4 MiB) are refused before sending. Each message gets a
+  UNIQ_KEY (its ``msg_id``).
+* Transactions: ``send_message_in_transaction`` sends a half message, runs the local transaction, then ends it
+  with a oneway END_TRANSACTION; a broker's CHECK_TRANSACTION_STATE is answered from ``check_listener``.
 """
 
 from __future__ import annotations
@@ -15,12 +22,14 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import structlog
+
+from client.config import ClientConfig, ProducerConfig, split_options
 from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
 from client.instance import ClientInstance
-from client.message import Message, MessageQueue
+from client.message import Message, MessageQueue, validate_group, validate_topic
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
 from client.results import LocalTransactionState, SendResult, SendStatus
-from client.route import TopicRoute
 from protocol.codes import ResponseCode
 from protocol.errors import BrokerError, RemotingError
 from protocol.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, SendMessageRequestHeader
@@ -31,9 +40,13 @@ from protocol.message import (
     MessageExt,
     PropertyKey,
     create_uniq_id,
+    decode_offset_msg_id,
     encode_batch,
     encode_properties,
 )
+from protocol.remoting.handler import Channel
+
+_log = structlog.get_logger("rocketq.client.producer")
 
 AUTO_CREATE_TOPIC_KEY = "TBW102"
 _STATUS_BY_CODE: dict[int, SendStatus] = {
@@ -49,7 +62,11 @@ CheckListener = Callable[[MessageExt], LocalTransactionState | Awaitable[LocalTr
 
 
 class Producer:
-    """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``."""
+    """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
+
+    Options are the fields of ``ClientConfig`` (``instance_name``, ``serialize_type``…) and ``ProducerConfig``
+    (``send_timeout_ms``, ``retry_times_when_send_failed``…). ``instance`` shares another client's connections.
+    """
 
     def __init__(
         self,
@@ -57,44 +74,44 @@ class Producer:
         namesrv_addr: str | None = None,
         *,
         instance: ClientInstance | None = None,
-        instance_name: str | None = None,
-        send_timeout_ms: int = 3000,
-        retry_times_when_send_failed: int = 2,
-        compress_msg_body_over_howmuch: int = 4096,
-        max_message_size: int = 4 * 1024 * 1024,
-        default_topic_queue_nums: int = 4,
-        send_latency_fault_enable: bool = False,
         check_listener: CheckListener | None = None,
+        **options: Any,
     ) -> None:
+        validate_group(group)
+        client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, ProducerConfig)
         self.group = group
-        self._own_instance = instance is None
-        self.instance = instance or ClientInstance(namesrv_addr, instance_name=instance_name)
-        self.send_timeout = send_timeout_ms / 1000
-        self.retry_times = retry_times_when_send_failed
-        self.compress_over = compress_msg_body_over_howmuch
-        self.max_message_size = max_message_size
-        self.default_topic_queue_nums = default_topic_queue_nums
-        self._fault = LatencyFaultTolerance() if send_latency_fault_enable else None
+        self.instance = instance or ClientInstance(config=client_cfg)
+        self._fault = LatencyFaultTolerance() if self.config.send_latency_fault_enable else None
         self._selector = QueueSelector(self._fault)
         self._topics: set[str] = set()
         self._check_listener = check_listener
         self._started = False
+        self._registered = False
+
+    @property
+    def client_config(self) -> ClientConfig:
+        return self.instance.config
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def start(self, *, register: bool = True) -> None:
+        """Start the instance; ``register=False`` keeps the group out of heartbeats (a consumer's inner producer)."""
         if self._started:
             return
-        self.instance.register_producer(self.group, self)
+        if register:
+            self.instance.register_producer(self)
+        self._registered = register
         await self.instance.start()
         self._started = True
 
     async def close(self) -> None:
+        """Unregister from the brokers (UNREGISTER_CLIENT) and release the instance."""
         if not self._started:
             return
         self._started = False
-        await self.instance.unregister_from_brokers(self.group, None)
-        self.instance.unregister(self.group)
+        if self._registered:
+            await self.instance.unregister_from_brokers(self.group, None)
+            self.instance.unregister_producer(self)
         await self.instance.close()
 
     async def __aenter__(self) -> Producer:
@@ -104,77 +121,86 @@ class Producer:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def _check_started(self) -> None:
+        if not self._started:
+            raise MQClientError(f"producer {self.group} is not started (use `async with` or `await start()`)")
+
     def topics(self) -> set[str]:
         return set(self._topics)
 
-    def heartbeat_data(self) -> dict[str, Any]:
-        return {"groupName": self.group}
-
     # -- routing ---------------------------------------------------------------------------------------------------
 
-    async def _publish_route(self, topic: str) -> tuple[TopicRoute, list[MessageQueue]]:
+    async def publish_queues(self, topic: str) -> list[MessageQueue]:
+        """The topic's writable queues; for an unknown topic, the queues it would get from TBW102."""
         first_time = topic not in self._topics
         self._topics.add(topic)
+        queues = await self._queues(topic)
+        if first_time:  # let the brokers know this producer group at once (J sends a heartbeat too)
+            await self.instance.send_heartbeat_to_all()
+        return queues
+
+    async def _queues(self, topic: str) -> list[MessageQueue]:
         route = await self.instance.get_route(topic)
         if route is not None:
             queues = route.publish_queues()
             if queues:
-                if first_time:
-                    await self.instance.send_heartbeat_to_all()
-                return route, queues
+                return queues
         default = await self.instance.get_route(AUTO_CREATE_TOPIC_KEY)
-        if default is None:
-            raise RouteNotFoundError(f"No route info of this topic: {topic}")
         queues = []
-        for qd in default.queues:
-            if default.master_addr(qd.broker_name) is None:
-                continue
-            n = min(self.default_topic_queue_nums, qd.write_queue_nums)
-            queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(n))
+        if default is not None:
+            for qd in default.queues:
+                if default.master_addr(qd.broker_name) is None:
+                    continue
+                n = min(self.config.default_topic_queue_nums, qd.write_queue_nums)
+                queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(n))
         if not queues:
             raise RouteNotFoundError(f"No route info of this topic: {topic}")
-        if first_time:
-            await self.instance.send_heartbeat_to_all()
-        return default, queues
+        return queues
 
     # -- message preparation ---------------------------------------------------------------------------------------
 
     def _prepare(
         self, msg: Message, *, sys_flag: int = 0, extra: dict[str, str] | None = None
     ) -> tuple[bytes, int, dict[str, str]]:
-        if not msg.topic:
-            raise MQClientError("the specified topic is blank")
+        validate_topic(msg.topic, sending=True)
         body = msg.body
         if not body:
             raise MQClientError("the message body is empty", "the message body length is zero")
-        if len(body) > self.max_message_size:
-            raise MessageTooLargeError(
-                f"the message body size over max value, MAX: {self.max_message_size}",
-            )
+        if len(body) > self.config.max_message_size:
+            raise MessageTooLargeError(f"the message body size over max value, MAX: {self.config.max_message_size}")
         props = msg.wire_properties()
         props.setdefault(PropertyKey.UNIQ_KEY, create_uniq_id())
         if extra:
             props.update(extra)
-        if len(body) > self.compress_over:
-            body = zlib.compress(body, 5)
+        if len(body) > self.config.compress_msg_body_over_howmuch:
+            body = zlib.compress(body, self.config.compress_level)
             sys_flag |= SYSFLAG_COMPRESSED
         return body, sys_flag, props
 
     def _header(
-        self, mq: MessageQueue, sys_flag: int, props: str, flag: int, *, batch: bool = False
+        self,
+        mq: MessageQueue,
+        sys_flag: int,
+        props: str,
+        flag: int,
+        *,
+        batch: bool = False,
+        reconsume_times: int | None = None,
+        max_reconsume_times: int | None = None,
     ) -> SendMessageRequestHeader:
         return SendMessageRequestHeader(
             producer_group=self.group,
             topic=mq.topic,
             default_topic=AUTO_CREATE_TOPIC_KEY,
-            default_topic_queue_nums=self.default_topic_queue_nums,
+            default_topic_queue_nums=self.config.default_topic_queue_nums,
             queue_id=mq.queue_id,
             sys_flag=sys_flag,
             born_timestamp=int(time.time() * 1000),
             flag=flag,
             properties=props,
-            reconsume_times=0,
+            reconsume_times=reconsume_times,
             batch=batch,
+            max_reconsume_times=max_reconsume_times,
         )
 
     # -- sends -----------------------------------------------------------------------------------------------------
@@ -189,69 +215,87 @@ class Producer:
         sharding_key: object | None = None,
         timeout: float | None = None,
     ) -> SendResult:
-        """Send and await the broker's reply. ``queue``, ``selector(queues, msg, arg)`` or ``sharding_key`` pin the
-        queue (ordered messages; no retry on another queue then)."""
+        """Send and await the broker's reply.
+
+        ``queue``, ``selector(queues, msg, arg)`` or ``sharding_key`` pin the queue (ordered messages: the same key
+        always lands in the same queue while the topic's queue count holds); a pinned send is not retried elsewhere.
+        """
+        self._check_started()
         body, sys_flag, props = self._prepare(msg)
-        return await self._send_with_retry(msg, body, sys_flag, props, queue, selector, arg, sharding_key, timeout)
+        if queue is None and selector is not None:
+            queues = await self.publish_queues(msg.topic)
+            queue = selector(queues, msg, arg)
+        elif queue is None and sharding_key is not None:
+            queue = select_by_key(await self.publish_queues(msg.topic), sharding_key)
+        return await self._send(msg.topic, body, sys_flag, encode_properties(props), msg.flag, queue, timeout, props)
 
     async def send_orderly(self, msg: Message, sharding_key: object, *, timeout: float | None = None) -> SendResult:
+        """``send(msg, sharding_key=key)``: messages with one key keep their order in one queue."""
         return await self.send(msg, sharding_key=sharding_key, timeout=timeout)
 
-    async def _send_with_retry(
+    async def _send(
         self,
-        msg: Message,
+        topic: str,
         body: bytes,
         sys_flag: int,
-        props: dict[str, str],
+        props_text: str,
+        flag: int,
         queue: MessageQueue | None,
-        selector: QueueSelectorFn | None,
-        arg: Any,
-        sharding_key: object | None,
         timeout: float | None,
+        props: dict[str, str] | None,
         *,
         batch: bool = False,
+        reconsume_times: int | None = None,
+        max_reconsume_times: int | None = None,
     ) -> SendResult:
-        timeout = timeout or self.send_timeout
+        timeout = timeout or self.config.send_timeout_ms / 1000
         deadline = time.monotonic() + timeout
-        pinned = queue is not None or selector is not None or sharding_key is not None
-        attempts = 1 if pinned else 1 + self.retry_times
-        props_text = encode_properties(props) if not batch else ""
+        attempts = 1 if queue is not None else 1 + self.config.retry_times_when_send_failed
         last_broker: str | None = None
         last_exc: Exception | None = None
-        for _attempt in range(attempts):
+        for attempt in range(attempts):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            _route, queues = await self._publish_route(msg.topic)
             if queue is not None:
                 mq = queue
-            elif selector is not None:
-                mq = selector(queues, msg, arg)
-            elif sharding_key is not None:
-                mq = select_by_key(queues, sharding_key)
+                await self.publish_queues(topic)  # the route (and broker address) of the topic
             else:
-                mq = self._selector.select(queues, last_broker)
+                mq = self._selector.select(await self.publish_queues(topic), last_broker)
             last_broker = mq.broker_name
+            header = self._header(
+                mq,
+                sys_flag,
+                props_text,
+                flag,
+                batch=batch,
+                reconsume_times=reconsume_times,
+                max_reconsume_times=max_reconsume_times,
+            )
+            started = time.monotonic()
             try:
                 addr = await self.instance.find_broker_addr(mq)
-                header = self._header(mq, sys_flag, props_text, msg.flag, batch=batch)
-                started = time.monotonic()
                 code, resp = await self.instance.api.send(addr, header, body, left, batch=batch)
-                if self._fault is not None:
-                    self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000)
             except (RemotingError, NoBrokerAvailableError) as exc:
                 if self._fault is not None:
-                    self._fault.update(mq.broker_name, 0, isolation=True)
+                    self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000, isolation=True)
                 last_exc = exc
                 retriable = exc.retriable if isinstance(exc, RemotingError) else True
-                if isinstance(exc, BrokerError) and exc.refresh_route:
-                    await self._refresh_quietly(msg.topic)
                 if not retriable:
                     raise
+                if isinstance(exc, NoBrokerAvailableError) or (isinstance(exc, BrokerError) and exc.refresh_route):
+                    await self._refresh_quietly(topic)
+                _log.info("send failed, retrying", topic=topic, broker=mq.broker_name, attempt=attempt, error=str(exc))
                 continue
-            uniq = props.get(PropertyKey.UNIQ_KEY, "") if not batch else ""
+            if self._fault is not None:
+                self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000)
+            status = _STATUS_BY_CODE.get(code, SendStatus.SEND_OK)
+            retry_not_ok = self.config.retry_another_broker_when_not_store_ok and attempt + 1 < attempts
+            if status is not SendStatus.SEND_OK and retry_not_ok:
+                continue
+            uniq = props.get(PropertyKey.UNIQ_KEY, "") if props else ""
             return SendResult(
-                send_status=_STATUS_BY_CODE.get(code, SendStatus.SEND_OK),
+                send_status=status,
                 msg_id=uniq or resp.msg_id,
                 offset_msg_id=resp.msg_id,
                 message_queue=MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
@@ -260,7 +304,7 @@ class Producer:
             )
         if last_exc is not None:
             raise last_exc
-        raise MQClientError(f"send to topic {msg.topic} timed out after {timeout:.1f}s")
+        raise MQClientError(f"send to topic {topic} timed out after {timeout:.1f}s")
 
     async def _refresh_quietly(self, topic: str) -> None:
         try:
@@ -270,9 +314,9 @@ class Producer:
 
     async def send_oneway(self, msg: Message, *, queue: MessageQueue | None = None) -> None:
         """Fire and forget: no reply is awaited, nothing is retried."""
+        self._check_started()
         body, sys_flag, props = self._prepare(msg)
-        _route, queues = await self._publish_route(msg.topic)
-        mq = queue or self._selector.select(queues)
+        mq = queue or self._selector.select(await self.publish_queues(msg.topic))
         addr = await self.instance.find_broker_addr(mq)
         header = self._header(mq, sys_flag, encode_properties(props), msg.flag)
         await self.instance.api.send_oneway(addr, header, body)
@@ -280,10 +324,14 @@ class Producer:
     async def send_batch(
         self, msgs: list[Message], *, queue: MessageQueue | None = None, timeout: float | None = None
     ) -> SendResult:
-        """One SEND_BATCH_MESSAGE: every message to the same topic, stored as separate messages in one queue."""
+        """One SEND_BATCH_MESSAGE: messages of one topic, stored as separate messages in one queue, in order.
+
+        ``msg_id`` and ``offset_msg_id`` of the result are comma-joined, ``queue_offset`` is the first message's."""
+        self._check_started()
         if not msgs:
             raise MQClientError("the batch is empty")
         topic = msgs[0].topic
+        validate_topic(topic, sending=True)
         items: list[BatchItem] = []
         uniq: list[str] = []
         for m in msgs:
@@ -298,9 +346,11 @@ class Producer:
             uniq.append(props[PropertyKey.UNIQ_KEY])
             items.append(BatchItem(m.body, props, m.flag))
         body = encode_batch(items)
-        if len(body) > self.max_message_size:
-            raise MessageTooLargeError(f"the batch size {len(body)} is over max value, MAX: {self.max_message_size}")
-        result = await self._send_with_retry(msgs[0], body, 0, {}, queue, None, None, None, timeout, batch=True)
+        if len(body) > self.config.max_message_size:
+            raise MessageTooLargeError(
+                f"the batch size {len(body)} is over max value, MAX: {self.config.max_message_size}"
+            )
+        result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
         return SendResult(
             result.send_status,
             ",".join(uniq),
@@ -310,34 +360,67 @@ class Producer:
             result.transaction_id,
         )
 
+    async def send_for_retry(self, retry_topic: str, msg: MessageExt, max_reconsume_times: int) -> SendResult:
+        """A consumer's fallback when CONSUMER_SEND_MSG_BACK fails (J ``sendMessageBack``): the message itself to
+        ``%RETRY%<group>`` with RETRY_TOPIC, ORIGIN_MESSAGE_ID, one more reconsume time and a delay of
+        3 + reconsume times."""
+        self._check_started()
+        props = {
+            k: v
+            for k, v in msg.properties.items()
+            if k not in (PropertyKey.TRANSACTION_PREPARED, PropertyKey.MIN_OFFSET, PropertyKey.MAX_OFFSET)
+        }
+        props.setdefault(PropertyKey.ORIGIN_MESSAGE_ID, msg.msg_id)
+        props[PropertyKey.RETRY_TOPIC] = msg.topic
+        props[PropertyKey.DELAY] = str(3 + msg.reconsume_times)
+        props[PropertyKey.UNIQ_KEY] = create_uniq_id()
+        body, sys_flag = msg.body, 0
+        if len(body) > self.config.compress_msg_body_over_howmuch:
+            body, sys_flag = zlib.compress(body, self.config.compress_level), SYSFLAG_COMPRESSED
+        return await self._send(
+            retry_topic,
+            body,
+            sys_flag,
+            encode_properties(props),
+            msg.flag,
+            None,
+            None,
+            props,
+            reconsume_times=msg.reconsume_times + 1,
+            max_reconsume_times=max_reconsume_times,
+        )
+
     # -- transactions ----------------------------------------------------------------------------------------------
 
     async def send_message_in_transaction(
         self, msg: Message, local_transaction: LocalTransaction, arg: Any = None
     ) -> tuple[SendResult, LocalTransactionState]:
-        """Send a half message, run ``local_transaction(msg, arg)``, then commit or roll back (END_TRANSACTION)."""
+        """Send a half message, run ``local_transaction(msg, arg)`` (sync or async), then commit or roll back.
+
+        A local transaction that raises or returns UNKNOW leaves the decision to the broker's check-back, which
+        ``check_listener`` answers."""
+        self._check_started()
         if msg.delay_level > 0:
             raise MQClientError("delay level is not supported for transaction messages")
         body, sys_flag, props = self._prepare(
             msg,
             sys_flag=TRANSACTION_PREPARED_TYPE,
-            extra={PropertyKey.TRAN_MSG: "true", PropertyKey.PGROUP: self.group},
+            extra={PropertyKey.TRANSACTION_PREPARED: "true", PropertyKey.PRODUCER_GROUP: self.group},
         )
-        result = await self._send_with_retry(msg, body, sys_flag, props, None, None, None, None, None)
+        result = await self._send(msg.topic, body, sys_flag, encode_properties(props), msg.flag, None, None, props)
         if result.send_status is not SendStatus.SEND_OK:
             state = LocalTransactionState.ROLLBACK_MESSAGE
         else:
             try:
                 out = local_transaction(msg, arg)
                 state = await out if inspect.isawaitable(out) else out
-            except Exception:
+            except Exception as exc:
+                _log.warning("local transaction raised; state unknown", error=repr(exc), msg_id=result.msg_id)
                 state = LocalTransactionState.UNKNOW
-        await self._end_transaction(result, state, props[PropertyKey.UNIQ_KEY])
+        await self._end_transaction(result, state)
         return result, state
 
-    async def _end_transaction(self, result: SendResult, state: LocalTransactionState, uniq: str) -> None:
-        from protocol.message import decode_offset_msg_id
-
+    async def _end_transaction(self, result: SendResult, state: LocalTransactionState) -> None:
         _ip, _port, phys = decode_offset_msg_id(result.offset_msg_id.split(",")[0])
         addr = await self.instance.find_broker_addr(result.message_queue)
         header = EndTransactionRequestHeader(
@@ -345,31 +428,31 @@ class Producer:
             tran_state_table_offset=result.queue_offset,
             commit_log_offset=phys,
             commit_or_rollback=state.value,
-            msg_id=uniq,
+            msg_id=result.msg_id,
             from_transaction_check=False,
-            transaction_id=result.transaction_id or uniq,
+            transaction_id=result.transaction_id or result.msg_id,
         )
         await self.instance.api.end_transaction(addr, header)
 
-    async def check_transaction(self, broker_addr: str, h: CheckTransactionStateRequestHeader, msg: MessageExt) -> None:
-        """Answer a broker's CHECK_TRANSACTION_STATE with the check listener's verdict."""
+    async def check_transaction(self, channel: Channel, h: CheckTransactionStateRequestHeader, msg: MessageExt) -> None:
+        """Answer a broker's CHECK_TRANSACTION_STATE with the check listener's verdict, on the same connection."""
         if self._check_listener is None:
+            _log.warning("transaction check-back but no check_listener", group=self.group, msg_id=msg.msg_id)
             return
         try:
             out = self._check_listener(msg)
             state = await out if inspect.isawaitable(out) else out
-        except Exception:
+        except Exception as exc:
+            _log.warning("check listener raised; state unknown", error=repr(exc), msg_id=msg.msg_id)
             state = LocalTransactionState.UNKNOW
         header = EndTransactionRequestHeader(
             producer_group=self.group,
             tran_state_table_offset=h.tran_state_table_offset,
             commit_log_offset=h.commit_log_offset,
             commit_or_rollback=state.value,
-            msg_id=h.msg_id or msg.msg_id,
+            msg_id=msg.properties.get(PropertyKey.UNIQ_KEY) or h.msg_id or msg.msg_id,
             from_transaction_check=True,
             transaction_id=h.transaction_id,
         )
-        try:
-            await self.instance.api.end_transaction(broker_addr, header)
-        except RemotingError:
-            pass
+        if not channel.is_closed:
+            self.instance.api.end_transaction_on(channel, header)
