@@ -130,7 +130,7 @@ such as ``"TRUE"``); they are built through their slots' descriptors, which skip
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final, Protocol, Self, TypeVar
 
 from protocol.codes import RequestCode
@@ -248,7 +248,10 @@ _Setter = Callable[[object, object], None]
 
 
 def _slot_setters(cls: type, names: str) -> tuple[_Setter, ...]:
-    """The ``__set__`` of each named slot descriptor of a frozen slotted dataclass, in order (import time only)."""
+    """The ``__set__`` of each slot descriptor of a frozen slotted dataclass, in field order (import time only).
+    ``names`` must list every field, so a field added later cannot be left unset by a fast constructor."""
+    if tuple(names.split()) != tuple(f.name for f in fields(cls)):
+        raise AssertionError(f"{cls.__name__}: fast-path fields {names!r} do not match the dataclass fields")
     setters: tuple[_Setter, ...] = tuple(getattr(cls, n).__set__ for n in names.split())
     return setters
 

@@ -412,3 +412,8 @@ def test_send_header_round_trips_through_both_wire_forms(h: SendMessageRequestHe
     assert SendMessageRequestHeader.from_ext_fields(h.to_ext_fields()) == h
     assert SendMessageRequestHeader.from_v2_ext_fields(h.to_v2_ext_fields()) == h
     assert SendMessageRequestHeaderV2.from_ext_fields(h.to_v2().to_ext_fields()) == h.to_v2()
+
+
+def test_fast_constructors_must_list_every_field() -> None:
+    with pytest.raises(AssertionError, match="do not match"):
+        H._slot_setters(PullMessageResponseHeader, "suggest_which_broker_id next_begin_offset min_offset")
