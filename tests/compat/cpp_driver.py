@@ -6,9 +6,12 @@ librocketmq is not fork-safe and can crash its host process, so compat tests run
     produce --namesrv ADDR --topic T --group G --count N --mode sync|async|oneway [--prefix P]
         sends N messages with keys, tags (TagA/TagB/TagC in turn) and user properties; prints one
         {"event":"sent",...} per sync/async result and finally {"event":"done","ok":..,"failed":..}
-    consume --namesrv ADDR --topic T --group G [--expr '*'] [--instance NAME]
+    consume --namesrv ADDR --topic T --group G [--expr '*'] [--instance NAME] [--orderly] [--fail-first]
         prints {"event":"started"} then {"event":"msg",...} per message, until SIGTERM/SIGINT or stdin closes;
-        then shuts the consumer down (which commits its offsets) and prints {"event":"stopped"}
+        then shuts the consumer down (which commits its offsets) and prints {"event":"stopped"}.
+        --fail-first raises from the listener on a message's first delivery (the wheel's way to say
+        RECONSUME_LATER); --orderly registers an orderly listener.
+    produce --mode orderly sends with send_orderly, sharding key = seq % 4 (property "shard").
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ def produce(args: argparse.Namespace) -> int:
             msg.set_tags(TAGS[i % len(TAGS)])
             msg.set_property("seq", str(i))
             msg.set_property("origin", "cpp")
+            msg.set_property("shard", str(i % 4))
             msg.set_body(f"{args.prefix}-body-{i}".encode())
             if args.mode == "sync":
                 for attempt in range(3):
@@ -81,6 +85,10 @@ def produce(args: argparse.Namespace) -> int:
                             failed += 1
                             emit(event="error", seq=i, error=str(exc)[:300])
                         time.sleep(0.5)
+            elif args.mode == "orderly":
+                res = producer.send_orderly(msg, i % 4)
+                ok += 1
+                emit(event="sent", seq=i, status=int(res.status), msg_id=res.msg_id, offset=res.offset)
             elif args.mode == "async":
                 producer.send_async(msg, on_ok, on_err)
             else:
@@ -101,7 +109,7 @@ def consume(args: argparse.Namespace) -> int:
     from rocketmq.client import PushConsumer
 
     stop = threading.Event()
-    consumer = PushConsumer(args.group)
+    consumer = PushConsumer(args.group, orderly=args.orderly)
     consumer.set_namesrv_addr(args.namesrv)
     if args.instance:
         consumer.set_instance_name(args.instance)
@@ -109,6 +117,9 @@ def consume(args: argparse.Namespace) -> int:
 
     def on_message(msg: Any) -> None:
         props = {k: text(msg.get_property(k)) for k in ("seq", "origin")}
+        if args.fail_first and msg.reconsume_times == 0:
+            emit(event="failed", keys=text(msg.keys), reconsume_times=msg.reconsume_times)
+            raise RuntimeError("fail the first delivery: RECONSUME_LATER")
         emit(
             event="msg",
             topic=text(msg.topic),
@@ -119,6 +130,8 @@ def consume(args: argparse.Namespace) -> int:
             queue_id=msg.queue_id,
             offset=msg.queue_offset,
             props=props,
+            shard=text(msg.get_property("shard")),
+            reconsume_times=msg.reconsume_times,
         )
 
     consumer.subscribe(args.topic, on_message, args.expr)
@@ -146,7 +159,7 @@ def main() -> int:
     pp.add_argument("--topic", required=True)
     pp.add_argument("--group", default="PID_compat")
     pp.add_argument("--count", type=int, default=10)
-    pp.add_argument("--mode", choices=("sync", "async", "oneway"), default="sync")
+    pp.add_argument("--mode", choices=("sync", "async", "oneway", "orderly"), default="sync")
     pp.add_argument("--prefix", default="m")
     pc = sub.add_parser("consume")
     pc.add_argument("--namesrv", required=True)
@@ -154,6 +167,8 @@ def main() -> int:
     pc.add_argument("--group", required=True)
     pc.add_argument("--expr", default="*")
     pc.add_argument("--instance", default="")
+    pc.add_argument("--orderly", action="store_true")
+    pc.add_argument("--fail-first", action="store_true")
     args = p.parse_args()
     return produce(args) if args.cmd == "produce" else consume(args)
 

@@ -8,6 +8,7 @@ the C++ client rebalances every 10–20 s and persists offsets every 5 s — nev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -95,9 +96,9 @@ class Servers:
     procs: list[Proc] = field(default_factory=list)
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    tmp = tmp_path_factory.mktemp("compat")
+@contextlib.contextmanager
+def start_servers(tmp: Path, broker_extra: str = "") -> Iterator[Servers]:
+    """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``."""
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
@@ -105,7 +106,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     )
     (tmp / "broker.conf").write_text(
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
-        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n"
+        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
     )
     ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
@@ -118,6 +119,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     finally:
         for p in reversed(s.procs):
             assert p.stop() == 0, f"server did not stop cleanly; see {p.log}"
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    with start_servers(tmp_path_factory.mktemp("compat")) as s:
+        yield s
 
 
 def driver(servers: Servers, *args: str, name: str) -> Proc:
@@ -146,9 +153,12 @@ def produce(servers: Servers, topic: str, mode: str, prefix: str, count: int = N
 
 
 class Consumer:
-    def __init__(self, servers: Servers, topic: str, group: str, name: str) -> None:
-        self.proc = driver(servers, "consume", "--topic", topic, "--group", group, "--instance", name, name=name)
+    def __init__(self, servers: Servers, topic: str, group: str, name: str, *extra: str) -> None:
+        self.proc = driver(
+            servers, "consume", "--topic", topic, "--group", group, "--instance", name, *extra, name=name
+        )
         self.msgs: list[dict[str, Any]] = []
+        self.failed: list[dict[str, Any]] = []
         # messages can be delivered before the driver prints "started": keep them while waiting for it
         self.proc.wait_line(lambda ln: self._take(ln) or '"event":"started"' in ln, 30)
 
@@ -160,6 +170,8 @@ class Consumer:
             return False
         if ev.get("event") == "msg":
             self.msgs.append(ev)
+        elif ev.get("event") == "failed":
+            self.failed.append(ev)
         return ev.get("event") == "stopped"
 
     def drain(self) -> None:
