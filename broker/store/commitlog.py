@@ -1,15 +1,17 @@
 """CommitLog: the one append-only log of every message, in fixed-size segment files.
 
-Records use the MAGIC v1 layout of ``protocol.message`` (documented there, byte by byte). A segment ends with a
-blank filler when the next record does not fit in what is left of it::
+Files: ``commitlog/<20-digit start offset>``, each ``mapped_file_size_commit_log`` bytes; file ``k`` holds global
+offsets ``[start, start + size)``. Records use the MAGIC v1 layout of ``protocol.message`` (documented there, byte
+by byte). As in RocketMQ (END_FILE_MIN_BLANK_LENGTH), a record goes into the current file only if at least 8 bytes
+are left after it; otherwise the rest of the file becomes a blank filler and the record starts the next file::
 
     | int32 totalSize (= bytes left in the file) | int32 BLANK_MAGIC (0xCBD43194) | zeros ... |
 
-so a reader that meets BLANK_MAGIC jumps to the next file, and every record lies wholly inside one file. When fewer
-than 8 bytes are left, the tail stays zero and readers treat it the same way.
+so every record lies wholly inside one file, and a reader that meets BLANK_MAGIC jumps to the next file. (Files
+written before this rule may end with fewer than 8 zero bytes; readers treat that the same way.)
 
-``append`` patches QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP into pre-encoded records in place and copies the
-whole batch with one write into the mapping.
+Appends are ``pwrite``s of whole encoded batches (``MappedFile.write``); reads are ``memoryview`` slices of the
+mapping.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
-from protocol.message import BLANK_MAGIC, I32, I64, POS_PHYSICALOFFSET, POS_QUEUEOFFSET, RecordError, check_record
+from protocol.message import BLANK_MAGIC, I32, RecordError, check_record
 
 BLANK_HEAD: Final = struct.Struct(">ii")
 assert BLANK_HEAD.size == 8
+END_FILE_MIN_BLANK_LENGTH: Final = 8
 
 
 class CommitLog:
@@ -36,6 +39,11 @@ class CommitLog:
         return self.queue.file_size
 
     @property
+    def max_record_size(self) -> int:
+        """The largest record (or batch of records) one append can take: a whole file but the blank header."""
+        return self.queue.file_size - END_FILE_MIN_BLANK_LENGTH
+
+    @property
     def min_offset(self) -> int:
         return self.queue.min_offset
 
@@ -43,31 +51,31 @@ class CommitLog:
     def max_offset(self) -> int:
         return self.queue.max_offset
 
-    def append(
-        self, buf: bytearray, sizes: list[int], queue_offsets: list[int], store_ts_pos: list[int], store_ts: int
-    ) -> int:
-        """Append the records in ``buf`` (their sizes in ``sizes``) as one write; returns the physical offset of the
-        first. Fills in each record's queue offset, physical offset and store timestamp. ``len(buf)`` must be at most
-        the file size (the caller checks)."""
+    def writable(self, n: int) -> MappedFile:
+        """The file an ``n``-byte append goes to: the current one if ``n`` + 8 bytes are left in it, else (after
+        writing the blank filler) a new one. ``n`` must be at most ``max_record_size``."""
+        files = self.queue.files
+        if files:
+            mf = files[-1]
+            if n + END_FILE_MIN_BLANK_LENGTH <= mf.size - mf.wrote:  # the common case
+                return mf
         mf = self.queue.last_writable()
-        if len(buf) > mf.remaining:
+        if n + END_FILE_MIN_BLANK_LENGTH > mf.size - mf.wrote:
             self._fill_blank(mf)
             mf = self.queue.last_writable()
-        phys = mf.start + mf.wrote
-        pos = 0
-        for size, qoff, ts_pos in zip(sizes, queue_offsets, store_ts_pos, strict=True):
-            I64.pack_into(buf, pos + POS_QUEUEOFFSET, qoff)
-            I64.pack_into(buf, pos + POS_PHYSICALOFFSET, phys + pos)
-            I64.pack_into(buf, pos + ts_pos, store_ts)
-            pos += size
-        mf.append(buf)
-        return phys
+        return mf
 
     def _fill_blank(self, mf: MappedFile) -> None:
-        left = mf.remaining
+        left = mf.size - mf.wrote
         if left >= BLANK_HEAD.size:
-            BLANK_HEAD.pack_into(mf.buffer(), mf.wrote, left, BLANK_MAGIC)
+            mf.write_at(mf.wrote, BLANK_HEAD.pack(left, BLANK_MAGIC))
         mf.wrote = mf.size
+
+    def append(self, data: bytes | bytearray | memoryview) -> int:
+        """Append already-encoded records (whose PHYSICALOFFSET fields must match where they land: use
+        ``writable`` first when encoding with final offsets); returns the physical offset of the first byte."""
+        mf = self.writable(len(data))
+        return mf.start + mf.write(data)
 
     def read(self, phys: int, size: int) -> memoryview | None:
         """The ``size`` bytes at ``phys``, or None when that range is not (or no longer) in the log."""
@@ -77,13 +85,13 @@ class CommitLog:
         pos = phys - mf.start
         if pos + size > mf.wrote:
             return None
-        return mf.view(pos, size)
+        return mf.buf[pos : pos + size]
 
     def read_size(self, phys: int) -> int | None:
         mf = self.queue.find(phys)
         if mf is None or phys - mf.start + 4 > mf.wrote:
             return None
-        (size,) = I32.unpack_from(mf.buffer(), phys - mf.start)
+        (size,) = I32.unpack_from(mf.buf, phys - mf.start)
         return int(size)
 
     def roll_next_file(self, phys: int) -> int:
@@ -100,7 +108,7 @@ class CommitLog:
         for mf in files:
             if mf.start + mf.size <= offset:
                 continue
-            buf = mf.buffer()
+            buf = mf.buf
             pos = offset - mf.start
             while pos < mf.size:
                 if pos + 8 > mf.size:

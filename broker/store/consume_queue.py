@@ -16,6 +16,7 @@ import struct
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
+from broker.store.mapped_file import MappedFile
 
 UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
@@ -38,7 +39,7 @@ class ConsumeQueue:
         """Find the end of written units in every file (a zero-size unit ends it)."""
         files = self.queue.files
         for i, mf in enumerate(files):
-            buf = mf.buffer()
+            buf = mf.buf
             pos = 0
             while pos < mf.size:
                 _phys, size, _tag = UNIT.unpack_from(buf, pos)
@@ -66,6 +67,14 @@ class ConsumeQueue:
     def put(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
         """Write the unit for ``queue_offset``. Units already present are skipped (re-dispatch after recovery);
         a gap is refused (returns False) since units must be dense."""
+        files = self.queue.files
+        if files:
+            mf = files[-1]
+            wrote = mf.wrote
+            if mf.start + wrote == queue_offset * UNIT_SIZE and wrote < mf.size:  # the common case: next unit
+                UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
+                mf.wrote = wrote + UNIT_SIZE
+                return True
         expected = self.max_offset
         if queue_offset < expected:
             return True
@@ -79,7 +88,7 @@ class ConsumeQueue:
             else:
                 return False
         mf = self.queue.last_writable()
-        UNIT.pack_into(mf.buffer(), mf.wrote, phys, size, tags_code)
+        UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
         mf.wrote += UNIT_SIZE
         return True
 
@@ -96,7 +105,7 @@ class ConsumeQueue:
         if avail <= 0:
             return None
         n = min(avail, max_units)
-        return mf.view(rel, n * UNIT_SIZE), n
+        return mf.buf[rel : rel + n * UNIT_SIZE], n
 
     def unit(self, queue_offset: int) -> tuple[int, int, int] | None:
         got = self.read(queue_offset, 1)
@@ -126,18 +135,19 @@ class ConsumeQueue:
         if cut < mx:
             self.queue.truncate(cut * UNIT_SIZE)
 
-    def correct_min(self, commit_log_min: int) -> None:
+    def correct_min(self, commit_log_min: int) -> list[MappedFile]:
         """Advance ``min_logic_offset`` past units whose message lies before ``commit_log_min`` (deleted), and drop
-        whole files that hold only such units."""
+        whole files that hold only such units; returns those files for the caller to destroy."""
+        gone: list[MappedFile] = []
         while len(self.queue.files) > 1:
             first = self.queue.files[0]
-            phys, _size, _tag = UNIT.unpack_from(first.buffer(), first.wrote - UNIT_SIZE)
+            phys, _size, _tag = UNIT.unpack_from(first.buf, first.wrote - UNIT_SIZE)
             if phys < commit_log_min:
-                self.queue.delete_first()
+                gone.extend(self.queue.delete_first(destroy=False))
             else:
                 break
         if not self.queue.files:
-            return
+            return gone
         first = self.queue.files[0]
         self.min_logic_offset = max(self.min_logic_offset, first.start)
         lo = self.min_offset
@@ -151,6 +161,7 @@ class ConsumeQueue:
             else:
                 lo = mid + 1
         self.min_logic_offset = max(self.min_logic_offset, lo * UNIT_SIZE)
+        return gone
 
     def flush(self) -> None:
         self.queue.flush()

@@ -1,25 +1,41 @@
-"""Dispatcher: turns commit-log records into consume-queue units and index entries, then tells listeners.
+"""Dispatcher (RocketMQ's ReputMessageService): turns commit-log records into consume-queue units and index
+entries, then tells the arrival listeners.
 
-At run time the store hands each append to ``dispatch`` straight away (the fields are known, nothing is re-parsed);
-at recovery ``redispatch_from`` re-reads records from the commit log. Prepared and rolled-back transaction messages
-are stored but never dispatched (only NOT_TYPE and COMMIT reach a consume queue). Arrival listeners (the broker's
-long polling) are called after the unit is written, so a woken pull always finds the message.
+It tails the commit log: ``dispatched_offset`` is the commit-log offset up to which every record has been
+dispatched, and records are dispatched strictly in commit-log order.
+
+* At run time the put path ``submit``s each append (topic, queue, first queue offset, first physical offset, record
+  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again) and sets an
+  ``asyncio.Event``; the dispatcher task wakes on the next loop iteration and ``drain``s everything submitted so
+  far. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go; a backlog
+  of ``MAX_PENDING`` appends is dispatched inline by the put that reaches it, so memory stays bounded.
+* Reads call ``drain`` first (``MessageStore`` does), so a get that follows a put always sees it, whether or not
+  the task has run yet: the store reads its own writes, as the inline dispatch it replaces did.
+* At recovery ``redispatch`` re-reads records from the commit log itself (the slow path: each record is decoded).
+
+Prepared and rolled-back transaction messages are stored but never dispatched (only NOT_TYPE and COMMIT reach a
+consume queue or the index). Arrival listeners (the broker's long polling) are called once per dispatched message,
+after its unit is written, so a woken pull always finds it. Their ``properties`` argument is a read-only mapping
+that parses the properties string only if a listener looks at it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from broker.store.commitlog import CommitLog
-from broker.store.consume_queue import ConsumeQueue
+from broker.store.consume_queue import UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.index import IndexService
 from protocol.message import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_NOT_TYPE,
     PropertyKey,
+    decode_properties,
     decode_record,
+    get_property,
     tag_hash,
     transaction_type,
 )
@@ -27,82 +43,235 @@ from protocol.message import (
 _log = logging.getLogger("rocketq.store.dispatcher")
 
 # listener(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)
-ArrivalListener = Callable[[str, int, int, int, int, dict[str, str]], None]
+ArrivalListener = Callable[[str, int, int, int, int, Mapping[str, str]], None]
+# a message's properties: the stored string, a dict, or (string, TAGS, KEYS, UNIQ_KEY) already looked up by the put
+Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | None]
+# one append: topic, queue id, first queue offset, first physical offset, sizes, sysFlag, store time, properties
+Appended = tuple[str, int, int, int, list[int], int, int, list[Properties]]
+
+# appends the dispatcher task may lag behind the put path before a put dispatches inline (bounds memory)
+MAX_PENDING = 1024
+
+_TAGS = PropertyKey.TAGS
+_KEYS = PropertyKey.KEYS
+_UNIQ = PropertyKey.UNIQ_KEY
 
 
 def dispatchable(sys_flag: int) -> bool:
     return transaction_type(sys_flag) in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 
 
+class LazyProperties(Mapping[str, str]):
+    """A message's properties as a mapping, parsed from the stored string on first full use."""
+
+    __slots__ = ("_parsed", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._parsed: dict[str, str] | None = None
+
+    def _dict(self) -> dict[str, str]:
+        if self._parsed is None:
+            self._parsed = decode_properties(self._text)
+        return self._parsed
+
+    def __getitem__(self, key: str) -> str:
+        return self._dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._parsed is None:
+            value = get_property(self._text, key)
+            return default if value is None else value
+        return self._parsed.get(key, default)
+
+
 class Dispatcher:
-    __slots__ = ("_cq_factory", "_index", "_listeners", "dispatched_offset")
+    __slots__ = ("_cq_factory", "_index", "_listeners", "_pending", "_task", "_wake", "dispatched_offset")
 
     def __init__(self, cq_factory: Callable[[str, int], ConsumeQueue], index: IndexService | None) -> None:
         self._cq_factory = cq_factory
         self._index = index
         self._listeners: list[ArrivalListener] = []
+        self._pending: list[Appended] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
         self.dispatched_offset = 0
 
     def add_listener(self, cb: ArrivalListener) -> None:
         self._listeners.append(cb)
 
-    def dispatch(
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    # -- run time --------------------------------------------------------------------------------------------------
+
+    def submit(
         self,
         topic: str,
         queue_id: int,
         queue_offset: int,
         phys: int,
-        size: int,
+        sizes: list[int],
         sys_flag: int,
         store_ts: int,
-        props: dict[str, str],
-        *,
-        notify: bool = True,
+        props: list[Properties],
     ) -> None:
-        if dispatchable(sys_flag):
-            tags_code = tag_hash(props.get(PropertyKey.TAGS))
-            cq = self._cq_factory(topic, queue_id)
-            if not cq.put(queue_offset, phys, size, tags_code):
+        """Queue one append (a single message or a batch) for dispatch and wake the task. When the task has fallen
+        ``MAX_PENDING`` appends behind (puts that never yield to the loop), the put dispatches inline instead, so
+        the backlog — and the heap it holds — stays bounded."""
+        pending = self._pending
+        pending.append((topic, queue_id, queue_offset, phys, sizes, sys_flag, store_ts, props))
+        if len(pending) >= MAX_PENDING:
+            self.drain()
+        elif not self._wake.is_set():
+            self._wake.set()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="store-dispatcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+        self.drain()
+
+    async def _run(self) -> None:
+        wake = self._wake
+        while True:
+            await wake.wait()
+            wake.clear()
+            self.drain()
+
+    def drain(self) -> int:
+        """Dispatch everything submitted so far, in order; returns the number of messages dispatched."""
+        n = 0
+        while self._pending:
+            batch, self._pending = self._pending, []
+            for entry in batch:
+                try:
+                    n += self._dispatch(*entry)
+                except Exception:
+                    _log.exception("dispatch failed at commit-log offset %d (%s-%d)", entry[3], entry[0], entry[1])
+                    self.dispatched_offset = entry[3] + sum(entry[4])
+        return n
+
+    def _dispatch(
+        self,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        phys: int,
+        sizes: list[int],
+        sys_flag: int,
+        store_ts: int,
+        props_list: list[Properties],
+    ) -> int:
+        if not dispatchable(sys_flag):
+            self.dispatched_offset = phys + sum(sizes)
+            return 0
+        cq = self._cq_factory(topic, queue_id)
+        index = self._index
+        listeners = self._listeners
+        for size, props in zip(sizes, props_list, strict=True):
+            if isinstance(props, str):
+                # the three properties dispatch needs, found in place (get_property, inlined: this runs per message)
+                i = props.rfind("TAGS\x01")
+                if i < 0:
+                    tags = None
+                elif i == 0 or props[i - 1] == "\x02":
+                    j = props.find("\x02", i)
+                    tags = props[i + 5 : j] if j >= 0 else props[i + 5 :]
+                else:
+                    tags = get_property(props, _TAGS)
+                if index is not None:
+                    i = props.rfind("KEYS\x01")
+                    if i < 0:
+                        keys = None
+                    elif i == 0 or props[i - 1] == "\x02":
+                        j = props.find("\x02", i)
+                        keys = props[i + 5 : j] if j >= 0 else props[i + 5 :]
+                    else:
+                        keys = get_property(props, _KEYS)
+                    i = props.rfind("UNIQ_KEY\x01")
+                    if i < 0:
+                        uniq = None
+                    elif i == 0 or props[i - 1] == "\x02":
+                        j = props.find("\x02", i)
+                        uniq = props[i + 9 : j] if j >= 0 else props[i + 9 :]
+                    else:
+                        uniq = get_property(props, _UNIQ)
+            elif isinstance(props, tuple):
+                props, tags, keys, uniq = props
+            else:
+                tags = props.get(_TAGS)
+                keys = props.get(_KEYS)
+                uniq = props.get(_UNIQ)
+            tags_code = tag_hash(tags) if tags else 0
+            # the common case of ConsumeQueue.put, inlined: the next unit of the last file
+            files = cq.queue.files
+            mf = files[-1] if files else None
+            if mf is not None and mf.start + mf.wrote == queue_offset * UNIT_SIZE and mf.wrote < mf.size:
+                UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
+                mf.wrote += UNIT_SIZE
+            elif not cq.put(queue_offset, phys, size, tags_code):
                 _log.warning(
                     "consume queue gap: %s-%d expects %d, record has %d", topic, queue_id, cq.max_offset, queue_offset
                 )
-            if self._index is not None:
-                keys = props.get(PropertyKey.KEYS)
-                uniq = props.get(PropertyKey.UNIQ_KEY)
-                if keys or uniq:
-                    self._index.put(topic, [k for k in keys.split(" ") if k] if keys else [], uniq, phys, store_ts)
-            if notify and self._listeners:
-                max_offset = queue_offset + 1
-                for cb in self._listeners:
+            if index is not None and (keys or uniq):
+                index.put(topic, keys, uniq, phys, store_ts)
+            phys += size
+            queue_offset += 1
+            if listeners:
+                self.dispatched_offset = phys
+                mapping: Mapping[str, str] = LazyProperties(props) if isinstance(props, str) else props
+                for cb in listeners:
                     try:
-                        cb(topic, queue_id, max_offset, tags_code, store_ts, props)
+                        cb(topic, queue_id, queue_offset, tags_code, store_ts, mapping)
                     except Exception:
                         _log.exception("arrival listener failed")
-        self.dispatched_offset = phys + size
+        self.dispatched_offset = phys
+        return len(sizes)
+
+    # -- recovery --------------------------------------------------------------------------------------------------
 
     def redispatch(self, commitlog: CommitLog, records: list[tuple[int, int]]) -> int:
-        """Dispatch every (offset, size) record at or after ``dispatched_offset``; returns how many were done."""
+        """Dispatch every (offset, size) record at or after ``dispatched_offset`` from the commit log's bytes,
+        without notifying listeners; returns how many were done."""
         n = 0
-        for phys, size in records:
-            if phys < self.dispatched_offset:
-                continue
-            view = commitlog.read(phys, size)
-            if view is None:
-                continue
-            msg, _ = decode_record(view)
-            self.dispatch(
-                msg.topic,
-                msg.queue_id,
-                msg.queue_offset,
-                phys,
-                size,
-                msg.sys_flag,
-                msg.store_timestamp,
-                msg.properties,
-                notify=False,
-            )
-            n += 1
+        listeners, self._listeners = self._listeners, []
+        try:
+            for phys, size in records:
+                if phys < self.dispatched_offset:
+                    continue
+                view = commitlog.read(phys, size)
+                if view is None:
+                    continue
+                msg, _ = decode_record(view)
+                self._dispatch(
+                    msg.topic,
+                    msg.queue_id,
+                    msg.queue_offset,
+                    phys,
+                    [size],
+                    msg.sys_flag,
+                    msg.store_timestamp,
+                    [msg.properties],
+                )
+                n += 1
+        finally:
+            self._listeners = listeners
         return n
 
     def stats(self) -> dict[str, Any]:
-        return {"dispatchedOffset": self.dispatched_offset}
+        return {"dispatchedOffset": self.dispatched_offset, "dispatchPending": len(self._pending)}

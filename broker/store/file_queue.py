@@ -48,7 +48,7 @@ class MappedFileQueue:
     def new_file(self, start: int) -> MappedFile:
         os.makedirs(self.dir, exist_ok=True)
         mf = MappedFile(os.path.join(self.dir, file_name(start)), start, self.file_size)
-        self.files.append(mf)
+        self.files = [*self.files, mf]  # a new list: a flush thread may be walking the old one
         return mf
 
     def last_writable(self, start_if_empty: int = 0) -> MappedFile:
@@ -87,28 +87,42 @@ class MappedFileQueue:
                 mf.destroy()
         self.files = keep
 
-    def delete_first(self, n: int = 1) -> list[MappedFile]:
+    def delete_first(self, n: int = 1, *, destroy: bool = True) -> list[MappedFile]:
+        """Drop the ``n`` oldest files from the queue; destroys them unless the caller will (in an executor)."""
         gone, self.files = self.files[:n], self.files[n:]
-        for mf in gone:
-            mf.destroy()
+        if destroy:
+            for mf in gone:
+                mf.destroy()
         return gone
 
     def flush(self) -> int:
-        """msync every file with unflushed bytes (blocking); returns the flushed global offset."""
-        flushed = self.min_offset
-        for mf in self.files:
-            if mf.wrote > mf.flushed:
-                mf.flush()
-            flushed = mf.start + mf.flushed
-        return flushed
+        """Make every written byte durable (blocking; the flush executor calls it); returns the flushed offset.
+
+        Only the files at the tail can hold unflushed bytes (every earlier one was flushed when it filled up, or is
+        flushed here), so the walk starts at the newest file and goes back to the first fully flushed one. The list
+        is read once: the event loop may roll or drop files meanwhile (it replaces the list, never edits a copy
+        that is being iterated)."""
+        files = self.files
+        i = len(files)
+        while i > 0 and files[i - 1].flushed < files[i - 1].wrote:
+            i -= 1
+        for mf in files[i:]:
+            mf.flush()
+        return self.flushed_offset
 
     @property
     def flushed_offset(self) -> int:
-        """Offset up to which every byte has been msync'ed."""
-        for mf in self.files:
+        """Offset up to which every byte has been made durable."""
+        files = self.files
+        if not files:
+            return 0
+        res = files[-1].end
+        for mf in reversed(files):
             if mf.flushed < mf.wrote:
-                return mf.start + mf.flushed
-        return self.max_offset
+                res = mf.start + mf.flushed
+            else:
+                break
+        return res
 
     def close(self) -> None:
         for mf in self.files:

@@ -1,17 +1,24 @@
 """Flush policy: asynchronous interval flush, or synchronous flush with group commit.
 
-All msync/fsync calls run in one dedicated single-thread executor, never on the event loop.
+Every ``fdatasync`` runs in a dedicated single-thread executor (one for the commit log, one for consume queues,
+index and checkpoint), never on the event loop.
 
-* ASYNC_FLUSH: a task msyncs the commit log every ``flush_interval_commit_log_ms``; a put returns at once.
-* SYNC_FLUSH (group commit): a put awaits ``wait_flushed(end)``. A single flusher task takes every waiter queued
-  so far, runs ONE msync covering the highest end among them, and resolves them all — so N concurrent producers
-  share one fsync. A waiter not covered within ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); its data
-  may still become durable, as in RocketMQ.
+* ASYNC_FLUSH: ``IntervalFlusher`` syncs the commit log every ``flush_interval_commit_log_ms``; a put returns as
+  soon as its records are in the page cache (a process crash loses nothing acknowledged, an OS crash loses up to
+  one interval).
+* SYNC_FLUSH (group commit, RocketMQ's GroupCommitService): a put ``request``s the flush of its end offset and
+  awaits the returned future. One sync runs at a time: it takes the log's current write position, runs ONE
+  ``fdatasync`` covering everything up to it, and resolves every waiter at or below it. Puts made while a sync runs
+  wait for the next one, which starts as soon as this one returns — so N concurrent producers share each fsync,
+  and the loop keeps appending while the disk works. A waiter not covered within
+  ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); as in RocketMQ its data may still become durable.
+  Timeouts cost one timer per sync round, not one per put.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 from collections.abc import Callable
@@ -20,68 +27,124 @@ _log = logging.getLogger("rocketq.store.flush")
 
 
 class GroupCommit:
-    def __init__(self, flush_fn: Callable[[], int], executor: concurrent.futures.Executor, timeout_s: float) -> None:
+    """SYNC_FLUSH group commit. At most one sync is in flight; the next starts the moment it returns if anyone is
+    waiting, or the moment someone asks when idle — from callbacks, not a task, so a sync is never queued behind the
+    producers it is about to release. Producers released by one sync append during the next: the disk and the event
+    loop work in parallel."""
+
+    def __init__(
+        self,
+        flush_fn: Callable[[], int],
+        executor: concurrent.futures.Executor,
+        timeout_s: float,
+        *,
+        flushed: int = 0,
+    ) -> None:
         self._flush_fn = flush_fn
         self._executor = executor
         self._timeout = timeout_s
-        self._waiters: list[tuple[int, asyncio.Future[bool]]] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._flushed = 0
+        # (end offset, future, deadline) in put order, so ends and deadlines are both non-decreasing
+        self._waiters: collections.deque[tuple[int, asyncio.Future[bool], float]] = collections.deque()
+        self._inflight: asyncio.Future[int] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped = False
+        self.flushed = flushed
         self.fsyncs = 0
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="store-group-commit")
+        self._loop = asyncio.get_running_loop()
+
+    def request(self, end: int) -> asyncio.Future[bool] | None:
+        """A future that becomes True once the commit log is durable up to ``end`` (False on timeout or a failed
+        sync); None when it already is. Call right after the append, with no await in between."""
+        if end <= self.flushed:
+            return None
+        loop = self._loop
+        if loop is None or self._stopped:
+            raise RuntimeError("group commit not running")
+        fut = loop.create_future()
+        self._waiters.append((end, fut, loop.time() + self._timeout))
+        if self._inflight is None:
+            self._launch()
+        return fut
 
     async def wait_flushed(self, end: int) -> bool:
-        if end <= self._flushed:
-            return True
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiters.append((end, fut))
-        self._wake.set()
-        try:
-            return await asyncio.wait_for(asyncio.shield(fut), self._timeout)
-        except TimeoutError:
-            return False
+        fut = self.request(end)
+        return True if fut is None else await fut
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._waiters = self._waiters, []
-            if not batch:
-                continue
-            try:
-                self._flushed = await loop.run_in_executor(self._executor, self._flush_fn)
-                self.fsyncs += 1
-            except Exception:
-                _log.exception("group commit flush failed")
-                for _end, fut in batch:
-                    if not fut.done():
-                        fut.set_result(False)
-                continue
-            for end, fut in batch:
-                if fut.done():
-                    continue
-                if end <= self._flushed:
-                    fut.set_result(True)
-                else:  # appended after the flush started: next round
-                    self._waiters.append((end, fut))
-                    self._wake.set()
+    def _launch(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        inflight = loop.run_in_executor(self._executor, self._flush_fn)
+        self._inflight = inflight
+        inflight.add_done_callback(self._on_flushed)
+        if self._timer is None and self._waiters:
+            self._timer = loop.call_at(self._waiters[0][2], self._expire)
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
-        for _end, fut in self._waiters:
+    def _on_flushed(self, inflight: asyncio.Future[int]) -> None:
+        self._inflight = None
+        if inflight.cancelled():
+            self._fail_all()
+            return
+        exc = inflight.exception()
+        if exc is not None:
+            _log.error("group commit flush failed: %r", exc)
+            self._fail_all()
+        else:
+            self.fsyncs += 1
+            self._resolve(inflight.result())
+        if self._waiters and not self._stopped:
+            self._launch()
+        elif self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _resolve(self, flushed: int) -> None:
+        if flushed > self.flushed:
+            self.flushed = flushed
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= flushed:
+            fut = waiters.popleft()[1]
+            if not fut.done():
+                fut.set_result(True)
+
+    def _fail_all(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()[1]
             if not fut.done():
                 fut.set_result(False)
-        self._waiters = []
+
+    def _expire(self) -> None:
+        """Timer: answer the waiters whose deadline has passed (their sync is slow); re-arm for the next one."""
+        assert self._loop is not None
+        now = self._loop.time()
+        waiters = self._waiters
+        while waiters and waiters[0][2] <= now:
+            fut = waiters.popleft()[1]
+            if not fut.done():
+                fut.set_result(False)
+        self._timer = self._loop.call_at(waiters[0][2], self._expire) if waiters else None
+
+    async def stop(self) -> None:
+        """Stop after the sync in flight and one last sync: waiters they cover get True, any others False."""
+        self._stopped = True
+        if self._inflight is not None:
+            try:
+                await asyncio.shield(self._inflight)
+            except Exception:
+                pass
+        if self._waiters:
+            try:
+                flushed = await asyncio.get_running_loop().run_in_executor(self._executor, self._flush_fn)
+            except Exception:
+                _log.exception("group commit final flush failed")
+            else:
+                self._resolve(flushed)
+        self._fail_all()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class IntervalFlusher:

@@ -1,6 +1,6 @@
 """IndexService: the key / unique-key index (QUERY_MESSAGE), in RocketMQ's IndexFile layout.
 
-Each index file, named by its creation time in ms, is a hash table with chained entries (big-endian)::
+Files: ``index/<20-digit creation time ms>``. Each is a hash table with chained entries (big-endian)::
 
     header (40 B):  int64 beginTimestamp | int64 endTimestamp | int64 beginPhyOffset | int64 endPhyOffset |
                     int32 hashSlotCount  | int32 indexCount
@@ -8,91 +8,127 @@ Each index file, named by its creation time in ms, is a hash table with chained 
     entries:        indexNum x (int32 keyHash | int64 phyOffset | int32 timeDiffSeconds | int32 prevIndex)
 
 Entry numbers start at 1 (0 means "none"). A key is ``topic#key`` for every KEYS item and ``topic#uniqKey`` for the
-UNIQ_KEY property. A lookup walks the chain of ``hash % slots`` and returns candidate physical offsets whose store
-time is in range; the caller checks each message really carries the key (hashes collide).
+UNIQ_KEY property. Differences from RocketMQ's file (nothing outside this store reads it): ``keyHash`` is
+``crc32(utf-8 key) & 0x7FFFFFFF`` (never 0), not Java's ``hashCode`` — C speed on the dispatch path; and the header
+is written when the file is flushed, not after every entry. A header left stale by a crash is repaired on load by
+walking the entries past ``indexCount`` (an entry is never all zeros).
+
+A lookup walks the chain of ``hash % slots`` and returns candidate physical offsets whose store time is in range;
+the caller checks each message really carries the key (hashes collide).
 """
 
 from __future__ import annotations
 
 import os
 import struct
+import zlib
 from typing import Final
 
 from broker.store.mapped_file import MappedFile
-from protocol.message import tag_hash
 
 HEADER: Final = struct.Struct(">qqqqii")
 assert HEADER.size == 40
 SLOT: Final = struct.Struct(">i")
+assert SLOT.size == 4
 ENTRY: Final = struct.Struct(">iqii")
 assert ENTRY.size == 20
 
 
 def key_hash(key: str) -> int:
-    return abs(tag_hash(key)) & 0x7FFFFFFF
+    return (zlib.crc32(key.encode()) & 0x7FFFFFFF) or 1
+
+
+_crc32 = zlib.crc32
 
 
 class IndexFile:
-    __slots__ = ("begin_phy", "begin_ts", "count", "end_phy", "end_ts", "mf", "slots", "max_index", "name_ts")
+    __slots__ = ("base", "begin_phy", "begin_ts", "count", "end_phy", "end_ts", "max_index", "mf", "name_ts", "slots")
 
     def __init__(self, path: str, name_ts: int, slots: int, max_index: int) -> None:
-        size = HEADER.size + slots * 4 + max_index * ENTRY.size
+        size = HEADER.size + slots * SLOT.size + max_index * ENTRY.size
         self.mf = MappedFile(path, 0, size)
         self.slots = slots
         self.max_index = max_index
         self.name_ts = name_ts
-        begin_ts, end_ts, begin_phy, end_phy, _slot_count, count = HEADER.unpack_from(self.mf.buffer(), 0)
+        self.base = HEADER.size + slots * SLOT.size
+        begin_ts, end_ts, begin_phy, end_phy, _slot_count, count = HEADER.unpack_from(self.mf.buf, 0)
         self.begin_ts: int = begin_ts
         self.end_ts: int = end_ts
         self.begin_phy: int = begin_phy
         self.end_phy: int = end_phy
         self.count: int = max(int(count), 1)
+        self._repair()
+
+    def _repair(self) -> None:
+        """Count the entries written after the header was last saved (a crash between two flushes)."""
+        buf = self.mf.buf
+        n = self.count
+        while n < self.max_index:
+            h, phys, diff, prev = ENTRY.unpack_from(buf, self.base + n * ENTRY.size)
+            if h == 0 or prev >= n or prev < 0:
+                break
+            self.end_phy = max(self.end_phy, phys)
+            self.end_ts = max(self.end_ts, self.begin_ts + diff * 1000)
+            n += 1
+        self.count = n
 
     @property
     def is_full(self) -> bool:
         return self.count >= self.max_index
 
-    def put(self, key: str, phys: int, store_ts: int) -> bool:
-        if self.is_full:
+    def put(self, h: int, phys: int, store_ts: int) -> bool:
+        """Add an entry for key hash ``h``; False when the file is full."""
+        n = self.count
+        if n >= self.max_index:
             return False
-        buf = self.mf.buffer()
-        h = key_hash(key)
+        buf = self.mf.buf
         slot_pos = HEADER.size + (h % self.slots) * 4
         (prev,) = SLOT.unpack_from(buf, slot_pos)
         if self.begin_ts == 0:
             self.begin_ts = store_ts
             self.begin_phy = phys
-        diff = max(0, (store_ts - self.begin_ts) // 1000)
-        n = self.count
-        ENTRY.pack_into(buf, HEADER.size + self.slots * 4 + n * ENTRY.size, h, phys, min(diff, 0x7FFFFFFF), prev)
+            # the base of every entry's time: on disk before the first entry, so a crash never loses it
+            HEADER.pack_into(buf, 0, store_ts, store_ts, phys, phys, 0, 1)
+        diff = (store_ts - self.begin_ts) // 1000
+        if diff < 0:
+            diff = 0
+        elif diff > 0x7FFFFFFF:
+            diff = 0x7FFFFFFF
+        ENTRY.pack_into(buf, self.base + n * 20, h, phys, diff, prev)
         SLOT.pack_into(buf, slot_pos, n)
         self.count = n + 1
-        self.end_ts = max(self.end_ts, store_ts)
-        self.end_phy = max(self.end_phy, phys)
-        HEADER.pack_into(buf, 0, self.begin_ts, self.end_ts, self.begin_phy, self.end_phy, 0, self.count)
+        if store_ts > self.end_ts:
+            self.end_ts = store_ts
+        if phys > self.end_phy:
+            self.end_phy = phys
         return True
 
     def lookup(self, key: str, begin: int, end: int, limit: int, out: list[int]) -> None:
         if self.begin_ts == 0 or self.end_ts < begin or self.begin_ts > end:
             return
-        buf = self.mf.buffer()
+        buf = self.mf.buf
         h = key_hash(key)
         (n,) = SLOT.unpack_from(buf, HEADER.size + (h % self.slots) * 4)
-        base = HEADER.size + self.slots * 4
         seen = 0
         while 0 < n < self.count and len(out) < limit and seen < self.max_index:
-            eh, phys, diff, prev = ENTRY.unpack_from(buf, base + n * ENTRY.size)
+            eh, phys, diff, prev = ENTRY.unpack_from(buf, self.base + n * ENTRY.size)
             ts = self.begin_ts + diff * 1000
             if eh == h and begin - 1000 <= ts <= end + 1000:
                 out.append(phys)
+            if prev >= n:  # chains only go back; anything else is a damaged entry
+                break
             n = prev
             seen += 1
 
+    def write_header(self) -> None:
+        HEADER.pack_into(self.mf.buf, 0, self.begin_ts, self.end_ts, self.begin_phy, self.end_phy, 0, self.count)
+
     def flush(self) -> None:
-        self.mf.wrote = self.mf.size
-        self.mf.flush()
+        self.write_header()
+        self.mf.sync()
 
     def close(self) -> None:
+        self.write_header()
         self.mf.close()
 
     def destroy(self) -> None:
@@ -100,13 +136,15 @@ class IndexFile:
 
 
 class IndexService:
-    __slots__ = ("dir", "files", "max_index", "slots")
+    __slots__ = ("_prefix_crc", "dir", "files", "max_index", "slots")
 
     def __init__(self, directory: str, slots: int, max_index: int) -> None:
         self.dir = directory
         self.slots = slots
         self.max_index = max_index
         self.files: list[IndexFile] = []
+        # crc32 of "topic#" per topic: crc32(key, crc32(b"topic#")) == crc32(b"topic#key"), without building it
+        self._prefix_crc: dict[str, int] = {}
 
     def load(self) -> None:
         if not os.path.isdir(self.dir):
@@ -121,28 +159,47 @@ class IndexService:
     def truncate_beyond(self, commit_log_end: int) -> None:
         """Drop index files holding entries past the commit-log end (their chains cannot be edited safely); the
         recovery re-dispatch rebuilds them."""
-        while self.files and self.files[-1].end_phy >= commit_log_end:
+        while self.files and self.files[-1].end_phy >= commit_log_end and self.files[-1].count > 1:
             self.files.pop().destroy()
 
     def _writable(self, store_ts: int) -> IndexFile:
         if not self.files or self.files[-1].is_full:
             os.makedirs(self.dir, exist_ok=True)
             name = max(store_ts, self.files[-1].name_ts + 1 if self.files else 0)
-            self.files.append(IndexFile(os.path.join(self.dir, f"{name:020d}"), name, self.slots, self.max_index))
+            if self.files:
+                self.files[-1].write_header()
+            self.files = [
+                *self.files,
+                IndexFile(os.path.join(self.dir, f"{name:020d}"), name, self.slots, self.max_index),
+            ]
         return self.files[-1]
 
-    def put(self, topic: str, keys: list[str], uniq_key: str | None, phys: int, store_ts: int) -> None:
-        if self.files and phys <= self.files[-1].end_phy and self.files[-1].count > 1:
-            return  # already indexed (re-dispatch after recovery)
-        for k in keys:
-            self._put(f"{topic}#{k}", phys, store_ts)
+    def put(self, topic: str, keys: str | None, uniq_key: str | None, phys: int, store_ts: int) -> None:
+        """Index one message: every space-separated item of ``keys`` and the ``uniq_key``."""
+        files = self.files
+        if files:
+            last = files[-1]
+            if phys <= last.end_phy and last.count > 1:
+                return  # already indexed (re-dispatch after recovery)
+        else:
+            last = self._writable(store_ts)
+        prefix = self._prefix_crc.get(topic)
+        if prefix is None:
+            if len(self._prefix_crc) >= 65536:
+                self._prefix_crc.clear()
+            prefix = self._prefix_crc[topic] = _crc32(f"{topic}#".encode())
+        if keys:
+            for k in keys.split(" ") if " " in keys else (keys,):
+                if k:
+                    h = (_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1
+                    if not last.put(h, phys, store_ts):
+                        last = self._writable(store_ts)
+                        last.put(h, phys, store_ts)
         if uniq_key:
-            self._put(f"{topic}#{uniq_key}", phys, store_ts)
-
-    def _put(self, key: str, phys: int, store_ts: int) -> None:
-        f = self._writable(store_ts)
-        if not f.put(key, phys, store_ts):
-            self._writable(store_ts).put(key, phys, store_ts)
+            h = (_crc32(uniq_key.encode(), prefix) & 0x7FFFFFFF) or 1
+            if not last.put(h, phys, store_ts):
+                last = self._writable(store_ts)
+                last.put(h, phys, store_ts)
 
     def query(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[int]:
         out: list[int] = []
@@ -152,11 +209,19 @@ class IndexService:
                 break
         return out
 
-    def delete_before(self, commit_log_min: int) -> None:
-        while len(self.files) > 1 and self.files[0].end_phy < commit_log_min:
-            self.files.pop(0).destroy()
+    def delete_before(self, commit_log_min: int) -> list[IndexFile]:
+        """Drop (from the service) the index files that only point before ``commit_log_min``; the caller destroys
+        the returned files."""
+        gone: list[IndexFile] = []
+        files = self.files
+        while len(files) > 1 and files[0].end_phy < commit_log_min:
+            gone.append(files[0])
+            files = files[1:]
+        self.files = files
+        return gone
 
     def flush(self) -> None:
+        """Write the headers and sync the files that can have new entries (blocking: the flush executor)."""
         for f in self.files[-2:]:
             f.flush()
 

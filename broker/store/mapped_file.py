@@ -1,9 +1,19 @@
 """MappedFile: one fixed-size memory-mapped file, bytes only (it knows nothing about messages).
 
-A file is created at its full size (sparse), named by its 20-digit start offset in its queue, and mapped read/write.
-``wrote`` is the append position (in memory), ``flushed`` the position up to which ``flush()`` has msync'ed the
-mapping. ``flush()`` blocks on I/O and is meant to be called from the store's flush executor, never on the event
-loop. Readers get ``memoryview`` slices of the mapping: no copy until the caller joins them into a reply.
+A file is created at its full size (sparse), named by its 20-digit start offset in its queue, and mapped shared
+read/write. Two ways in, one page cache:
+
+* ``write(data)`` copies at the write position with ``os.pwrite`` — the commit log's path. One syscall per append
+  (per batch), no page faults on the writer, and measured on this kind of disk the following ``fdatasync`` is ~2x
+  faster than an ``msync`` of the same range (pages dirtied through a mapping are write-protected again by
+  writeback, so every later store to them faults).
+* ``append(data)`` / ``buffer()`` write through the mapping — consume queues and the index: 20-byte units, where a
+  syscall each would cost more than the copy.
+
+Readers get ``memoryview`` slices of the mapping (``view``), which see both kinds of writes: the mapping and
+``pwrite`` share the page cache. ``wrote`` is the append position, ``flushed`` the position up to which ``flush()``
+has made the file durable. ``flush()`` (``fdatasync``) blocks on I/O and is meant for the store's flush executor,
+never the event loop.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ def file_name(start_offset: int) -> str:
 
 
 class MappedFile:
-    __slots__ = ("_fd", "_map", "_view", "flushed", "path", "size", "start", "wrote")
+    __slots__ = ("_fd", "_map", "buf", "flushed", "path", "size", "start", "wrote")
 
     def __init__(self, path: str, start: int, size: int) -> None:
         self.path = path
@@ -36,7 +46,7 @@ class MappedFile:
         except BaseException:
             os.close(self._fd)
             raise
-        self._view = memoryview(self._map)
+        self.buf = memoryview(self._map)
         # a new file is empty; an existing one gets its positions from recovery
         self.wrote = 0 if not existed else size
         self.flushed = self.wrote
@@ -54,8 +64,26 @@ class MappedFile:
     def is_full(self) -> bool:
         return self.wrote >= self.size
 
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        """``pwrite`` ``data`` at the write position; returns the position it was written at. Caller checks the
+        room. Raises OSError (e.g. ENOSPC) with ``wrote`` unchanged: a partial write is overwritten by the next."""
+        pos = self.wrote
+        n = len(data)
+        done = os.pwrite(self._fd, data, pos)
+        while done < n:  # regular files write fully unless the disk is full; be exact anyway
+            more = os.pwrite(self._fd, memoryview(data)[done:], pos + done)
+            if more <= 0:
+                raise OSError(f"short write to {self.path} at {pos + done}")
+            done += more
+        self.wrote = pos + n
+        return pos
+
+    def write_at(self, pos: int, data: bytes) -> None:
+        """``pwrite`` at an absolute position inside the file, leaving ``wrote`` alone (blank fillers)."""
+        os.pwrite(self._fd, data, pos)
+
     def append(self, data: bytes | bytearray | memoryview) -> int:
-        """Copy ``data`` at the write position; returns the position it was written at. Caller checks the room."""
+        """Copy ``data`` through the mapping at the write position; returns that position. Caller checks the room."""
         pos = self.wrote
         n = len(data)
         self._map[pos : pos + n] = data
@@ -63,19 +91,24 @@ class MappedFile:
         return pos
 
     def view(self, pos: int, n: int) -> memoryview:
-        return self._view[pos : pos + n]
+        return self.buf[pos : pos + n]
 
     def buffer(self) -> memoryview:
-        return self._view
+        return self.buf
 
     def flush(self) -> int:
-        """msync the written-but-unflushed range; returns the new flushed position. Blocking."""
+        """Make everything written so far durable (``fdatasync``); returns the new flushed position. Blocking.
+
+        ``wrote`` is read before the sync, so a concurrent append is covered only if it landed before it."""
         wrote = self.wrote
         if wrote > self.flushed:
-            begin = (self.flushed // PAGE) * PAGE
-            self._map.flush(begin, wrote - begin)
+            os.fdatasync(self._fd)
             self.flushed = wrote
         return self.flushed
+
+    def sync(self) -> None:
+        """``fdatasync`` unconditionally (headers rewritten in place, e.g. index files)."""
+        os.fdatasync(self._fd)
 
     def zero_from(self, pos: int) -> None:
         """Overwrite [pos, size) with zeros, so bytes of a truncated tail can never be read back as records."""
@@ -92,7 +125,7 @@ class MappedFile:
         self.flushed = min(self.flushed, pos)
 
     def close(self) -> None:
-        self._view.release()
+        self.buf.release()
         try:
             self._map.close()
         except BufferError:

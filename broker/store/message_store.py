@@ -1,13 +1,17 @@
 """MessageStore: the façade the broker talks to — put, get, offsets, lookups, lifecycle.
 
-Everything here runs on the event loop except msync/fsync (one dedicated flush thread). The put path encodes each
-record once (``protocol.message.encode_record``), assigns queue offsets, appends the batch with a single copy into
-the mapped commit log, dispatches it to consume queues and the index at once, and — with SYNC_FLUSH — returns only
-after a group-commit fsync covering it. The get path reads consume-queue units and returns one ``bytes`` object
-holding the matching records back to back (a PULL reply body), with RocketMQ's status and next-offset rules.
+Everything here runs on the event loop except ``fdatasync`` and file deletion, which go to two dedicated
+single-thread executors (commit log; consume queues + index + checkpoint). The put path (``put.py``) encodes each
+record once with its final offsets and appends a whole batch with one write; the dispatcher task (``dispatcher.py``)
+builds consume queues and the index behind it and wakes the arrival listeners; with SYNC_FLUSH a put returns only
+after a group-commit fsync covering it (``flush.py``). The get path reads consume-queue units and returns one
+``bytes`` object holding the matching records back to back (a PULL reply body), sliced straight out of the mapped
+commit log, with RocketMQ's statuses and next-offset rules.
+
+Reads first dispatch whatever is still queued, so a get always sees every put that returned before it.
 
 On-disk layout under ``store_path_root_dir``: ``commitlog/``, ``consumequeue/<topic>/<qid>/``, ``index/``,
-``checkpoint``, ``abort`` and ``lock`` (see each module's table).
+``checkpoint``, ``abort`` and ``lock`` (each module documents its own format).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from broker.store.checkpoint import (
@@ -35,51 +39,35 @@ from broker.store.dispatcher import ArrivalListener, Dispatcher
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher
 from broker.store.index import IndexService
+from broker.store.put import Appender, Host
 from broker.store.recovery import recover
-from broker.store.results import AppendResult, GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
+from broker.store.results import GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from protocol.message import (
     I32,
     I64,
-    MAX_PROPERTIES_BYTES,
-    MAX_TOPIC_BYTES,
-    TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_NOT_TYPE,
+    POS_STORETIMESTAMP_V4,
+    POS_SYSFLAG,
+    SYSFLAG_BORNHOST_V6,
     BatchItem,
     MessageExt,
     PropertyKey,
-    create_offset_msg_id,
-    decode_properties,
     decode_record,
-    encode_properties,
-    encode_record,
-    store_timestamp_pos,
-    transaction_type,
+    record_tags,
 )
 
 _log = logging.getLogger("rocketq.store")
 
 TagsCodeFilter = Callable[[int], bool]
 TagsFilter = Callable[[str | None], bool]
+RecordFilter = Callable[[memoryview], bool]
 
-
-def _split_host(host: str | tuple[str, int]) -> tuple[str, int]:
-    if isinstance(host, tuple):
-        return host
-    h, _, p = host.rpartition(":")
-    if not h:
-        return host, 0
-    if h.startswith("[") and h.endswith("]"):
-        h = h[1:-1]
-    try:
-        return h, int(p)
-    except ValueError:
-        return h, 0
+# RocketMQ scans at most max(16000 bytes, maxMsgNums * 20) of consume-queue units per get
+_MAX_SCAN_UNITS = 16000 // UNIT_SIZE
 
 
 class MessageStore:
     def __init__(self, config: StoreConfig, *, clock: Callable[[], float] = time.time) -> None:
-        self.config = config
         self._clock = clock
         self.commitlog = CommitLog(config.commit_log_dir, config.mapped_file_size_commit_log)
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
@@ -90,18 +78,45 @@ class MessageStore:
             else None
         )
         self.dispatcher = Dispatcher(self._cq, self.index)
-        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush")
+        self._appender = Appender(
+            self.commitlog,
+            self.dispatcher,
+            self._queue_offsets,
+            clock,
+            store_host=config.store_host,
+            max_message_size=config.max_message_size,
+        )
+        self._config = config
+        self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
+        self._logic_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-logics")
         self._group_commit: GroupCommit | None = None
         self._flushers: list[IntervalFlusher] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._lock_fd: int | None = None
         self._closed = True
         self.last_exit_ok = True
-        self.put_count = 0
-        self.put_bytes = 0
         self.get_count = 0
         self.boot_timestamp = int(clock() * 1000)
         self._checkpoint = Checkpoint()
+
+    @property
+    def config(self) -> StoreConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: StoreConfig) -> None:
+        """Replace the settings that may change at run time (store host once the port is known, retention, max
+        message size). File sizes, paths and the flush mode are fixed once the store is open."""
+        self._config = config
+        self._appender.configure(store_host=config.store_host, max_message_size=config.max_message_size)
+
+    @property
+    def put_count(self) -> int:
+        return self._appender.put_count
+
+    @property
+    def put_bytes(self) -> int:
+        return self._appender.put_bytes
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -109,11 +124,15 @@ class MessageStore:
     def open(cls, config: StoreConfig, *, clock: Callable[[], float] = time.time) -> MessageStore:
         """Lock the directory, load every file and recover. Synchronous; call ``start()`` on the loop after."""
         store = cls(config, clock=clock)
-        store._load()
+        try:
+            store._load()
+        except BaseException:
+            store._release()
+            raise
         return store
 
     def _load(self) -> None:
-        cfg = self.config
+        cfg = self._config
         os.makedirs(cfg.store_path_root_dir, exist_ok=True)
         self._lock_fd = os.open(os.path.join(cfg.store_path_root_dir, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -138,18 +157,32 @@ class MessageStore:
             check_crc=cfg.check_crc_on_recover,
         )
         # RocketMQ's correctMinOffset at start: units pointing into commit-log files deleted by retention are gone
-        # (recovery alone would reset min to the first consume-queue file's start)
         cl_min = self.commitlog.min_offset
         for key, cq in self._queues.items():
             if cl_min > 0:
-                cq.correct_min(cl_min)
+                for mf in cq.correct_min(cl_min):
+                    mf.destroy()
             self._queue_offsets[key] = cq.max_offset
-        self.commitlog.queue.flush()
+        for mf in self.commitlog.queue.files:
+            mf.flushed = min(mf.flushed, mf.wrote)
+        self.commitlog.flush()
         self.dispatcher.dispatched_offset = end
+        self._appender.last_store_ts = self._last_store_timestamp()
         self._closed = False
 
+    def _last_store_timestamp(self) -> int:
+        """Store time of the newest record, so timestamps keep growing across a restart with a clock set back."""
+        best = 0
+        for cq in self._queues.values():
+            u = cq.last_unit()
+            if u is not None:
+                ts = self._store_time_at(u[0], u[1])
+                if ts is not None and ts > best:
+                    best = ts
+        return best
+
     def _load_queues(self) -> None:
-        root = self.config.consume_queue_dir
+        root = self._config.consume_queue_dir
         if not os.path.isdir(root):
             return
         for topic in os.listdir(root):
@@ -159,7 +192,7 @@ class MessageStore:
             for qid in os.listdir(tdir):
                 if not qid.lstrip("-").isdigit():
                     continue
-                cq = ConsumeQueue(root, topic, int(qid), self.config.mapped_file_size_consume_queue)
+                cq = ConsumeQueue(root, topic, int(qid), self._config.mapped_file_size_consume_queue)
                 cq.load()
                 self._queues[(topic, int(qid))] = cq
 
@@ -167,29 +200,38 @@ class MessageStore:
         key = (topic, queue_id)
         cq = self._queues.get(key)
         if cq is None:
-            cq = ConsumeQueue(
-                self.config.consume_queue_dir, topic, queue_id, self.config.mapped_file_size_consume_queue
-            )
+            cfg = self._config
+            cq = ConsumeQueue(cfg.consume_queue_dir, topic, queue_id, cfg.mapped_file_size_consume_queue)
             self._queues[key] = cq
         return cq
 
     async def start(self) -> None:
-        cfg = self.config
+        """Start the dispatcher, flush and retention tasks on the running loop."""
+        cfg = self._config
+        self.dispatcher.start()
         if cfg.flush_disk_type == "SYNC_FLUSH":
-            self._group_commit = GroupCommit(self.commitlog.flush, self._executor, cfg.sync_flush_timeout_ms / 1000)
+            self._group_commit = GroupCommit(
+                self.commitlog.flush,
+                self._cl_executor,
+                cfg.sync_flush_timeout_ms / 1000,
+                flushed=self.commitlog.flushed_offset,
+            )
             self._group_commit.start()
         else:
             self._flushers.append(
                 IntervalFlusher(
                     "store-flush-commitlog",
                     self.commitlog.flush,
-                    self._executor,
+                    self._cl_executor,
                     cfg.flush_interval_commit_log_ms / 1000,
                 )
             )
         self._flushers.append(
             IntervalFlusher(
-                "store-flush-logics", self._flush_logics, self._executor, cfg.flush_interval_consume_queue_ms / 1000
+                "store-flush-logics",
+                self._flush_logics,
+                self._logic_executor,
+                cfg.flush_interval_consume_queue_ms / 1000,
             )
         )
         for f in self._flushers:
@@ -197,6 +239,7 @@ class MessageStore:
         self._tasks.append(asyncio.get_running_loop().create_task(self._retention_loop(), name="store-retention"))
 
     async def close(self) -> None:
+        """Dispatch and flush everything, write the checkpoint, remove the abort marker, release the files."""
         if self._closed:
             return
         self._closed = True
@@ -208,26 +251,32 @@ class MessageStore:
             except asyncio.CancelledError:
                 pass
         self._tasks = []
+        await self.dispatcher.stop()
         for f in self._flushers:
             await f.stop()
+        self._flushers = []
         if self._group_commit is not None:
             await self._group_commit.stop()
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._final_flush)
-        self._executor.shutdown(wait=True)
+        await loop.run_in_executor(self._cl_executor, self.commitlog.flush)
+        await loop.run_in_executor(self._logic_executor, self._final_flush)
+        self._release()
 
     def close_sync(self) -> None:
-        """Close without an event loop (tests and tools)."""
+        """Close without an event loop (tests and tools; not while ``start()``'s tasks run)."""
         if self._closed:
             return
         self._closed = True
+        self.dispatcher.drain()
+        self.commitlog.flush()
         self._final_flush()
-        self._executor.shutdown(wait=True)
+        self._release()
 
     def _final_flush(self) -> None:
-        self.commitlog.flush()
         self._flush_logics()
-        remove_abort_marker(self.config.store_path_root_dir)
+        remove_abort_marker(self._config.store_path_root_dir)
+
+    def _release(self) -> None:
         self.commitlog.close()
         for cq in self._queues.values():
             cq.close()
@@ -236,9 +285,11 @@ class MessageStore:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        self._cl_executor.shutdown(wait=True)
+        self._logic_executor.shutdown(wait=True)
 
     def _flush_logics(self) -> None:
-        """Flush consume queues and the index, then record how far they are durable (the checkpoint)."""
+        """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking."""
         dispatched = self.dispatcher.dispatched_offset
         for cq in list(self._queues.values()):
             cq.flush()
@@ -250,9 +301,11 @@ class MessageStore:
         cp.logics_msg_timestamp = now
         cp.physic_msg_timestamp = now
         cp.index_msg_timestamp = now
-        write_checkpoint(os.path.join(self.config.store_path_root_dir, "checkpoint"), cp)
+        write_checkpoint(os.path.join(self._config.store_path_root_dir, "checkpoint"), cp)
 
     def add_arrival_listener(self, cb: ArrivalListener) -> None:
+        """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is
+        dispatched (the broker's long polling)."""
         self.dispatcher.add_listener(cb)
 
     # -- put -------------------------------------------------------------------------------------------------------
@@ -264,7 +317,7 @@ class MessageStore:
         flag: int,
         sys_flag: int,
         born_timestamp: int,
-        born_host: str | tuple[str, int],
+        born_host: Host,
         body: bytes,
         properties: str | dict[str, str],
         *,
@@ -272,21 +325,33 @@ class MessageStore:
         prepared_transaction_offset: int = 0,
         wait: bool = True,
     ) -> PutMessageResult:
-        if isinstance(properties, str):
-            props_text, props = properties, decode_properties(properties)
-        else:
-            props_text, props = encode_properties(properties), properties
-        return await self._put(
+        """Store one message. ``properties`` is the properties string as sent (stored verbatim) or a dict.
+
+        Returns PUT_OK with one ``AppendResult`` (physical offset, size, queue offset, store time, offset msgId);
+        with SYNC_FLUSH and ``wait`` only once an fsync covers it (FLUSH_DISK_TIMEOUT, items filled, when that takes
+        longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``."""
+        if self._closed:
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
+        res = self._appender.append_one(
             topic,
             queue_id,
+            flag,
             sys_flag,
             born_timestamp,
             born_host,
-            [(body, props_text, props, flag)],
+            body,
+            properties,
             reconsume_times,
             prepared_transaction_offset,
-            wait,
         )
+        gc = self._group_commit
+        if gc is not None and wait and res.status is PutMessageStatus.PUT_OK:
+            it = res.items[0]
+            fut = gc.request(it.wrote_offset + it.size)
+            if fut is not None and not await fut:
+                res.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+                res.remark = "flush disk timeout"
+        return res
 
     async def put_messages(
         self,
@@ -294,93 +359,27 @@ class MessageStore:
         queue_id: int,
         sys_flag: int,
         born_timestamp: int,
-        born_host: str | tuple[str, int],
-        items: list[BatchItem],
+        born_host: Host,
+        items: Sequence[BatchItem],
         *,
         wait: bool = True,
     ) -> PutMessageResult:
-        """A batch for one queue, appended with a single write."""
-        entries = [(it.body, encode_properties(it.properties), it.properties, it.flag) for it in items]
-        return await self._put(topic, queue_id, sys_flag, born_timestamp, born_host, entries, 0, 0, wait)
-
-    async def _put(
-        self,
-        topic: str,
-        queue_id: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: str | tuple[str, int],
-        entries: list[tuple[bytes, str, dict[str, str], int]],
-        reconsume_times: int,
-        prepared_transaction_offset: int,
-        wait: bool,
-    ) -> PutMessageResult:
+        """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
         if self._closed:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
-        cfg = self.config
-        topic_b = topic.encode()
-        if not entries:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="no message to put")
-        if len(topic_b) > MAX_TOPIC_BYTES:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark=f"topic length over {MAX_TOPIC_BYTES}")
-        born = _split_host(born_host)
-        store_host = cfg.store_host
-        tran = transaction_type(sys_flag)
-        dispatch = tran in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
-        key = (topic, queue_id)
-        next_qoff = self._queue_offsets.get(key, 0)
-        buf = bytearray()
-        sizes: list[int] = []
-        qoffs: list[int] = []
-        ts_pos: list[int] = []
-        for body, props_text, _props, flag in entries:
-            if len(body) > cfg.max_message_size:
-                return PutMessageResult(
-                    PutMessageStatus.MESSAGE_ILLEGAL, remark=f"message body size over max value {cfg.max_message_size}"
-                )
-            if len(props_text) > MAX_PROPERTIES_BYTES or len(props_text.encode()) > MAX_PROPERTIES_BYTES:
-                return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, remark="properties too long")
-            rec = encode_record(
-                topic=topic_b,
-                body=body,
-                properties=props_text,
-                queue_id=queue_id,
-                flag=flag,
-                sys_flag=sys_flag,
-                born_timestamp=born_timestamp,
-                born_host=born,
-                store_host=store_host,
-                reconsume_times=reconsume_times,
-                prepared_transaction_offset=prepared_transaction_offset,
-            )
-            sizes.append(len(rec))
-            qoffs.append(next_qoff + len(qoffs) if dispatch else 0)
-            (rec_sys,) = I32.unpack_from(rec, 36)
-            ts_pos.append(store_timestamp_pos(rec_sys))
-            buf += rec
-        if len(buf) > cfg.mapped_file_size_commit_log - 8:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, remark="message larger than a commit-log file")
-        now = int(self._clock() * 1000)
-        try:
-            phys = self.commitlog.append(buf, sizes, qoffs, ts_pos, now)
-        except OSError as exc:
-            _log.error("commit log append failed: %s", exc)
-            return PutMessageResult(PutMessageStatus.CREATE_MAPEDFILE_FAILED, remark=str(exc))
-        if dispatch:
-            self._queue_offsets[key] = next_qoff + len(entries)
-        results: list[AppendResult] = []
-        pos = phys
-        for (_body, _pt, props, _flag), size, qoff in zip(entries, sizes, qoffs, strict=True):
-            self.dispatcher.dispatch(topic, queue_id, qoff, pos, size, sys_flag, now, props)
-            results.append(
-                AppendResult(pos, size, queue_id, qoff, now, create_offset_msg_id(store_host[0], store_host[1], pos))
-            )
-            pos += size
-        self.put_count += len(entries)
-        self.put_bytes += len(buf)
-        if wait and self._group_commit is not None and not await self._group_commit.wait_flushed(pos):
-            return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, results, "flush disk timeout")
-        return PutMessageResult(PutMessageStatus.PUT_OK, results)
+        res = self._appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+        return await self._after_append(res, wait)
+
+    async def _after_append(self, res: PutMessageResult, wait: bool) -> PutMessageResult:
+        gc = self._group_commit
+        if gc is None or not wait or res.status is not PutMessageStatus.PUT_OK:
+            return res
+        last = res.items[-1]
+        fut = gc.request(last.wrote_offset + last.size)
+        if fut is not None and not await fut:
+            res.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            res.remark = "flush disk timeout"
+        return res
 
     # -- get -------------------------------------------------------------------------------------------------------
 
@@ -394,8 +393,12 @@ class MessageStore:
         max_bytes: int | None = None,
         message_filter: TagsCodeFilter | None = None,
         tags_filter: TagsFilter | None = None,
+        record_filter: RecordFilter | None = None,
     ) -> GetMessageResult:
-        return self.get_message_sync(group, topic, queue_id, offset, max_msgs, max_bytes, message_filter, tags_filter)
+        """See ``get_message_sync`` (this only makes it awaitable for the handlers)."""
+        return self.get_message_sync(
+            group, topic, queue_id, offset, max_msgs, max_bytes, message_filter, tags_filter, record_filter
+        )
 
     def get_message_sync(
         self,
@@ -407,11 +410,19 @@ class MessageStore:
         max_bytes: int | None = None,
         message_filter: TagsCodeFilter | None = None,
         tags_filter: TagsFilter | None = None,
+        record_filter: RecordFilter | None = None,
     ) -> GetMessageResult:
-        """RocketMQ's DefaultMessageStore.getMessage: statuses and nextBeginOffset corrections."""
+        """RocketMQ's DefaultMessageStore.getMessage: statuses and nextBeginOffset corrections (as a master).
+
+        ``message_filter`` gets each unit's tags hash (the consume-queue pre-filter); ``tags_filter`` the record's
+        TAGS string and ``record_filter`` the whole record (both after it is read from the commit log). Filtered
+        units count as scanned. The reply holds up to ``max_msgs`` (capped by maxTransferCountOnMessageInMemory)
+        whole records and stops before ``max_bytes`` would be passed, but always holds one if it found one."""
         if self._closed:
             raise StoreClosedError("store is closed")
-        cfg = self.config
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        cfg = self._config
         max_bytes = cfg.max_transfer_bytes_on_message_in_memory if max_bytes is None else max_bytes
         max_msgs = max(1, min(max_msgs, cfg.max_transfer_count_on_message_in_memory))
         cq = self._queues.get((topic, queue_id))
@@ -428,12 +439,10 @@ class MessageStore:
         if offset > max_off:
             nxt = min_off if min_off == 0 else max_off
             return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_BADLY, nxt, min_off, max_off)
-        # RocketMQ scans at most 16000 bytes of units (800) when filtering
-        scan_units = max(max_msgs, 800) if (message_filter or tags_filter) else max_msgs
-        got = cq.read(offset, scan_units)
+        got = cq.read(offset, max(_MAX_SCAN_UNITS, max_msgs))
         if got is None:
             return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset), min_off, max_off)
-        units, count = got
+        units, _count = got
         status = GetMessageStatus.NO_MATCHED_MESSAGE
         parts: list[memoryview] = []
         qoffs: list[int] = []
@@ -441,12 +450,11 @@ class MessageStore:
         commitlog = self.commitlog
         cl_min = commitlog.min_offset
         next_phy_file_start = -1
-        scanned = 0
-        for i in range(count):
-            phys, size, tags_code = UNIT.unpack_from(units, i * UNIT_SIZE)
+        i = 0
+        for phys, size, tags_code in UNIT.iter_unpack(units):
             if parts and (len(parts) >= max_msgs or total + size > max_bytes):
                 break
-            scanned = i + 1
+            i += 1
             if next_phy_file_start >= 0 and phys < next_phy_file_start:
                 continue
             if message_filter is not None and not message_filter(tags_code):
@@ -457,46 +465,54 @@ class MessageStore:
                     status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 next_phy_file_start = commitlog.roll_next_file(phys)
                 continue
-            if tags_filter is not None and not tags_filter(_record_tags(view)):
+            if tags_filter is not None and not tags_filter(record_tags(view)):
+                continue
+            if record_filter is not None and not record_filter(view):
                 continue
             parts.append(view)
-            qoffs.append(offset + i)
+            qoffs.append(offset + i - 1)
             total += size
             status = GetMessageStatus.FOUND
             next_phy_file_start = -1
         self.get_count += len(parts)
         buffer = b"".join(parts) if parts else b""
-        return GetMessageResult(status, offset + scanned, min_off, max_off, buffer, len(parts), qoffs)
+        return GetMessageResult(status, offset + i, min_off, max_off, buffer, len(parts), qoffs)
 
     # -- offsets and lookups ---------------------------------------------------------------------------------------
 
+    def _queue(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        return self._queues.get((topic, queue_id))
+
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        cq = self._queues.get((topic, queue_id))
+        """The queue offset the next message will get (= messages ever dispatched to it); 0 for no queue."""
+        cq = self._queue(topic, queue_id)
         return cq.max_offset if cq is not None else 0
 
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        cq = self._queues.get((topic, queue_id))
+        cq = self._queue(topic, queue_id)
         return cq.min_offset if cq is not None else 0
+
+    def _store_time_at(self, phys: int, size: int) -> int | None:
+        view = self.commitlog.read(phys, size)
+        if view is None:
+            return None
+        (sys_flag,) = I32.unpack_from(view, POS_SYSFLAG)
+        (ts,) = I64.unpack_from(view, POS_STORETIMESTAMP_V4 + (12 if sys_flag & SYSFLAG_BORNHOST_V6 else 0))
+        return int(ts)
 
     def _unit_store_time(self, cq: ConsumeQueue, qoff: int) -> int | None:
         u = cq.unit(qoff)
-        if u is None:
-            return None
-        view = self.commitlog.read(u[0], u[1])
-        if view is None:
-            return None
-        from protocol.message import SYSFLAG_BORNHOST_V6
-
-        (sys_flag,) = I32.unpack_from(view, 36)
-        (ts,) = I64.unpack_from(view, 56 + (12 if sys_flag & SYSFLAG_BORNHOST_V6 else 0))
-        return int(ts)
+        return None if u is None else self._store_time_at(u[0], u[1])
 
     async def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
         return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp)
 
     def get_offset_in_queue_by_time_sync(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The first queue offset whose store time is >= ``timestamp`` (binary search); max offset if none."""
-        cq = self._queues.get((topic, queue_id))
+        """The first queue offset whose store time is >= ``timestamp`` (binary search over the live units; store
+        times never decrease within a queue); the max offset when every message is older; 0 for no queue."""
+        cq = self._queue(topic, queue_id)
         if cq is None:
             return 0
         lo, hi = cq.min_offset, cq.max_offset
@@ -510,14 +526,16 @@ class MessageStore:
         return lo
 
     async def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
-        cq = self._queues.get((topic, queue_id))
+        """Store time of the queue's first live message; -1 when there is none."""
+        cq = self._queue(topic, queue_id)
         if cq is None:
             return -1
         ts = self._unit_store_time(cq, cq.min_offset)
         return -1 if ts is None else ts
 
     def get_message_store_timestamp(self, topic: str, queue_id: int, queue_offset: int) -> int:
-        cq = self._queues.get((topic, queue_id))
+        """Store time of the message at ``queue_offset``; -1 when it is not (or no longer) there."""
+        cq = self._queue(topic, queue_id)
         ts = self._unit_store_time(cq, queue_offset) if cq is not None else None
         return -1 if ts is None else ts
 
@@ -528,6 +546,7 @@ class MessageStore:
         return self.commitlog.min_offset
 
     def select_one_message_by_offset(self, phys: int, size: int | None = None) -> bytes | None:
+        """The stored record at physical offset ``phys`` (VIEW_MESSAGE_BY_ID body); None when there is none."""
         if phys < self.commitlog.min_offset:
             return None
         if size is None:
@@ -547,9 +566,12 @@ class MessageStore:
             return None
 
     def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[bytes]:
-        """Stored records of ``topic`` whose KEYS contain ``key`` or whose UNIQ_KEY is ``key``, newest first."""
+        """Stored records of ``topic`` whose KEYS contain ``key`` or whose UNIQ_KEY is ``key`` and whose store time
+        is in [begin, end] (ms), newest first, at most ``max_num``."""
         if self.index is None:
             return []
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
         out: list[bytes] = []
         for phys in self.index.query(topic, key, max_num * 2, begin, end):
             raw = self.select_one_message_by_offset(phys)
@@ -566,12 +588,19 @@ class MessageStore:
         return out
 
     def topics_and_queues(self) -> dict[str, list[int]]:
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
         out: dict[str, list[int]] = {}
         for topic, qid in self._queues:
             out.setdefault(topic, []).append(qid)
         return out
 
-    def delete_topics(self, topics: set[str]) -> int:
+    def delete_topics(self, topics: Iterable[str]) -> int:
+        """Drop the consume queues of these topics (their messages stay in the commit log until retention);
+        returns the number of queues removed."""
+        topics = set(topics)
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
         n = 0
         for key in [k for k in self._queues if k[0] in topics]:
             self._queues.pop(key).destroy()
@@ -582,8 +611,17 @@ class MessageStore:
     # -- retention -------------------------------------------------------------------------------------------------
 
     def clean_expired(self, *, ratio: Callable[[], float] | None = None) -> int:
-        """One retention pass; returns the number of commit-log files deleted."""
-        cfg = self.config
+        """One retention pass, deleting the files at once; returns the number of commit-log files deleted."""
+        n, doomed = self._expire(ratio)
+        for destroy in doomed:
+            destroy()
+        return n
+
+    def _expire(self, ratio: Callable[[], float] | None) -> tuple[int, list[Callable[[], None]]]:
+        """Pick and detach expired files (on the loop); returns how many commit-log files, and the destroy calls."""
+        cfg = self._config
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
         n = expired_commit_log_files(
             self.commitlog,
             now=self._clock(),
@@ -592,35 +630,44 @@ class MessageStore:
             max_ratio=cfg.disk_max_used_space_ratio,
             ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
             batch_max=cfg.delete_files_batch_max,
+            dispatched=self.dispatcher.dispatched_offset,
         )
         if n == 0:
-            return 0
-        gone = self.commitlog.queue.delete_first(n)
+            return 0, []
+        gone = self.commitlog.queue.delete_first(n, destroy=False)
+        doomed: list[Callable[[], None]] = []
         for mf in gone:
             _log.info("commit log file deleted by retention: %s", mf.path)
+            doomed.append(mf.destroy)
         cl_min = self.commitlog.min_offset
         for cq in self._queues.values():
-            cq.correct_min(cl_min)
+            doomed.extend(mf.destroy for mf in cq.correct_min(cl_min))
         if self.index is not None:
-            self.index.delete_before(cl_min)
-        return n
+            doomed.extend(f.destroy for f in self.index.delete_before(cl_min))
+        return n, doomed
 
     async def _retention_loop(self) -> None:
-        interval = self.config.clean_resource_interval_ms / 1000
+        loop = asyncio.get_running_loop()
+        interval = self._config.clean_resource_interval_ms / 1000
         while True:
             await asyncio.sleep(interval)
             try:
-                self.clean_expired()
+                _n, doomed = self._expire(None)
+                if doomed:
+                    # unlink + munmap of big files off the loop; the commit-log executor also serialises them with
+                    # syncs of the same files
+                    await loop.run_in_executor(self._cl_executor, _run_all, doomed)
             except Exception:
                 _log.exception("retention pass failed")
 
     # -- stats -----------------------------------------------------------------------------------------------------
 
     def runtime_info(self) -> dict[str, Any]:
-        cfg = self.config
+        cfg = self._config
         return {
             "commitLogMinOffset": self.commitlog.min_offset,
             "commitLogMaxOffset": self.commitlog.max_offset,
+            "commitLogFlushedOffset": self.commitlog.flushed_offset,
             "commitLogDiskRatio": round(disk_ratio(cfg.store_path_root_dir) / 100, 4),
             "dispatchBehindBytes": max(0, self.commitlog.max_offset - self.dispatcher.dispatched_offset),
             "putMessageTimesTotal": self.put_count,
@@ -632,9 +679,9 @@ class MessageStore:
         }
 
 
-def _record_tags(view: memoryview) -> str | None:
-    """The TAGS property of a stored record, for the exact tag check after the hash pre-filter."""
-    try:
-        return decode_record(view)[0].properties.get(PropertyKey.TAGS)
-    except ValueError:
-        return None
+def _run_all(calls: list[Callable[[], None]]) -> None:
+    for call in calls:
+        try:
+            call()
+        except OSError as exc:
+            _log.warning("deleting an expired file failed: %s", exc)

@@ -79,12 +79,7 @@ def _cut_tail(commitlog: CommitLog, end: int) -> None:
     mf = commitlog.queue.find(end) if end < commitlog.queue.files[-1].start + commitlog.file_size else None
     dropped = 0
     if mf is not None:
-        rel = end - mf.start
-        buf = mf.buffer()
-        # count non-zero bytes after the end in this file: a torn or garbled tail (zeros are just unused space)
-        tail = bytes(buf[rel:])
-        stripped = tail.rstrip(b"\x00")
-        dropped = len(stripped)
+        dropped = _garbage_after(mf.buf, end - mf.start)
         if dropped:
             _log.warning("commit log torn tail truncated: file=%s offset=%d bytes_dropped=%d", mf.path, end, dropped)
     later = [f for f in commitlog.queue.files if f.start > end]
@@ -92,3 +87,18 @@ def _cut_tail(commitlog: CommitLog, end: int) -> None:
         _log.warning("commit log file after the torn tail removed: file=%s", f.path)
     if dropped or later:
         commitlog.queue.truncate(end)
+
+
+def _garbage_after(buf: memoryview, rel: int, chunk: int = 1 << 20) -> int:
+    """Bytes from ``rel`` up to the last non-zero byte of the file: the torn or garbled tail (zeros after it are
+    just unused space). Read in chunks, so a 1 GiB segment is never copied at once."""
+    last = rel
+    pos = rel
+    size = len(buf)
+    while pos < size:
+        n = min(chunk, size - pos)
+        kept = len(bytes(buf[pos : pos + n]).rstrip(b"\x00"))
+        if kept:
+            last = pos + kept
+        pos += n
+    return last - rel

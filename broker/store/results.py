@@ -33,16 +33,22 @@ class GetMessageStatus(Enum):
     NO_MESSAGE_IN_QUEUE = 8
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendResult:
-    """Where one message landed."""
+    """Where one message landed. ``queue_offset`` is 0 for a message that is not dispatched (transaction prepared
+    or rollback)."""
 
     wrote_offset: int  # physical (commit-log) offset
     size: int
     queue_id: int
     queue_offset: int
     store_timestamp: int
-    msg_id: str  # offset msgId
+    msg_id_prefix: str = field(repr=False)  # hex of the store host (ip + port), see protocol.message
+
+    @property
+    def msg_id(self) -> str:
+        """The offset msgId (``MessageDecoder.createMessageId``), built on demand."""
+        return f"{self.msg_id_prefix}{self.wrote_offset:016X}"
 
 
 @dataclass(slots=True)

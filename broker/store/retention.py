@@ -1,10 +1,12 @@
 """Retention: delete expired commit-log files, then the consume-queue and index files that only point into them.
 
-A commit-log file expires when its last modification is older than ``fileReservedTime`` hours. Expired files are
-deleted when the clock's local hour is one of ``deleteWhen`` (``"04"`` or ``"03;04"``), or at any hour when disk use
-of the store's volume passes ``diskMaxUsedSpaceRatio`` percent — then the oldest files go even if not expired
-(RocketMQ's forced clean). The file being written to is never deleted. At most ``delete_files_batch_max`` files go
-per pass. Reads of removed ranges then give OFFSET_TOO_SMALL / MESSAGE_WAS_REMOVING (see ``message_store``).
+Files: none of its own; it removes ``commitlog/<offset>`` segments and the ``consumequeue/`` and ``index/`` files
+that only point into them. A commit-log file expires when its last modification is older than ``fileReservedTime``
+hours. Expired files are deleted when the clock's local hour is one of ``deleteWhen`` (``"04"`` or ``"03;04"``), or
+at any hour when disk use of the store's volume passes ``diskMaxUsedSpaceRatio`` percent — then the oldest files go
+even if not expired (RocketMQ's forced clean). The file being written to is never deleted. At most
+``delete_files_batch_max`` files go per pass. Reads of removed ranges then give OFFSET_TOO_SMALL /
+MESSAGE_WAS_REMOVING (see ``message_store``). The clock is the store's (injectable for tests).
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ def expired_commit_log_files(
     max_ratio: float,
     ratio: Callable[[], float],
     batch_max: int,
+    dispatched: int | None = None,
 ) -> int:
-    """How many files at the head of the commit log to delete now."""
+    """How many files at the head of the commit log to delete now. Never the active file, nor (when
+    ``dispatched`` is given) one not wholly dispatched to the consume queues yet."""
     files = commitlog.queue.files[:-1]  # never the active file
     if not files:
         return 0
@@ -57,6 +61,8 @@ def expired_commit_log_files(
     n = 0
     for mf in files:
         if n >= batch_max:
+            break
+        if dispatched is not None and mf.start + mf.size > dispatched:
             break
         try:
             mtime = os.path.getmtime(mf.path)

@@ -141,34 +141,43 @@ async def test_retention_statuses(tmp_path: Path) -> None:
         await store.close()
 
 
-async def test_message_was_removing(tmp_path: Path) -> None:
+async def test_message_was_removing_skips_to_live_data(tmp_path: Path) -> None:
+    """J's scan: a unit pointing into a removed file costs one failed read, the rest of that file's units are
+    skipped (nextPhyFileStartOffset), and the scan (up to 800 units) goes on to the live messages: FOUND."""
     store = MessageStore.open(small_config(tmp_path / "s", mapped_file_size_commit_log=4096))
     try:
-        await _removing_window(store)
+        await _removing_window(store)  # 8 records per file; files 0 and 1 (queue offsets 0-15) are gone
         cl_min = store.get_commit_log_min_offset()
         assert cl_min == 2 * 4096
         assert store.get_min_offset_in_queue(T, 0) == 0  # not corrected yet
         r = store.get_message_sync("g", T, 0, 0, 4)
-        assert r.status is S.MESSAGE_WAS_REMOVING
-        assert r.buffer == b"" and r.message_count == 0
-        # the scan moved forward past the removed units it looked at, never backwards
-        assert 0 < r.next_begin_offset <= 4
-        # following next_begin_offset from 0 reaches the first live message without an error
-        off, seen = 0, []
-        for _ in range(100):
-            r = store.get_message_sync("g", T, 0, off, 32)
-            assert r.status in (S.MESSAGE_WAS_REMOVING, S.FOUND, S.OFFSET_OVERFLOW_ONE)
-            seen += r.messages()
-            if r.status is S.OFFSET_OVERFLOW_ONE:
-                break
-            assert r.next_begin_offset > off
-            off = r.next_begin_offset
-        assert seen and all(m.commit_log_offset >= cl_min for m in seen)
-        assert [m.queue_offset for m in seen] == list(range(seen[0].queue_offset, 40))
+        assert (r.status, r.queue_offsets, r.next_begin_offset) == (S.FOUND, [16, 17, 18, 19], 20)
+        assert all(m.commit_log_offset >= cl_min for m in r.messages())
         # a read that starts in the removed range but reaches live data returns the live messages
-        first_live = seen[0].queue_offset
-        r = store.get_message_sync("g", T, 0, first_live - 1, 32)
-        assert r.status is S.FOUND and r.queue_offsets[0] == first_live
+        r = store.get_message_sync("g", T, 0, 15, 32)
+        assert r.status is S.FOUND and r.queue_offsets[0] == 16
+    finally:
+        await store.close()
+
+
+async def test_message_was_removing(tmp_path: Path) -> None:
+    """Every scanned unit points into removed files: MESSAGE_WAS_REMOVING, an empty buffer, and next_begin_offset
+    past every unit scanned (never backwards), so the consumer moves on."""
+    store = MessageStore.open(small_config(tmp_path / "s", mapped_file_size_commit_log=4096))
+    try:
+        for i in range(16):  # queue 0: files 0 and 1
+            await put(store, T, 0, BODY + b"%d" % i)
+        for i in range(16):  # queue 1: files 2 and 3
+            await put(store, T, 1, BODY + b"%d" % i)
+        store.commitlog.queue.delete_first(2)
+        for start, max_msgs in [(0, 4), (0, 32), (5, 1), (15, 32)]:
+            r = store.get_message_sync("g", T, 0, start, max_msgs)
+            assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (S.MESSAGE_WAS_REMOVING, 16, 0, 16)
+            assert r.buffer == b"" and r.message_count == 0 and r.queue_offsets == []
+        r = store.get_message_sync("g", T, 0, 16, 32)
+        assert (r.status, r.next_begin_offset) == (S.OFFSET_OVERFLOW_ONE, 16)
+        # queue 1 is untouched
+        assert [m.queue_offset for m in get_all(store, T, 1)] == list(range(16))
     finally:
         await store.close()
 
@@ -215,6 +224,7 @@ async def test_offset_found_null(tmp_path: Path) -> None:
     try:
         for i in range(250):
             await put(store, T, 0, b"%d" % i)
+        store.dispatcher.drain()  # reach into the consume queue the dispatcher builds
         cq = store._queues[(T, 0)]
         assert len(cq.queue.files) == 3
         cq.queue.files[0].destroy()

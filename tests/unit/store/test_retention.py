@@ -121,6 +121,7 @@ async def test_reads_after_retention(tmp_path: Path) -> None:
         await _fill(store, n=300, queues=2)  # 150 per queue: 2 consume-queue files of 100 units each
         phys_first = store.look_message_by_offset(0)
         assert phys_first is not None
+        store.dispatcher.drain()
         assert len(store._queues[(T, 0)].queue.files) == 2
         assert store.clean_expired(ratio=lambda: 0.0) > 0
         cl_min = store.get_commit_log_min_offset()

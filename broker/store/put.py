@@ -1,0 +1,372 @@
+"""The put path: validate, encode once with final offsets, append with one write, hand over to the dispatcher.
+
+Everything here is synchronous and runs on the event loop between two awaits, so appends are serialised without a
+lock (RocketMQ's put lock) and the physical offset, the queue offsets and the store timestamp are all known before
+a record is encoded. Each record is therefore packed exactly once, with its final values
+(``protocol.message.RECORD_HEAD_V4``: fields 1-15 in one ``struct`` call), then the body, topic and properties are
+joined into one ``bytes`` per append — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
+parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
+
+Limits, with RocketMQ's statuses: a body over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
+properties over 32767 bytes → PROPERTIES_SIZE_EXCEEDED; a record (or batch) larger than a commit-log file (less the
+8-byte blank) → MESSAGE_ILLEGAL. Store timestamps never go backwards, even if the clock does, so the by-time search
+of a queue stays a binary search.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from broker.store.commitlog import CommitLog
+from broker.store.dispatcher import Dispatcher, Properties
+from broker.store.mapped_file import MappedFile
+from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
+from protocol.message import (
+    FIXED_SIZE_V4,
+    I16,
+    MAGIC_V1,
+    MAX_PROPERTIES_BYTES,
+    MAX_TOPIC_BYTES,
+    RECORD_HEAD_V4,
+    SYSFLAG_BORNHOST_V6,
+    SYSFLAG_STOREHOST_V6,
+    TRANSACTION_COMMIT_TYPE,
+    TRANSACTION_NOT_TYPE,
+    TRANSACTION_PREPARED_TYPE,
+    BatchItem,
+    PropertyKey,
+    encode_properties,
+    encode_record,
+    host_block_v4,
+    offset_msg_id_prefix,
+)
+
+_log = logging.getLogger("rocketq.store.put")
+
+_V6_BITS: Final = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6
+# NOT_TYPE (0) and COMMIT (8) are dispatched, PREPARED (4) and ROLLBACK (12) are not: exactly the 0x4 bit
+_NOT_DISPATCHED_BIT: Final = TRANSACTION_PREPARED_TYPE
+assert {t for t in range(0, 16, 4) if not t & _NOT_DISPATCHED_BIT} == {TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE}
+_TOPIC_CACHE_MAX: Final = 65536
+_TAGS: Final = PropertyKey.TAGS
+_KEYS: Final = PropertyKey.KEYS
+_UNIQ: Final = PropertyKey.UNIQ_KEY
+_pack_head = RECORD_HEAD_V4.pack
+_pack_i16 = I16.pack
+_crc32 = zlib.crc32
+
+Host = str | tuple[str, int]
+
+
+def split_host(host: Host) -> tuple[str, int]:
+    """``("ip", port)`` from a tuple or an ``"ip:port"`` / ``"[v6]:port"`` string."""
+    if isinstance(host, tuple):
+        return host
+    h, _, p = host.rpartition(":")
+    if not h:
+        return host, 0
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    try:
+        return h, int(p)
+    except ValueError:
+        return h, 0
+
+
+def _fail(status: PutMessageStatus, remark: str) -> PutMessageResult:
+    return PutMessageResult(status, [], remark)
+
+
+class Appender:
+    """Appends messages to the commit log; owns the per-queue next offsets (RocketMQ's topicQueueTable)."""
+
+    def __init__(
+        self,
+        commitlog: CommitLog,
+        dispatcher: Dispatcher,
+        queue_offsets: dict[tuple[str, int], int],
+        clock: Callable[[], float],
+        *,
+        store_host: tuple[str, int],
+        max_message_size: int,
+    ) -> None:
+        self.commitlog = commitlog
+        self.dispatcher = dispatcher
+        self.queue_offsets = queue_offsets
+        self._clock = clock
+        self._topics: dict[str, bytes | None] = {}
+        self._born: dict[Host, bytes | None] = {}
+        self.last_store_ts = 0
+        self.put_count = 0
+        self.put_bytes = 0
+        self.configure(store_host=store_host, max_message_size=max_message_size)
+
+    def configure(self, *, store_host: tuple[str, int], max_message_size: int) -> None:
+        """(Re)read the settings that shape records; the broker learns its port only after the store opened."""
+        self.store_host = store_host
+        self.max_message_size = max_message_size
+        self.msg_id_prefix = offset_msg_id_prefix(*store_host)
+        block = host_block_v4(store_host)
+        self._store_block = block  # None for an IPv6 store host: the generic encoder handles it
+
+    def _topic_block(self, topic: str) -> bytes | None:
+        """``int8 length + utf-8 topic``, or None when the topic is over 127 bytes."""
+        block = self._topics.get(topic, b"")
+        if block == b"":
+            raw = topic.encode()
+            block = bytes((len(raw),)) + raw if len(raw) <= MAX_TOPIC_BYTES else None
+            if len(self._topics) >= _TOPIC_CACHE_MAX:
+                self._topics.clear()
+            self._topics[topic] = block
+        return block
+
+    def _born_block(self, host: Host) -> bytes | None:
+        block = self._born.get(host, b"")
+        if block == b"":
+            block = host_block_v4(split_host(host))
+            if len(self._born) >= _TOPIC_CACHE_MAX:
+                self._born.clear()
+            self._born[host] = block
+        return block
+
+    def _now(self) -> int:
+        now = int(self._clock() * 1000)
+        if now < self.last_store_ts:
+            now = self.last_store_ts
+        self.last_store_ts = now
+        return now
+
+    def _commit(
+        self,
+        mf: MappedFile,
+        data: bytes,
+        topic: str,
+        queue_id: int,
+        dispatch: bool,
+        qoff0: int,
+        phys0: int,
+        sizes: list[int],
+        sys_flag: int,
+        now: int,
+        props: list[Properties],
+    ) -> PutMessageResult:
+        """Write one append (a message or a batch, already encoded at ``phys0``), advance the queue offset, hand
+        it to the dispatcher and answer with one AppendResult per record."""
+        try:
+            mf.write(data)
+        except OSError as exc:
+            _log.error("commit log append failed: %s", exc)
+            return _fail(PutMessageStatus.UNKNOWN_ERROR, f"commit log append failed: {exc}")
+        step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
+        if dispatch:
+            self.queue_offsets[(topic, queue_id)] = qoff0 + len(sizes)
+        self.dispatcher.submit(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, props)
+        self.put_count += len(sizes)
+        self.put_bytes += len(data)
+        prefix = self.msg_id_prefix
+        results: list[AppendResult] = []
+        phys = phys0
+        qoff = qoff0
+        for size in sizes:
+            results.append(AppendResult(phys, size, queue_id, qoff, now, prefix))
+            phys += size
+            qoff += step
+        return PutMessageResult(PutMessageStatus.PUT_OK, results)
+
+    # -- one message -----------------------------------------------------------------------------------------------
+
+    def append_one(
+        self,
+        topic: str,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: Host,
+        body: bytes,
+        properties: str | dict[str, str],
+        reconsume_times: int,
+        prepared_transaction_offset: int,
+    ) -> PutMessageResult:
+        topic_block = self._topic_block(topic)
+        if topic_block is None:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message topic length too long {len(topic.encode())}")
+        blen = len(body)
+        if blen > self.max_message_size:
+            return _fail(
+                PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {blen} over max value {self.max_message_size}"
+            )
+        props_text = properties if isinstance(properties, str) else encode_properties(properties)
+        props_b = props_text.encode()
+        plen = len(props_b)
+        if plen > MAX_PROPERTIES_BYTES:
+            return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
+        born_block = self._born_block(born_host)
+        size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
+        sys_flag &= ~_V6_BITS
+        store_block = self._store_block
+        if born_block is None or store_block is None:
+            return self._append_generic(
+                topic, queue_id, flag, sys_flag, born_timestamp, born_host, body, props_text, reconsume_times,
+                prepared_transaction_offset,
+            )  # fmt: skip
+        if size > self.commitlog.max_record_size:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
+        dispatch = not sys_flag & _NOT_DISPATCHED_BIT
+        qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
+        mf = self.commitlog.writable(size)
+        phys = mf.start + mf.wrote
+        now = self._now()
+        data = b"".join(
+            (
+                _pack_head(
+                    size, MAGIC_V1, _crc32(body) & 0x7FFFFFFF, queue_id, flag, qoff, phys, sys_flag, born_timestamp,
+                    born_block, now, store_block, reconsume_times, prepared_transaction_offset, blen,
+                ),
+                body,
+                topic_block,
+                _pack_i16(plen),
+                props_b,
+            )
+        )  # fmt: skip
+        return self._commit(mf, data, topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text])
+
+    def _append_generic(
+        self,
+        topic: str,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: Host,
+        body: bytes,
+        props_text: str,
+        reconsume_times: int,
+        prepared_transaction_offset: int,
+    ) -> PutMessageResult:
+        """A message with an IPv6 born or store host (sysFlag 0x10 / 0x20 set by the encoder). The official C++
+        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can."""
+        dispatch = not sys_flag & _NOT_DISPATCHED_BIT
+        qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
+        now = self._now()
+
+        def encode(phys: int) -> bytes:
+            return bytes(
+                encode_record(
+                    topic=topic, body=body, properties=props_text, queue_id=queue_id, flag=flag, queue_offset=qoff,
+                    physical_offset=phys, sys_flag=sys_flag, born_timestamp=born_timestamp,
+                    born_host=split_host(born_host), store_timestamp=now, store_host=self.store_host,
+                    reconsume_times=reconsume_times, prepared_transaction_offset=prepared_transaction_offset,
+                )
+            )  # fmt: skip
+
+        size = len(encode(0))
+        if size > self.commitlog.max_record_size:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
+        mf = self.commitlog.writable(size)
+        phys = mf.start + mf.wrote
+        return self._commit(
+            mf, encode(phys), topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text]
+        )
+
+    # -- a batch ---------------------------------------------------------------------------------------------------
+
+    def append_batch(
+        self,
+        topic: str,
+        queue_id: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: Host,
+        items: Sequence[BatchItem],
+    ) -> PutMessageResult:
+        """A batch for one queue: consecutive queue offsets, one write. All or nothing: one bad message refuses
+        the whole batch."""
+        if not items:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, "no message to put")
+        topic_block = self._topic_block(topic)
+        if topic_block is None:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message topic length too long {len(topic.encode())}")
+        born_block = self._born_block(born_host)
+        store_block = self._store_block
+        sys_flag &= ~_V6_BITS
+        if born_block is None or store_block is None:
+            return self._batch_generic(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+        max_body = self.max_message_size
+        fixed = FIXED_SIZE_V4 - 1 + len(topic_block)
+        texts: list[Properties] = []
+        encoded: list[bytes] = []
+        sizes: list[int] = []
+        for it in items:
+            if len(it.body) > max_body:
+                return _fail(
+                    PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {len(it.body)} over max value {max_body}"
+                )
+            text = encode_properties(it.properties)
+            raw = text.encode()
+            if len(raw) > MAX_PROPERTIES_BYTES:
+                return _fail(
+                    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {len(raw)}"
+                )
+            texts.append(text)
+            encoded.append(raw)
+            sizes.append(fixed + len(it.body) + len(raw))
+        total = sum(sizes)
+        if total > self.commitlog.max_record_size:
+            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"batch size {total} over a commit-log file")
+        dispatch = not sys_flag & _NOT_DISPATCHED_BIT
+        qoff0 = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
+        mf = self.commitlog.writable(total)
+        phys0 = mf.start + mf.wrote
+        now = self._now()
+        parts: list[bytes] = []
+        add = parts.extend
+        phys = phys0
+        qoff = qoff0
+        for it, raw, size in zip(items, encoded, sizes, strict=True):
+            body = it.body
+            add(
+                (
+                    _pack_head(
+                        size, MAGIC_V1, _crc32(body) & 0x7FFFFFFF, queue_id, it.flag, qoff, phys, sys_flag,
+                        born_timestamp, born_block, now, store_block, 0, 0, len(body),
+                    ),
+                    body,
+                    topic_block,
+                    _pack_i16(len(raw)),
+                    raw,
+                )
+            )  # fmt: skip
+            phys += size
+            if dispatch:
+                qoff += 1
+        return self._commit(mf, b"".join(parts), topic, queue_id, dispatch, qoff0, phys0, sizes, sys_flag, now, texts)
+
+    def _batch_generic(
+        self,
+        topic: str,
+        queue_id: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: Host,
+        items: Sequence[BatchItem],
+    ) -> PutMessageResult:
+        """A batch with an IPv6 host: message by message through the generic encoder (rare; not one write)."""
+        for it in items:  # refuse the whole batch before writing any of it
+            if len(it.body) > self.max_message_size:
+                return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {len(it.body)} over max value")
+            if len(encode_properties(it.properties).encode()) > MAX_PROPERTIES_BYTES:
+                return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, "message properties length too long")
+        results: list[AppendResult] = []
+        for it in items:
+            res = self._append_generic(
+                topic, queue_id, it.flag, sys_flag, born_timestamp, born_host, it.body,
+                encode_properties(it.properties), 0, 0,
+            )  # fmt: skip
+            if res.status is not PutMessageStatus.PUT_OK:
+                return res if not results else PutMessageResult(res.status, results, res.remark)
+            results.extend(res.items)
+        return PutMessageResult(PutMessageStatus.PUT_OK, results)
