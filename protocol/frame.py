@@ -88,7 +88,7 @@ class FrameDecoder:
         end = pos + 4 + length
         body = bytes(buf[bstart:end]) if end > bstart else b""
         try:
-            cmd = decode_header(stype, bytes(buf[hstart:bstart]), body)
+            cmd = decode_header(stype, buf[hstart:bstart], body)
         except MalformedFrameError as exc:
             self._error = exc
             raise

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
+from json.encoder import encode_basestring as _json_str
 from typing import Any, Final
 
 import msgpack
 
-from protocol.codes import LanguageCode, SerializeType, language_from_name
+from protocol.codes import LANGUAGE_BY_NAME, LanguageCode, SerializeType, language_from_name
 from protocol.command import RemotingCommand
 from protocol.errors import LocalProtocolError, MalformedFrameError
 
@@ -38,7 +40,12 @@ _I16: Final = struct.Struct(">h")
 
 _json_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _json_loads = json.loads
+# The C scanner behind json.loads, without its per-call bytes sniffing and trailing-whitespace regex.
+_json_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _LANG_NAMES: Final = [lc.name for lc in LanguageCode]
+_LANG_BY_ORDINAL: Final = tuple(LanguageCode)
+_OTHER: Final = LanguageCode.OTHER
+_msgpack_pack = msgpack.Packer(use_bin_type=True).pack  # no ``default`` hook: packing never leaves C
 
 
 def _ext_value(value: Any) -> str | None:
@@ -83,22 +90,43 @@ def _int_field(obj: dict[str, Any], key: str, default: int | None = None) -> int
 
 
 def _from_mapping(obj: Any, serialize_type: SerializeType, body: bytes) -> RemotingCommand:
-    if not isinstance(obj, dict):
+    # Fast paths for the well-typed header every client sends; anything odd goes through the checking helpers.
+    if type(obj) is not dict:
         raise MalformedFrameError("header is not an object")
-    remark = obj.get("remark")
-    if remark is not None and not isinstance(remark, str):
+    get = obj.get
+    code = get("code")
+    if type(code) is not int:
+        code = _int_field(obj, "code")
+    version = get("version", 0)
+    if type(version) is not int:
+        version = _int_field(obj, "version", 0)
+    opaque = get("opaque", 0)
+    if type(opaque) is not int:
+        opaque = _int_field(obj, "opaque", 0)
+    flag = get("flag", 0)
+    if type(flag) is not int:
+        flag = _int_field(obj, "flag", 0)
+    remark = get("remark")
+    if remark is not None and type(remark) is not str:
         raise MalformedFrameError("header field 'remark' is not a string")
-    return RemotingCommand(
-        code=_int_field(obj, "code"),
-        language=language_from_name(obj.get("language")),
-        version=_int_field(obj, "version", 0),
-        opaque=_int_field(obj, "opaque", 0),
-        flag=_int_field(obj, "flag", 0),
-        remark=remark,
-        ext_fields=_ext_fields(obj.get("extFields")),
-        body=body,
-        serialize_type=serialize_type,
-    )
+    lang = get("language")
+    if type(lang) is str:
+        language = LANGUAGE_BY_NAME.get(lang, _OTHER)
+    elif type(lang) is int and 0 <= lang <= 12:
+        language = _LANG_BY_ORDINAL[lang]
+    else:
+        language = language_from_name(lang)
+    raw = get("extFields")
+    ext: dict[str, str] = {}
+    if type(raw) is dict:
+        ext = raw  # a fresh dict from the decoder, kept as is when every key and value is already a string
+        for k, v in raw.items():
+            if type(k) is not str or type(v) is not str:
+                ext = _ext_fields(raw)
+                break
+    elif raw is not None:
+        ext = _ext_fields(raw)
+    return RemotingCommand(code, language, version, opaque, flag, remark, ext, body, serialize_type)
 
 
 def _to_mapping(cmd: RemotingCommand, language: object) -> dict[str, Any]:
@@ -116,14 +144,36 @@ def _to_mapping(cmd: RemotingCommand, language: object) -> dict[str, Any]:
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
-    return _json_dumps(_to_mapping(cmd, _LANG_NAMES[cmd.language])).encode()
-
-
-def decode_json_header(data: bytes | memoryview, body: bytes) -> RemotingCommand:
+    """The fastjson layout (keys sorted, no spaces, non-ASCII kept), written out directly for the common shape."""
     try:
-        obj = _json_loads(bytes(data))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise MalformedFrameError(f"JSON header does not parse: {exc}") from None
+        ext = cmd.ext_fields
+        lang = _LANG_NAMES[cmd.language]
+        if ext:
+            fields = ",".join([_json_str(k) + ":" + _json_str(v) for k, v in ext.items()])
+            head = f'{{"code":{cmd.code:d},"extFields":{{{fields}}},"flag":{cmd.flag:d},"language":"{lang}"'
+        else:
+            head = f'{{"code":{cmd.code:d},"flag":{cmd.flag:d},"language":"{lang}"'
+        remark = "" if cmd.remark is None else f',"remark":{_json_str(cmd.remark)}'
+        text = f'{head},"opaque":{cmd.opaque:d}{remark},"serializeTypeCurrentRPC":"JSON","version":{cmd.version:d}}}'
+    except (TypeError, ValueError):  # a value that is not a str/int: the generic encoder writes what it can, as before
+        text = _json_dumps(_to_mapping(cmd, _LANG_NAMES[cmd.language]))
+    try:
+        return text.encode()
+    except UnicodeEncodeError as exc:  # a lone surrogate, e.g. echoed from a JSON "\\ud800" escape
+        raise LocalProtocolError(f"header does not encode as UTF-8: {exc}") from None
+
+
+def decode_json_header(data: bytes | bytearray | memoryview, body: bytes) -> RemotingCommand:
+    try:
+        text = str(data, "utf-8")
+        try:
+            obj, end = _json_scan(text, 0)
+        except StopIteration:  # no JSON value at 0 (e.g. leading whitespace): json.loads says what is wrong
+            obj, end = _json_loads(text), len(text)
+        if end != len(text):
+            obj = _json_loads(text)  # trailing whitespace is fine, anything else raises "Extra data"
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise MalformedFrameError(f"JSON header does not parse: {type(exc).__name__}: {exc}") from None
     return _from_mapping(obj, SerializeType.JSON, body)
 
 
@@ -131,12 +181,12 @@ def encode_msgpack_header(cmd: RemotingCommand) -> bytes:
     obj = _to_mapping(cmd, int(cmd.language))
     del obj["serializeTypeCurrentRPC"]
     try:
-        return msgpack.packb(obj, use_bin_type=True)  # type: ignore[no-any-return]
-    except (OverflowError, TypeError, ValueError) as exc:  # e.g. an int beyond 64 bits
+        return _msgpack_pack(obj)  # type: ignore[no-any-return]
+    except (OverflowError, TypeError, ValueError) as exc:  # e.g. an int beyond 64 bits, a lone surrogate
         raise LocalProtocolError(f"header does not fit the msgpack encoding: {exc}") from None
 
 
-def decode_msgpack_header(data: bytes | memoryview, body: bytes) -> RemotingCommand:
+def decode_msgpack_header(data: bytes | bytearray | memoryview, body: bytes) -> RemotingCommand:
     try:
         obj = msgpack.unpackb(data, raw=False, strict_map_key=True)
     except Exception as exc:  # msgpack raises several unrelated types for bad input
@@ -149,23 +199,26 @@ def encode_rocketmq_header(cmd: RemotingCommand) -> bytes:
         parts = [BIN_FIXED.pack(cmd.code, int(cmd.language), cmd.version, cmd.opaque, cmd.flag)]
     except struct.error as exc:
         raise LocalProtocolError(f"header field out of range for the ROCKETMQ encoding: {exc}") from None
-    remark = cmd.remark.encode() if cmd.remark else b""
+    ext = bytearray()
+    try:
+        remark = cmd.remark.encode() if cmd.remark else b""
+        for k, v in cmd.ext_fields.items():
+            kb = k.encode()
+            vb = v.encode()
+            ext += _I16.pack(len(kb))
+            ext += kb
+            ext += _I32.pack(len(vb))
+            ext += vb
+    except (UnicodeEncodeError, struct.error) as exc:  # a lone surrogate, a key of 32 KiB or more
+        raise LocalProtocolError(f"header does not fit the ROCKETMQ encoding: {exc}") from None
     parts.append(_I32.pack(len(remark)))
     parts.append(remark)
-    ext = bytearray()
-    for k, v in cmd.ext_fields.items():
-        kb = k.encode()
-        vb = v.encode()
-        ext += _I16.pack(len(kb))
-        ext += kb
-        ext += _I32.pack(len(vb))
-        ext += vb
     parts.append(_I32.pack(len(ext)))
     parts.append(bytes(ext))
     return b"".join(parts)
 
 
-def decode_rocketmq_header(data: bytes | memoryview, body: bytes) -> RemotingCommand:
+def decode_rocketmq_header(data: bytes | bytearray | memoryview, body: bytes) -> RemotingCommand:
     buf = bytes(data)
     n = len(buf)
     try:
@@ -196,7 +249,7 @@ def decode_rocketmq_header(data: bytes | memoryview, body: bytes) -> RemotingCom
             pos += vlen
     except (struct.error, UnicodeDecodeError) as exc:
         raise MalformedFrameError(f"ROCKETMQ header does not decode: {exc}") from None
-    language = LanguageCode(lang) if 0 <= lang <= 12 else LanguageCode.OTHER
+    language = _LANG_BY_ORDINAL[lang] if 0 <= lang <= 12 else _OTHER
     return RemotingCommand(code, language, version, opaque, flag, remark, ext, body, SerializeType.ROCKETMQ)
 
 
@@ -211,7 +264,7 @@ def encode_header(cmd: RemotingCommand) -> bytes:
     raise LocalProtocolError(f"unknown serialize type {st}")
 
 
-def decode_header(serialize_type: int, data: bytes | memoryview, body: bytes) -> RemotingCommand:
+def decode_header(serialize_type: int, data: bytes | bytearray | memoryview, body: bytes) -> RemotingCommand:
     if serialize_type == SerializeType.JSON:
         return decode_json_header(data, body)
     if serialize_type == SerializeType.MSGPACK:

@@ -22,8 +22,10 @@ Stored message record (MAGIC v1, big-endian), MessageDecoder / CommitLog of Rock
     | 16 | TOPICLEN + TOPIC            | int8 + bytes                 | topic <= 127 bytes                        |
     | 17 | PROPERTIESLEN + PROPERTIES  | int16 + bytes                | <= 32767 bytes                            |
 
-With IPv4 hosts the fixed part is 91 bytes; QUEUEOFFSET sits at byte 20, PHYSICALOFFSET at 28 and STORETIMESTAMP at
-56, so the store encodes a record once and patches those three in place with ``pack_into`` at append time.
+With IPv4 hosts the fixed part is 91 bytes and fields 1-15 are one ``struct`` (``RECORD_HEAD_V4``, 88 bytes, each host
+packed as an 8-byte ``ip + port`` block). QUEUEOFFSET sits at byte 20, PHYSICALOFFSET at 28 and STORETIMESTAMP at 56
+(``POS_*``): a record encoded ahead of time can have those three patched in place with ``pack_into``; the store, which
+knows them when it encodes, packs them directly and never re-encodes.
 
 Blank end-of-file filler: ``int32 size | int32 BLANK_MAGIC`` then zero padding to the end of the segment.
 
@@ -37,7 +39,6 @@ Offset msgId: uppercase hex of ``storeHost ip(4|16) + port int32 + commitLogOffs
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import itertools
 import os
@@ -45,6 +46,7 @@ import socket
 import struct
 import time
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -70,6 +72,14 @@ PROPERTY_SEPARATOR: Final = "\x02"
 # Fixed-layout prefix up to and including BORNTIMESTAMP (fields 1-9), 48 bytes.
 HEAD: Final = struct.Struct(">iiiiiqqiq")
 assert HEAD.size == 48
+# Fields 1-15 of a record whose hosts are both IPv4, each host as one 8-byte block (ip(4) + port int32): the
+# encoder's single pack. TOTALSIZE MAGIC BODYCRC QUEUEID FLAG QUEUEOFFSET PHYSICALOFFSET SYSFLAG BORNTIMESTAMP
+# BORNHOST STORETIMESTAMP STOREHOST RECONSUMETIMES PREPARED_TRANSACTION_OFFSET BODYLEN.
+RECORD_HEAD_V4: Final = struct.Struct(">iiiiiqqiq8sq8siqi")
+assert RECORD_HEAD_V4.size == 88
+# The same 88 bytes with hosts split into ip / port, for decoding.
+_DECODE_HEAD_V4: Final = struct.Struct(">iiiiiqqiq4siq4siiqi")
+assert _DECODE_HEAD_V4.size == 88
 I32: Final = struct.Struct(">i")
 I64: Final = struct.Struct(">q")
 I16: Final = struct.Struct(">h")
@@ -92,6 +102,7 @@ POS_SYSFLAG: Final = 36
 POS_BORNTIMESTAMP: Final = 40
 POS_BORNHOST: Final = 48
 POS_STORETIMESTAMP_V4: Final = 56  # with an IPv4 born host
+POS_BODYLEN_V4: Final = 84  # with IPv4 born and store hosts
 FIXED_SIZE_V4: Final = 91  # record size with IPv4 hosts and empty body, topic and properties
 
 
@@ -104,7 +115,8 @@ def reset_transaction_type(sys_flag: int, tran_type: int) -> int:
 
 
 class PropertyKey:
-    """RocketMQ's standard message property names (MessageConst)."""
+    """RocketMQ's standard message property names (MessageConst). Attribute names are J's constant names; every key
+    also has an attribute named like the key string itself (``PropertyKey.TRACE_ON == "TRACE_ON"``)."""
 
     KEYS: Final = "KEYS"
     TAGS: Final = "TAGS"
@@ -141,20 +153,24 @@ class PropertyKey:
     MESSAGE_TYPE: Final = "MSG_TYPE"
     INNER_MULTI_DISPATCH: Final = "INNER_MULTI_DISPATCH"
     INNER_MULTI_QUEUE_OFFSET: Final = "INNER_MULTI_QUEUE_OFFSET"
-    # short aliases used across the code base
+    # the same keys under the names of their strings
     UNIQ_KEY: Final = "UNIQ_KEY"
     DELAY: Final = "DELAY"
     WAIT: Final = "WAIT"
     REAL_QID: Final = "REAL_QID"
     TRAN_MSG: Final = "TRAN_MSG"
     PGROUP: Final = "PGROUP"
+    TRACE_ON: Final = "TRACE_ON"
+    CONSUME_START_TIME: Final = "CONSUME_START_TIME"
+    TRAN_PREPARED_QUEUE_OFFSET: Final = "TRAN_PREPARED_QUEUE_OFFSET"
+    MSG_TYPE: Final = "MSG_TYPE"
 
 
 def encode_properties(props: dict[str, str]) -> str:
     """``name\\x01value\\x02`` for each pair, trailing separator included (as J and C++ write it)."""
     if not props:
         return ""
-    return "".join(f"{k}\x01{v}\x02" for k, v in props.items())
+    return "".join([f"{k}\x01{v}\x02" for k, v in props.items()])
 
 
 def decode_properties(text: str) -> dict[str, str]:
@@ -171,48 +187,108 @@ def decode_properties(text: str) -> dict[str, str]:
     return out
 
 
+def get_property(text: str, name: str) -> str | None:
+    """One property's value straight from a properties string, without decoding the rest (the store's hot path).
+
+    A name matches only at the start of a pair (the string's start or after ``\\x02``). When a name occurs twice the
+    last one wins, as in ``decode_properties``."""
+    key = name + NAME_VALUE_SEPARATOR
+    i = text.rfind(key)
+    while i > 0 and text[i - 1] != PROPERTY_SEPARATOR:
+        i = text.rfind(key, 0, i)
+    if i < 0:
+        return None
+    start = i + len(key)
+    end = text.find(PROPERTY_SEPARATOR, start)
+    return text[start:] if end < 0 else text[start:end]
+
+
+_TAG_HASH_CACHE: dict[str, int] = {}
+_TAG_HASH_CACHE_MAX: Final = 8192
+
+
 def tag_hash(tag: str | None) -> int:
-    """Java ``String.hashCode()`` of the tag (signed 32-bit; 0 for no tag), the consume-queue tags code."""
+    """Java ``String.hashCode()`` of the tag (signed 32-bit; 0 for no tag), the consume-queue tags code.
+
+    Tags have few distinct values, so results are cached (bounded)."""
     if not tag:
         return 0
+    h = _TAG_HASH_CACHE.get(tag)
+    if h is None:
+        h = java_string_hash(tag)
+        if len(_TAG_HASH_CACHE) >= _TAG_HASH_CACHE_MAX:
+            _TAG_HASH_CACHE.clear()
+        _TAG_HASH_CACHE[tag] = h
+    return h
+
+
+def java_string_hash(s: str) -> int:
+    """Java ``String.hashCode()``: over UTF-16 code units, 32-bit signed."""
     h = 0
-    for unit in _utf16_units(tag):
+    for unit in _utf16_units(s):
         h = (31 * h + unit) & 0xFFFFFFFF
     return h - 0x100000000 if h & 0x80000000 else h
 
 
-def _utf16_units(s: str) -> list[int]:
+def _utf16_units(s: str) -> Iterable[int]:
     if s.isascii():
-        return list(s.encode())
+        return s.encode()
     data = s.encode("utf-16-be")
     return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
 
 
-def body_crc(body: bytes | memoryview) -> int:
+def body_crc(body: bytes | bytearray | memoryview) -> int:
     return zlib.crc32(body) & 0x7FFFFFFF
 
 
-@functools.lru_cache(maxsize=4096)
+_HOST_CACHE: dict[str, tuple[bytes, bool]] = {}
+_HOST_BLOCK_CACHE: dict[tuple[str, int], bytes] = {}
+_HOST_CACHE_MAX: Final = 4096
+
+
 def _host_bytes(host: str) -> tuple[bytes, bool]:
     """Packed address bytes and whether it is IPv6. Unparseable names resolve to 127.0.0.1 bytes.
 
-    Cached: it is called two or three times per stored message with a handful of distinct hosts, and parsing with
-    ``ipaddress`` was a third of the put path's CPU."""
+    Cached: it is called for every stored message with a handful of distinct hosts."""
+    got = _HOST_CACHE.get(host)
+    if got is not None:
+        return got
     try:
         addr = ipaddress.ip_address(host)
     except ValueError:
         try:
-            return socket.inet_aton(socket.gethostbyname(host)), False
+            got = socket.inet_aton(socket.gethostbyname(host)), False
         except OSError:
-            return b"\x7f\x00\x00\x01", False
-    if isinstance(addr, ipaddress.IPv6Address):
-        if addr.ipv4_mapped is not None:
-            return addr.ipv4_mapped.packed, False
-        return addr.packed, True
-    return addr.packed, False
+            got = b"\x7f\x00\x00\x01", False
+    else:
+        if isinstance(addr, ipaddress.IPv6Address):
+            got = (addr.ipv4_mapped.packed, False) if addr.ipv4_mapped is not None else (addr.packed, True)
+        else:
+            got = addr.packed, False
+    if len(_HOST_CACHE) >= _HOST_CACHE_MAX:
+        _HOST_CACHE.clear()
+    _HOST_CACHE[host] = got
+    return got
+
+
+def host_block_v4(host: tuple[str, int]) -> bytes | None:
+    """The 8-byte ``ip + int32 port`` block of an IPv4 host (IPv4-mapped IPv6 counts), or None for a real IPv6
+    host. Cached per (ip, port)."""
+    block = _HOST_BLOCK_CACHE.get(host)
+    if block is None:
+        raw, v6 = _host_bytes(host[0])
+        if v6:
+            return None
+        block = HOST4.pack(raw, host[1])
+        if len(_HOST_BLOCK_CACHE) >= _HOST_CACHE_MAX:
+            _HOST_BLOCK_CACHE.clear()
+        _HOST_BLOCK_CACHE[host] = block
+    return block
 
 
 def _host_str(raw: bytes) -> str:
+    if len(raw) == 4:
+        return socket.inet_ntoa(raw)
     return str(ipaddress.ip_address(raw))
 
 
@@ -274,7 +350,10 @@ def encode_record(
     prepared_transaction_offset: int = 0,
     crc: int | None = None,
 ) -> bytearray:
-    """Encode one MAGIC v1 record. Raises ValueError for a topic over 127 bytes or properties over 32767 bytes."""
+    """Encode one MAGIC v1 record. Raises ValueError for a topic over 127 bytes or properties over 32767 bytes.
+
+    IPv6 hosts set the sysFlag bits 0x10 / 0x20 and take 16 address bytes; IPv4 (and IPv4-mapped) hosts clear them.
+    Note the C++ client reads hosts as IPv4 whatever the flags say: a store serving it should use IPv4 hosts."""
     topic_b = topic.encode() if isinstance(topic, str) else topic
     if isinstance(properties, dict):
         properties = encode_properties(properties)
@@ -283,57 +362,52 @@ def encode_record(
         raise ValueError(f"topic is {len(topic_b)} bytes, the limit is {MAX_TOPIC_BYTES}")
     if len(props_b) > MAX_PROPERTIES_BYTES:
         raise ValueError(f"properties are {len(props_b)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
-    born_raw, born_v6 = _host_bytes(born_host[0])
-    store_raw, store_v6 = _host_bytes(store_host[0])
+    crc = body_crc(body) if crc is None else crc
     sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
-    if born_v6:
+    born_block = host_block_v4(born_host)
+    store_block = host_block_v4(store_host)
+    tail = [body, U8.pack(len(topic_b)), topic_b, I16.pack(len(props_b)), props_b]
+    if born_block is not None and store_block is not None:
+        size = FIXED_SIZE_V4 + len(body) + len(topic_b) + len(props_b)
+        head = RECORD_HEAD_V4.pack(
+            size,
+            MAGIC_V1,
+            crc,
+            queue_id,
+            flag,
+            queue_offset,
+            physical_offset,
+            sys_flag,
+            born_timestamp,
+            born_block,
+            store_timestamp,
+            store_block,
+            reconsume_times,
+            prepared_transaction_offset,
+            len(body),
+        )
+        return bytearray(b"".join([head, *tail]))
+    if born_block is None:
         sys_flag |= SYSFLAG_BORNHOST_V6
-    if store_v6:
+        born = HOST6.pack(_host_bytes(born_host[0])[0], born_host[1])
+    else:
+        born = born_block
+    if store_block is None:
         sys_flag |= SYSFLAG_STOREHOST_V6
-    size = 91 + (12 if born_v6 else 0) + (12 if store_v6 else 0) + len(body) + len(topic_b) + len(props_b)
-    buf = bytearray(size)
-    HEAD.pack_into(
-        buf,
-        0,
-        size,
-        MAGIC_V1,
-        body_crc(body) if crc is None else crc,
-        queue_id,
-        flag,
-        queue_offset,
-        physical_offset,
-        sys_flag,
-        born_timestamp,
-    )
-    pos = 48
-    if born_v6:
-        HOST6.pack_into(buf, pos, born_raw, born_host[1])
-        pos += 20
+        store = HOST6.pack(_host_bytes(store_host[0])[0], store_host[1])
     else:
-        HOST4.pack_into(buf, pos, born_raw, born_host[1])
-        pos += 8
-    I64.pack_into(buf, pos, store_timestamp)
-    pos += 8
-    if store_v6:
-        HOST6.pack_into(buf, pos, store_raw, store_host[1])
-        pos += 20
-    else:
-        HOST4.pack_into(buf, pos, store_raw, store_host[1])
-        pos += 8
-    MID.pack_into(buf, pos, reconsume_times, prepared_transaction_offset)
-    pos += 12
-    I32.pack_into(buf, pos, len(body))
-    pos += 4
-    buf[pos : pos + len(body)] = body
-    pos += len(body)
-    U8.pack_into(buf, pos, len(topic_b))
-    pos += 1
-    buf[pos : pos + len(topic_b)] = topic_b
-    pos += len(topic_b)
-    I16.pack_into(buf, pos, len(props_b))
-    pos += 2
-    buf[pos : pos + len(props_b)] = props_b
-    return buf
+        store = store_block
+    size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + len(props_b)
+    parts = [
+        HEAD.pack(size, MAGIC_V1, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp),
+        born,
+        I64.pack(store_timestamp),
+        store,
+        MID.pack(reconsume_times, prepared_transaction_offset),
+        I32.pack(len(body)),
+        *tail,
+    ]
+    return bytearray(b"".join(parts))
 
 
 def store_timestamp_pos(sys_flag: int) -> int:
@@ -350,50 +424,76 @@ def decode_record(
 ) -> tuple[MessageExt, int]:
     """Decode the record at ``pos``; returns it and the position after it. Raises RecordError on bad bytes."""
     try:
-        (size, magic, crc, queue_id, flag, queue_offset, phys, sys_flag, born_ts) = HEAD.unpack_from(buf, pos)
-        if magic not in (MAGIC_V1, MAGIC_V2):
+        (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
+        if not sys_flag & (SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6):
+            (
+                size,
+                magic,
+                crc,
+                queue_id,
+                flag,
+                queue_offset,
+                phys,
+                sys_flag,
+                born_ts,
+                braw,
+                bport,
+                store_ts,
+                sraw,
+                sport,
+                reconsume,
+                prepared,
+                blen,
+            ) = _DECODE_HEAD_V4.unpack_from(buf, pos)
+            p = pos + 88
+        else:
+            (size, magic, crc, queue_id, flag, queue_offset, phys, sys_flag, born_ts) = HEAD.unpack_from(buf, pos)
+            p = pos + 48
+            if sys_flag & SYSFLAG_BORNHOST_V6:
+                braw, bport = HOST6.unpack_from(buf, p)
+                p += 20
+            else:
+                braw, bport = HOST4.unpack_from(buf, p)
+                p += 8
+            (store_ts,) = I64.unpack_from(buf, p)
+            p += 8
+            if sys_flag & SYSFLAG_STOREHOST_V6:
+                sraw, sport = HOST6.unpack_from(buf, p)
+                p += 20
+            else:
+                sraw, sport = HOST4.unpack_from(buf, p)
+                p += 8
+            reconsume, prepared = MID.unpack_from(buf, p)
+            p += 12
+            (blen,) = I32.unpack_from(buf, p)
+            p += 4
+        if magic != MAGIC_V1 and magic != MAGIC_V2:
             raise RecordError(f"bad magic code {magic} at {pos}")
-        if size < FIXED_SIZE_V4 or pos + size > len(buf):
+        end = pos + size
+        if size < FIXED_SIZE_V4 or end > len(buf):
             raise RecordError(f"bad record size {size} at {pos}")
-        p = pos + 48
-        if sys_flag & SYSFLAG_BORNHOST_V6:
-            braw, bport = HOST6.unpack_from(buf, p)
-            p += 20
-        else:
-            braw, bport = HOST4.unpack_from(buf, p)
-            p += 8
-        (store_ts,) = I64.unpack_from(buf, p)
-        p += 8
-        if sys_flag & SYSFLAG_STOREHOST_V6:
-            sraw, sport = HOST6.unpack_from(buf, p)
-            p += 20
-        else:
-            sraw, sport = HOST4.unpack_from(buf, p)
-            p += 8
-        reconsume, prepared = MID.unpack_from(buf, p)
-        p += 12
-        (blen,) = I32.unpack_from(buf, p)
-        p += 4
-        if blen < 0 or p + blen > pos + size:
+        if blen < 0 or p + blen > end:
             raise RecordError(f"bad body length {blen} at {pos}")
         body = bytes(buf[p : p + blen])
         p += blen
         if magic == MAGIC_V1:
-            (tlen,) = U8.unpack_from(buf, p)
+            tlen = buf[p]
             p += 1
+            if tlen > 127:
+                raise RecordError(f"bad topic length {tlen - 256} at {pos}")
         else:
             (tlen,) = I16.unpack_from(buf, p)
             p += 2
-        if tlen < 0:
-            raise RecordError(f"bad topic length {tlen} at {pos}")
-        topic = bytes(buf[p : p + tlen]).decode()
+            if tlen < 0:
+                raise RecordError(f"bad topic length {tlen} at {pos}")
+        topic = str(buf[p : p + tlen], "utf-8")
         p += tlen
         (plen,) = I16.unpack_from(buf, p)
         p += 2
-        if plen < 0 or p + plen != pos + size:
+        if plen < 0 or p + plen != end:
             raise RecordError(f"record fields do not add up to its size {size} at {pos}")
-        props = decode_properties(bytes(buf[p : p + plen]).decode()) if plen else {}
-    except struct.error as exc:
+        props = decode_properties(str(buf[p:end], "utf-8")) if plen else {}
+    except (struct.error, IndexError) as exc:
         raise RecordError(f"truncated record at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"undecodable text in record at {pos}: {exc}") from None
@@ -403,24 +503,24 @@ def decode_record(
         except zlib.error as exc:
             raise RecordError(f"compressed body does not inflate at {pos}: {exc}") from None
     msg = MessageExt(
-        topic=topic,
-        body=body,
-        flag=flag,
-        properties=props,
-        queue_id=queue_id,
-        queue_offset=queue_offset,
-        commit_log_offset=phys,
-        sys_flag=sys_flag,
-        born_timestamp=born_ts,
-        born_host=(_host_str(braw), bport),
-        store_timestamp=store_ts,
-        store_host=(_host_str(sraw), sport),
-        reconsume_times=reconsume,
-        prepared_transaction_offset=prepared,
-        body_crc=crc,
-        store_size=size,
+        topic,
+        body,
+        flag,
+        props,
+        queue_id,
+        queue_offset,
+        phys,
+        sys_flag,
+        born_ts,
+        (_host_str(braw), bport),
+        store_ts,
+        (_host_str(sraw), sport),
+        reconsume,
+        prepared,
+        crc,
+        size,
     )
-    return msg, pos + size
+    return msg, end
 
 
 def decode_records(buf: bytes | bytearray | memoryview, *, decompress: bool = False) -> list[MessageExt]:
@@ -432,6 +532,30 @@ def decode_records(buf: bytes | bytearray | memoryview, *, decompress: bool = Fa
         msg, pos = decode_record(buf, pos, decompress=decompress)
         out.append(msg)
     return out
+
+
+def record_properties(buf: bytes | bytearray | memoryview, pos: int = 0) -> str:
+    """The properties string of the (valid) record at ``pos``, without decoding anything else — for exact tag checks
+    and record filters on the read path."""
+    (size,) = I32.unpack_from(buf, pos)
+    (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
+    p = pos + POS_BODYLEN_V4
+    if sys_flag & SYSFLAG_BORNHOST_V6:
+        p += 12
+    if sys_flag & SYSFLAG_STOREHOST_V6:
+        p += 12
+    (blen,) = I32.unpack_from(buf, p)
+    p += 4 + blen
+    p += 1 + buf[p] + 2
+    return str(buf[p : pos + size], "utf-8")
+
+
+def record_tags(buf: bytes | bytearray | memoryview, pos: int = 0) -> str | None:
+    """The TAGS property of the record at ``pos`` (None when absent or the record is unreadable)."""
+    try:
+        return get_property(record_properties(buf, pos), PropertyKey.TAGS)
+    except (struct.error, IndexError, UnicodeDecodeError):
+        return None
 
 
 BLANK: Final = -1
@@ -476,8 +600,15 @@ def check_record(buf: bytes | bytearray | memoryview, pos: int, *, check_crc: bo
 
 
 def create_offset_msg_id(ip: str, port: int, commit_log_offset: int) -> str:
+    """Uppercase hex of ``ip bytes + int32 port + int64 offset`` (32 chars for IPv4, 56 for IPv6)."""
     raw, _v6 = _host_bytes(ip)
     return (raw + I32.pack(port) + I64.pack(commit_log_offset)).hex().upper()
+
+
+def offset_msg_id_prefix(ip: str, port: int) -> str:
+    """The host part of every offset msgId of a store: ``prefix + f"{offset:016X}"`` is the full id."""
+    raw, _v6 = _host_bytes(ip)
+    return (raw + I32.pack(port)).hex().upper()
 
 
 def decode_offset_msg_id(msg_id: str) -> tuple[str, int, int]:
@@ -519,8 +650,8 @@ _month = (0, 0)  # (month start ms, next month start ms)
 
 
 def create_uniq_id() -> str:
-    """A J-style client message id: hex of ip(4) + pid(int16) + hash(int32) + ms since month start(int32) +
-    counter(int16), 32 uppercase hex chars."""
+    """A J-style client message id (MessageClientIDSetter): hex of ip(4) + pid(int16) + hash(int32) + ms since the
+    start of the month(int32) + counter(int16), 32 uppercase hex chars."""
     global _UNIQ_PREFIX, _month
     if _UNIQ_PREFIX is None:
         _UNIQ_PREFIX = _local_ip_bytes() + struct.pack(">hi", os.getpid() & 0x7FFF, id(_uniq_counter) & 0x7FFFFFFF)
@@ -542,24 +673,31 @@ assert _BATCH_HEAD.size == 20
 
 @dataclass(slots=True)
 class BatchItem:
+    """One message of a SEND_BATCH_MESSAGE body (topic and queue come from the request header)."""
+
     body: bytes
     properties: dict[str, str]
     flag: int = 0
 
 
-def encode_batch(items: list[BatchItem]) -> bytes:
+def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]]) -> bytes:
+    """The SEND_BATCH_MESSAGE body: ``BatchItem``s or ``(flag, body, properties)`` tuples."""
     parts: list[bytes] = []
     for it in items:
-        props = encode_properties(it.properties).encode()
-        total = 20 + len(it.body) + 2 + len(props)
-        parts.append(_BATCH_HEAD.pack(total, 0, 0, it.flag, len(it.body)))
-        parts.append(it.body)
+        if isinstance(it, BatchItem):
+            flag, data, props_d = it.flag, it.body, it.properties
+        else:
+            flag, data, props_d = it
+        props = encode_properties(props_d).encode()
+        total = 20 + len(data) + 2 + len(props)
+        parts.append(_BATCH_HEAD.pack(total, 0, 0, flag, len(data)))
+        parts.append(data)
         parts.append(I16.pack(len(props)))
         parts.append(props)
     return b"".join(parts)
 
 
-def decode_batch(body: bytes | memoryview) -> list[BatchItem]:
+def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
     """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths."""
     out: list[BatchItem] = []
     pos = 0
@@ -576,7 +714,7 @@ def decode_batch(body: bytes | memoryview) -> list[BatchItem]:
             p += 2
             if plen < 0 or p + plen != pos + total:
                 raise RecordError(f"bad batch entry properties at {pos}")
-            props = decode_properties(bytes(body[p : p + plen]).decode()) if plen else {}
+            props = decode_properties(str(body[p : p + plen], "utf-8")) if plen else {}
             out.append(BatchItem(data, props, flag))
             pos += total
     except struct.error as exc:

@@ -84,7 +84,8 @@ class RemotingClient:
             return RemotingConnection(self._registry, max_frame=self._max_frame, role="client")
 
         try:
-            _t, conn = await asyncio.wait_for(loop.create_connection(factory, host, port), self._connect_timeout)
+            async with asyncio.timeout(self._connect_timeout):  # not wait_for (see invoke)
+                _t, conn = await loop.create_connection(factory, host, port)
         except (OSError, TimeoutError) as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc or type(exc).__name__}") from None
         self._conns[addr] = conn
@@ -101,7 +102,10 @@ class RemotingClient:
         """Send ``cmd`` and return the reply, whatever its code. Transport failures raise RemotingError."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        conn = await asyncio.wait_for(self.get_connection(addr), timeout)
+        # asyncio.timeout, not wait_for: on 3.11 wait_for swallows the caller's cancellation when the inner call is
+        # already done (a cached connection always is), so a task cancelled during a request would keep running
+        async with asyncio.timeout(timeout):
+            conn = await self.get_connection(addr)
         return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
 
     async def invoke_checked(

@@ -5,6 +5,10 @@ the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (o
 whatever the handler returns). A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
 exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
 
+Handlers run in a Task of their own (on 3.12+ an eager one: a handler that answers without suspending is done
+inside the socket's read callback, and its reply leaves with that read's single write), so a slow handler never
+delays the others on its connection, and asyncio.timeout() / current_task() work as usual inside a handler.
+
 ``RequestContext.conn`` is the connection the request came in on: a server uses it to push requests back to that
 peer (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO relays) and to learn when the
 peer goes away.

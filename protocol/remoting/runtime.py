@@ -1,4 +1,5 @@
-"""Process-level plumbing shared by every daemon and the native client: uvloop, structlog, signal handling.
+"""Process-level plumbing shared by every daemon and the native client: uvloop, structlog, signal handling, and
+the start / banner / wait-for-signal / stop life of a daemon (``serve``), with its one-line failures (``fail``).
 
 ``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (DESIGN.md).
 ``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise.
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -68,3 +70,46 @@ def install_stop_signals(stop: Callable[[], None]) -> None:
             loop.add_signal_handler(sig, _handler)
         except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
             pass
+
+
+class Daemon(Protocol):
+    """What ``serve`` runs: a server application with an async start and stop."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def fail(prog: str, message: str) -> int:
+    """One line on stderr, exit status 1: how a daemon reports bad config or a failed start (no traceback)."""
+    print(f"{prog}: {message}", file=sys.stderr, flush=True)
+    return 1
+
+
+async def serve(
+    app: Daemon,
+    *,
+    prog: str,
+    listen: str,
+    banner: Callable[[], str],
+    start_errors: tuple[type[Exception], ...] = (),
+) -> int:
+    """Start ``app``, print ``banner()`` on stdout (scripts and health checks wait for it), run until SIGINT or
+    SIGTERM, stop cleanly and return 0. A port that cannot be bound on ``listen`` (host:port) or one of
+    ``start_errors`` is one line on stderr and 1."""
+    try:
+        await app.start()
+    except OSError as exc:
+        # uvloop's strerror repeats the address; a resolver error (gaierror) has a negative errno
+        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+        return fail(prog, f"cannot listen on {listen}: {reason}")
+    except start_errors as exc:
+        return fail(prog, str(exc))
+    stop = asyncio.Event()
+    install_stop_signals(stop.set)
+    print(banner(), flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await app.stop()
+    return 0
