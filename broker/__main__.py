@@ -13,14 +13,13 @@ success J's start line goes to stdout, as scripts and health checks wait for it:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
 
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, ConfigError, format_config, load_config
-from protocol.remoting.runtime import configure_logging, install_stop_signals, run
+from protocol.remoting.runtime import configure_logging, fail, run, serve
 
 PROG = "mqbroker"
 
@@ -35,11 +34,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _fail(message: str) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-    return 1
-
-
 def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = None) -> BrokerConfig:
     environ = dict(os.environ) if environ is None else environ
     overrides: dict[str, Any] = {}
@@ -52,26 +46,17 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
 
 
 async def _serve(cfg: BrokerConfig) -> int:
-    app = BrokerApp(cfg)
-    try:
-        await app.start()
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
-        return _fail(f"cannot listen on {cfg.network.bind_address}:{cfg.network.listen_port}: {reason}")
-    except BrokerStartError as exc:
-        return _fail(str(exc))
-    stop = asyncio.Event()
-    install_stop_signals(stop.set)
-    print(
-        f"The broker[{cfg.identity.broker_name}, {app.addr}] boot success. serializeType=JSON"
-        f" and name server is {cfg.namesrv.namesrv_addr}",
-        flush=True,
+    app = BrokerApp(cfg)  # built on the running loop
+    return await serve(
+        app,
+        prog=PROG,
+        listen=f"{cfg.network.bind_address}:{cfg.network.listen_port}",
+        banner=lambda: (
+            f"The broker[{cfg.identity.broker_name}, {app.addr}] boot success. serializeType=JSON"
+            f" and name server is {cfg.namesrv.namesrv_addr}"
+        ),
+        start_errors=(BrokerStartError,),
     )
-    try:
-        await stop.wait()
-    finally:
-        await app.stop()
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = resolve_config(args)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail(PROG, str(exc))
     if args.printConfigItem or args.printImportantConfig:
         sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
         return 0

@@ -27,6 +27,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from protocol.properties import parse_properties as _parse_properties
+from protocol.properties import read_properties_file
+
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _ADDR = re.compile(r"^[A-Za-z0-9_.\-]+:\d{1,5}$")
@@ -291,17 +294,8 @@ def canonical_key(key: str) -> str:
 
 
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties lines → ``(line_no, key, value)``: ``#``/``!`` comments, ``key=value`` or ``key: value``."""
-    out: list[tuple[int, str, str]] = []
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut <= 0:
-            raise ConfigError(f"{source} line {no}: expected key=value, got {line!r}")
-        out.append((no, line[:cut].strip(), line[cut + 1 :].strip()))
-    return out
+    """Java-properties lines → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
+    return _parse_properties(text, source, ConfigError)
 
 
 def _convert(key: str, kind: type, value: Any) -> Any:
@@ -365,11 +359,7 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any
     """``broker.conf`` (or the defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
     if path is None:
         return config_from_properties("", "<defaults>", overrides)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"cannot read config file {os.fspath(path)}: {reason}") from None
+    text = read_properties_file(path, ConfigError)
     return config_from_properties(text, os.fspath(path), overrides)
 
 

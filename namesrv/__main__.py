@@ -11,14 +11,12 @@ scripts and container health checks wait for it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import sys
 
 from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
-from protocol.remoting.runtime import configure_logging, install_stop_signals, run
+from protocol.remoting.runtime import configure_logging, fail, run, serve
 
 PROG = "mqnamesrv"
 
@@ -31,29 +29,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _fail(message: str) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
-    return 1
-
-
 async def _serve(cfg: NamesrvConfig) -> int:
-    app = NamesrvApp(cfg)
-    try:
-        await app.start()
-    except OSError as exc:
-        # uvloop's strerror repeats the address; a resolver error (gaierror) has a negative errno.
-        reason = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
-        return _fail(f"cannot listen on {cfg.listen_address}:{cfg.listen_port}: {reason}")
-    except KvConfigError as exc:
-        return _fail(str(exc))
-    stop = asyncio.Event()
-    install_stop_signals(stop.set)
-    print("The Name Server boot success. serializeType=JSON", flush=True)
-    try:
-        await stop.wait()
-    finally:
-        await app.stop()
-    return 0
+    return await serve(
+        NamesrvApp(cfg),
+        prog=PROG,
+        listen=f"{cfg.listen_address}:{cfg.listen_port}",
+        banner=lambda: "The Name Server boot success. serializeType=JSON",
+        start_errors=(KvConfigError,),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_config(args.configFile)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail(PROG, str(exc))
     if args.printConfigItem:
         sys.stdout.write(format_config(cfg))
         return 0

@@ -35,6 +35,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from protocol.properties import parse_properties as _parse_properties
+from protocol.properties import read_properties_file
+
 
 def _home_path(*parts: str) -> str:
     return str(Path.home().joinpath(*parts))
@@ -88,18 +91,8 @@ class ConfigError(ValueError):
 
 
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties lines → ``(line_no, key, value)``: ``#``/``!`` comments, ``key=value`` or ``key: value``,
-    whitespace trimmed. Line continuations and ``\\`` escapes are not supported (no RocketMQ key needs them)."""
-    out: list[tuple[int, str, str]] = []
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut <= 0:
-            raise ConfigError(f"{source} line {no}: expected key=value, got {line!r}")
-        out.append((no, line[:cut].strip(), line[cut + 1 :].strip()))
-    return out
+    """Java-properties lines → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
+    return _parse_properties(text, source, ConfigError)
 
 
 def _convert(key: str, kind: type, value: Any) -> Any:
@@ -167,11 +160,7 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any
     """``namesrv.conf`` (or defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
     if path is None:
         return config_from_properties("", "<defaults>", overrides)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"cannot read config file {os.fspath(path)}: {reason}") from None
+    text = read_properties_file(path, ConfigError)
     return config_from_properties(text, os.fspath(path), overrides)
 
 

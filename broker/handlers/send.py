@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 
 from broker import topics as T
-from broker.handlers._common import decode_header
+from broker.handlers._common import check_send_allowed, decode_header
 from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
@@ -118,16 +118,7 @@ class SendHandlers:
 
     def _check(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         topic = h.topic
-        if not self._writeable:
-            raise HandlerError(
-                ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] sending message is forbidden"
-            )
-        bad = T.topic_error(topic)
-        if bad is not None:
-            raise HandlerError(ResponseCode.SYSTEM_ERROR, bad)
-        forbidden = T.send_forbidden_remark(topic)
-        if forbidden is not None:
-            raise HandlerError(ResponseCode.NO_PERMISSION, forbidden)
+        check_send_allowed(topic, writeable=self._writeable, broker_ip=self._broker_ip)
         tc = self._topics.get(topic)
         if tc is None:
             tc = self._topics.create_in_send(

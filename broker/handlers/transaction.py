@@ -29,7 +29,7 @@ import random
 import structlog
 
 from broker import topics as T
-from broker.handlers._common import decode_header
+from broker.handlers._common import check_send_allowed, decode_header
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from protocol.codes import RequestCode, ResponseCode
@@ -100,16 +100,7 @@ class TransactionHandlers:
     async def _send_half(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = self._header(cmd)
         topic = h.topic
-        if not self._writeable:
-            raise HandlerError(
-                ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] sending message is forbidden"
-            )
-        bad = T.topic_error(topic)
-        if bad is not None:
-            raise HandlerError(ResponseCode.SYSTEM_ERROR, bad)
-        forbidden = T.send_forbidden_remark(topic)
-        if forbidden is not None:
-            raise HandlerError(ResponseCode.NO_PERMISSION, forbidden)
+        check_send_allowed(topic, writeable=self._writeable, broker_ip=self._broker_ip)
         if self._reject:
             raise HandlerError(
                 ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] sending transaction message is forbidden"

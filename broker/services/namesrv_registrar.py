@@ -93,8 +93,10 @@ class NamesrvRegistrar:
 
     async def _loop(self) -> None:
         while True:
+            # asyncio.timeout, not wait_for: 3.11's wait_for swallows a stop() that races a topic-change wake
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._period)
+                async with asyncio.timeout(self._period):
+                    await self._wake.wait()
             self._wake.clear()
             await self.register_all()
 

@@ -118,8 +118,10 @@ class TransactionService:
 
     async def _check_loop(self) -> None:
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.check_interval_ms / 1000)
+            # asyncio.timeout, not wait_for: 3.11's wait_for swallows a stop() that races a wake()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.check_interval_ms / 1000):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 await self.check_once()
