@@ -8,6 +8,7 @@ than JSON in ``bench/remoting_bench.py``); servers answer in the request's type.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -64,10 +65,19 @@ class ClientAPI:
     ) -> RemotingCommand:
         return RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=st or self._st)
 
+    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        """Send ``cmd`` and await the reply. Not ``RemotingClient.invoke``: that wraps the connection lookup in
+        ``asyncio.wait_for``, which on Python 3.11 can swallow a cancellation of the caller (a consumer's close then
+        never finishes); the dial is bounded by the client's connect timeout instead."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        conn = await self.remoting.get_connection(addr)
+        return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
+
     async def _ok(
         self, addr: str, cmd: RemotingCommand, timeout: float, ok: tuple[int, ...] = (ResponseCode.SUCCESS,)
     ) -> RemotingCommand:
-        resp = await self.remoting.invoke(addr, cmd, timeout)
+        resp = await self.invoke(addr, cmd, timeout)
         if resp.code not in ok:
             raise error_for(resp.code, resp.remark, addr)
         return resp
@@ -169,6 +179,17 @@ class ClientAPI:
     def encode_json(obj: Any) -> bytes:
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
+    @staticmethod
+    def encode_consumer_status(table: dict[MessageQueue, int]) -> bytes:
+        """GetConsumerStatusBody as J writes it: ``{"messageQueueTable":{<MessageQueue object>:offset}}`` (object
+        keys, not valid JSON; brokers relay it as text)."""
+        parts = [
+            json.dumps({"brokerName": mq.broker_name, "queueId": mq.queue_id, "topic": mq.topic}, separators=(",", ":"))
+            + f":{off}"
+            for mq, off in sorted(table.items())
+        ]
+        return ('{"messageQueueTable":{' + ",".join(parts) + "}}").encode()
+
     async def heartbeat(self, addr: str, body: dict[str, Any], timeout: float = 3.0) -> None:
         await self._ok(addr, self._cmd(RequestCode.HEART_BEAT, {}, self.encode_json(body)), timeout)
 
@@ -181,9 +202,7 @@ class ClientAPI:
     async def get_consumer_ids(self, addr: str, group: str, timeout: float = 3.0) -> list[str]:
         """The group's client ids as the broker knows them; [] when it knows none (J: SYSTEM_ERROR "no consumer")."""
         h = GetConsumerListByGroupRequestHeader(group)
-        resp = await self.remoting.invoke(
-            addr, self._cmd(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h.to_ext_fields()), timeout
-        )
+        resp = await self.invoke(addr, self._cmd(RequestCode.GET_CONSUMER_LIST_BY_GROUP, h.to_ext_fields()), timeout)
         if resp.code != ResponseCode.SUCCESS or not resp.body:
             return []
         return [str(c) for c in loads_lenient(resp.body).get("consumerIdList") or []]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from client.consumer.pull import PullConsumer as AsyncPullConsumer
 from client.consumer.push import Listener
@@ -29,6 +29,7 @@ from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.message import MessageExt
 
 T = TypeVar("T")
+A = TypeVar("A", AsyncProducer, AsyncPushConsumer, AsyncPullConsumer)  # the async twin a facade drives
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
@@ -70,9 +71,12 @@ class _LoopThread:
         self.loop.close()
 
 
-class _Facade:
-    def __init__(self, name: str) -> None:
+class _Facade(Generic[A]):
+    """A sync object around its async twin ``aio``, built on (and driven through) a private background loop."""
+
+    def __init__(self, name: str, cls: type[A], group: str, namesrv_addr: str | None, options: dict[str, Any]) -> None:
         self._lt = _LoopThread(name)
+        self.aio: A = self._run(self._build(cls, group, namesrv_addr, **options))
 
     def _run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return self._lt.run(coro, timeout)
@@ -80,14 +84,6 @@ class _Facade:
     @staticmethod
     async def _build(cls: type[T], *args: Any, **kwargs: Any) -> T:
         return cls(*args, **kwargs)  # asyncio objects are created on the loop that will use them
-
-
-class Producer(_Facade):
-    """``client.Producer`` for synchronous code (same options)."""
-
-    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
-        super().__init__(f"rocketq-producer-{group}")
-        self.aio: AsyncProducer = self._run(self._build(AsyncProducer, group, namesrv_addr, **options))
 
     def start(self) -> None:
         self._run(self.aio.start())
@@ -98,12 +94,19 @@ class Producer(_Facade):
         finally:
             self._lt.stop()
 
-    def __enter__(self) -> Producer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Producer(_Facade[AsyncProducer]):
+    """``client.Producer`` for synchronous code (same options)."""
+
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+        super().__init__(f"rocketq-producer-{group}", AsyncProducer, group, namesrv_addr, options)
 
     def send(self, msg: Message, **kwargs: Any) -> SendResult:
         """See ``client.Producer.send`` (``queue=``, ``selector=``/``arg=``, ``sharding_key=``, ``timeout=``)."""
@@ -124,62 +127,31 @@ class Producer(_Facade):
         return self._run(self.aio.send_message_in_transaction(msg, local_transaction, arg))
 
 
-class PushConsumer(_Facade):
+class PushConsumer(_Facade[AsyncPushConsumer]):
     """``client.PushConsumer`` for synchronous code; plain-function listeners run in worker threads."""
 
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
-        super().__init__(f"rocketq-push-{group}")
-        self.aio: AsyncPushConsumer = self._run(self._build(AsyncPushConsumer, group, namesrv_addr, **options))
+        super().__init__(f"rocketq-push-{group}", AsyncPushConsumer, group, namesrv_addr, options)
 
     def subscribe(self, topic: str, expression: str = "*", listener: Listener | None = None) -> None:
-        self.aio.subscribe(topic, expression, listener)
+        async def do() -> None:  # on the loop: a running consumer re-heartbeats and rebalances from there
+            self.aio.subscribe(topic, expression, listener)
+
+        self._run(do())
 
     def register_listener(self, listener: Listener) -> None:
         self.aio.register_listener(listener)
-
-    def start(self) -> None:
-        self._run(self.aio.start())
-
-    def close(self) -> None:
-        try:
-            self._run(self.aio.close())
-        finally:
-            self._lt.stop()
-
-    def __enter__(self) -> PushConsumer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def assignment(self) -> list[MessageQueue]:
         return self.aio.assignment
 
 
-class PullConsumer(_Facade):
+class PullConsumer(_Facade[AsyncPullConsumer]):
     """``client.PullConsumer`` for synchronous code."""
 
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
-        super().__init__(f"rocketq-pull-{group}")
-        self.aio: AsyncPullConsumer = self._run(self._build(AsyncPullConsumer, group, namesrv_addr, **options))
-
-    def start(self) -> None:
-        self._run(self.aio.start())
-
-    def close(self) -> None:
-        try:
-            self._run(self.aio.close())
-        finally:
-            self._lt.stop()
-
-    def __enter__(self) -> PullConsumer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(f"rocketq-pull-{group}", AsyncPullConsumer, group, namesrv_addr, options)
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
         async def do() -> None:

@@ -1,1 +1,2 @@
-"""Consumers: push and pull consumers, rebalance, allocation strategies, offset stores (planned)."""
+"""Consumers: ``push.PushConsumer`` and ``pull.PullConsumer``, with ``rebalance`` (queue sharing in a group),
+``allocate`` (strategies), ``consume`` (concurrent/orderly listener calls), ``process_queue`` and ``offset_store``."""

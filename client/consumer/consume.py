@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-import structlog
-
+from client._aio import cancel_and_wait
+from client._log import get_logger
 from client.config import PushConsumerConfig
 from client.consumer.offset_store import OffsetStore
 from client.consumer.process_queue import ProcessQueue
@@ -41,7 +41,7 @@ from client.message import MessageQueue
 from client.results import ConsumeResult
 from protocol.message import MessageExt
 
-_log = structlog.get_logger("rocketq.client.consume")
+_log = get_logger("rocketq.client.consume")
 
 LOCAL_RETRY_DELAY = 5.0  # J: submitConsumeRequestLater, 5 s
 LOCK_RENEW_INTERVAL = 20.0  # J: lockMQPeriodically
@@ -205,10 +205,9 @@ class ConcurrentConsumeService:
             self._queue.get_nowait()
         if self._busy:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), drain_timeout)
-        for t in self._workers:
-            t.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+                async with asyncio.timeout(drain_timeout):
+                    await self._idle.wait()
+        await cancel_and_wait(self._workers)
         self._workers = []
 
 
@@ -245,12 +244,14 @@ class OrderlyConsumeService:
                 async with self._sem:
                     pq.mark_started(batch, time.monotonic())
                     result = await self._hooks.invoke_listener(batch)
+                if result is ConsumeResult.SUCCESS:
+                    # committed even if the queue was revoked meanwhile: the revoke waits for this call and
+                    # persists after it, so the next owner starts after this batch (J holds the consume lock)
+                    self.stats.ok += len(batch)
+                    self._commit(mq, pq, batch, even_if_dropped=True)
+                    continue
                 if pq.dropped:
                     return
-                if result is ConsumeResult.SUCCESS:
-                    self.stats.ok += len(batch)
-                    self._commit(mq, pq, batch)
-                    continue
                 self.stats.failed += len(batch)
                 if await self._give_up_poison(mq, pq, batch):
                     continue
@@ -273,9 +274,11 @@ class OrderlyConsumeService:
             self._commit(mq, pq, dead)
         return len(dead) == len(batch)
 
-    def _commit(self, mq: MessageQueue, pq: ProcessQueue, done: list[MessageExt]) -> None:
+    def _commit(
+        self, mq: MessageQueue, pq: ProcessQueue, done: list[MessageExt], *, even_if_dropped: bool = False
+    ) -> None:
         offset = pq.remove(done)
-        if offset >= 0 and not pq.dropped:
+        if offset >= 0 and (even_if_dropped or not pq.dropped):
             self._hooks.offset_store.update(mq, offset)
         self._hooks.on_consumed(mq, pq)
 
@@ -308,18 +311,13 @@ class OrderlyConsumeService:
         """Wait for the queue's listener call in flight (before its lock is released to another consumer)."""
         task = self._drains.get(mq)
         if task is not None:
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(task), timeout)
+            await asyncio.wait([task], timeout=timeout)
 
     async def close(self, drain_timeout: float) -> None:
         self._closing = True
-        if self._renew is not None:
-            self._renew.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renew
+        await cancel_and_wait([self._renew])
+        self._renew = None
         drains = list(self._drains.values())
         if drains and drain_timeout > 0:
             await asyncio.wait(drains, timeout=drain_timeout)
-        for t in drains:
-            t.cancel()
-        await asyncio.gather(*drains, return_exceptions=True)
+        await cancel_and_wait(drains)

@@ -22,12 +22,11 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import structlog
-
+from client._log import get_logger
 from client.api import ClientAPI
 from client.message import MessageQueue
 
-_log = structlog.get_logger("rocketq.client.offsets")
+_log = get_logger("rocketq.client.offsets")
 
 
 class OffsetStore(Protocol):
@@ -118,7 +117,9 @@ def _key(mq: MessageQueue) -> str:
 
 
 def _parse_key(k: str) -> MessageQueue:
-    topic, broker, qid = k.rsplit("@", 2)
+    # topics cannot hold '@'; broker names can ("room@broker" for by-machine-room allocation)
+    topic, rest = k.split("@", 1)
+    broker, qid = rest.rsplit("@", 1)
     return MessageQueue(topic, broker, int(qid))
 
 

@@ -23,6 +23,7 @@ from protocol.message import MessageExt
 class ProcessQueue:
     __slots__ = (
         "_msgs",
+        "_ordered",
         "_started",
         "bytes",
         "consuming",
@@ -34,7 +35,8 @@ class ProcessQueue:
     )
 
     def __init__(self) -> None:
-        self._msgs: dict[int, MessageExt] = {}
+        self._msgs: dict[int, MessageExt] = {}  # insertion order = offset order while ``_ordered``
+        self._ordered = True
         self._started: dict[int, float] = {}  # queue offset → when its listener call started
         self.bytes = 0
         self.dropped = False
@@ -55,6 +57,8 @@ class ProcessQueue:
         added = 0
         for m in msgs:
             if m.queue_offset not in self._msgs:
+                if self._msgs and m.queue_offset < next(reversed(self._msgs)):
+                    self._ordered = False  # pulls come in offset order; anything else falls back to min/max
                 self._msgs[m.queue_offset] = m
                 self.bytes += len(m.body)
                 added += 1
@@ -73,12 +77,17 @@ class ProcessQueue:
 
     def commit_offset(self) -> int:
         if self._msgs:
-            return min(self._msgs)
+            return next(iter(self._msgs)) if self._ordered else min(self._msgs)
+        self._ordered = True
         return self.max_offset_taken + 1 if self.max_offset_taken >= 0 else -1
 
     def span(self) -> int:
         """Largest minus smallest offset in flight (0 when one or none)."""
-        return max(self._msgs) - min(self._msgs) if self._msgs else 0
+        if not self._msgs:
+            return 0
+        if self._ordered:
+            return next(reversed(self._msgs)) - next(iter(self._msgs))
+        return max(self._msgs) - min(self._msgs)
 
     def must_pause(self, max_count: int, max_bytes: int, max_span: int | None = None) -> str | None:
         """Why the pull loop must wait before pulling more (None: it may pull)."""
@@ -109,6 +118,7 @@ class ProcessQueue:
         return [self._msgs[k] for k in sorted(self._msgs)[:n]]
 
     def clear(self) -> None:
+        self._ordered = True
         self._msgs.clear()
         self._started.clear()
         self.bytes = 0

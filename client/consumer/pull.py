@@ -27,8 +27,8 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
-
+from client._aio import cancel_and_wait
+from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
 from client.consumer.pulling import parse_tags, pull_once
@@ -39,7 +39,7 @@ from client.message import MessageQueue, validate_group, validate_topic
 from client.results import PullResult, PullStatus
 from protocol.message import MessageExt, tag_hash
 
-_log = structlog.get_logger("rocketq.client.pull")
+_log = get_logger("rocketq.client.pull")
 
 FETCH_DELAY_ON_ERROR = 1.0
 _FROM_WHERE = {
@@ -128,11 +128,8 @@ class PullConsumer:
             return
         self._started = False
         await self._rebalancer.stop()
-        if self._auto_commit_task is not None:
-            self._auto_commit_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._auto_commit_task
-            self._auto_commit_task = None
+        await cancel_and_wait([self._auto_commit_task])
+        self._auto_commit_task = None
         await self._stop_fetches(list(self._states))
         if self.config.auto_commit:
             await self._commit_quietly(list(self._states))
@@ -195,6 +192,9 @@ class PullConsumer:
                 for mq, st in sorted(self._states.items())
             ],
         }
+
+    def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
+        return {mq: off for mq, off in self.consumed_positions().items() if mq.topic == topic}
 
     async def on_assigned(self, mqs: list[MessageQueue]) -> list[MessageQueue]:
         for mq in mqs:
@@ -361,11 +361,9 @@ class PullConsumer:
                 continue
             st.generation += 1
             st.cached = 0
-            if st.task is not None:
-                st.task.cancel()
-                tasks.append(st.task)
-                st.task = None
-        await asyncio.gather(*tasks, return_exceptions=True)
+            tasks.append(st.task)
+            st.task = None
+        await cancel_and_wait(tasks)
 
     async def _fetch_loop(self, mq: MessageQueue, st: _QueueState, gen: int) -> None:
         cfg = self.config
@@ -449,7 +447,8 @@ class PullConsumer:
                 return []
             self._available.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._available.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._available.wait()
 
     def __aiter__(self) -> AsyncIterator[MessageExt]:
         return self._iterate()

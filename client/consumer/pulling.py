@@ -82,8 +82,11 @@ async def pull_once(
         tags = parse_tags(expression)
         if tags:
             msgs = [m for m in msgs if m.tags in tags]
-        for m in msgs:
-            m.properties.setdefault(PropertyKey.MIN_OFFSET, str(resp.min_offset))
-            m.properties.setdefault(PropertyKey.MAX_OFFSET, str(resp.max_offset))
-            restore_retry_topic(m, group)
+        lo, hi = str(resp.min_offset), str(resp.max_offset)
+        for m in msgs:  # J's PullAPIWrapper adds the queue's bounds to every message
+            m.properties[PropertyKey.MIN_OFFSET] = lo
+            m.properties[PropertyKey.MAX_OFFSET] = hi
+        if mq.topic.startswith(RETRY_PREFIX):
+            for m in msgs:
+                restore_retry_topic(m, group)
     return PullResult(status, resp.next_begin_offset, resp.min_offset, resp.max_offset, msgs)

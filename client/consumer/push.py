@@ -24,10 +24,11 @@ import contextlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import structlog
-
+from client._aio import cancel_and_wait
+from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
 from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
@@ -42,7 +43,7 @@ from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
 from protocol.message import MessageExt, tag_hash
 
-_log = structlog.get_logger("rocketq.client.push")
+_log = get_logger("rocketq.client.push")
 
 Listener = Callable[[list[MessageExt]], ConsumeResult | Awaitable[ConsumeResult]]
 
@@ -104,6 +105,7 @@ class PushConsumer:
         )
         self._service: ConcurrentConsumeService | OrderlyConsumeService | None = None
         self._inner_producer: Producer | None = None
+        self._pool: ThreadPoolExecutor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self._started_at = 0
@@ -219,12 +221,7 @@ class PushConsumer:
             return
         self._running = False
         await self._rebalancer.stop()
-        for t in self._tasks:
-            t.cancel()
-        tasks = [*self._tasks, *self._pull_tasks.values()]
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait([*self._tasks, *self._pull_tasks.values()])
         self._tasks = []
         self._pull_tasks.clear()
         if self._service is not None:
@@ -240,6 +237,9 @@ class PushConsumer:
         if self._inner_producer is not None:
             await self._inner_producer.close()
             self._inner_producer = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)  # calls still running finish on their own
+            self._pool = None
         await self.instance.unregister_from_brokers(None, self.group)
         self.instance.unregister_consumer(self)
         await self.instance.close()
@@ -251,6 +251,10 @@ class PushConsumer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def persist_offsets(self) -> None:
+        """Persist the consumed offsets of every owned queue now (otherwise every 5 s, on revoke and at close)."""
+        await self.offset_store.persist(list(self._pqs))
 
     async def _persist_loop(self) -> None:
         """Persist offsets every ``persist_consumer_offset_interval_ms``, the first time 10 s after start (J)."""
@@ -308,10 +312,7 @@ class PushConsumer:
         self._paused.discard(mq)
         if pq is not None:
             pq.dropped = True
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait([task])
         return pq
 
     async def on_revoked(self, mqs: list[MessageQueue]) -> None:
@@ -406,7 +407,8 @@ class PushConsumer:
         self._paused.add(mq)
         try:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ev.wait(), FLOW_CONTROL_RECHECK)
+                async with asyncio.timeout(FLOW_CONTROL_RECHECK):
+                    await ev.wait()
         finally:
             self._paused.discard(mq)
 
@@ -490,7 +492,7 @@ class PushConsumer:
             if _is_async(listener):
                 result = await listener(msgs)  # type: ignore[misc]
             else:
-                result = await asyncio.get_running_loop().run_in_executor(None, listener, msgs)
+                result = await asyncio.get_running_loop().run_in_executor(self._listener_pool(), listener, msgs)
                 if inspect.isawaitable(result):
                     result = await result
         except Exception as exc:
@@ -506,6 +508,13 @@ class PushConsumer:
         except ValueError:
             _log.warning("listener returned an unknown result; treated as RECONSUME_LATER", result=repr(result))
             return ConsumeResult.RECONSUME_LATER
+
+    def _listener_pool(self) -> ThreadPoolExecutor:
+        """Plain-function listeners run here: ``consume_thread_max`` threads of their own, so a slow listener
+        neither waits for nor starves the loop's default executor."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.config.consume_thread_max, thread_name_prefix=f"consume-{self.group}")
+        return self._pool
 
     async def send_back(self, mq: MessageQueue, msg: MessageExt, delay_level: int) -> bool:
         """CONSUMER_SEND_MSG_BACK; if that fails, the message itself to ``%RETRY%<group>`` (J's fallback)."""
@@ -539,6 +548,9 @@ class PushConsumer:
             await p.start(register=False)
             self._inner_producer = p
         return self._inner_producer
+
+    def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
+        return {mq: off for mq, off in self.offset_store.snapshot().items() if mq.topic == topic}
 
     # -- introspection ---------------------------------------------------------------------------------------------
 

@@ -11,7 +11,9 @@ One round, per subscribed topic (J ``RebalanceImpl.rebalanceByTopic``):
    consumer takes only those it could lock; the others are offered again next round).
 
 If the broker's list does not hold our client id yet (our heartbeat is still on its way), the round keeps the
-current assignment and heartbeats instead of giving everything up. Topics no longer subscribed are revoked.
+current assignment and heartbeats instead of giving everything up. A round that could not decide a topic (no
+route yet, no list, a queue it could not take) is retried after 1 s, 2 s… a few times instead of waiting the whole
+interval. Topics no longer subscribed are revoked.
 """
 
 from __future__ import annotations
@@ -21,15 +23,18 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import structlog
-
+from client._aio import cancel_and_wait
+from client._log import get_logger
 from client.consumer.allocate import Strategy
 from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.route import TopicRoute
 from protocol.errors import RemotingError
 
-_log = structlog.get_logger("rocketq.client.rebalance")
+_log = get_logger("rocketq.client.rebalance")
+
+QUICK_RETRIES = 5  # an undecided round is retried after 1 s, 2 s, … before falling back to `interval`
+QUICK_RETRY_DELAY = 1.0
 
 
 class RebalanceTarget(Protocol):
@@ -62,6 +67,7 @@ class Rebalancer:
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._cid_broker = 0
+        self._retries = 0
         self.rounds = 0
 
     def assignment(self) -> list[MessageQueue]:
@@ -76,16 +82,15 @@ class Rebalancer:
             self._task = asyncio.get_running_loop().create_task(self._loop(), name=f"rebalance-{self.group}")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait([self._task])
+        self._task = None
 
     async def _loop(self) -> None:
         while True:
+            # asyncio.timeout, not wait_for: 3.11's wait_for swallows a cancel that races the event being set
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(), self.interval)
+                async with asyncio.timeout(self.interval):
+                    await self._event.wait()
             self._event.clear()
             try:
                 await self.run_once()
@@ -100,11 +105,18 @@ class Rebalancer:
                 gone = sorted(self.owned.pop(topic))
                 if gone:
                     await self._target.on_revoked(gone)
+            incomplete = False
             for topic in topics:
                 try:
-                    await self._rebalance_topic(topic)
+                    incomplete |= not await self._rebalance_topic(topic)
                 except RemotingError as exc:
+                    incomplete = True
                     _log.warning("rebalance of topic failed", group=self.group, topic=topic, error=str(exc))
+            # a topic without a route yet (a retry topic the broker creates on our first heartbeat), or a broker
+            # that does not list us yet: try again soon rather than in `interval`
+            self._retries = self._retries + 1 if incomplete else 0
+            if incomplete and self._retries <= QUICK_RETRIES:
+                asyncio.get_running_loop().call_later(QUICK_RETRY_DELAY * self._retries, self.trigger)
 
     async def revoke_all(self) -> None:
         async with self._lock:
@@ -113,13 +125,14 @@ class Rebalancer:
                 if gone:
                     await self._target.on_revoked(gone)
 
-    async def _rebalance_topic(self, topic: str) -> None:
+    async def _rebalance_topic(self, topic: str) -> bool:
+        """One topic's round; False when it could not be decided (no route, no consumer list)."""
         route = await self.instance.get_route(topic)
         if route is None:
             route = await self.instance.get_route(topic, refresh=True)
         if route is None:
             _log.info("no route for subscribed topic", group=self.group, topic=topic)
-            return
+            return False
         mqs = route.subscribe_queues()
         if self.broadcasting:
             mine = mqs
@@ -127,11 +140,11 @@ class Rebalancer:
             cids = await self._consumer_ids(route)
             if not cids:
                 _log.info("no consumer ids for the group yet", group=self.group, topic=topic)
-                return
+                return False
             if self.instance.client_id not in cids:
                 _log.info("broker does not list this consumer yet; heartbeating", group=self.group, topic=topic)
                 await self.instance.send_heartbeat_to_all()
-                return
+                return False
             mine = self.strategy(self.group, self.instance.client_id, mqs, cids)
         wanted = set(mine)
         current = self.owned.setdefault(topic, set())
@@ -154,6 +167,7 @@ class Rebalancer:
                 added=len(taken),
                 removed=len(removed),
             )
+        return len(taken) == len(added)
 
     async def _consumer_ids(self, route: TopicRoute) -> list[str]:
         """The group's client ids from one of the topic's brokers (rotating, falling over to the next)."""

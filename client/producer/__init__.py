@@ -1,1 +1,2 @@
-"""Producer: send, send_oneway, send_batch with retries and queue selection (planned)."""
+"""Producer: ``producer.Producer`` (send, send_oneway, send_batch, ordered sends, transactions) and ``selector``
+(queue selection, latency fault avoidance)."""

@@ -22,8 +22,7 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import structlog
-
+from client._log import get_logger
 from client.config import ClientConfig, ProducerConfig, split_options
 from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
 from client.instance import ClientInstance
@@ -46,7 +45,7 @@ from protocol.message import (
 )
 from protocol.remoting.handler import Channel
 
-_log = structlog.get_logger("rocketq.client.producer")
+_log = get_logger("rocketq.client.producer")
 
 AUTO_CREATE_TOPIC_KEY = "TBW102"
 _STATUS_BY_CODE: dict[int, SendStatus] = {
