@@ -11,7 +11,11 @@ librocketmq is not fork-safe and can crash its host process, so compat tests run
         then shuts the consumer down (which commits its offsets) and prints {"event":"stopped"}.
         --fail-first raises from the listener on a message's first delivery (the wheel's way to say
         RECONSUME_LATER); --orderly registers an orderly listener.
+        --broadcast puts the consumer in BROADCASTING mode (offsets kept by the client, every consumer gets all).
     produce --mode orderly sends with send_orderly, sharding key = seq % 4 (property "shard").
+    pull --namesrv ADDR --topic T --group G [--expr '*']
+        the wheel's PullConsumer: one pass over every queue of T from offset 0 until each says no new message;
+        prints {"event":"msg",...} per message and {"event":"done","count":N}.
 """
 
 from __future__ import annotations
@@ -105,34 +109,55 @@ def produce(args: argparse.Namespace) -> int:
     return 0
 
 
+def message_fields(msg: Any) -> dict[str, Any]:
+    return {
+        "topic": text(msg.topic),
+        "tags": text(msg.tags),
+        "keys": text(msg.keys),
+        "body": text(msg.body),
+        "id": text(msg.id),
+        "queue_id": msg.queue_id,
+        "offset": msg.queue_offset,
+        "props": {k: text(msg.get_property(k)) for k in ("seq", "origin")},
+        "shard": text(msg.get_property("shard")),
+        "reconsume_times": msg.reconsume_times,
+    }
+
+
+def pull(args: argparse.Namespace) -> int:
+    from rocketmq.client import PullConsumer
+
+    consumer = PullConsumer(args.group)
+    consumer.set_namesrv_addr(args.namesrv)
+    consumer.start()
+    count = 0
+    try:
+        for msg in consumer.pull(args.topic, args.expr):
+            emit(event="msg", **message_fields(msg))
+            count += 1
+    finally:
+        consumer.shutdown()
+    emit(event="done", count=count)
+    return 0
+
+
 def consume(args: argparse.Namespace) -> int:
-    from rocketmq.client import PushConsumer
+    from rocketmq.client import MessageModel, PushConsumer
 
     stop = threading.Event()
     consumer = PushConsumer(args.group, orderly=args.orderly)
     consumer.set_namesrv_addr(args.namesrv)
+    if args.broadcast:
+        consumer.set_message_model(MessageModel.BROADCASTING)
     if args.instance:
         consumer.set_instance_name(args.instance)
     consumer.set_thread_count(2)
 
     def on_message(msg: Any) -> None:
-        props = {k: text(msg.get_property(k)) for k in ("seq", "origin")}
         if args.fail_first and msg.reconsume_times == 0:
             emit(event="failed", keys=text(msg.keys), reconsume_times=msg.reconsume_times)
             raise RuntimeError("fail the first delivery: RECONSUME_LATER")
-        emit(
-            event="msg",
-            topic=text(msg.topic),
-            tags=text(msg.tags),
-            keys=text(msg.keys),
-            body=text(msg.body),
-            id=text(msg.id),
-            queue_id=msg.queue_id,
-            offset=msg.queue_offset,
-            props=props,
-            shard=text(msg.get_property("shard")),
-            reconsume_times=msg.reconsume_times,
-        )
+        emit(event="msg", **message_fields(msg))
 
     consumer.subscribe(args.topic, on_message, args.expr)
     consumer.start()
@@ -169,8 +194,14 @@ def main() -> int:
     pc.add_argument("--instance", default="")
     pc.add_argument("--orderly", action="store_true")
     pc.add_argument("--fail-first", action="store_true")
+    pc.add_argument("--broadcast", action="store_true")
+    pl = sub.add_parser("pull")
+    pl.add_argument("--namesrv", required=True)
+    pl.add_argument("--topic", required=True)
+    pl.add_argument("--group", required=True)
+    pl.add_argument("--expr", default="*")
     args = p.parse_args()
-    return produce(args) if args.cmd == "produce" else consume(args)
+    return {"produce": produce, "consume": consume, "pull": pull}[args.cmd](args)
 
 
 if __name__ == "__main__":
