@@ -155,7 +155,17 @@ class BrokerApp:
         )
         registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
         registry.register_all(ClientManageHandlers(self.clients, self.groups, self.topics).table())
-        self.part2 = Part2(cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self._set_config)
+        self.part2 = Part2(
+            cfg,
+            store,
+            self.topics,
+            self.groups,
+            self.offsets,
+            self.clients,
+            schedule,
+            self._set_config,
+            self.polling.release_group,
+        )
         self.part2.register(registry)
         server = RemotingServer(registry, cfg.network.bind_address, cfg.network.listen_port, name="broker")
         try:

@@ -42,6 +42,7 @@ class Part2:
         clients: ClientRegistry,
         schedule: ScheduleService,
         on_config: Callable[[BrokerConfig], None],
+        release_held_pulls: Callable[[str, str], int],
     ) -> None:
         ident, feat = config.identity, config.features
         self.locks = RebalanceLockManager()
@@ -108,7 +109,9 @@ class Part2:
             self.send_back.table(),
             LockHandlers(self.locks).table(),
             QueryHandlers(store).table(),
-            OffsetResetHandlers(store, topics, offsets, clients, broker_name=ident.broker_name).table(),
+            OffsetResetHandlers(
+                store, topics, offsets, clients, release_held_pulls, broker_name=ident.broker_name
+            ).table(),
             self.transaction_handlers.table(),
             AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
             AdminGroupHandlers(groups, offsets).table(),

@@ -15,7 +15,8 @@ Reset (header topic, group, timestamp ms, isForce):
 4. otherwise the broker's committed offsets are set to the table (so a consumer that restarts before committing
    still starts there), and RESET_CONSUMER_CLIENT_OFFSET (220) goes oneway to every channel of the group: the C
    list body and ``isForce`` "1"/"0" for channels whose requests are in language CPP, J's object-key body and
-   "true"/"false" for the others;
+   "true"/"false" for the others; then the group's pulls held on the topic are answered at once (see
+   ``LongPollingService.release_group``: the client cannot restart a dropped queue before its last pull returns);
 5. the reply is SUCCESS with the J-form ResetOffsetBody.
 
 Consumer status (header topic, group, optional clientAddr = one client id): GET_CONSUMER_STATUS_FROM_CLIENT (221) is
@@ -29,6 +30,7 @@ group: [<g>]".
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import structlog
 
@@ -90,9 +92,11 @@ class OffsetResetHandlers:
         topics: TopicConfigTable,
         offsets: ConsumerOffsetTable,
         clients: ClientRegistry,
+        release_held_pulls: Callable[[str, str], int],
         *,
         broker_name: str,
     ) -> None:
+        self._release_held_pulls = release_held_pulls
         self._store = store
         self._topics = topics
         self._offsets = offsets
@@ -153,7 +157,15 @@ class OffsetResetHandlers:
                 info.channel.invoke_oneway(req)
             except RemotingError as exc:
                 _log.warning("reset offset push failed", group=h.group, client_id=info.client_id, error=str(exc))
-        _log.info("consumer offsets reset", group=h.group, topic=h.topic, timestamp=h.timestamp, queues=len(table))
+        woken = self._release_held_pulls(h.group, h.topic)
+        _log.info(
+            "consumer offsets reset",
+            group=h.group,
+            topic=h.topic,
+            timestamp=h.timestamp,
+            queues=len(table),
+            held_pulls_answered=woken,
+        )
         return cmd.make_response(body=encode_reset_offset_body(table, cpp=False))
 
     async def consumer_status(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

@@ -118,6 +118,7 @@ class PullHandlers:
             tag_filter.match_code if tag_filter is not None else None,
             lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
             wake_on_arrival=self._long_polling,
+            group=h.consumer_group,
         )
         if wake is Wake.SHUTDOWN:
             return resp

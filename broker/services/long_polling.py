@@ -6,6 +6,11 @@ reput service's ``notifyMessageArriving``. Here there is no polling timer: each 
 wakes the pulls parked on that (topic, queue) whose offset the message reaches and whose tag-hash filter it passes.
 The pull handler then re-runs the read and answers.
 
+A reset of a group's offsets (INVOKE_BROKER_TO_RESET_OFFSET) wakes that group's held pulls on the topic with
+``RESET``: the client has dropped those queues and cannot resume them until their last pull is answered (librocketmq
+1.2 loops in its rebalance, holding its consumer table, until it is), so they are answered at once rather than at the
+end of the suspend timeout.
+
 A hold never blocks anything else: the remoting layer runs every request in its own task, and the hold is just an
 awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
 PULL_NOT_FOUND before the server stops.
@@ -26,6 +31,7 @@ class Wake(enum.Enum):
     ARRIVED = "arrived"
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
+    RESET = "reset"
 
 
 def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
@@ -34,11 +40,17 @@ def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
 
 
 class _Held:
-    __slots__ = ("future", "match_code", "offset", "wake_on_arrival")
+    __slots__ = ("future", "group", "match_code", "offset", "wake_on_arrival")
 
     def __init__(
-        self, offset: int, match_code: Callable[[int], bool] | None, future: asyncio.Future[Wake], wake_on_arrival: bool
+        self,
+        group: str,
+        offset: int,
+        match_code: Callable[[int], bool] | None,
+        future: asyncio.Future[Wake],
+        wake_on_arrival: bool,
     ) -> None:
+        self.group = group
         self.offset = offset
         self.match_code = match_code
         self.future = future
@@ -64,6 +76,7 @@ class LongPollingService:
         max_offset_now: Callable[[], int] | None = None,
         *,
         wake_on_arrival: bool = True,
+        group: str = "",
     ) -> Wake:
         """Wait until a message at or beyond ``offset`` that passes ``match_code`` arrives on (topic, queue_id),
         or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message dispatched after the caller's
@@ -74,7 +87,7 @@ class LongPollingService:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Wake] = loop.create_future()
         key = (topic, queue_id)
-        entry = _Held(offset, match_code, fut, wake_on_arrival)
+        entry = _Held(group, offset, match_code, fut, wake_on_arrival)
         self._held.setdefault(key, []).append(entry)
         timer = loop.call_later(max(timeout_s, 0.0), _resolve, fut, Wake.TIMEOUT)
         if wake_on_arrival and max_offset_now is not None and max_offset_now() > offset:
@@ -111,6 +124,18 @@ class LongPollingService:
                 continue
             if entry.match_code is None or entry.match_code(tags_code):
                 _resolve(entry.future, Wake.ARRIVED)
+
+    def release_group(self, group: str, topic: str) -> int:
+        """Wake ``group``'s pulls held on any queue of ``topic`` with RESET; returns how many were woken."""
+        n = 0
+        for (held_topic, _qid), waiting in self._held.items():
+            if held_topic != topic:
+                continue
+            for entry in waiting:
+                if entry.group == group and not entry.future.done():
+                    _resolve(entry.future, Wake.RESET)
+                    n += 1
+        return n
 
     def release_all(self) -> int:
         """Wake every held pull with SHUTDOWN and refuse new holds; returns how many were held."""

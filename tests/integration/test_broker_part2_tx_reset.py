@@ -20,7 +20,17 @@ from protocol.codes import LanguageCode, RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
 from tests.harness import run_broker, run_namesrv
-from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd
+from tests.integration.broker_wire import (
+    PULL_SUBSCRIPTION,
+    PULL_SUSPEND,
+    heartbeat_cmd,
+    messages,
+    pull,
+    send,
+    simple_cmd,
+)
+
+SUSPEND_SUB = PULL_SUSPEND | PULL_SUBSCRIPTION
 
 
 @pytest.fixture
@@ -176,6 +186,42 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             assert '"cid-j":{{"brokerName":"broker-a","queueId":0,"topic":"RT"}:7}' in text and '"cid-c"' in text
         finally:
             await java.close()
+            await cpp.close()
+
+
+async def test_reset_answers_the_groups_held_pulls_at_once(tmp_path: Path, client: RemotingClient) -> None:
+    """librocketmq 1.2 restarts a reset queue only after its last pull comes back, holding its consumer table (and so
+    its shutdown) until then: the reset answers that group's held pulls instead of leaving them to the 20 s hold."""
+    async with run_broker(None, tmp_path) as broker:
+        await send(client, broker.addr, "RH", b"m0", queue_nums=1)
+        for group in ("G", "H"):
+            await client.invoke(
+                broker.addr,
+                simple_cmd(
+                    RequestCode.UPDATE_CONSUMER_OFFSET, consumerGroup=group, topic="RH", queueId=0, commitOffset=1
+                ),
+                3.0,
+            )
+        cpp, _got = await _consumer_conn(broker.addr, "cid-g", "G", "RH", LanguageCode.CPP)
+        try:
+            held_g = asyncio.create_task(
+                pull(client, broker.addr, "G", "RH", 0, 1, suspend_ms=20_000, sys_flag=SUSPEND_SUB, timeout=30)
+            )
+            held_h = asyncio.create_task(
+                pull(client, broker.addr, "H", "RH", 0, 1, suspend_ms=20_000, sys_flag=SUSPEND_SUB, timeout=30)
+            )
+            await _wait(lambda: broker.polling.held_count == 2)
+            reset = simple_cmd(
+                RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RH", group="G", timestamp=0, isForce="true"
+            )
+            r = await client.invoke(broker.addr, reset, 3.0)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            done, _ = await asyncio.wait([held_g, held_h], timeout=10, return_when=asyncio.FIRST_COMPLETED)
+            assert done == {held_g}, "the reset group's held pull was not answered"
+            assert held_g.result().code == ResponseCode.PULL_NOT_FOUND
+            assert broker.polling.held_count == 1  # the other group's pull is still held
+            held_h.cancel()
+        finally:
             await cpp.close()
 
 

@@ -109,6 +109,22 @@ async def test_hold_timeout_and_release() -> None:
     assert await svc.hold("T", 0, 0, 10.0) is Wake.SHUTDOWN
 
 
+async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None:
+    svc = LongPollingService()
+    mine = [asyncio.create_task(svc.hold("T", q, 0, 10.0, group="G")) for q in (0, 1)]
+    other_group = asyncio.create_task(svc.hold("T", 0, 0, 10.0, group="H"))
+    other_topic = asyncio.create_task(svc.hold("U", 0, 0, 10.0, group="G"))
+    await asyncio.sleep(0)
+    assert svc.release_group("G", "T") == 2
+    assert [await t for t in mine] == [Wake.RESET, Wake.RESET]
+    await asyncio.sleep(0)
+    assert not other_group.done() and not other_topic.done()
+    assert svc.held_count == 2
+    assert svc.release_group("G", "T") == 0
+    svc.release_all()
+    assert await other_group is Wake.SHUTDOWN and await other_topic is Wake.SHUTDOWN
+
+
 async def test_hold_race_with_dispatch() -> None:
     svc = LongPollingService()
     assert await svc.hold("T", 0, 3, 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED
