@@ -167,7 +167,13 @@ class BrokerApp:
             self.polling.release_group,
         )
         self.part2.register(registry)
-        server = RemotingServer(registry, cfg.network.bind_address, cfg.network.listen_port, name="broker")
+        server = RemotingServer(
+            registry,
+            cfg.network.bind_address,
+            cfg.network.listen_port,
+            name="broker",
+            idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
+        )
         try:
             await server.start()
         except OSError:

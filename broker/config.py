@@ -8,8 +8,8 @@ names the key (J silently ignores unknown keys, a known usability trap). A few J
 configs are accepted with no effect (``NO_EFFECT_KEYS``).
 
 Accepted but without effect yet: ``brokerIP2``, ``haListenPort`` (only reported as the haServerAddr at
-registration), ``serverChannelMaxIdleTimeSeconds`` (the remoting layer has no idle timer yet),
-``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``, and ``brokerRole=SLAVE`` (no replication yet).
+registration), ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``, and ``brokerRole=SLAVE`` (no replication yet).
+``serverChannelMaxIdleTimeSeconds`` (0 = never) closes connections idle that long.
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
 ``store`` (the message store; turned into ``broker.store.config.StoreConfig`` by ``broker.app``), ``features``

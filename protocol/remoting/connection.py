@@ -13,6 +13,10 @@ Invariants:
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
   and runs the close callbacks exactly once.
+* ``last_activity`` is the loop time of the last byte read or frame written; ``partial_since`` the loop time at which
+  the bytes of a frame that is still incomplete began to wait (None when no partial frame is buffered, and while
+  back-pressure holds complete frames). The server's sweep closes a connection on either deadline
+  (``check_deadlines``); nothing here runs a timer per connection.
 """
 
 from __future__ import annotations
@@ -87,6 +91,8 @@ class RemotingConnection(asyncio.Protocol):
         self.log: Any = _log
         self.close_reason: str | None = None
         self.closed_event = asyncio.Event()
+        self.last_activity = 0.0
+        self.partial_since: float | None = None
 
     # -- Channel surface -------------------------------------------------------------------------------------
 
@@ -182,9 +188,11 @@ class RemotingConnection(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         self._peer = format_peer(transport.get_extra_info("peername"))
         self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
+        self.last_activity = self._loop.time()
 
     def data_received(self, data: bytes) -> None:
         self._decoder.feed(data)
+        now = self.last_activity = self._loop.time() if self._loop is not None else 0.0
         # Replies written while these frames are dispatched leave in one transport write at the end.
         self._in_read = True
         try:
@@ -193,6 +201,24 @@ class RemotingConnection(asyncio.Protocol):
             self._in_read = False
             if self._out:
                 self._flush()
+        if self._decoder.buffered and not self._read_paused:
+            if self.partial_since is None:
+                self.partial_since = now
+        else:
+            self.partial_since = None
+
+    def check_deadlines(self, now: float, idle_s: float, frame_s: float) -> None:
+        """Close this connection when a frame has been incomplete for ``frame_s`` seconds (a peer trickling bytes)
+        or nothing was read or written for ``idle_s`` seconds while no request of the peer is in flight (J's
+        ``serverChannelMaxIdleTimeSeconds``). A deadline of 0 is off."""
+        if self._closed:
+            return
+        if frame_s > 0 and self.partial_since is not None and now - self.partial_since >= frame_s:
+            self.log.warning("frame not completed in time, closing connection", deadline_s=frame_s)
+            self.abort(f"frame not completed within {frame_s:g}s")
+        elif idle_s > 0 and not self._tasks and not self._pending and now - self.last_activity >= idle_s:
+            self.log.info("idle connection closed", idle_s=idle_s)
+            self.close(f"idle for {idle_s:g}s")
 
     def _drain_frames(self) -> None:
         """Dispatch buffered frames; stops (leaving the rest buffered) while the in-flight limit is reached."""
@@ -281,6 +307,8 @@ class RemotingConnection(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.resume_reading()
             self._drain_frames()  # frames that arrived before the pause
+            if self._decoder.buffered and not self._read_paused and self.partial_since is None and self._loop:
+                self.partial_since = self._loop.time()
 
     async def _serve(self, cmd: RemotingCommand) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
@@ -337,6 +365,8 @@ class RemotingConnection(asyncio.Protocol):
         transport = self._transport
         if transport is None or transport.is_closing():
             return  # aborted or lost meanwhile: the frames die with the connection, as unsent socket data would
+        if self._loop is not None:
+            self.last_activity = self._loop.time()
         if len(out) == 1:
             transport.write(out[0])
         else:

@@ -1,8 +1,12 @@
 """RemotingServer: listen, accept, and hand every connection a ``RemotingConnection`` bound to one handler registry.
 
 Dispatch, the unknown-code reply, exception → SYSTEM_ERROR mapping and back-pressure all live in the connection;
-this module owns the listening socket and the shutdown order (uvicorn's: stop accepting, let in-flight requests
-finish within a grace period, cancel the rest, close the sockets).
+this module owns the listening socket, the deadline sweep and the shutdown order (uvicorn's: stop accepting, let
+in-flight requests finish within a grace period, cancel the rest, close the sockets).
+
+The sweep runs every ``SWEEP_S`` seconds (less for short deadlines) and asks each connection to close itself when it
+has been idle for ``idle_timeout_s`` (J ``serverChannelMaxIdleTimeSeconds``, 120 s: clients heartbeat every 30 s, so
+only dead or abandoned peers reach it) or has left a frame incomplete for ``frame_deadline_s`` (slow-loris peers).
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from protocol.remoting.handler import HandlerRegistry
 
 _log = structlog.get_logger("rocketq.remoting.server")
 
+SWEEP_S = 5.0
+IDLE_TIMEOUT_S = 120.0
+FRAME_DEADLINE_S = 30.0
+
 
 class RemotingServer:
     def __init__(
@@ -30,6 +38,8 @@ class RemotingServer:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         on_connection: Callable[[RemotingConnection], None] | None = None,
         name: str = "remoting",
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        frame_deadline_s: float = FRAME_DEADLINE_S,
     ) -> None:
         self._registry = registry
         self._host = host
@@ -40,6 +50,9 @@ class RemotingServer:
         self._name = name
         self._server: asyncio.Server | None = None
         self._connections: set[RemotingConnection] = set()
+        self._idle_s = idle_timeout_s
+        self._frame_s = frame_deadline_s
+        self._sweep: asyncio.TimerHandle | None = None
 
     @property
     def port(self) -> int:
@@ -74,8 +87,27 @@ class RemotingServer:
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self._make_connection, self._host, self._port, reuse_address=True)
         _log.info("listening", server=self._name, host=self._host, port=self.port)
+        self._schedule_sweep()
+
+    def _sweep_every(self) -> float:
+        deadlines = [d for d in (self._idle_s, self._frame_s) if d > 0]
+        return min([SWEEP_S, *(d / 4 for d in deadlines)])
+
+    def _schedule_sweep(self) -> None:
+        if self._idle_s > 0 or self._frame_s > 0:
+            self._sweep = asyncio.get_running_loop().call_later(self._sweep_every(), self._run_sweep)
+
+    def _run_sweep(self) -> None:
+        now = asyncio.get_running_loop().time()
+        for conn in list(self._connections):
+            conn.check_deadlines(now, self._idle_s, self._frame_s)
+        if self._sweep is not None:  # None once stop_accepting ran
+            self._schedule_sweep()
 
     def stop_accepting(self) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         if self._server is not None:
             self._server.close()
 

@@ -229,6 +229,56 @@ async def test_a_bad_frame_ends_the_connection_and_nothing_after_it_is_handled(s
     peer.close()
 
 
+# -- deadlines -----------------------------------------------------------------------------------------------------
+
+
+async def test_idle_connections_are_closed_but_not_one_with_a_request_in_flight(
+    loop_errors: list[dict[str, Any]],
+) -> None:
+    served = await start(Handlers(), idle_timeout_s=0.2, frame_deadline_s=0)
+    try:
+        busy = await RawPeer.open(served.port)
+        await busy.send(req(HOLD, 1))
+        await served.h.held.wait()
+        idle = await RawPeer.open(served.port)
+        await idle.send(req(FAST, 2))
+        assert (await idle.read()).opaque == 2
+        assert await idle.read_until_eof() == b""  # nothing more from it: the server closed it
+        busy_conn = next(c for c in served.accepted if c.in_flight)
+        assert not busy_conn.is_closed  # idle for as long, but a request of its peer is held
+        served.h.release.set()
+        assert (await busy.read()).body == b"held"
+        assert await busy.read_until_eof() == b""  # and once answered it is idle too
+        assert {c.close_reason for c in served.accepted} == {"idle for 0.2s"}
+        idle.close()
+        busy.close()
+    finally:
+        await served.srv.stop(grace=1.0)
+
+
+async def test_a_frame_left_incomplete_past_the_deadline_closes_only_that_connection(
+    loop_errors: list[dict[str, Any]],
+) -> None:
+    served = await start(Handlers(), idle_timeout_s=0, frame_deadline_s=0.2)
+    try:
+        client = RemotingClient()
+        good = await client.get_connection(served.addr)
+        slow = await RawPeer.open(served.port)
+        whole = req(FAST, 1)
+        await slow.send(whole[:7])  # length and part of the header, then nothing
+        try:
+            assert await slow.read_until_eof() == b""
+        except ConnectionResetError:  # an abort may reach us as a reset
+            pass
+        assert any(c.close_reason == "frame not completed within 0.2s" for c in served.accepted)
+        resp = await client.invoke(served.addr, RemotingCommand.request(FAST, {"n": "ok"}), 3)
+        assert resp.ext_fields == {"n": "ok"} and not good.is_closed  # idle timeout off: it stays
+        slow.close()
+        await client.close()
+    finally:
+        await served.srv.stop(grace=1.0)
+
+
 # -- the client -------------------------------------------------------------------------------------------------------
 
 
