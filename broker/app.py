@@ -135,6 +135,7 @@ class BrokerApp:
                 region_id=ident.region_id,
                 trace_on=ident.trace_on,
                 max_message_size=cfg.store.max_message_size,
+                max_queue_wait_ms=cfg.features.wait_time_mills_in_send_queue,
             ).table()
         )
         registry.register_all(

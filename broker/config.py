@@ -180,6 +180,8 @@ class FeaturesConfig(_Section):
     short_polling_time_mills: int = Field(1000, ge=0)
     flush_consumer_offset_interval: int = Field(5000, gt=0)
     flush_delay_offset_interval: int = Field(10_000, gt=0)
+    # a send that waited longer than this behind other requests is answered SYSTEM_BUSY (J BrokerFastFailure)
+    wait_time_mills_in_send_queue: int = Field(200, gt=0)
     acl_enable: bool = False
     # transactions (J BrokerConfig): half messages older than transactionTimeOut are checked back every
     # transactionCheckInterval, at most transactionCheckMax times
@@ -265,6 +267,7 @@ KEYS: dict[str, _Key] = {
     "shortPollingTimeMills": _k("features", "short_polling_time_mills", int),
     "flushConsumerOffsetInterval": _k("features", "flush_consumer_offset_interval", int),
     "flushDelayOffsetInterval": _k("features", "flush_delay_offset_interval", int),
+    "waitTimeMillsInSendQueue": _k("features", "wait_time_mills_in_send_queue", int),
     "aclEnable": _k("features", "acl_enable", bool, True),
     "transactionTimeOut": _k("features", "transaction_time_out", int),
     "transactionCheckMax": _k("features", "transaction_check_max", int),
@@ -277,7 +280,7 @@ ALIASES: dict[str, str] = {
 }
 # J keys people copy from sample configs that do nothing here; accepted so such files load.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(
-    {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "waitTimeMillsInSendQueue", "useEpollNativeSelector"}
+    {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "useEpollNativeSelector"}
 )
 _BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}
 

@@ -6,6 +6,9 @@ Checks, in J's order, and their replies:
 ======================================================= ================= =============================================
 check                                                   code              remark
 ======================================================= ================= =============================================
+queued longer than waitTimeMillsInSendQueue (fast fail) SYSTEM_BUSY       [TIMEOUT_CLEAN_QUEUE]broker busy, start flow
+                                                                          control for a while, period in queue: Nms,
+                                                                          size of queue: n
 broker not writeable (brokerPermission)                 NO_PERMISSION     the broker[ip] sending message is forbidden
 topic blank / illegal characters / longer than 127      SYSTEM_ERROR      TopicValidator's text
 SCHEDULE_TOPIC_XXXX, RMQ_SYS_TRANS_HALF_TOPIC, …        NO_PERMISSION     Sending message to topic[t] is forbidden.
@@ -21,6 +24,10 @@ min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then r
 property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
 The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
 
+The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
+waited longer than the client would still wait for is answered SYSTEM_BUSY at once, without touching the store, so
+the broker sheds load instead of growing its backlog. The clients retry SYSTEM_BUSY (J, after a back-off).
+
 The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE, which clients treat as a
 send with another status) carries ext ``msgId`` (offset msgId; comma-joined for a batch), ``queueId``,
 ``queueOffset`` (the first one for a batch), ``MSG_REGION`` and ``TRACE_ON`` — all strings.
@@ -28,6 +35,7 @@ send with another status) carries ext ``msgId`` (offset msgId; comma-joined for 
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from broker import topics as T
@@ -84,7 +92,9 @@ class SendHandlers:
         region_id: str,
         trace_on: bool,
         max_message_size: int,
+        max_queue_wait_ms: int = 200,
     ) -> None:
+        self._max_wait_s = max_queue_wait_ms / 1000
         self._store = store
         self._topics = topics
         self._schedule = schedule
@@ -141,6 +151,13 @@ class SendHandlers:
     async def _send(
         self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
     ) -> RemotingCommand:
+        waited = asyncio.get_running_loop().time() - ctx.received_at
+        if waited > self._max_wait_s and ctx.received_at:
+            raise HandlerError(
+                ResponseCode.SYSTEM_BUSY,
+                f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
+                f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
+            )
         tc = self._check(ctx, h)
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
         if len(cmd.body) > self._max_size:

@@ -93,6 +93,7 @@ class RemotingConnection(asyncio.Protocol):
         self.closed_event = asyncio.Event()
         self.last_activity = 0.0
         self.partial_since: float | None = None
+        self._read_at = 0.0  # loop time of the read that delivered the frames being dispatched
 
     # -- Channel surface -------------------------------------------------------------------------------------
 
@@ -192,7 +193,7 @@ class RemotingConnection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._decoder.feed(data)
-        now = self.last_activity = self._loop.time() if self._loop is not None else 0.0
+        now = self.last_activity = self._read_at = self._loop.time() if self._loop is not None else 0.0
         # Replies written while these frames are dispatched leave in one transport write at the end.
         self._in_read = True
         try:
@@ -288,7 +289,7 @@ class RemotingConnection(asyncio.Protocol):
         # without suspending, so their replies join this read's single write and the Task is done at once. 3.11 has
         # no eager Tasks: the handler starts on the next loop pass (running its first step outside a Task would
         # break asyncio.timeout() and current_task() in handler code, for no gain we could measure).
-        coro = self._serve(cmd)
+        coro = self._serve(cmd, self._read_at)
         loop = self._loop or asyncio.get_running_loop()
         task: asyncio.Task[None]
         if sys.version_info >= (3, 12):
@@ -310,13 +311,13 @@ class RemotingConnection(asyncio.Protocol):
             if self._decoder.buffered and not self._read_paused and self.partial_since is None and self._loop:
                 self.partial_since = self._loop.time()
 
-    async def _serve(self, cmd: RemotingCommand) -> None:
+    async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
         resp: RemotingCommand | None
         if handler is None:
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
-            ctx = RequestContext(self, cmd, self.log)
+            ctx = RequestContext(self, cmd, self.log, received_at)
             try:
                 resp = await handler(ctx, cmd)
             except HandlerError as exc:

@@ -56,16 +56,19 @@ class Channel(Protocol):
 
 
 class RequestContext:
-    """What a handler gets besides the command: the channel, and a logger bound lazily with code and opaque.
+    """What a handler gets besides the command: the channel, the loop time its frame was read (``received_at``, so
+    a handler can tell how long the request queued behind others: J's fast-failure check), and a logger bound
+    lazily with code and opaque.
 
     Binding is lazy because most requests never log; the hot path must not pay for a bound logger per message.
     """
 
-    __slots__ = ("_log", "_conn_log", "cmd", "conn")
+    __slots__ = ("_conn_log", "_log", "cmd", "conn", "received_at")
 
-    def __init__(self, conn: Channel, cmd: RemotingCommand, conn_log: Any) -> None:
+    def __init__(self, conn: Channel, cmd: RemotingCommand, conn_log: Any, received_at: float = 0.0) -> None:
         self.conn = conn
         self.cmd = cmd
+        self.received_at = received_at
         self._conn_log = conn_log
         self._log: Any = None
 

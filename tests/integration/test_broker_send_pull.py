@@ -17,6 +17,7 @@ import pytest
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.frame import FrameDecoder, encode_frame
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import (
@@ -25,6 +26,7 @@ from tests.integration.broker_wire import (
     messages,
     pull,
     send,
+    send_cmd,
     simple_cmd,
 )
 
@@ -170,3 +172,47 @@ async def test_compressed_flag_and_uniq_key_kept(tmp_path: Path, client: Remotin
         (msg,) = messages(await pull(client, broker.addr, "G", "Zip", 0, 0))
         assert msg.sys_flag & 1 and msg.body == raw  # stored compressed, never inflated by the broker
         assert msg.properties["UNIQ_KEY"] == "0100007F000004C0000011BF56750100"
+
+
+async def test_sends_queued_past_wait_time_in_send_queue_get_system_busy_and_nothing_is_lost(tmp_path: Path) -> None:
+    """J's BrokerFastFailure: a send that waited behind others longer than ``waitTimeMillsInSendQueue`` is refused
+    with SYSTEM_BUSY before it reaches the store; every send answered SUCCESS is stored, no other is."""
+    n = 400
+    async with run_broker(None, tmp_path, waitTimeMillsInSendQueue=1) as broker:
+        host, port = broker.addr.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        cmds = [send_cmd("Busy", f"m{i}".encode(), v2=True, queue_nums=1) for i in range(n)]
+        for i, c in enumerate(cmds, 1):
+            c.opaque = i
+        writer.write(b"".join(encode_frame(c) for c in cmds))  # one write: they all queue behind each other
+        await writer.drain()
+        decoder = FrameDecoder()
+        replies: dict[int, RemotingCommand] = {}
+        async with asyncio.timeout(30):
+            while len(replies) < n:
+                chunk = await reader.read(65536)
+                assert chunk, "the broker closed the connection"
+                decoder.feed(chunk)
+                while (r := decoder.next_frame()) is not None:
+                    replies[r.opaque] = r
+        writer.close()
+        codes = [replies[i].code for i in range(1, n + 1)]
+        busy = [replies[i] for i in range(1, n + 1) if replies[i].code == ResponseCode.SYSTEM_BUSY]
+        assert busy, "no send was refused although the wait limit is 1 ms"
+        assert set(codes) <= {ResponseCode.SUCCESS, ResponseCode.SYSTEM_BUSY}
+        assert busy[0].remark.startswith("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period")
+        ok = [f"m{i - 1}".encode() for i in range(1, n + 1) if replies[i].code == ResponseCode.SUCCESS]
+        client = RemotingClient()
+        try:
+            stored = []
+            offset = 0
+            while True:
+                r = await pull(client, broker.addr, "G", "Busy", 0, offset, suspend_ms=0, max_msgs=32)
+                if r.code != ResponseCode.SUCCESS:
+                    break
+                got = messages(r)
+                stored += [m.body for m in got]
+                offset = got[-1].queue_offset + 1
+        finally:
+            await client.close()
+        assert stored == ok
