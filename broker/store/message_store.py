@@ -67,7 +67,13 @@ _MAX_SCAN_UNITS = 16000 // UNIT_SIZE
 
 
 class MessageStore:
-    def __init__(self, config: StoreConfig, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: StoreConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        free_space: Callable[[], int] | None = None,
+    ) -> None:
         self._clock = clock
         self.commitlog = CommitLog(config.commit_log_dir, config.mapped_file_size_commit_log)
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
@@ -85,6 +91,7 @@ class MessageStore:
             clock,
             store_host=config.store_host,
             max_message_size=config.max_message_size,
+            free_space=free_space,
         )
         self._config = config
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
@@ -121,9 +128,16 @@ class MessageStore:
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, config: StoreConfig, *, clock: Callable[[], float] = time.time) -> MessageStore:
-        """Lock the directory, load every file and recover. Synchronous; call ``start()`` on the loop after."""
-        store = cls(config, clock=clock)
+    def open(
+        cls,
+        config: StoreConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        free_space: Callable[[], int] | None = None,
+    ) -> MessageStore:
+        """Lock the directory, load every file and recover. Synchronous; call ``start()`` on the loop after.
+        ``free_space`` (bytes free on the commit log's volume) is probed to resume puts after a full disk."""
+        store = cls(config, clock=clock, free_space=free_space)
         try:
             store._load()
         except BaseException:
@@ -332,18 +346,24 @@ class MessageStore:
         longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``."""
         if self._closed:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
-        res = self._appender.append_one(
-            topic,
-            queue_id,
-            flag,
-            sys_flag,
-            born_timestamp,
-            born_host,
-            body,
-            properties,
-            reconsume_times,
-            prepared_transaction_offset,
-        )
+        appender = self._appender
+        if appender.disk_full and (refused := appender.refuse_for_disk()) is not None:
+            return refused
+        try:
+            res = appender.append_one(
+                topic,
+                queue_id,
+                flag,
+                sys_flag,
+                born_timestamp,
+                born_host,
+                body,
+                properties,
+                reconsume_times,
+                prepared_transaction_offset,
+            )
+        except OSError as exc:  # creating the next segment failed
+            return appender.write_failed(exc)
         gc = self._group_commit
         if gc is not None and wait and res.status is PutMessageStatus.PUT_OK:
             it = res.items[0]
@@ -367,7 +387,13 @@ class MessageStore:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
         if self._closed:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
-        res = self._appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+        appender = self._appender
+        if appender.disk_full and (refused := appender.refuse_for_disk()) is not None:
+            return refused
+        try:
+            res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+        except OSError as exc:  # creating the next segment failed
+            return appender.write_failed(exc)
         return await self._after_append(res, wait)
 
     async def _after_append(self, res: PutMessageResult, wait: bool) -> PutMessageResult:

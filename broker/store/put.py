@@ -7,6 +7,11 @@ a record is encoded. Each record is therefore packed exactly once, with its fina
 joined into one ``bytes`` per append — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
 parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
 
+A full disk (ENOSPC or EDQUOT from a write or from creating a segment) makes the store refuse puts with
+SERVICE_NOT_AVAILABLE, as J's DISK_FULL running flag does, until a probe of the volume's free space (at most once a
+second of the store clock, on the next put) finds ``DISK_SPACE_TO_RESUME`` bytes again; a write that failed leaves the file's write
+position where it was, so the next append overwrites whatever part of it reached the file. Reads are unaffected.
+
 Limits, with RocketMQ's statuses: a body over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
 properties over 32767 bytes → PROPERTIES_SIZE_EXCEEDED; a record (or batch) larger than a commit-log file (less the
 8-byte blank) → MESSAGE_ILLEGAL. Store timestamps never go backwards, even if the clock does, so the by-time search
@@ -15,7 +20,9 @@ of a queue stays a binary search.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -60,6 +67,16 @@ _crc32 = zlib.crc32
 
 Host = str | tuple[str, int]
 
+DISK_SPACE_TO_RESUME: Final = 64 * 1024 * 1024
+_DISK_FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+DISK_FULL_REMARK: Final = "disk full: the commit log's volume has no space left; puts resume once space is freed"
+
+
+def free_bytes(path: str) -> int:
+    """Bytes available to this process on the volume holding ``path``."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
 
 def split_host(host: Host) -> tuple[str, int]:
     """``("ip", port)`` from a tuple or an ``"ip:port"`` / ``"[v6]:port"`` string."""
@@ -92,8 +109,12 @@ class Appender:
         *,
         store_host: tuple[str, int],
         max_message_size: int,
+        free_space: Callable[[], int] | None = None,
     ) -> None:
         self.commitlog = commitlog
+        self.disk_full = False
+        self._free_space = free_space or (lambda: free_bytes(commitlog.queue.dir))
+        self._next_probe = 0.0
         self.dispatcher = dispatcher
         self.queue_offsets = queue_offsets
         self._clock = clock
@@ -132,6 +153,32 @@ class Appender:
             self._born[host] = block
         return block
 
+    def write_failed(self, exc: OSError) -> PutMessageResult:
+        """The answer to an append whose write (or segment creation) raised; a full disk stops puts."""
+        if exc.errno in _DISK_FULL_ERRNOS:
+            if not self.disk_full:
+                _log.error("commit log volume is full, refusing puts until space is freed: %s", exc)
+            self.disk_full = True
+            self._next_probe = self._clock() + 1.0
+            return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK)
+        _log.error("commit log append failed: %s", exc)
+        return _fail(PutMessageStatus.UNKNOWN_ERROR, f"commit log append failed: {exc}")
+
+    def refuse_for_disk(self) -> PutMessageResult | None:
+        """While the disk is full: SERVICE_NOT_AVAILABLE, unless a probe (at most once a second) finds space."""
+        now = self._clock()
+        if now >= self._next_probe or now < self._next_probe - 2.0:  # the wall clock may step back
+            self._next_probe = now + 1.0
+            try:
+                free = self._free_space()
+            except OSError:
+                free = 0
+            if free >= DISK_SPACE_TO_RESUME:
+                _log.warning("commit log volume has %d bytes free again, accepting puts", free)
+                self.disk_full = False
+                return None
+        return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK)
+
     def _now(self) -> int:
         now = int(self._clock() * 1000)
         if now < self.last_store_ts:
@@ -158,8 +205,7 @@ class Appender:
         try:
             mf.write(data)
         except OSError as exc:
-            _log.error("commit log append failed: %s", exc)
-            return _fail(PutMessageStatus.UNKNOWN_ERROR, f"commit log append failed: {exc}")
+            return self.write_failed(exc)
         step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
         if dispatch:
             self.queue_offsets[(topic, queue_id)] = qoff0 + len(sizes)
