@@ -19,7 +19,9 @@ body larger than maxMessageSize                         MESSAGE_ILLEGAL   the me
 batch to a %RETRY% topic / batch with a delay level     MESSAGE_ILLEGAL   J's remarks
 ======================================================= ================= =============================================
 
-A negative queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
+A batch is a SEND_BATCH_MESSAGE or any send whose header says ``batch=true``: J's SendMessageProcessor decides by
+the header flag, and the C++ client 1.2 sends its batches as SEND_MESSAGE (10) with ``batch=true``. A negative
+queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
 min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
 property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
 The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
@@ -112,10 +114,12 @@ class SendHandlers:
         }
 
     async def send_v1(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        return await self._send(ctx, cmd, decode_header(SendMessageRequestHeader, cmd))
+        h = decode_header(SendMessageRequestHeader, cmd)
+        return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_v2(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        return await self._send(ctx, cmd, decode_header(SendMessageRequestHeaderV2, cmd).to_v1())
+        h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+        return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_batch(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         if "b" in cmd.ext_fields or "a" in cmd.ext_fields:

@@ -144,6 +144,27 @@ async def test_batch_send(tmp_path: Path, client: RemotingClient) -> None:
         assert [m.properties["UNIQ_KEY"] for m in got] == [f"U{i}" for i in range(5)]
 
 
+async def test_send_message_with_batch_true_is_a_batch_as_the_cpp_client_sends_it(
+    tmp_path: Path, client: RemotingClient
+) -> None:
+    """librocketmq 1.2 sends batches as SEND_MESSAGE (10) with header ``batch=true``; J decides by that flag."""
+    async with run_broker(None, tmp_path) as broker:
+        body = batch_body([(f"c{i}".encode(), {"TAGS": "TagC", "KEYS": f"ck{i}"}) for i in range(3)])
+        cmd = send_cmd("CppBatch", body, queue_id=2)
+        cmd.ext_fields["batch"] = "true"
+        cmd.ext_fields["properties"] = ""
+        resp = await client.invoke(broker.addr, cmd)
+        assert resp.code == ResponseCode.SUCCESS, resp.remark
+        assert len(resp.ext_fields["msgId"].split(",")) == 3
+        got = messages(await pull(client, broker.addr, "G", "CppBatch", 2, 0))
+        assert [(m.body, m.tags, m.keys) for m in got] == [(f"c{i}".encode(), "TagC", [f"ck{i}"]) for i in range(3)]
+        # and without the flag the same bytes are one opaque message, as J stores them
+        plain = send_cmd("CppBatch", body, queue_id=3)
+        assert (await client.invoke(broker.addr, plain)).code == ResponseCode.SUCCESS
+        one = messages(await pull(client, broker.addr, "G", "CppBatch", 3, 0))
+        assert [m.body for m in one] == [body]
+
+
 async def test_sync_flush_send(tmp_path: Path, client: RemotingClient) -> None:
     async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, flushDiskType="SYNC_FLUSH") as broker:
         for i in range(3):
