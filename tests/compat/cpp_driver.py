@@ -13,6 +13,10 @@ librocketmq is not fork-safe and can crash its host process, so compat tests run
         RECONSUME_LATER); --orderly registers an orderly listener.
         --broadcast puts the consumer in BROADCASTING mode (offsets kept by the client, every consumer gets all).
     produce --mode orderly sends with send_orderly, sharding key = seq % 4 (property "shard").
+    produce --mode batch sends with send_batch, ten messages per batch.
+    produce --delay L sets delay level L on every message; --body-size N pads each body to N bytes (the C++ producer
+        compresses bodies over 4 KiB). Message lines carry body_len and body_sha (sha256, 16 hex) and only carry the
+        body itself when it is under 200 bytes.
     pull --namesrv ADDR --topic T --group G [--expr '*']
         the wheel's PullConsumer: one pass over every queue of T from offset 0 until each says no new message;
         prints {"event":"msg",...} per message and {"event":"done","count":N}.
@@ -21,6 +25,7 @@ librocketmq is not fork-safe and can crash its host process, so compat tests run
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import signal
 import sys
@@ -46,6 +51,11 @@ def text(value: Any) -> Any:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
+def make_body(prefix: str, i: int, size: int) -> bytes:
+    head = f"{prefix}-body-{i}".encode()
+    return head + b"." * (size - len(head)) if size > len(head) else head
+
+
 def produce(args: argparse.Namespace) -> int:
     from rocketmq.client import Message, Producer
 
@@ -68,6 +78,7 @@ def produce(args: argparse.Namespace) -> int:
         emit(event="error", error=str(exc)[:300])
         pending.release()
 
+    batch: list[Any] = []
     try:
         for i in range(args.count):
             msg = Message(args.topic)
@@ -76,8 +87,17 @@ def produce(args: argparse.Namespace) -> int:
             msg.set_property("seq", str(i))
             msg.set_property("origin", "cpp")
             msg.set_property("shard", str(i % 4))
-            msg.set_body(f"{args.prefix}-body-{i}".encode())
-            if args.mode == "sync":
+            msg.set_body(make_body(args.prefix, i, args.body_size))
+            if args.delay:
+                msg.set_delay_time_level(args.delay)
+            if args.mode == "batch":
+                batch.append(msg)
+                if len(batch) == 10 or i == args.count - 1:
+                    res = producer.send_batch(batch)
+                    ok += len(batch)
+                    emit(event="sent", seq=i, status=int(res.status), msg_id=res.msg_id, offset=res.offset)
+                    batch = []
+            elif args.mode == "sync":
                 for attempt in range(3):
                     try:
                         res = producer.send_sync(msg)
@@ -110,11 +130,16 @@ def produce(args: argparse.Namespace) -> int:
 
 
 def message_fields(msg: Any) -> dict[str, Any]:
+    raw = msg.body if isinstance(msg.body, bytes) else str(msg.body).encode()
     return {
         "topic": text(msg.topic),
         "tags": text(msg.tags),
         "keys": text(msg.keys),
-        "body": text(msg.body),
+        "body": text(raw) if len(raw) < 200 else None,
+        "body_len": len(raw),
+        "body_sha": hashlib.sha256(raw).hexdigest()[:16],
+        "born_ts": msg.born_timestamp,
+        "store_ts": msg.store_timestamp,
         "id": text(msg.id),
         "queue_id": msg.queue_id,
         "offset": msg.queue_offset,
@@ -184,8 +209,10 @@ def main() -> int:
     pp.add_argument("--topic", required=True)
     pp.add_argument("--group", default="PID_compat")
     pp.add_argument("--count", type=int, default=10)
-    pp.add_argument("--mode", choices=("sync", "async", "oneway", "orderly"), default="sync")
+    pp.add_argument("--mode", choices=("sync", "async", "oneway", "orderly", "batch"), default="sync")
     pp.add_argument("--prefix", default="m")
+    pp.add_argument("--delay", type=int, default=0)
+    pp.add_argument("--body-size", type=int, default=0)
     pc = sub.add_parser("consume")
     pc.add_argument("--namesrv", required=True)
     pc.add_argument("--topic", required=True)

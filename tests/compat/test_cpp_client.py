@@ -131,7 +131,7 @@ def driver(servers: Servers, *args: str, name: str) -> Proc:
     return Proc([sys.executable, str(DRIVER), *args, "--namesrv", servers.ns_addr], servers.tmp / f"{name}.log")
 
 
-def produce(servers: Servers, topic: str, mode: str, prefix: str, count: int = N) -> dict[str, Any]:
+def produce(servers: Servers, topic: str, mode: str, prefix: str, count: int = N, *extra: str) -> dict[str, Any]:
     p = driver(
         servers,
         "produce",
@@ -143,6 +143,7 @@ def produce(servers: Servers, topic: str, mode: str, prefix: str, count: int = N
         prefix,
         "--count",
         str(count),
+        *extra,
         name=f"produce-{topic}-{prefix}",
     )
     try:

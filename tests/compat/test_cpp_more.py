@@ -1,0 +1,121 @@
+"""More of the official C++ client against our servers: batch sends, delay levels, bodies the C++ producer
+compresses (read back by the C++ consumer and by ours), and a push consumer with a tag expression."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterator
+
+import pytest
+
+from client import ConsumeResult, PushConsumer
+from protocol.message import MessageExt
+from tests.compat.cpp_driver import make_body
+from tests.compat.test_cpp_client import Consumer, Servers, expected, produce, start_servers, wait_total
+from tests.compat.test_cpp_part2 import FAST_LEVELS
+
+pytestmark = pytest.mark.compat
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    with start_servers(tmp_path_factory.mktemp("compat_more"), FAST_LEVELS) as s:
+        yield s
+
+
+def sha(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:16]
+
+
+def test_send_batch_reaches_the_push_consumer_whole(servers: Servers) -> None:
+    n = 45  # four batches of ten and one of five
+    done = produce(servers, "CompatBatch", "batch", "bt", n)
+    assert done["ok"] == n and done["failed"] == 0, done
+    c = Consumer(servers, "CompatBatch", "CID_batch", "batch")
+    try:
+        wait_total([c], n, 90)
+    finally:
+        c.stop()
+    got = {m["keys"]: m for m in c.msgs}
+    for i in range(n):
+        want = expected("bt", i)
+        m = got[want["keys"]]
+        assert (m["body"], m["tags"], m["props"], m["topic"]) == (
+            want["body"],
+            want["tags"],
+            want["props"],
+            "CompatBatch",
+        )
+    # a batch goes to one queue, its messages at consecutive offsets
+    by_queue: dict[int, list[int]] = {}
+    for m in c.msgs:
+        by_queue.setdefault(m["queue_id"], []).append(m["offset"])
+    for offsets in by_queue.values():
+        assert sorted(offsets) == list(range(min(offsets), min(offsets) + len(offsets)))
+
+
+def test_a_delay_level_holds_the_message_back_then_delivers_it_to_its_topic(servers: Servers) -> None:
+    c = Consumer(servers, "CompatDelay", "CID_delay", "delay")
+    try:
+        done = produce(servers, "CompatDelay", "sync", "dl", 6, "--delay", "3")
+        assert done["ok"] == 6, done
+        wait_total([c], 6, 90)
+    finally:
+        c.stop()
+    for m in c.msgs:
+        assert m["topic"] == "CompatDelay" and m["body"].startswith("dl-body-")
+        # every level is 1 s on this broker: re-stored from SCHEDULE_TOPIC_XXXX no earlier than that
+        assert m["store_ts"] - m["born_ts"] >= 1000, m
+
+
+def test_bodies_the_cpp_producer_compresses_come_back_intact_to_both_consumers(servers: Servers) -> None:
+    n, size = 8, 64 * 1024  # over compressMsgBodyOverHowmuch (4 KiB)
+    done = produce(servers, "CompatBig", "sync", "big", n, "--body-size", str(size))
+    assert done["ok"] == n, done
+    c = Consumer(servers, "CompatBig", "CID_big_cpp", "big")
+    try:
+        wait_total([c], n, 90)
+    finally:
+        c.stop()
+    want = {f"big-key-{i}": sha(make_body("big", i, size)) for i in range(n)}
+    assert {m["keys"]: m["body_sha"] for m in c.msgs} == want
+    assert all(m["body_len"] == size for m in c.msgs)
+    ours = asyncio.run(consume_ours(servers.ns_addr, "CompatBig", n))
+    assert {k: sha(m.body) for k, m in ours.items()} == want
+
+
+async def consume_ours(ns: str, topic: str, n: int) -> dict[str, MessageExt]:
+    got: dict[str, MessageExt] = {}
+    done = asyncio.Event()
+
+    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
+        for m in msgs:
+            got[m.keys[0]] = m
+        if len(got) >= n:
+            done.set()
+        return ConsumeResult.SUCCESS
+
+    consumer = PushConsumer("CID_big_py", namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
+    consumer.subscribe(topic, "*", on_msgs)
+    async with consumer:
+        await asyncio.wait_for(done.wait(), 60)
+    return got
+
+
+def test_a_tag_expression_delivers_only_those_tags(servers: Servers) -> None:
+    n, markers = 30, 8  # TagA, TagB, TagC in turn
+    assert produce(servers, "CompatTags", "sync", "tg", n)["ok"] == n
+    c = Consumer(servers, "CompatTags", "CID_tags", "tags", "--expr", "TagA || TagC")
+    try:
+        wait_total([c], 20, 90)
+        # markers after everything, on every queue: once they are in, any TagB let through would be in too
+        assert produce(servers, "CompatTags", "sync", "tz", markers)["ok"] == markers
+        wait_total([c], 20 + sum(1 for i in range(markers) if i % 3 != 1), 90)
+        c.drain()
+    finally:
+        c.stop()
+    keys = [m["keys"] for m in c.msgs]
+    want = {f"tg-key-{i}" for i in range(n) if i % 3 != 1} | {f"tz-key-{i}" for i in range(markers) if i % 3 != 1}
+    assert set(keys) == want
+    assert {m["tags"] for m in c.msgs} == {"TagA", "TagC"}
