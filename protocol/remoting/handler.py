@@ -43,6 +43,10 @@ class Channel(Protocol):
     @property
     def is_closed(self) -> bool: ...
 
+    @property
+    def in_flight(self) -> int:
+        """Requests from the peer whose handler has not finished."""
+
     async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
         """Send a request to the peer and await its reply (raises RequestTimeoutError/ConnectionClosedError)."""
 
