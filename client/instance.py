@@ -9,7 +9,8 @@
   TOPIC_NOT_EXIST or another route error); heartbeats every ``heartbeat_broker_interval`` (30 s) to every broker
   in the routes of the topics its members use. A route that changed makes the consumers of the topic rebalance.
 * Requests from brokers (NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_RUNNING_INFO,
-  GET_CONSUMER_STATUS_FROM_CLIENT, CHECK_TRANSACTION_STATE) go to the member registered for the group.
+  GET_CONSUMER_STATUS_FROM_CLIENT, CONSUME_MESSAGE_DIRECTLY, CHECK_TRANSACTION_STATE) go to the member registered
+  for the group. CONSUME_MESSAGE_DIRECTLY is answered only by push consumers (``DirectConsumer``), as in J.
 
 Sharing is explicit: pass one instance to several clients (``Producer(..., instance=inst)``) and they share its
 connections and timers; the instance stops when the last of them closes.
@@ -22,12 +23,13 @@ import os
 import socket
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from client._aio import cancel_and_wait
 from client._log import get_logger
 from client.api import ClientAPI
 from client.config import ClientConfig
+from client.consumer.direct import DirectConsumeResult
 from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
 from client.route import TopicRoute
@@ -42,9 +44,9 @@ from protocol.headers import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, decode_records
+from protocol.message import MessageExt, PropertyKey, RecordError, decode_record, decode_records
 from protocol.remoting.client import RemotingClient
-from protocol.remoting.handler import Channel, HandlerRegistry, RequestContext
+from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
 
 _log = get_logger("rocketq.client")
 
@@ -75,6 +77,14 @@ class ConsumerMember(Protocol):
 
     def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
         """The consumed offsets of the owned queues of ``topic`` (GET_CONSUMER_STATUS_FROM_CLIENT)."""
+
+
+@runtime_checkable
+class DirectConsumer(Protocol):
+    """A consumer that can run its listener on one given message (push consumers; J checks ``instanceof
+    DefaultMQPushConsumerImpl``)."""
+
+    async def consume_message_directly(self, msg: MessageExt) -> DirectConsumeResult: ...
 
 
 def local_ip() -> str:
@@ -130,6 +140,7 @@ class ClientInstance:
         registry.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self._on_running_info)
         registry.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction)
         registry.register(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, self._on_consumer_status)
+        registry.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self._on_consume_directly)
         self.remoting = RemotingClient(
             registry, connect_timeout=self.config.connect_timeout, on_connection_closed=self._on_connection_closed
         )
@@ -393,6 +404,31 @@ class ClientInstance:
         consumer = self.consumers.get(h.group)
         table = consumer.consumer_status(h.topic) if consumer is not None else {}
         return cmd.make_response(body=ClientAPI.encode_consumer_status(table))
+
+    async def _on_consume_directly(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+        """Ext fields consumerGroup (required), clientId, msgId, brokerName; the body is one stored record (the
+        first is used, as J's ``MessageDecoder.decode`` does)."""
+        group = cmd.ext_fields.get("consumerGroup")
+        if group is None:
+            raise MissingFieldError("consumerGroup")
+        try:
+            msg, _end = decode_record(cmd.body, decompress=True)
+        except RecordError as exc:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"the message record does not decode: {exc}") from None
+        consumer = self.consumers.get(group)
+        if not isinstance(consumer, DirectConsumer):
+            return cmd.make_response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer"
+            )
+        _log.info(
+            "consume message directly",
+            group=group,
+            msg_id=cmd.ext_fields.get("msgId"),
+            broker_name=cmd.ext_fields.get("brokerName"),
+            broker=ctx.conn.peer,
+        )
+        result = await consumer.consume_message_directly(msg)
+        return cmd.make_response(body=result.encode())
 
     async def _on_check_transaction(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
         h = CheckTransactionStateRequestHeader.from_ext_fields(cmd.ext_fields)

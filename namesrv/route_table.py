@@ -8,6 +8,9 @@ This module owns what J keeps in ``RouteInfoManager`` (4.9.7) and answers every 
 * ``live``: broker address → ``_Live`` (last update time, topic-config DataVersion, channel id, HA address).
 * ``filter_servers``: broker address → filter server addresses (kept for protocol compatibility).
 
+Besides routes it lists topics: all, by cluster, the "system" ones (cluster and broker names) and, by the
+topicSysFlag bits UNIT (0x1) and UNIT_SUB (0x2) of the QueueData, the unit topic lists.
+
 Invariants, kept by every mutation (all run on the event loop, so no locks):
 
 * Every address in ``brokers`` has a ``live`` entry; dropping an address (unregister, expiry, channel close) removes
@@ -32,6 +35,8 @@ PERM_INHERIT = 1
 PERM_WRITE = 1 << 1
 PERM_READ = 1 << 2
 MASTER_ID = 0
+TOPIC_FLAG_UNIT = 1  # J TopicSysFlag.FLAG_UNIT
+TOPIC_FLAG_UNIT_SUB = 1 << 1  # J TopicSysFlag.FLAG_UNIT_SUB
 
 
 def monotonic_ms() -> int:
@@ -91,6 +96,15 @@ class TopicRoute:
 class ClusterInfo:
     broker_addr_table: dict[str, BrokerData]
     cluster_addr_table: dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class SystemTopics:
+    """GET_SYSTEM_TOPIC_LIST_FROM_NS: the topics named after clusters and broker names (every broker creates one
+    per name for itself, so they are not user topics) and one broker address to ask for the rest."""
+
+    topics: list[str]
+    broker_addr: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +281,37 @@ class RouteTable:
     def topics_by_cluster(self, cluster: str) -> list[str]:
         names = self._clusters.get(cluster, set())
         return sorted(t for t, queues in self._topics.items() if names.intersection(queues))
+
+    def system_topics(self) -> SystemTopics:
+        """J ``getSystemTopicList``: every cluster name and broker name, and the address of the first broker group
+        (by name) at its lowest id, i.e. its master when the master is registered."""
+        topics = set(self._clusters)
+        for names in self._clusters.values():
+            topics |= names
+        addr = None
+        for name in sorted(self._brokers):
+            addrs = self._brokers[name].addrs
+            if addrs:
+                addr = addrs[min(addrs)]
+                break
+        return SystemTopics(sorted(topics), addr)
+
+    def unit_topics(self) -> list[str]:
+        """J ``getUnitTopics``: topics with the UNIT flag."""
+        return self._topics_by_flag(lambda flag: bool(flag & TOPIC_FLAG_UNIT))
+
+    def unit_sub_topics(self) -> list[str]:
+        """J ``getHasUnitSubTopicList``: topics with the UNIT_SUB flag."""
+        return self._topics_by_flag(lambda flag: bool(flag & TOPIC_FLAG_UNIT_SUB))
+
+    def unit_sub_non_unit_topics(self) -> list[str]:
+        """J ``getHasUnitSubUnUnitTopicList``: topics with UNIT_SUB but not UNIT."""
+        return self._topics_by_flag(lambda flag: flag & (TOPIC_FLAG_UNIT | TOPIC_FLAG_UNIT_SUB) == TOPIC_FLAG_UNIT_SUB)
+
+    def _topics_by_flag(self, pick: Callable[[int], bool]) -> list[str]:
+        """Topics whose topicSysFlag satisfies ``pick``. Like J, one QueueData decides per topic; J takes whichever
+        its HashMap yields first, we take the first broker name's so the answer is stable."""
+        return sorted(t for t, queues in self._topics.items() if queues and pick(queues[min(queues)].topic_sys_flag))
 
     # -- admin -----------------------------------------------------------------------------------------------
 

@@ -267,8 +267,11 @@ def encode_cluster_info(info: ClusterInfo) -> bytes:
     ).encode()
 
 
-def encode_topic_list(topics: list[str]) -> bytes:
-    return _dumps({"topicList": topics}).encode()
+def encode_topic_list(topics: list[str], broker_addr: str | None = None) -> bytes:
+    """TopicList as fastjson writes it: ``{"brokerAddr":...,"topicList":[...]}``, brokerAddr left out when null."""
+    doc: dict[str, Any] = {} if broker_addr is None else {"brokerAddr": broker_addr}
+    doc["topicList"] = topics
+    return _dumps(doc).encode()
 
 
 def encode_kv_table(table: dict[str, str]) -> bytes:

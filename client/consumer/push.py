@@ -14,7 +14,8 @@ queue and keep offsets in a local file. Where a queue with no committed offset s
 (LAST_OFFSET: the end — retry topics from 0; FIRST_OFFSET; TIMESTAMP: ``consume_timestamp``).
 
 The broker's requests are answered through the client instance: NOTIFY_CONSUMER_IDS_CHANGED (rebalance at once),
-RESET_CONSUMER_CLIENT_OFFSET (restart the queues at the given offsets) and GET_CONSUMER_RUNNING_INFO.
+RESET_CONSUMER_CLIENT_OFFSET (restart the queues at the given offsets), GET_CONSUMER_RUNNING_INFO and
+CONSUME_MESSAGE_DIRECTLY (the listener once on a given message, ``direct.py``).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
 from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
+from client.consumer.direct import DirectConsumeResult, consume_directly
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.process_queue import ProcessQueue
-from client.consumer.pulling import RETRY_PREFIX, parse_tags, pull_once
+from client.consumer.pulling import RETRY_PREFIX, parse_tags, pull_once, restore_retry_topic
 from client.consumer.rebalance import Rebalancer
 from client.errors import MQClientError
 from client.instance import ClientInstance
@@ -486,15 +488,19 @@ class PushConsumer:
         assert listener is not None
         return listener
 
-    async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
+    async def _call_listener(self, msgs: list[MessageExt]) -> object:
+        """The listener's raw answer for ``msgs``; raises what the listener raised."""
         listener = self._listener_for(msgs)
+        if _is_async(listener):
+            return await listener(msgs)  # type: ignore[misc]
+        result = await asyncio.get_running_loop().run_in_executor(self._listener_pool(), listener, msgs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
         try:
-            if _is_async(listener):
-                result = await listener(msgs)  # type: ignore[misc]
-            else:
-                result = await asyncio.get_running_loop().run_in_executor(self._listener_pool(), listener, msgs)
-                if inspect.isawaitable(result):
-                    result = await result
+            result = await self._call_listener(msgs)
         except Exception as exc:
             _log.warning("listener raised; the messages will be retried", group=self.group, error=repr(exc))
             return ConsumeResult.RECONSUME_LATER
@@ -508,6 +514,12 @@ class PushConsumer:
         except ValueError:
             _log.warning("listener returned an unknown result; treated as RECONSUME_LATER", result=repr(result))
             return ConsumeResult.RECONSUME_LATER
+
+    async def consume_message_directly(self, msg: MessageExt) -> DirectConsumeResult:
+        """CONSUME_MESSAGE_DIRECTLY: the listener once on ``msg`` (its original topic restored if it came through
+        ``%RETRY%<group>``), outside the process queues: no offset moves and a failure is not sent back."""
+        restore_retry_topic(msg, self.group)
+        return await consume_directly(self._call_listener, msg, orderly=self.config.orderly)
 
     def _listener_pool(self) -> ThreadPoolExecutor:
         """Plain-function listeners run here: ``consume_thread_max`` threads of their own, so a slow listener

@@ -1,5 +1,10 @@
-"""Route queries and route admin: GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_LIST_FROM_NAMESERVER,
-GET_TOPICS_BY_CLUSTER, DELETE_TOPIC_IN_NAMESRV, WIPE_WRITE_PERM_OF_BROKER and ADD_WRITE_PERM_OF_BROKER.
+"""Route queries and route admin: GET_ROUTEINFO_BY_TOPIC, GET_BROKER_CLUSTER_INFO, the topic lists
+(GET_ALL_TOPIC_LIST_FROM_NAMESERVER, GET_TOPICS_BY_CLUSTER, GET_SYSTEM_TOPIC_LIST_FROM_NS, GET_UNIT_TOPIC_LIST,
+GET_HAS_UNIT_SUB_TOPIC_LIST, GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST), DELETE_TOPIC_IN_NAMESRV, WIPE_WRITE_PERM_OF_BROKER
+and ADD_WRITE_PERM_OF_BROKER.
+
+Every topic list is a TopicList body; only the system list carries ``brokerAddr`` (one broker to ask for the
+broker-side system topics, as J's ``getSystemTopicList`` does).
 
 Routes are always standard JSON with quoted broker-id keys, whatever the client's version or
 ``acceptStandardJsonOnly`` says (see ``namesrv.wire``). ``orderTopicConf`` is filled from the ORDER_TOPIC_CONFIG KV
@@ -33,6 +38,10 @@ class RouteHandlers:
             RequestCode.GET_BROKER_CLUSTER_INFO: self.get_cluster_info,
             RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER: self.get_all_topics,
             RequestCode.GET_TOPICS_BY_CLUSTER: self.get_topics_by_cluster,
+            RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS: self.get_system_topics,
+            RequestCode.GET_UNIT_TOPIC_LIST: self.get_unit_topics,
+            RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self.get_unit_sub_topics,
+            RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self.get_unit_sub_non_unit_topics,
             RequestCode.DELETE_TOPIC_IN_NAMESRV: self.delete_topic,
             RequestCode.WIPE_WRITE_PERM_OF_BROKER: self.wipe_write_perm,
             RequestCode.ADD_WRITE_PERM_OF_BROKER: self.add_write_perm,
@@ -59,6 +68,19 @@ class RouteHandlers:
     async def get_topics_by_cluster(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         (cluster,) = require(cmd, "cluster")
         return cmd.make_response(body=encode_topic_list(self._routes.topics_by_cluster(cluster)))
+
+    async def get_system_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        system = self._routes.system_topics()
+        return cmd.make_response(body=encode_topic_list(system.topics, system.broker_addr))
+
+    async def get_unit_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.make_response(body=encode_topic_list(self._routes.unit_topics()))
+
+    async def get_unit_sub_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.make_response(body=encode_topic_list(self._routes.unit_sub_topics()))
+
+    async def get_unit_sub_non_unit_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.make_response(body=encode_topic_list(self._routes.unit_sub_non_unit_topics()))
 
     async def delete_topic(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         (topic,) = require(cmd, "topic")

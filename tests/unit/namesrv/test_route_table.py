@@ -104,6 +104,26 @@ def test_cluster_info_and_topic_lists(table: RouteTable) -> None:
     assert table.topics_by_cluster("unknown") == []
 
 
+def test_system_topics_and_unit_lists(table: RouteTable, clock: FakeClock) -> None:
+    system = table.system_topics()
+    assert (system.topics, system.broker_addr) == (["broker-a", "broker-b", "c1", "c2"], A_MASTER)
+    assert table.unit_topics() == table.unit_sub_topics() == table.unit_sub_non_unit_topics() == []
+    empty = RouteTable(clock).system_topics()
+    assert (empty.topics, empty.broker_addr) == ([], None)
+
+    def flagged(name: str, flag: int) -> TopicConfig:
+        return TopicConfig(name, 1, 1, topic_sys_flag=flag)
+
+    a = {t.topic_name: t for t in (flagged("U", 1), flagged("S", 2), flagged("US", 3), flagged("Mixed", 0))}
+    b = {t.topic_name: t for t in (flagged("Mixed", 1), flagged("BS", 2))}
+    table.register("c1", A_MASTER, "broker-a", 0, "ha", DataVersion(2, 2), a)
+    table.register("c2", B_MASTER, "broker-b", 0, "ha", DataVersion(2, 2), b)
+    # one QueueData decides per topic: the first broker name's (broker-a says Mixed is not a unit topic)
+    assert table.unit_topics() == ["U", "US"]
+    assert table.unit_sub_topics() == ["BS", "S", "US"]
+    assert table.unit_sub_non_unit_topics() == ["BS", "S"]
+
+
 def test_unregister_slave_then_master_removes_everything_of_the_name(table: RouteTable) -> None:
     assert table.unregister("c1", A_SLAVE, "broker-a", 1)
     route = table.route("T1")
