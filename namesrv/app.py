@@ -84,7 +84,13 @@ class NamesrvApp:
             raise RuntimeError("name server already started")
         cfg = self.config
         kv = KvConfig.load(Path(cfg.kv_config_path).expanduser())
-        server = RemotingServer(self._registry(kv), cfg.listen_address, cfg.listen_port, name="namesrv")
+        server = RemotingServer(
+            self._registry(kv),
+            cfg.listen_address,
+            cfg.listen_port,
+            name="namesrv",
+            idle_timeout_s=cfg.server_channel_max_idle_time_seconds,
+        )
         await server.start()
         self._kv, self._server, self._port = kv, server, server.port
         self._housekeeping.start()

@@ -16,6 +16,8 @@ brokerChannelExpiredTime     120000 (ms)               a broker silent this long
                                                        constant ``BROKER_CHANNEL_EXPIRED_TIME``; this key is our
                                                        extension so tests and operators can shorten it
 orderMessageEnable           false                     put ``orderTopicConf`` (KV ORDER_TOPIC_CONFIG) in routes
+serverChannelMaxIdleTimeSeconds  120                   close a connection idle this long (0 = never); J
+                                                       NettyServerConfig
 clusterTest                  false                     accepted for compatibility; no effect
 productEnvName               center                    accepted for compatibility; no effect
 rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
@@ -52,6 +54,7 @@ class NamesrvConfig(BaseModel):
     config_store_path: str = Field(default_factory=lambda: _home_path("namesrv", "namesrv.properties"))
     scan_not_active_broker_interval: int = Field(10_000, gt=0)
     broker_channel_expired_time: int = Field(120_000, gt=0)
+    server_channel_max_idle_time_seconds: int = Field(120, ge=0)
     order_message_enable: bool = False
     cluster_test: bool = False
     product_env_name: str = "center"
@@ -72,6 +75,7 @@ KEYS: dict[str, _Key] = {
     "configStorePath": _Key("config_store_path", str),
     "scanNotActiveBrokerInterval": _Key("scan_not_active_broker_interval", int),
     "brokerChannelExpiredTime": _Key("broker_channel_expired_time", int),
+    "serverChannelMaxIdleTimeSeconds": _Key("server_channel_max_idle_time_seconds", int),
     "orderMessageEnable": _Key("order_message_enable", bool),
     "clusterTest": _Key("cluster_test", bool),
     "productEnvName": _Key("product_env_name", str),

@@ -595,3 +595,12 @@ async def test_cli_serves_and_stops_cleanly_on_signal(tmp_path: Path, sig: signa
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_idle_connections_are_closed_after_server_channel_max_idle_time(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path, serverChannelMaxIdleTimeSeconds=1) as ns:
+        host, port = ns.addr.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        async with asyncio.timeout(10):
+            assert await reader.read() == b""  # closed by the name server, nothing sent
+        writer.close()
