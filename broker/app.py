@@ -166,6 +166,7 @@ class BrokerApp:
             schedule,
             self._set_config,
             self.polling.release_group,
+            lambda: self.addr,
         )
         self.part2.register(registry)
         server = RemotingServer(

@@ -1,7 +1,7 @@
 """Composition of the broker's part-2 request handlers (send-back, locks, queries, offset reset, transactions,
-admin), kept beside ``broker.app`` so the composition root stays short. Like ``BrokerApp`` it holds no business
-logic: it builds the services and handler modules, gives each only its collaborators, registers them, and owns
-the transaction check task's start/stop.
+admin: topics, groups, stats, offsets, queues), kept beside ``broker.app`` so the composition root stays short.
+Like ``BrokerApp`` it holds no business logic: it builds the services and handler modules, gives each only its
+collaborators, registers them, and owns the transaction check task's start/stop.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Callable
 from broker.config import BrokerConfig
 from broker.handlers.admin_broker import BrokerConfigHandlers, RuntimeConfig
 from broker.handlers.admin_group import AdminGroupHandlers
-from broker.handlers.admin_stats import AdminStatsHandlers
+from broker.handlers.admin_offsets import AdminOffsetsHandlers
+from broker.handlers.admin_queue import AdminQueueHandlers
+from broker.handlers.admin_stats import AdminStatsHandlers, ConsumeStatsBuilder
 from broker.handlers.admin_topic import AdminTopicHandlers
 from broker.handlers.lock import LockHandlers
 from broker.handlers.offset_reset import OffsetResetHandlers
@@ -43,6 +45,7 @@ class Part2:
         schedule: ScheduleService,
         on_config: Callable[[BrokerConfig], None],
         release_held_pulls: Callable[[str, str], int],
+        broker_addr: Callable[[], str],
     ) -> None:
         ident, feat = config.identity, config.features
         self.locks = RebalanceLockManager()
@@ -105,6 +108,7 @@ class Part2:
             max_message_size=config.store.max_message_size,
             is_slave=ident.broker_role == "SLAVE",
         )
+        consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
         self._tables = [
             self.send_back.table(),
             LockHandlers(self.locks).table(),
@@ -115,7 +119,19 @@ class Part2:
             self.transaction_handlers.table(),
             AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
             AdminGroupHandlers(groups, offsets).table(),
-            AdminStatsHandlers(store, topics, offsets, clients, broker_name=ident.broker_name).table(),
+            AdminStatsHandlers(store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name).table(),
+            AdminOffsetsHandlers(
+                store,
+                topics,
+                groups,
+                offsets,
+                clients,
+                schedule,
+                consume_stats,
+                broker_name=ident.broker_name,
+                broker_addr=broker_addr,
+            ).table(),
+            AdminQueueHandlers(store, topics, clients, broker_name=ident.broker_name).table(),
             BrokerConfigHandlers(self.runtime_config).table(),
         ]
 

@@ -150,6 +150,9 @@ class TableWriter:
         self._file.save(self._snapshot())
 
 
-def dumps(obj: Any) -> bytes:
-    """Pretty JSON as J's ``toJson(prettyFormat=true)`` writes these files; keys keep insertion order."""
-    return json.dumps(obj, indent=1, ensure_ascii=False).encode("utf-8")
+def dumps(obj: Any, *, pretty: bool = True) -> bytes:
+    """Pretty JSON as J's ``toJson(prettyFormat=true)`` writes these files, or compact (``pretty=False``) as J's
+    ``encode()`` sends the same tables on the wire; keys keep insertion order."""
+    if pretty:
+        return json.dumps(obj, indent=1, ensure_ascii=False).encode("utf-8")
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

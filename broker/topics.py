@@ -33,6 +33,22 @@ NOT_ALLOWED_SEND: Final = frozenset(
     }
 )
 
+# J TopicValidator.SYSTEM_TOPIC_SET as initialised statically (the broker adds the topics of
+# ``topic_config.system_topics`` to it at start: cluster name, broker name, trace topic, <cluster>_REPLY_TOPIC).
+SYSTEM_TOPIC_SET: Final = frozenset(
+    {
+        AUTO_CREATE_TOPIC,
+        SCHEDULE_TOPIC,
+        BENCHMARK_TOPIC,
+        TRANS_HALF_TOPIC,
+        TRANS_OP_HALF_TOPIC,
+        TRANS_CHECK_MAX_TIME_TOPIC,
+        TRACE_TOPIC,
+        OFFSET_MOVED_EVENT,
+        SELF_TEST_TOPIC,
+    }
+)
+
 # PermName bits.
 PERM_PRIORITY: Final = 0x8
 PERM_READ: Final = 0x4

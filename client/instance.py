@@ -29,11 +29,10 @@ from client._aio import cancel_and_wait
 from client._log import get_logger
 from client.api import ClientAPI
 from client.config import ClientConfig
-from client.consumer.direct import DirectConsumeResult
 from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
 from client.route import TopicRoute
-from protocol.bodies import decode_reset_offset_body
+from protocol.bodies import ConsumeMessageDirectlyResult, decode_reset_offset_body
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -84,7 +83,7 @@ class DirectConsumer(Protocol):
     """A consumer that can run its listener on one given message (push consumers; J checks ``instanceof
     DefaultMQPushConsumerImpl``)."""
 
-    async def consume_message_directly(self, msg: MessageExt) -> DirectConsumeResult: ...
+    async def consume_message_directly(self, msg: MessageExt) -> ConsumeMessageDirectlyResult: ...
 
 
 def local_ip() -> str:

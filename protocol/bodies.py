@@ -66,6 +66,18 @@ form J parses.
 | ConsumeStats                           | GET_CONSUME_STATS reply                      | {consumeTps, offsetTable:{{MQ}:{brokerOffset,     |
 |                                        |                                              |  consumerOffset, lastTimestamp, pullOffset}}}     |
 | properties text                        | GET_BROKER_CONFIG reply, UPDATE_BROKER_CONFIG| ``key=value\\n`` lines (java.util.Properties)      |
+| ConsumeStatsList                       | GET_BROKER_CONSUME_STATS reply               | {brokerAddr, consumeStatsList:[{group:            |
+|                                        |                                              |  [ConsumeStats]}], totalDiff}                     |
+| GroupList                              | QUERY_TOPIC_CONSUME_BY_WHO reply             | {groupList:[group]}                               |
+| QueryConsumeTimeSpanBody               | QUERY_CONSUME_TIME_SPAN reply                | {consumeTimeSpanSet:[{consumeTimeStamp,           |
+|                                        |                                              |  delayTime, maxTimeStamp, messageQueue:MQ,        |
+|                                        |                                              |  minTimeStamp}]}                                  |
+| QueryConsumeQueueResponseBody          | QUERY_CONSUME_QUEUE reply                    | {filterData, maxQueueIndex, minQueueIndex,        |
+|                                        |                                              |  queueData:[{bitMap, eval, extendDataJson, msg,   |
+|                                        |                                              |  physicOffset, physicSize, tagsCode}],            |
+|                                        |                                              |  subscriptionData:SubscriptionData|null}          |
+| ConsumeMessageDirectlyResult           | CONSUME_MESSAGE_DIRECTLY reply (client)      | {autoCommit, consumeResult:CMResult, order,       |
+|                                        |                                              |  remark, spentTimeMills}                          |
 
 A MessageQueue (MQ) is ``{"brokerName":b,"queueId":q,"topic":t}`` (fastjson's alphabetical order).
 
@@ -851,6 +863,14 @@ class TopicList(JsonBody):
     _none = field_validator("topic_list", mode="before")(_none_is_empty_list)
 
 
+class GroupList(JsonBody):
+    """QUERY_TOPIC_CONSUME_BY_WHO reply (J ``GroupList``, a HashSet on the J side: order carries no meaning)."""
+
+    group_list: list[str] = Field(default_factory=list, validation_alias="groupList", serialization_alias="groupList")
+
+    _none = field_validator("group_list", mode="before")(_none_is_empty_list)
+
+
 class KVTable(JsonBody):
     table: dict[str, str] = Field(default_factory=dict)
 
@@ -991,6 +1011,106 @@ class ProducerConnection(JsonBody):
     )
 
     _none = field_validator("connection_set", mode="before")(_none_is_empty_list)
+
+
+# -- admin inspection (consume queues, time spans, direct consumption) ---------------------------------------------
+
+
+def _dumps_sorted(obj: Any) -> bytes:
+    """Compact JSON with every object's keys in alphabetical order, as fastjson writes a bean."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+class QueueTimeSpan(JsonBody):
+    """One queue in QueryConsumeTimeSpanBody: store times (ms) of its first and last message, of the group's last
+    consumed message, and how far the group is behind (J leaves out nothing but the ``…Str`` display getters)."""
+
+    consume_time_stamp: int = Field(
+        default=0, validation_alias="consumeTimeStamp", serialization_alias="consumeTimeStamp"
+    )
+    delay_time: int = Field(default=0, validation_alias="delayTime", serialization_alias="delayTime")
+    max_time_stamp: int = Field(default=0, validation_alias="maxTimeStamp", serialization_alias="maxTimeStamp")
+    message_queue: MQ = Field(validation_alias="messageQueue", serialization_alias="messageQueue")
+    min_time_stamp: int = Field(default=0, validation_alias="minTimeStamp", serialization_alias="minTimeStamp")
+
+
+class QueryConsumeTimeSpanBody(JsonBody):
+    """QUERY_CONSUME_TIME_SPAN reply: ``{"consumeTimeSpanSet":[QueueTimeSpan,…]}``."""
+
+    consume_time_span_set: list[QueueTimeSpan] = Field(
+        default_factory=list, validation_alias="consumeTimeSpanSet", serialization_alias="consumeTimeSpanSet"
+    )
+
+    _none = field_validator("consume_time_span_set", mode="before")(_none_is_empty_list)
+
+    def encode(self) -> bytes:
+        return _dumps_sorted(self.to_json())
+
+
+class ConsumeQueueData(JsonBody):
+    """One consume-queue unit in QueryConsumeQueueResponseBody. ``extendDataJson``/``bitMap``/``eval`` describe J's
+    consume-queue extension (SQL92 bloom filters), which this store does not have: null/false."""
+
+    bit_map: str | None = Field(default=None, validation_alias="bitMap", serialization_alias="bitMap")
+    eval: bool = False
+    extend_data_json: str | None = Field(
+        default=None, validation_alias="extendDataJson", serialization_alias="extendDataJson"
+    )
+    msg: str | None = None
+    physic_offset: int = Field(default=0, validation_alias="physicOffset", serialization_alias="physicOffset")
+    physic_size: int = Field(default=0, validation_alias="physicSize", serialization_alias="physicSize")
+    tags_code: int = Field(default=0, validation_alias="tagsCode", serialization_alias="tagsCode")
+
+
+class QueryConsumeQueueResponseBody(JsonBody):
+    """QUERY_CONSUME_QUEUE reply: the queue's live range, the units read, and the named group's subscription."""
+
+    filter_data: str | None = Field(default=None, validation_alias="filterData", serialization_alias="filterData")
+    max_queue_index: int = Field(default=0, validation_alias="maxQueueIndex", serialization_alias="maxQueueIndex")
+    min_queue_index: int = Field(default=0, validation_alias="minQueueIndex", serialization_alias="minQueueIndex")
+    queue_data: list[ConsumeQueueData] = Field(
+        default_factory=list, validation_alias="queueData", serialization_alias="queueData"
+    )
+    subscription_data: SubscriptionData | None = Field(
+        default=None, validation_alias="subscriptionData", serialization_alias="subscriptionData"
+    )
+
+    _none = field_validator("queue_data", mode="before")(_none_is_empty_list)
+
+    def encode(self) -> bytes:
+        return _dumps_sorted(self.to_json())
+
+
+class CMResult(StrEnum):
+    """J ``CMResult``: how a consumer's listener handled a CONSUME_MESSAGE_DIRECTLY message."""
+
+    CR_SUCCESS = "CR_SUCCESS"
+    CR_LATER = "CR_LATER"
+    CR_ROLLBACK = "CR_ROLLBACK"
+    CR_COMMIT = "CR_COMMIT"
+    CR_THROW_EXCEPTION = "CR_THROW_EXCEPTION"
+    CR_RETURN_NULL = "CR_RETURN_NULL"
+
+
+class ConsumeMessageDirectlyResult(JsonBody):
+    """A consumer's reply body to CONSUME_MESSAGE_DIRECTLY (relayed by the broker as bytes)."""
+
+    auto_commit: bool = Field(default=True, validation_alias="autoCommit", serialization_alias="autoCommit")
+    consume_result: CMResult | None = Field(
+        default=None, validation_alias="consumeResult", serialization_alias="consumeResult"
+    )
+    order: bool = False
+    remark: str | None = None
+    spent_time_mills: int = Field(default=0, validation_alias="spentTimeMills", serialization_alias="spentTimeMills")
+
+    @field_validator("consume_result", mode="before")
+    @classmethod
+    def _cr(cls, v: Any) -> Any:
+        return None if v is None else _enum_name(v, tuple(e.value for e in CMResult), "consumeResult")
+
+    def to_json(self) -> dict[str, Any]:
+        """As fastjson writes it: null fields left out (``remark`` only after an exception)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 # -- MessageQueue-keyed bodies (hand-written: fastjson object keys) ---------------------------------------------------
@@ -1149,7 +1269,13 @@ class ConsumeStats:
 
     @classmethod
     def decode(cls, body: BodyBytes) -> Self:
-        raw = _decode_object(body, "ConsumeStats")
+        return cls.from_json(_decode_object(body, "ConsumeStats"))
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Self:
+        """From the parsed object (MessageQueue keys already read by ``loads_lenient(..., object_key=...)``)."""
+        if not isinstance(raw, dict):
+            raise BodyDecodeError(f"ConsumeStats is not an object: {raw!r}")
         tps = raw.get("consumeTps", 0.0)
         if isinstance(tps, str):
             try:
@@ -1160,6 +1286,55 @@ class ConsumeStats:
             raise BodyDecodeError(f"ConsumeStats: consumeTps {tps!r} is not a number")
         table = {mq: OffsetWrapper.from_json(v) for mq, v in _mq_table(raw.get("offsetTable"), "offsetTable")}
         return cls(table, float(tps))
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeStatsList:
+    """GET_BROKER_CONSUME_STATS reply (J ``ConsumeStatsList``): per subscription group, one ConsumeStats per topic
+    it has committed offsets on, and the lag summed over all of them::
+
+        {"brokerAddr":"ip:port","consumeStatsList":[{"<group>":[<ConsumeStats>,…]},…],"totalDiff":N}
+    """
+
+    broker_addr: str | None = None
+    consume_stats_list: list[dict[str, list[ConsumeStats]]] = field(default_factory=list)
+    total_diff: int = 0
+
+    def encode(self) -> bytes:
+        groups = ",".join(
+            "{"
+            + ",".join(f"{_dumps(g)}:[" + ",".join(cs.encode().decode() for cs in lst) + "]" for g, lst in m.items())
+            + "}"
+            for m in self.consume_stats_list
+        )
+        return (
+            '{"brokerAddr":'
+            + _dumps(self.broker_addr)
+            + ',"consumeStatsList":['
+            + groups
+            + '],"totalDiff":'
+            + _dumps(int(self.total_diff))
+            + "}"
+        ).encode("utf-8")
+
+    @classmethod
+    def decode(cls, body: BodyBytes) -> Self:
+        raw = _decode_object(body, "ConsumeStatsList")
+        entries = raw.get("consumeStatsList") or []
+        if not isinstance(entries, list):
+            raise BodyDecodeError("ConsumeStatsList: consumeStatsList is not a list")
+        out: list[dict[str, list[ConsumeStats]]] = []
+        for m in entries:
+            if not isinstance(m, dict):
+                raise BodyDecodeError("ConsumeStatsList: an entry is not an object")
+            group_map: dict[str, list[ConsumeStats]] = {}
+            for g, lst in m.items():
+                if not isinstance(lst, list):
+                    raise BodyDecodeError(f"ConsumeStatsList: the stats of group {g!r} are not a list")
+                group_map[str(g)] = [ConsumeStats.from_json(cs) for cs in lst]
+            out.append(group_map)
+        addr = raw.get("brokerAddr")
+        return cls(None if addr is None else str(addr), out, _long(raw.get("totalDiff", 0), "totalDiff"))
 
 
 # -- properties text (GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG) -------------------------------------------------------

@@ -79,13 +79,22 @@ Requests (``!`` = required, otherwise nullable):
     | 222  | INVOKE_BROKER_TO_RESET_OFFSET        | ResetOffsetRequestHeader               | !topic !group !timestamp !isForce    |
     | 223  | INVOKE_BROKER_TO_GET_CONSUMER_STATUS | GetConsumerStatusRequestHeader         | !topic !group clientAddr             |
     | 224  | GET_TOPICS_BY_CLUSTER                | GetTopicsByClusterRequestHeader        | !cluster                             |
+    | 300  | QUERY_TOPIC_CONSUME_BY_WHO           | TopicRequestHeader                     | !topic                               |
+    | 303  | QUERY_CONSUME_TIME_SPAN              | QueryConsumeTimeSpanRequestHeader      | !topic !group                        |
     | 307  | GET_CONSUMER_RUNNING_INFO (b→c)      | GetConsumerRunningInfoRequestHeader    | !consumerGroup !clientId jstackEnable|
+    | 309  | CONSUME_MESSAGE_DIRECTLY (+b→c)      | ConsumeMessageDirectlyResultRequest-   | !consumerGroup clientId msgId        |
+    |      |                                      | Header                                 | brokerName                           |
+    | 314  | CLONE_GROUP_OFFSET                   | CloneGroupOffsetRequestHeader          | !srcGroup !destGroup topic offline   |
+    | 317  | GET_BROKER_CONSUME_STATS             | GetConsumeStatsInBrokerHeader          | !isOrder                             |
+    | 321  | QUERY_CONSUME_QUEUE                  | QueryConsumeQueueRequestHeader         | !topic !queueId !index !count        |
+    |      |                                      |                                        | consumerGroup                        |
     | 322  | QUERY_DATA_VERSION                   | QueryDataVersionRequestHeader          | !brokerName !brokerAddr !clusterName |
     |      |                                      |                                        | !brokerId                            |
     | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
 
 No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
-UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG (properties text), GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_CONFIG, ….
+UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG (properties text), GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_CONFIG,
+GET_ALL_CONSUMER_OFFSET, GET_ALL_DELAY_OFFSET, GET_SYSTEM_TOPIC_LIST_FROM_BROKER, ….
 
 Responses:
 
@@ -1320,6 +1329,110 @@ class ProducerGroupRequestHeader:
 
 
 GetProducerConnectionListRequestHeader = ProducerGroupRequestHeader
+QueryTopicConsumeByWhoRequestHeader = TopicRequestHeader
+
+
+@dataclass(frozen=True, slots=True)
+class QueryConsumeTimeSpanRequestHeader:
+    """QUERY_CONSUME_TIME_SPAN (303): store-time span of every queue of ``topic`` and where ``group`` is in it."""
+
+    topic: str
+    group: str
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "topic"), _s(d, "group"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"topic": self.topic, "group": self.group}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryConsumeQueueRequestHeader:
+    """QUERY_CONSUME_QUEUE (321): ``count`` raw consume-queue units of ``topic``/``queueId`` from queue offset
+    ``index``; ``consumerGroup`` adds that group's subscription. J declares every field nullable (a missing number
+    reads as 0, a missing topic fails later with a NullPointerException); here topic, queueId, index and count are
+    required so a bad request gets J's "the custom field <x> is null" instead."""
+
+    topic: str
+    queue_id: int
+    index: int
+    count: int
+    consumer_group: str | None = None
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "topic"), _i(d, "queueId"), _i(d, "index"), _i(d, "count"), _os(d, "consumerGroup") or None)
+
+    def to_ext_fields(self) -> Fields:
+        out: Fields = {
+            "topic": self.topic,
+            "queueId": str(self.queue_id),
+            "index": str(self.index),
+            "count": str(self.count),
+        }
+        _put(out, "consumerGroup", self.consumer_group)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CloneGroupOffsetRequestHeader:
+    """CLONE_GROUP_OFFSET (314): copy ``srcGroup``'s committed offsets on ``topic`` (every topic it has offsets on
+    when absent or empty) to ``destGroup``. ``offline`` = skip the check that ``srcGroup``'s online consumers
+    subscribe the topic."""
+
+    src_group: str
+    dest_group: str
+    topic: str | None = None
+    offline: bool = False
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "srcGroup"), _s(d, "destGroup"), _os(d, "topic") or None, _b(d, "offline"))
+
+    def to_ext_fields(self) -> Fields:
+        out: Fields = {"srcGroup": self.src_group, "destGroup": self.dest_group}
+        _put(out, "topic", self.topic)
+        out["offline"] = _bs(self.offline)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GetConsumeStatsInBrokerHeader:
+    """GET_BROKER_CONSUME_STATS (317). The key is literally ``isOrder`` (J reads headers by field name);
+    ``true`` = only ordered topics. Required, as J's ``@CFNotNull boolean isOrder``."""
+
+    is_order: bool
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_rb(d, "isOrder"))
+
+    def to_ext_fields(self) -> Fields:
+        return {"isOrder": _bs(self.is_order)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeMessageDirectlyResultRequestHeader:
+    """CONSUME_MESSAGE_DIRECTLY (309): admin → broker, relayed broker → client with the stored message as the body.
+    ``msgId`` is an offset msgId (``protocol.message.decode_offset_msg_id``); the broker sets ``brokerName`` to its
+    own name before relaying. Only ``consumerGroup`` is required (J 4.9.7)."""
+
+    consumer_group: str
+    client_id: str | None = None
+    msg_id: str | None = None
+    broker_name: str | None = None
+
+    @classmethod
+    def from_ext_fields(cls, d: Fields) -> Self:
+        return cls(_s(d, "consumerGroup"), _os(d, "clientId"), _os(d, "msgId"), _os(d, "brokerName"))
+
+    def to_ext_fields(self) -> Fields:
+        out: Fields = {"consumerGroup": self.consumer_group}
+        _put(out, "clientId", self.client_id)
+        _put(out, "msgId", self.msg_id)
+        _put(out, "brokerName", self.broker_name)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

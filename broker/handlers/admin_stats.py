@@ -4,11 +4,11 @@ GET_TOPIC_STATS_INFO (202)
     ``{"offsetTable":{<MessageQueue>:{"minOffset","maxOffset","lastUpdateTimestamp"}}}`` per write queue; unknown
     topic → TOPIC_NOT_EXIST "topic[t] not exist".
 GET_CONSUME_STATS (208)
-    ``{"offsetTable":{<MessageQueue>:{"brokerOffset","consumerOffset","lastTimestamp"}},"consumeTps":x}`` for the
-    header's topic, or (no topic) every topic the group has committed offsets on plus its ``%RETRY%`` topic. A topic
-    the group's online consumers do not subscribe is skipped (J). lag = brokerOffset - consumerOffset; a queue with
-    nothing committed shows consumerOffset 0. ``consumeTps`` is the group's pulled messages per second since the
-    previous call (0.0 when unknown).
+    ``{"consumeTps":x,"offsetTable":{<MessageQueue>:{"brokerOffset","consumerOffset","lastTimestamp","pullOffset"}}}``
+    (``protocol.bodies.ConsumeStats``; ``pullOffset`` is J 5.x's, always 0 here) for the header's topic, or (no
+    topic) every topic the group has committed offsets on plus its ``%RETRY%`` topic. A topic the group's online
+    consumers do not subscribe is skipped (J). lag = brokerOffset - consumerOffset; a queue with nothing committed
+    shows consumerOffset 0. ``consumeTps`` is 0.0: no per-group get rate is kept.
 GET_CONSUMER_CONNECTION_LIST (203)
     ``{"connectionSet":[{clientId, clientAddr, language, version}], "subscriptionTable":{topic:SubscriptionData},
     "consumeType", "messageModel", "consumeFromWhere"}``; no consumer online → CONSUMER_NOT_ONLINE
@@ -22,7 +22,11 @@ GET_BROKER_RUNTIME_INFO (28)
 GET_CONSUMER_RUNNING_INFO (307)
     forwarded with the same ext fields and body to the connection of that clientId (10 s); the client's reply code,
     remark and body are relayed unchanged (the body as bytes: clients do not write valid JSON there). Unknown client
-    → CONSUMER_NOT_ONLINE "The Consumer <g> <cid> not online".
+    → CONSUMER_NOT_ONLINE "The Consumer <g> <cid> not online"; no reply in time → CONSUME_MSG_TIMEOUT
+    (``_common.call_consumer``).
+
+``ConsumeStatsBuilder`` computes one group's offsets on one topic; GET_CONSUME_STATS here and
+GET_BROKER_CONSUME_STATS (``admin_offsets``) both use it.
 
 MessageQueue keys are written in J's fastjson form (a JSON object as the key), which J tools and our admin client
 parse; the rest is standard JSON.
@@ -37,14 +41,14 @@ from collections.abc import Callable
 from typing import Any
 
 from broker import topics as T
-from broker.handlers._common import decode_header
+from broker.handlers._common import call_consumer, decode_header
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
+from protocol.bodies import ConsumeStats, MessageQueue, OffsetWrapper
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.errors import RemotingError
 from protocol.headers import (
     ConsumerGroupRequestHeader,
     GetConsumerRunningInfoRequestHeader,
@@ -56,7 +60,6 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 BROKER_VERSION_DESC = "V4_9_7"
 BROKER_VERSION = 407
-CALL_CLIENT_TIMEOUT_S = 10.0
 
 
 def mq_key(topic: str, broker_name: str, queue_id: int) -> str:
@@ -89,7 +92,11 @@ class _Rate:
         return out[0], out[1], out[2]
 
 
-class AdminStatsHandlers:
+class ConsumeStatsBuilder:
+    """One group's progress on one topic of this broker, as J's ``getConsumeStats`` and
+    ``fetchAllConsumeStatsInBroker`` compute it per queue: brokerOffset = the queue's max offset, consumerOffset = the
+    committed offset (0 when none), lastTimestamp = store time of the last consumed message (0 when none)."""
+
     def __init__(
         self,
         store: MessageStore,
@@ -98,12 +105,54 @@ class AdminStatsHandlers:
         clients: ClientRegistry,
         *,
         broker_name: str,
+    ) -> None:
+        self._store = store
+        self._topics = topics
+        self._offsets = offsets
+        self._clients = clients
+        self._broker_name = broker_name
+
+    def topic_offsets(
+        self, group: str, topic: str, *, write_queues: bool = False
+    ) -> dict[MessageQueue, OffsetWrapper] | None:
+        """Per queue of ``topic`` (its read queues; its write queues with ``write_queues``, as J's broker-wide
+        stats count them). None when the topic is unknown here, or when the group has consumers online that do
+        not subscribe it (J skips such a topic)."""
+        tc = self._topics.get(topic)
+        if tc is None:
+            return None
+        grp = self._clients.consumer_group(group)
+        if grp is not None and grp.subscriptions and topic not in grp.subscriptions:
+            return None
+        committed = self._offsets.query_all(group, topic)
+        out: dict[MessageQueue, OffsetWrapper] = {}
+        for qid in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
+            broker_off = max(self._store.get_max_offset_in_queue(topic, qid), 0)
+            consumer_off = max(committed.get(qid, 0), 0)
+            last = 0
+            if consumer_off - 1 >= 0:
+                last = max(self._store.get_message_store_timestamp(topic, qid, consumer_off - 1), 0)
+            out[MessageQueue(topic, self._broker_name, qid)] = OffsetWrapper(broker_off, consumer_off, last)
+        return out
+
+
+class AdminStatsHandlers:
+    def __init__(
+        self,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        offsets: ConsumerOffsetTable,
+        clients: ClientRegistry,
+        consume_stats: ConsumeStatsBuilder,
+        *,
+        broker_name: str,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._topics = topics
         self._offsets = offsets
         self._clients = clients
+        self._consume_stats = consume_stats
         self._broker_name = broker_name
         self._clock = clock
         self._put_rate = _Rate(clock)
@@ -143,41 +192,15 @@ class AdminStatsHandlers:
         if h.topic:
             topic_list = [h.topic]
         else:
-            names = {t for t in self._offsets_topics(group)}
+            names = self._offsets.topics_of_group(group)
             retry = T.retry_topic(group)
             if retry in self._topics:
                 names.add(retry)
             topic_list = sorted(names)
-        grp = self._clients.consumer_group(group)
-        entries: list[tuple[tuple[str, str, int], Any]] = []
+        table: dict[MessageQueue, OffsetWrapper] = {}
         for topic in topic_list:
-            tc = self._topics.get(topic)
-            if tc is None:
-                continue
-            if grp is not None and grp.subscriptions and topic not in grp.subscriptions:
-                continue
-            committed = self._offsets.query_all(group, topic)
-            for qid in range(tc.read_queue_nums):
-                broker_off = max(self._store.get_max_offset_in_queue(topic, qid), 0)
-                consumer_off = max(committed.get(qid, 0), 0)
-                last = 0
-                if consumer_off - 1 >= 0:
-                    last = max(self._store.get_message_store_timestamp(topic, qid, consumer_off - 1), 0)
-                entries.append(
-                    (
-                        (topic, self._broker_name, qid),
-                        {"brokerOffset": broker_off, "consumerOffset": consumer_off, "lastTimestamp": last},
-                    )
-                )
-        body = '{"consumeTps":0.0,"offsetTable":' + mq_table(entries) + "}"
-        return cmd.make_response(body=body.encode())
-
-    def _offsets_topics(self, group: str) -> set[str]:
-        out: set[str] = set()
-        for topic in [tc.topic_name for tc in self._topics.all()]:
-            if group in self._offsets.groups_of_topic(topic):
-                out.add(topic)
-        return out
+            table.update(self._consume_stats.topic_offsets(group, topic) or {})
+        return cmd.make_response(body=ConsumeStats(table, 0.0).encode())
 
     async def consumer_connections(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(ConsumerGroupRequestHeader, cmd)
@@ -264,16 +287,4 @@ class AdminStatsHandlers:
 
     async def consumer_running_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(GetConsumerRunningInfoRequestHeader, cmd)
-        info = self._clients.find_consumer_channel(h.consumer_group, h.client_id)
-        if info is None:
-            raise HandlerError(
-                ResponseCode.CONSUMER_NOT_ONLINE, f"The Consumer <{h.consumer_group}> <{h.client_id}> not online"
-            )
-        req = RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, dict(cmd.ext_fields), cmd.body)
-        try:
-            resp = await info.channel.invoke(req, CALL_CLIENT_TIMEOUT_S)
-        except RemotingError as exc:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR, f"invoke consumer <{h.consumer_group}> <{h.client_id}> Exception: {exc}"
-            ) from None
-        return cmd.make_response(resp.code, resp.remark, dict(resp.ext_fields), resp.body)
+        return await call_consumer(self._clients, cmd, h.consumer_group, h.client_id)

@@ -27,19 +27,7 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 _log = structlog.get_logger("rocketq.broker.admin")
 
-SYSTEM_TOPICS = frozenset(
-    {
-        T.AUTO_CREATE_TOPIC,
-        T.SCHEDULE_TOPIC,
-        T.BENCHMARK_TOPIC,
-        T.TRANS_HALF_TOPIC,
-        T.TRANS_OP_HALF_TOPIC,
-        T.TRANS_CHECK_MAX_TIME_TOPIC,
-        T.TRACE_TOPIC,
-        T.OFFSET_MOVED_EVENT,
-        T.SELF_TEST_TOPIC,
-    }
-)
+SYSTEM_TOPICS = T.SYSTEM_TOPIC_SET
 MAX_QUEUE_NUMS = 1024
 
 

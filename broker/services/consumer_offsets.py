@@ -49,8 +49,11 @@ class ConsumerOffsetTable:
                 _log.warning("bad offset entry skipped", key=key)
         _log.info("consumer offsets loaded", entries=len(self._table))
 
-    def encode(self) -> bytes:
-        return dumps({"offsetTable": {k: {str(q): o for q, o in v.items()} for k, v in self._table.items()}})
+    def encode(self, *, pretty: bool = True) -> bytes:
+        """The file format above; ``pretty=False`` gives the compact form GET_ALL_CONSUMER_OFFSET sends (J
+        ``ConsumerOffsetManager.encode()``)."""
+        table = {k: {str(q): o for q, o in v.items()} for k, v in self._table.items()}
+        return dumps({"offsetTable": table}, pretty=pretty)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._persist_loop(), name="consumer-offset-persist")
@@ -92,6 +95,25 @@ class ConsumerOffsetTable:
 
     def query_all(self, group: str, topic: str) -> dict[int, int]:
         return dict(self._table.get(topic + TOPIC_GROUP_SEPARATOR + group, {}))
+
+    def topics_of_group(self, group: str) -> set[str]:
+        """J ``whichTopicByConsumer``: the topics ``group`` has committed offsets on."""
+        out: set[str] = set()
+        for key in self._table:
+            topic, sep, g = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            if sep and g == group:
+                out.add(topic)
+        return out
+
+    def clone(self, src_group: str, dest_group: str, topic: str) -> bool:
+        """J ``cloneOffset``: ``dest_group``'s offsets on ``topic`` become a copy of ``src_group``'s (replacing
+        whatever it had there). False, and nothing changed, when ``src_group`` has none on ``topic``."""
+        queues = self._table.get(topic + TOPIC_GROUP_SEPARATOR + src_group)
+        if queues is None:
+            return False
+        self._table[topic + TOPIC_GROUP_SEPARATOR + dest_group] = dict(queues)
+        self._writer.mark_dirty_later()
+        return True
 
     def groups_of_topic(self, topic: str) -> set[str]:
         prefix = topic + TOPIC_GROUP_SEPARATOR

@@ -86,8 +86,10 @@ class ScheduleService:
                 with contextlib.suppress(TypeError, ValueError):
                     self._offsets[int(level)] = int(offset)
 
-    def encode(self) -> bytes:
-        return dumps({"offsetTable": {str(k): v for k, v in sorted(self._offsets.items())}})
+    def encode(self, *, pretty: bool = True) -> bytes:
+        """The file format above; ``pretty=False`` gives the compact form GET_ALL_DELAY_OFFSET sends (J
+        ``ScheduleMessageService.encode()``)."""
+        return dumps({"offsetTable": {str(k): v for k, v in sorted(self._offsets.items())}}, pretty=pretty)
 
     async def flush(self) -> None:
         await self._writer.flush()

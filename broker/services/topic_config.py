@@ -169,6 +169,11 @@ class TopicConfigTable:
     def all(self) -> list[TopicConfig]:
         return list(self._topics.values())
 
+    def system_topic_names(self) -> frozenset[str]:
+        """J ``TopicValidator.getSystemTopicSet()`` on this broker: the static set plus the topics the constructor
+        of J's ``TopicConfigManager`` registers (cluster name, broker name, trace topic, <cluster>_REPLY_TOPIC)."""
+        return T.SYSTEM_TOPIC_SET | {tc.topic_name for tc in system_topics(self._identity, self._features)}
+
     # -- changes -----------------------------------------------------------------------------------------------
 
     def _changed(self) -> None:

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from broker.store.config import StoreConfig
 from broker.store.message_store import MessageStore
-from broker.store.results import AppendResult, GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
+from broker.store.results import (
+    AppendResult,
+    ConsumeQueueSlice,
+    ConsumeQueueUnit,
+    GetMessageResult,
+    GetMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
 
 __all__ = [
     "AppendResult",
+    "ConsumeQueueSlice",
+    "ConsumeQueueUnit",
     "GetMessageResult",
     "GetMessageStatus",
     "MessageStore",

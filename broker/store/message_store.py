@@ -41,7 +41,14 @@ from broker.store.flush import GroupCommit, IntervalFlusher
 from broker.store.index import IndexService
 from broker.store.put import Appender, Host
 from broker.store.recovery import recover
-from broker.store.results import GetMessageResult, GetMessageStatus, PutMessageResult, PutMessageStatus
+from broker.store.results import (
+    ConsumeQueueSlice,
+    ConsumeQueueUnit,
+    GetMessageResult,
+    GetMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from protocol.message import (
     I32,
@@ -564,6 +571,19 @@ class MessageStore:
         cq = self._queue(topic, queue_id)
         ts = self._unit_store_time(cq, queue_offset) if cq is not None else None
         return -1 if ts is None else ts
+
+    def read_consume_queue(self, topic: str, queue_id: int, index: int, count: int) -> ConsumeQueueSlice | None:
+        """Raw units of one consume queue from queue offset ``index``: at most ``count`` of them, and never past the
+        end of the consume-queue file that holds ``index`` (J ``ConsumeQueue.getIndexBuffer``). None when the queue
+        does not exist; no units when ``index`` is outside the live range or ``count`` < 1."""
+        cq = self._queue(topic, queue_id)
+        if cq is None:
+            return None
+        units: list[ConsumeQueueUnit] = []
+        got = cq.read(index, count) if index >= 0 and count > 0 else None
+        if got is not None:
+            units = [ConsumeQueueUnit(int(p), int(s), int(t)) for p, s, t in UNIT.iter_unpack(got[0])]
+        return ConsumeQueueSlice(cq.min_offset, cq.max_offset, units)
 
     def get_commit_log_max_offset(self) -> int:
         return self.commitlog.max_offset

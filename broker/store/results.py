@@ -74,3 +74,22 @@ class GetMessageResult:
 
     def messages(self) -> list[MessageExt]:
         return decode_records(self.buffer)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeQueueUnit:
+    """One 20-byte consume-queue unit (see ``consume_queue.py``)."""
+
+    phys_offset: int  # commit-log offset of the message
+    size: int  # its record size in the commit log
+    tags_code: int  # hash of its TAGS (0 without tags)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumeQueueSlice:
+    """A read of raw units from one consume queue (QUERY_CONSUME_QUEUE): the queue's live range and the units from
+    the requested index on (empty when the index is outside the live range)."""
+
+    min_offset: int
+    max_offset: int
+    units: list[ConsumeQueueUnit] = field(default_factory=list)

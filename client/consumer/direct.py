@@ -14,32 +14,20 @@ How the listener's answer maps to ``CMResult`` (as J does):
 * ``None`` → CR_RETURN_NULL; an exception → CR_THROW_EXCEPTION with J's ``exceptionSimpleDesc`` in the remark;
 * any other answer leaves ``consumeResult`` unset (J's ``default: break``), so the key is absent from the reply.
 
-The reply body is ConsumeMessageDirectlyResult as fastjson writes it: keys in alphabetical order, null fields left
+The reply body is ``protocol.bodies.ConsumeMessageDirectlyResult`` as fastjson writes it: keys in alphabetical order, null fields left
 out (``remark`` appears only after an exception): ``{"autoCommit":true,"consumeResult":"CR_SUCCESS","order":false,
 "spentTimeMills":3}``. ``spentTimeMills`` is J's spelling.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from enum import Enum
 
 from client.results import ConsumeResult
+from protocol.bodies import CMResult, ConsumeMessageDirectlyResult
 from protocol.message import MessageExt
-
-
-class CMResult(Enum):
-    CR_SUCCESS = "CR_SUCCESS"
-    CR_LATER = "CR_LATER"
-    CR_ROLLBACK = "CR_ROLLBACK"
-    CR_COMMIT = "CR_COMMIT"
-    CR_THROW_EXCEPTION = "CR_THROW_EXCEPTION"
-    CR_RETURN_NULL = "CR_RETURN_NULL"
-
 
 _CONCURRENT: dict[ConsumeResult, CMResult] = {
     ConsumeResult.SUCCESS: CMResult.CR_SUCCESS,
@@ -50,27 +38,6 @@ _ORDERLY: dict[ConsumeResult, CMResult] = {
     ConsumeResult.SUSPEND_CURRENT_QUEUE_A_MOMENT: CMResult.CR_LATER,
     ConsumeResult.RECONSUME_LATER: CMResult.CR_LATER,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class DirectConsumeResult:
-    """J ``ConsumeMessageDirectlyResult``."""
-
-    order: bool
-    consume_result: CMResult | None
-    spent_time_millis: int
-    remark: str | None = None
-    auto_commit: bool = True
-
-    def encode(self) -> bytes:
-        doc: dict[str, object] = {"autoCommit": self.auto_commit}
-        if self.consume_result is not None:
-            doc["consumeResult"] = self.consume_result.value
-        doc["order"] = self.order
-        if self.remark is not None:
-            doc["remark"] = self.remark
-        doc["spentTimeMills"] = self.spent_time_millis
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def exception_simple_desc(exc: BaseException) -> str:
@@ -98,7 +65,7 @@ def _map(answer: object, orderly: bool) -> CMResult | None:
 
 async def consume_directly(
     call_listener: Callable[[list[MessageExt]], Awaitable[object]], msg: MessageExt, *, orderly: bool
-) -> DirectConsumeResult:
+) -> ConsumeMessageDirectlyResult:
     """Run ``call_listener([msg])`` once (it returns the listener's raw answer or raises what the listener raised)
     and describe the outcome; never raises for the listener's sake."""
     begin = time.monotonic()
@@ -108,4 +75,4 @@ async def consume_directly(
     except Exception as exc:
         result, remark = CMResult.CR_THROW_EXCEPTION, exception_simple_desc(exc)
     spent = int((time.monotonic() - begin) * 1000)
-    return DirectConsumeResult(order=orderly, consume_result=result, spent_time_millis=spent, remark=remark)
+    return ConsumeMessageDirectlyResult(order=orderly, consume_result=result, spent_time_mills=spent, remark=remark)

@@ -33,7 +33,7 @@ from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
 from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
-from client.consumer.direct import DirectConsumeResult, consume_directly
+from client.consumer.direct import consume_directly
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.process_queue import ProcessQueue
 from client.consumer.pulling import RETRY_PREFIX, parse_tags, pull_once, restore_retry_topic
@@ -43,6 +43,7 @@ from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
+from protocol.bodies import ConsumeMessageDirectlyResult
 from protocol.message import MessageExt, tag_hash
 
 _log = get_logger("rocketq.client.push")
@@ -515,7 +516,7 @@ class PushConsumer:
             _log.warning("listener returned an unknown result; treated as RECONSUME_LATER", result=repr(result))
             return ConsumeResult.RECONSUME_LATER
 
-    async def consume_message_directly(self, msg: MessageExt) -> DirectConsumeResult:
+    async def consume_message_directly(self, msg: MessageExt) -> ConsumeMessageDirectlyResult:
         """CONSUME_MESSAGE_DIRECTLY: the listener once on ``msg`` (its original topic restored if it came through
         ``%RETRY%<group>``), outside the process queues: no offset moves and a failure is not sent back."""
         restore_retry_topic(msg, self.group)

@@ -122,6 +122,11 @@ EXAMPLES: list[tuple[Any, set[str]]] = [
     (H.BrokerNameRequestHeader("broker-a"), {"brokerName"}),
     (H.WipeWritePermOfBrokerResponseHeader(3), {"wipeTopicCount"}),
     (H.AddWritePermOfBrokerResponseHeader(3), {"addTopicCount"}),
+    (H.QueryConsumeTimeSpanRequestHeader("T", "G"), {"topic", "group"}),
+    (H.QueryConsumeQueueRequestHeader("T", 1, 2, 3, "G"), {"topic", "queueId", "index", "count"}),
+    (H.CloneGroupOffsetRequestHeader("S", "D", "T", True), {"srcGroup", "destGroup"}),
+    (H.GetConsumeStatsInBrokerHeader(True), {"isOrder"}),
+    (H.ConsumeMessageDirectlyResultRequestHeader("G", "cid", "AB", "b"), {"consumerGroup"}),
 ]
 IDS = [type(h).__name__ for h, _ in EXAMPLES]
 
