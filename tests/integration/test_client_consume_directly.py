@@ -230,3 +230,39 @@ async def test_unknown_group_pull_group_and_bad_requests(cluster: Cluster) -> No
         assert resp.code == ResponseCode.SYSTEM_ERROR
         assert (resp.remark or "").startswith("the message record does not decode: ")
         assert seen == [b"x"]  # no listener call for any of them
+
+
+async def test_admin_to_broker_to_consumer_end_to_end(cluster: Cluster) -> None:
+    """What ``mqadmin consumeMessage`` / Dashboard do: 309 to the broker with the client id and offset msgId; the
+    broker reads the message, relays it to that consumer and hands back the consumer's answer."""
+    await cluster.create_topic("TopicDirectE2E", 1)
+    seen: list[bytes] = []
+
+    async def listener(msgs: list[MessageExt]) -> ConsumeResult:
+        seen.extend(m.body for m in msgs)
+        return ConsumeResult.SUCCESS
+
+    c = PushConsumer("CG_direct_e2e", namesrv_addr=cluster.ns_addr)
+    c.subscribe("TopicDirectE2E", "*", listener)
+    async with c:
+        await until(lambda: any(q.topic == "TopicDirectE2E" for q in c.assignment), what="the topic's queue")
+        sent = await send_one(cluster.ns_addr, "TopicDirectE2E", b"via-broker")
+        await until(lambda: seen == [b"via-broker"], what="the normal delivery")
+        admin = RemotingClient()
+        try:
+            ext = {
+                "consumerGroup": "CG_direct_e2e",
+                "clientId": c.instance.client_id,
+                "msgId": sent.offset_msg_id,
+            }
+            cmd = RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext)
+            doc = result_of(await admin.invoke(cluster.broker.addr, cmd, 10))
+            assert doc["consumeResult"] == "CR_SUCCESS" and doc["order"] is False
+            assert seen == [b"via-broker", b"via-broker"]
+            ext["clientId"] = "no-such-client@x"
+            resp = await admin.invoke(
+                cluster.broker.addr, RemotingCommand.request(RequestCode.CONSUME_MESSAGE_DIRECTLY, ext), 10
+            )
+            assert resp.code == ResponseCode.CONSUMER_NOT_ONLINE, resp.remark
+        finally:
+            await admin.close()
