@@ -9,11 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from client import ConsumeResult, PushConsumer
-from protocol.message import MessageExt
 from tests.compat.cpp_driver import make_body
 from tests.compat.test_cpp_client import Consumer, Servers, expected, produce, start_servers, wait_total
 from tests.compat.test_cpp_part2 import FAST_LEVELS
+from tests.compat.test_mixed_clients import consume_ours
 
 pytestmark = pytest.mark.compat
 
@@ -81,26 +80,8 @@ def test_bodies_the_cpp_producer_compresses_come_back_intact_to_both_consumers(s
     want = {f"big-key-{i}": sha(make_body("big", i, size)) for i in range(n)}
     assert {m["keys"]: m["body_sha"] for m in c.msgs} == want
     assert all(m["body_len"] == size for m in c.msgs)
-    ours = asyncio.run(consume_ours(servers.ns_addr, "CompatBig", n))
+    ours = asyncio.run(consume_ours(servers.ns_addr, "CompatBig", n, "CID_big_py"))
     assert {k: sha(m.body) for k, m in ours.items()} == want
-
-
-async def consume_ours(ns: str, topic: str, n: int) -> dict[str, MessageExt]:
-    got: dict[str, MessageExt] = {}
-    done = asyncio.Event()
-
-    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
-        for m in msgs:
-            got[m.keys[0]] = m
-        if len(got) >= n:
-            done.set()
-        return ConsumeResult.SUCCESS
-
-    consumer = PushConsumer("CID_big_py", namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
-    consumer.subscribe(topic, "*", on_msgs)
-    async with consumer:
-        await asyncio.wait_for(done.wait(), 60)
-    return got
 
 
 def test_a_tag_expression_delivers_only_those_tags(servers: Servers) -> None:

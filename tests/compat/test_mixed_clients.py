@@ -55,18 +55,19 @@ def test_our_producer_to_the_cpp_push_consumer(servers: Servers) -> None:
         )
 
 
-async def consume_ours(ns: str, topic: str) -> dict[str, MessageExt]:
+async def consume_ours(ns: str, topic: str, n: int = N, group: str = "CID_mixed_py") -> dict[str, MessageExt]:
+    """Our push consumer from the first offset until ``n`` distinct keys are in; the messages by key."""
     got: dict[str, MessageExt] = {}
     done = asyncio.Event()
 
     async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
         for m in msgs:
             got[m.keys[0]] = m
-        if len(got) >= N:
+        if len(got) >= n:
             done.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer("CID_mixed_py", namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
+    consumer = PushConsumer(group, namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
     consumer.subscribe(topic, "*", on_msgs)
     async with consumer:
         await asyncio.wait_for(done.wait(), 60)
