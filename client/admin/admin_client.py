@@ -2,26 +2,52 @@
 
 Replies with a failure code raise the registered ``protocol.errors`` class, whose message carries the server's
 remark. JSON bodies are parsed leniently (fastjson's unquoted keys); bodies with MessageQueue object keys (topic
-stats, consume stats) are read by ``parse_mq_table``.
+stats, consume stats) are read by ``parse_mq_table`` or the ``protocol.bodies`` decoders.
+
+``RunningInfo`` reads a consumer's GET_CONSUMER_RUNNING_INFO reply, which ``protocol.bodies`` leaves unmodelled:
+J writes ``mqTable`` with MessageQueue object keys, this SDK as a list of ``{brokerName, queueId, topic, …}``
+objects; J's ``statusTable`` is topic → ConsumeStatus, this SDK's a flat table of counters. Both forms are read.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
+from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.route import TopicRoute, loads_lenient
+from protocol import bodies
+from protocol.bodies import (
+    ConsumeMessageDirectlyResult,
+    ConsumerConnection,
+    ConsumeStatsList,
+    GetConsumerStatusBody,
+    ProducerConnection,
+    QueryConsumeQueueResponseBody,
+    SubscriptionData,
+    decode_properties_text,
+    encode_properties_text,
+)
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
-from protocol.errors import error_for
+from protocol.errors import RemotingError, error_for
 from protocol.headers import (
+    CloneGroupOffsetRequestHeader,
+    ConsumeMessageDirectlyResultRequestHeader,
+    ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
+    GetConsumerRunningInfoRequestHeader,
+    GetConsumerStatusRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     KVConfigRequestHeader,
+    ProducerGroupRequestHeader,
+    QueryConsumeQueueRequestHeader,
     QueryMessageRequestHeader,
     ResetOffsetRequestHeader,
     TopicRequestHeader,
@@ -53,6 +79,46 @@ def parse_mq_table(body: bytes, table: str = "offsetTable") -> dict[MessageQueue
     return out
 
 
+def _wire_queue(d: dict[Any, Any]) -> MessageQueue:
+    mq = bodies.MessageQueue.from_json(d)
+    return MessageQueue(mq.topic, mq.broker_name, mq.queue_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RunningInfo:
+    """A consumer's GET_CONSUMER_RUNNING_INFO reply (J ``ConsumerRunningInfo``), in either client's form."""
+
+    properties: dict[str, str] = field(default_factory=dict)
+    subscriptions: list[SubscriptionData] = field(default_factory=list)
+    mq_table: dict[MessageQueue, dict[str, Any]] = field(default_factory=dict)
+    status_table: dict[str, Any] = field(default_factory=dict)
+    jstack: str | None = None
+
+    @classmethod
+    def decode(cls, body: bytes) -> RunningInfo:
+        raw = loads_lenient(body, object_key=_wire_queue) if body else {}
+        if not isinstance(raw, dict):
+            raise bodies.BodyDecodeError("ConsumerRunningInfo: not a JSON object")
+        table = raw.get("mqTable") or {}
+        if isinstance(table, list):  # this SDK: [{brokerName, queueId, topic, <ProcessQueueInfo fields>}]
+            pairs = [(_wire_queue(e), e) for e in table if isinstance(e, dict)]
+        elif isinstance(table, dict):  # J: {<MessageQueue>: <ProcessQueueInfo>}
+            pairs = [(k, v) for k, v in table.items() if isinstance(k, MessageQueue) and isinstance(v, dict)]
+        else:
+            raise bodies.BodyDecodeError("ConsumerRunningInfo: mqTable is neither a list nor an object")
+        queue_keys = ("brokerName", "queueId", "topic")
+        mq_table = {mq: {k: v for k, v in pq.items() if k not in queue_keys} for mq, pq in sorted(pairs)}
+        subs = [SubscriptionData.from_json(s) for s in raw.get("subscriptionSet") or []]
+        jstack = raw.get("jstack")
+        return cls(
+            {str(k): str(v) for k, v in (raw.get("properties") or {}).items()},
+            sorted(subs, key=lambda s: (s.topic, s.sub_string)),
+            mq_table,
+            dict(raw.get("statusTable") or {}),
+            None if jstack is None else str(jstack),
+        )
+
+
 class AdminClient:
     def __init__(self, namesrv_addr: str | None = None, *, timeout: float = 5.0) -> None:
         self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin")
@@ -68,6 +134,11 @@ class AdminClient:
     def namesrv(self) -> str:
         return self.instance.namesrv_addrs[0]
 
+    @property
+    def namesrv_addrs(self) -> list[str]:
+        """Every name server of ``-n`` / ``NAMESRV_ADDR`` (``;``-separated)."""
+        return list(self.instance.namesrv_addrs)
+
     async def call(
         self,
         addr: str,
@@ -75,9 +146,10 @@ class AdminClient:
         ext: dict[str, str] | None = None,
         body: bytes = b"",
         ok: tuple[int, ...] = (ResponseCode.SUCCESS,),
+        timeout: float | None = None,
     ) -> RemotingCommand:
         cmd = RemotingCommand.request(code, ext or {}, body, serialize_type=SerializeType.JSON)
-        resp = await self.instance.remoting.invoke(addr, cmd, self.timeout)
+        resp = await self.instance.remoting.invoke(addr, cmd, self.timeout if timeout is None else timeout)
         if resp.code not in ok:
             raise error_for(resp.code, resp.remark, addr)
         return resp
@@ -107,6 +179,19 @@ class AdminClient:
             if addr:
                 addrs.append(addr)
         return addrs
+
+    async def topic_clusters(self, topic: str) -> list[str]:
+        """The clusters holding any broker of ``topic``'s route (J ``getTopicClusterList`` reads only the first)."""
+        route, _raw = await self.topic_route(topic)
+        clusters = (await self.cluster_info()).get("clusterAddrTable") or {}
+        return sorted(c for c, names in clusters.items() if set(route.brokers) & set(names or []))
+
+    async def namesrv_config(self, addr: str) -> dict[str, str]:
+        resp = await self.call(addr, RequestCode.GET_NAMESRV_CONFIG)
+        return decode_properties_text(resp.body) if resp.body else {}
+
+    async def update_namesrv_config(self, addr: str, props: dict[str, str]) -> None:
+        await self.call(addr, RequestCode.UPDATE_NAMESRV_CONFIG, {}, encode_properties_text(props))
 
     async def put_kv(self, namespace: str, key: str, value: str) -> None:
         await self.call(
@@ -160,9 +245,64 @@ class AdminClient:
             tps = float(m.group(1))
         return parse_mq_table(resp.body), tps
 
-    async def consumer_connections(self, addr: str, group: str) -> dict[str, Any]:
-        resp = await self.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": group})
-        return loads_lenient(resp.body) if resp.body else {}
+    async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
+        resp = await self.call(
+            addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, ConsumerGroupRequestHeader(group).to_ext_fields()
+        )
+        return ConsumerConnection.decode(resp.body)
+
+    async def find_consumer_connection(self, group: str, broker: str | None = None) -> tuple[str, ConsumerConnection]:
+        """The first broker (``broker``, else every master in the cluster table) where ``group`` has consumers
+        online, and their connections; when none has, the last broker's error (CONSUMER_NOT_ONLINE) is raised."""
+        error: RemotingError | None = None
+        for addr in await self.broker_addrs(None, broker):
+            try:
+                return addr, await self.consumer_connections(addr, group)
+            except RemotingError as exc:
+                error = exc
+        raise error or MQClientError(f"no broker found for consumer group {group}")
+
+    async def producer_connections(self, addr: str, group: str) -> ProducerConnection:
+        resp = await self.call(
+            addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, ProducerGroupRequestHeader(group).to_ext_fields()
+        )
+        return ProducerConnection.decode(resp.body)
+
+    async def consumer_running_info(self, addr: str, group: str, client_id: str, jstack: bool) -> RunningInfo:
+        """Relayed by the broker at ``addr`` to the client (J allows three request timeouts for it)."""
+        h = GetConsumerRunningInfoRequestHeader(group, client_id, jstack)
+        resp = await self.call(addr, RequestCode.GET_CONSUMER_RUNNING_INFO, h.to_ext_fields(), timeout=3 * self.timeout)
+        return RunningInfo.decode(resp.body)
+
+    async def consumer_status(
+        self, addr: str, topic: str, group: str, client_id: str | None = None
+    ) -> dict[str, dict[MessageQueue, int]]:
+        """INVOKE_BROKER_TO_GET_CONSUMER_STATUS: client id → the offsets that client holds for ``topic``."""
+        h = GetConsumerStatusRequestHeader(topic, group, client_id or None)
+        resp = await self.call(addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, h.to_ext_fields())
+        body = GetConsumerStatusBody.decode(resp.body)
+        return {
+            cid: {MessageQueue(mq.topic, mq.broker_name, mq.queue_id): off for mq, off in table.items()}
+            for cid, table in body.consumer_table.items()
+        }
+
+    async def broker_consume_stats(self, addr: str, is_order: bool, timeout: float | None = None) -> ConsumeStatsList:
+        h = GetConsumeStatsInBrokerHeader(is_order)
+        resp = await self.call(addr, RequestCode.GET_BROKER_CONSUME_STATS, h.to_ext_fields(), timeout=timeout)
+        return ConsumeStatsList.decode(resp.body)
+
+    async def clone_group_offset(self, addr: str, src: str, dest: str, topic: str, offline: bool) -> None:
+        h = CloneGroupOffsetRequestHeader(src, dest, topic, offline)
+        await self.call(addr, RequestCode.CLONE_GROUP_OFFSET, h.to_ext_fields())
+
+    async def query_consume_queue(
+        self, addr: str, topic: str, queue_id: int, index: int, count: int, group: str | None = None
+    ) -> tuple[QueryConsumeQueueResponseBody, str | None]:
+        """The units and the reply's remark (the broker answers SUCCESS with a remark when ``index`` is out of the
+        queue's range)."""
+        h = QueryConsumeQueueRequestHeader(topic, queue_id, index, count, group)
+        resp = await self.call(addr, RequestCode.QUERY_CONSUME_QUEUE, h.to_ext_fields())
+        return QueryConsumeQueueResponseBody.decode(resp.body), resp.remark or None
 
     async def runtime_info(self, addr: str) -> dict[str, str]:
         resp = await self.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
@@ -187,6 +327,16 @@ class AdminClient:
         addr = f"{ip}:{port}"
         resp = await self.call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset).to_ext_fields())
         return decode_records(resp.body, decompress=True)[0]
+
+    async def consume_message_directly(self, msg_id: str, group: str, client_id: str) -> ConsumeMessageDirectlyResult:
+        """CONSUME_MESSAGE_DIRECTLY to the broker that stored ``msg_id`` (an offset msgId), which relays the message
+        to ``client_id`` of ``group``; three request timeouts, as J allows."""
+        ip, port, _offset = decode_offset_msg_id(msg_id)
+        h = ConsumeMessageDirectlyResultRequestHeader(group, client_id, msg_id)
+        resp = await self.call(
+            f"{ip}:{port}", RequestCode.CONSUME_MESSAGE_DIRECTLY, h.to_ext_fields(), timeout=3 * self.timeout
+        )
+        return ConsumeMessageDirectlyResult.decode(resp.body)
 
     async def query_by_key(self, topic: str, key: str, max_num: int = 64, unique: bool = False) -> list[MessageExt]:
         route, _raw = await self.topic_route(topic)

@@ -1,5 +1,8 @@
 """``mqadmin``: RocketMQ's admin command line (sub-command names and flags as in 4.9, matched case-insensitively).
 
+The commands here cover topics, groups, brokers, messages and KV config; ``cli_ops`` adds the consumer/producer
+diagnostics, consume-queue inspection and name-server config commands. Both register into ``registry.COMMANDS``.
+
 Unlike Java's mqadmin, a failure prints one line on stderr and exits non-zero, so scripts can rely on it. Output
 keeps RocketMQ's column headers (``#Topic`` …) for scripts that ``awk`` them; ``--json`` prints JSON instead where
 it makes sense. The name server comes from ``-n`` or ``NAMESRV_ADDR``.
@@ -12,38 +15,24 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
 
+from client.admin import cli_ops  # noqa: F401  (imported for its @command registrations)
 from client.admin.admin_client import AdminClient
+from client.admin.formatting import (
+    direct_result,
+    fmt_time,
+    offset_header,
+    offset_row,
+    print_config,
+    print_connections,
+    print_message,
+)
+from client.admin.registry import COMMANDS, command, target_args, target_brokers
 from client.errors import MQClientError
+from protocol.bodies import decode_properties_text
 from protocol.errors import RemotingError
 
-Command = Callable[[AdminClient, argparse.Namespace], Awaitable[int]]
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], object], Command]] = {}
-
-
-def command(
-    name: str, help_text: str, args: Callable[[argparse.ArgumentParser], object]
-) -> Callable[[Command], Command]:
-    def deco(fn: Command) -> Command:
-        COMMANDS[name.lower()] = (help_text, args, fn)
-        return fn
-
-    return deco
-
-
-def _target(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-b", "--brokerAddr", help="broker address ip:port")
-    g.add_argument("-c", "--clusterName", help="cluster name")
-
-
-async def _brokers(admin: AdminClient, a: argparse.Namespace) -> list[str]:
-    addrs = await admin.broker_addrs(getattr(a, "clusterName", None), getattr(a, "brokerAddr", None))
-    if not addrs:
-        raise MQClientError("no broker found (give -b brokerAddr or -c clusterName)")
-    return addrs
+__all__ = ["COMMANDS", "main"]
 
 
 @command("clusterList", "List cluster infos", lambda p: None)
@@ -80,14 +69,13 @@ async def topic_status(admin: AdminClient, a: argparse.Namespace) -> int:
             continue
         stats = await admin.topic_stats(bd.master_addr, a.topic)
         for mq, s in sorted(stats.items()):
-            ts = s.get("lastUpdateTimestamp", 0)
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts / 1000)) if ts else ""
+            when = fmt_time(int(s.get("lastUpdateTimestamp", 0)), "")
             print(f"{mq.broker_name:<32}{mq.queue_id:<6}{s.get('minOffset', 0):<22}{s.get('maxOffset', 0):<22}{when}")
     return 0
 
 
 def _update_topic_args(p: argparse.ArgumentParser) -> None:
-    _target(p)
+    target_args(p)
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-r", "--readQueueNums", type=int, default=8)
     p.add_argument("-w", "--writeQueueNums", type=int, default=8)
@@ -97,7 +85,7 @@ def _update_topic_args(p: argparse.ArgumentParser) -> None:
 
 @command("updateTopic", "Update or create topic", _update_topic_args)
 async def update_topic(admin: AdminClient, a: argparse.Namespace) -> int:
-    for addr in await _brokers(admin, a):
+    for addr in await target_brokers(admin, a):
         await admin.create_topic(addr, a.topic, a.readQueueNums, a.writeQueueNums, a.perm, a.order.lower() == "true")
         print(f"create topic to {addr} success.")
     print(
@@ -123,7 +111,7 @@ async def delete_topic(admin: AdminClient, a: argparse.Namespace) -> int:
 
 
 def _sub_group_args(p: argparse.ArgumentParser) -> None:
-    _target(p)
+    target_args(p)
     p.add_argument("-g", "--groupName", required=True)
     p.add_argument("-r", "--retryMaxTimes", type=int, default=16)
     p.add_argument("-q", "--retryQueueNums", type=int, default=1)
@@ -144,7 +132,7 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
         "whichBrokerWhenConsumeSlowly": 1,
         "notifyConsumerIdsChangedEnable": True,
     }
-    for addr in await _brokers(admin, a):
+    for addr in await target_brokers(admin, a):
         await admin.create_group(addr, cfg)
         print(f"create subscription group to {addr} success.")
     print(cfg)
@@ -152,14 +140,14 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
 
 
 def _del_group_args(p: argparse.ArgumentParser) -> None:
-    _target(p)
+    target_args(p)
     p.add_argument("-g", "--groupName", required=True)
     p.add_argument("-r", "--removeOffset", default="false")
 
 
 @command("deleteSubGroup", "Delete subscription group from broker", _del_group_args)
 async def delete_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
-    for addr in await _brokers(admin, a):
+    for addr in await target_brokers(admin, a):
         await admin.delete_group(addr, a.groupName, a.removeOffset.lower() == "true")
         print(f"delete subscription group [{a.groupName}] from broker [{addr}] success.")
     return 0
@@ -174,10 +162,7 @@ def _progress_args(p: argparse.ArgumentParser) -> None:
 async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
     total = 0
     tps = 0.0
-    print(
-        f"{'#Topic':<40}{'#Broker Name':<24}{'#QID':<6}{'#Broker Offset':<16}{'#Consumer Offset':<18}{'#Diff':<10}"
-        f"{'#LastTime'}"
-    )
+    print(offset_header())
     for addr in await admin.broker_addrs():
         try:
             stats, t = await admin.consume_stats(addr, a.groupName, a.topic)
@@ -185,14 +170,9 @@ async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
             continue
         tps += t
         for mq, s in sorted(stats.items()):
-            diff = int(s.get("brokerOffset", 0)) - int(s.get("consumerOffset", 0))
-            total += diff
-            ts = int(s.get("lastTimestamp", 0))
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts / 1000)) if ts else "N/A"
-            print(
-                f"{mq.topic:<40}{mq.broker_name:<24}{mq.queue_id:<6}{s.get('brokerOffset', 0):<16}"
-                f"{s.get('consumerOffset', 0):<18}{diff:<10}{when}"
-            )
+            broker_offset, consumer_offset = int(s.get("brokerOffset", 0)), int(s.get("consumerOffset", 0))
+            total += broker_offset - consumer_offset
+            print(offset_row(mq, broker_offset, consumer_offset, int(s.get("lastTimestamp", 0))))
     print(f"\nConsume TPS: {tps:.2f}")
     print(f"Diff Total: {total}")
     return 0
@@ -204,28 +184,21 @@ async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
     lambda p: p.add_argument("-g", "--consumerGroup", required=True),
 )
 async def consumer_connection(admin: AdminClient, a: argparse.Namespace) -> int:
-    for addr in await admin.broker_addrs():
-        conn = await admin.consumer_connections(addr, a.consumerGroup)
-        print(f"{'#ClientId':<48}{'#ClientAddr':<24}{'#Language':<12}{'#Version'}")
-        for c in conn.get("connectionSet", []):
-            print(
-                f"{c.get('clientId', ''):<48}{c.get('clientAddr', ''):<24}{c.get('language', ''):<12}"
-                f"{c.get('version', '')}"
-            )
-        print("\nBelow is subscription:")
-        for topic, sub in (conn.get("subscriptionTable") or {}).items():
-            print(f"{topic:<48}{sub.get('subString', '') if isinstance(sub, dict) else sub}")
-        print(
-            f"\nConsumeType: {conn.get('consumeType')}\nMessageModel: {conn.get('messageModel')}\n"
-            f"ConsumeFromWhere: {conn.get('consumeFromWhere')}"
-        )
-        return 0
-    return 1
+    _addr, conn = await admin.find_consumer_connection(a.consumerGroup)
+    print_connections(conn.connection_set)
+    print("\nBelow is subscription:")
+    for topic, sub in conn.subscription_table.items():
+        print(f"{topic:<48}{sub.sub_string}")
+    print(
+        f"\nConsumeType: {conn.consume_type}\nMessageModel: {conn.message_model}\n"
+        f"ConsumeFromWhere: {conn.consume_from_where}"
+    )
+    return 0
 
 
-@command("brokerStatus", "Fetch broker runtime status data", _target)
+@command("brokerStatus", "Fetch broker runtime status data", target_args)
 async def broker_status(admin: AdminClient, a: argparse.Namespace) -> int:
-    addrs = await _brokers(admin, a)
+    addrs = await target_brokers(admin, a)
     for addr in addrs:
         for k, v in sorted((await admin.runtime_info(addr)).items()):
             prefix = f"{addr:<24}" if len(addrs) > 1 else ""
@@ -233,26 +206,22 @@ async def broker_status(admin: AdminClient, a: argparse.Namespace) -> int:
     return 0
 
 
-@command("getBrokerConfig", "Get broker config by cluster or special broker", _target)
+@command("getBrokerConfig", "Get broker config by cluster or special broker", target_args)
 async def get_broker_config(admin: AdminClient, a: argparse.Namespace) -> int:
-    for addr in await _brokers(admin, a):
-        print(f"============{addr}============")
-        for line in (await admin.broker_config(addr)).splitlines():
-            if "=" in line:
-                k, v = line.split("=", 1)
-                print(f"{k:<50}=  {v}")
+    for addr in await target_brokers(admin, a):
+        print_config(addr, decode_properties_text(await admin.broker_config(addr)))
     return 0
 
 
 def _update_cfg_args(p: argparse.ArgumentParser) -> None:
-    _target(p)
+    target_args(p)
     p.add_argument("-k", "--key", required=True)
     p.add_argument("-v", "--value", required=True)
 
 
 @command("updateBrokerConfig", "Update broker's config", _update_cfg_args)
 async def update_broker_config(admin: AdminClient, a: argparse.Namespace) -> int:
-    for addr in await _brokers(admin, a):
+    for addr in await target_brokers(admin, a):
         await admin.update_broker_config(addr, a.key, a.value)
         print(f"update broker config success, {addr}")
     return 0
@@ -293,32 +262,21 @@ async def reset_offset_by_time(admin: AdminClient, a: argparse.Namespace) -> int
     return 0
 
 
-def _print_message(m: Any) -> None:
-    fields = [
-        ("OffsetID:", m.offset_msg_id),
-        ("Topic:", m.topic),
-        ("Tags:", f"[{m.tags}]"),
-        ("Keys:", f"[{' '.join(m.keys)}]"),
-        ("Queue ID:", m.queue_id),
-        ("Queue Offset:", m.queue_offset),
-        ("CommitLog Offset:", m.commit_log_offset),
-        ("Reconsume Times:", m.reconsume_times),
-        ("Born Timestamp:", m.born_timestamp),
-        ("Store Timestamp:", m.store_timestamp),
-        ("Born Host:", f"{m.born_host[0]}:{m.born_host[1]}"),
-        ("Store Host:", f"{m.store_host[0]}:{m.store_host[1]}"),
-        ("System Flag:", m.sys_flag),
-        ("Properties:", m.properties),
-        ("Message Body:", m.body[:256]),
-    ]
-    for k, v in fields:
-        print(f"{k:<20}{v}")
+def _query_id_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-i", "--msgId", required=True, help="offset msgId(s), comma-separated")
+    p.add_argument("-g", "--consumerGroup", help="with -d: consume the message directly on that client")
+    p.add_argument("-d", "--clientId", help="the consumer's client id (with -g)")
 
 
-@command("queryMsgById", "Query Message by Id", lambda p: p.add_argument("-i", "--msgId", required=True))
+@command("queryMsgById", "Query Message by Id", _query_id_args)
 async def query_msg_by_id(admin: AdminClient, a: argparse.Namespace) -> int:
-    for mid in a.msgId.split(","):
-        _print_message(await admin.view_message(mid.strip()))
+    """Each message; with -g and -d also J's ``pushMsg``: the broker holding the message hands it to that client's
+    listener once (CONSUME_MESSAGE_DIRECTLY), and the client's ConsumeMessageDirectlyResult is printed."""
+    for mid in filter(None, (m.strip() for m in a.msgId.split(","))):
+        print_message(await admin.view_message(mid))
+        if a.consumerGroup and a.clientId:
+            result = await admin.consume_message_directly(mid, a.consumerGroup, a.clientId)
+            print(direct_result(result))
     return 0
 
 
