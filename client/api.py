@@ -14,7 +14,7 @@ from typing import Any
 
 from client.message import MessageQueue
 from client.route import TopicRoute
-from protocol.bodies import loads_lenient
+from protocol.bodies import GetConsumerStatusBody, loads_lenient
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
 from protocol.errors import error_for
@@ -181,14 +181,9 @@ class ClientAPI:
 
     @staticmethod
     def encode_consumer_status(table: dict[MessageQueue, int]) -> bytes:
-        """GetConsumerStatusBody as J writes it: ``{"messageQueueTable":{<MessageQueue object>:offset}}`` (object
-        keys, not valid JSON; brokers relay it as text)."""
-        parts = [
-            json.dumps({"brokerName": mq.broker_name, "queueId": mq.queue_id, "topic": mq.topic}, separators=(",", ":"))
-            + f":{off}"
-            for mq, off in sorted(table.items())
-        ]
-        return ('{"messageQueueTable":{' + ",".join(parts) + "}}").encode()
+        """GetConsumerStatusBody as J writes it: ``{"consumerTable":{},"messageQueueTable":{<MessageQueue object>:
+        offset}}`` (object keys, not valid JSON; brokers relay the table as text)."""
+        return GetConsumerStatusBody(message_queue_table=dict(table)).encode()
 
     async def heartbeat(self, addr: str, body: dict[str, Any], timeout: float = 3.0) -> None:
         await self._ok(addr, self._cmd(RequestCode.HEART_BEAT, {}, self.encode_json(body)), timeout)

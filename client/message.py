@@ -1,7 +1,8 @@
 """The client's message types: what a producer sends, a queue address, and what consumers receive.
 
-``Message`` is what users build; ``MessageQueue`` names one queue (topic, broker, id) and orders like RocketMQ's
-(topic, then broker name, then queue id), which every allocation strategy depends on. Received messages are
+``Message`` is what users build; ``MessageQueue`` (``protocol.bodies.MessageQueue``, re-exported) names one queue
+(topic, broker, id) and orders like RocketMQ's (topic, then broker name, then queue id), which every allocation
+strategy depends on. Received messages are
 ``protocol.message.MessageExt`` (body, keys, tags, properties, queue and offset fields), re-exported here.
 ``validate_topic`` / ``validate_group`` apply J's client-side name rules.
 """
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from client.errors import MQClientError
+from protocol.bodies import MessageQueue as MessageQueue
 from protocol.message import MessageExt, PropertyKey
 
 ReceivedMessage = MessageExt
@@ -82,22 +84,3 @@ class Message:
             props[PropertyKey.DELAY] = str(self.delay_level)
         props[PropertyKey.WAIT] = "true" if self.wait_store_ok else "false"
         return props
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class MessageQueue:
-    """One queue: ``(topic, broker_name, queue_id)``, ordered and hashable."""
-
-    topic: str
-    broker_name: str
-    queue_id: int
-
-    def to_json(self) -> dict[str, object]:
-        return {"topic": self.topic, "brokerName": self.broker_name, "queueId": self.queue_id}
-
-    @classmethod
-    def from_json(cls, d: dict[str, object]) -> MessageQueue:
-        return cls(str(d["topic"]), str(d["brokerName"]), int(d["queueId"]))  # type: ignore[call-overload]
-
-    def __str__(self) -> str:
-        return f"MessageQueue [topic={self.topic}, brokerName={self.broker_name}, queueId={self.queue_id}]"

@@ -46,7 +46,7 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from protocol.bodies import ConsumeStats, MessageQueue, OffsetWrapper
+from protocol.bodies import ConsumeStats, MessageQueue, OffsetWrapper, TopicOffset, TopicStatsTable
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import (
@@ -60,15 +60,6 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 BROKER_VERSION_DESC = "V4_9_7"
 BROKER_VERSION = 407
-
-
-def mq_key(topic: str, broker_name: str, queue_id: int) -> str:
-    return json.dumps({"brokerName": broker_name, "queueId": queue_id, "topic": topic}, separators=(",", ":"))
-
-
-def mq_table(entries: list[tuple[tuple[str, str, int], Any]]) -> str:
-    """``{<mq>:<value>,…}`` with fastjson object keys."""
-    return "{" + ",".join(mq_key(*k) + ":" + json.dumps(v, separators=(",", ":")) for k, v in entries) + "}"
 
 
 class _Rate:
@@ -173,18 +164,13 @@ class AdminStatsHandlers:
         tc = self._topics.get(h.topic)
         if tc is None:
             raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
-        entries: list[tuple[tuple[str, str, int], Any]] = []
+        table: dict[MessageQueue, TopicOffset] = {}
         for qid in range(tc.write_queue_nums):
             mn = self._store.get_min_offset_in_queue(h.topic, qid)
             mx = self._store.get_max_offset_in_queue(h.topic, qid)
             last = self._store.get_message_store_timestamp(h.topic, qid, mx - 1) if mx > 0 else 0
-            entries.append(
-                (
-                    (h.topic, self._broker_name, qid),
-                    {"lastUpdateTimestamp": max(last, 0), "maxOffset": mx, "minOffset": mn},
-                )
-            )
-        return cmd.make_response(body=('{"offsetTable":' + mq_table(entries) + "}").encode())
+            table[MessageQueue(h.topic, self._broker_name, qid)] = TopicOffset(mn, mx, max(last, 0))
+        return cmd.make_response(body=TopicStatsTable(table).encode())
 
     async def consume_stats(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(GetConsumeStatsRequestHeader, cmd)
