@@ -3,6 +3,7 @@
 #   make venv              .venv with `-e .[test,dev,spark]` (SPARK=0 leaves out pyspark)
 #   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both
 #   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
+#                          and, when npm is on PATH, the Node.js client ali-ons for tests/compat (npm ci)
 #   make test-unit | test-integration | test-compat | test-spark
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
 #   make bench             every bench/*.py in its default mode (make bench-setup first for the Redis anchor)
@@ -37,7 +38,10 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java lint bench bench-setup clean distclean
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons lint bench bench-setup clean distclean
+
+ONS := tests/compat/ons
+ONS_STAMP := $(ONS)/node_modules/.stamp
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -62,7 +66,16 @@ ifneq ($(SPARK),0)
 	@scripts/ensure_java.sh
 endif
 
-test: venv java
+# ali-ons (npm) for tests/compat/test_ons_client.py; without npm those tests skip with a reason.
+ons:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(ONS_STAMP); \
+	else echo "make ons: npm not found; the ali-ons compat tests will be skipped"; fi
+
+$(ONS_STAMP): $(ONS)/package.json $(ONS)/package-lock.json
+	@if npm ci --prefix $(ONS) --no-audit --no-fund --loglevel=error; then touch $@; \
+	else echo "make ons: npm ci failed (no registry?); the ali-ons compat tests will be skipped" >&2; fi
+
+test: venv java ons
 	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
 
 test-unit: venv
@@ -71,7 +84,7 @@ test-unit: venv
 test-integration: venv
 	$(RUN_PYTEST) tests/integration $(PYTEST_ARGS)
 
-test-compat: venv
+test-compat: venv ons
 	$(RUN_PYTEST) -m compat $(PYTEST_ARGS)
 
 test-spark: venv java
@@ -101,4 +114,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(ONS)/node_modules

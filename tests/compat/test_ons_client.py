@@ -1,0 +1,137 @@
+"""The Node.js RocketMQ client ali-ons 3.12.0 (npm; its frames are in ``reference/golden/``) against our name server
+and broker as separate processes: its producer and push consumer (tag filter, a retry through ``%RETRY%``), and
+mixed with our SDK in both directions.
+
+``make test`` installs ali-ons with ``npm ci`` into ``tests/compat/ons/node_modules`` when npm is on PATH; without
+it these tests skip with that reason. ``tests/compat/ons/driver.js`` reports JSON lines like ``cpp_driver.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client import Message, Producer
+from tests.compat.test_cpp_client import REPO, Proc, Servers, start_servers
+from tests.compat.test_cpp_part2 import FAST_LEVELS
+from tests.compat.test_mixed_clients import consume_ours
+
+ONS = Path(__file__).with_name("ons")
+DRIVER = ONS / "driver.js"
+
+pytestmark = [
+    pytest.mark.compat,
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH"),
+    pytest.mark.skipif(
+        not (ONS / "node_modules" / "ali-ons").is_dir(), reason="ali-ons is not installed: run `make ons` (needs npm)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    with start_servers(tmp_path_factory.mktemp("ons"), FAST_LEVELS) as s:
+        yield s
+
+
+def create_topic(servers: Servers, topic: str) -> None:
+    """ali-ons does not auto-create topics (it stops at the name server's TOPIC_NOT_EXIST), as against a J broker."""
+    args = ["-n", servers.ns_addr, "-c", "CompatCluster", "-t", topic, "-r", "4", "-w", "4"]
+    out = subprocess.run(
+        [sys.executable, "-m", "client.admin", "updateTopic", *args], cwd=REPO, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+
+
+def node(servers: Servers, *args: str, name: str) -> Proc:
+    return Proc(["node", str(DRIVER), *args], servers.tmp / f"{name}.log")
+
+
+def lines(proc: Proc, until_event: str, deadline: float) -> list[dict[str, Any]]:
+    """Every JSON line up to and including the first with ``until_event``; fails on a "fatal" line."""
+    out: list[dict[str, Any]] = []
+
+    def take(line: str) -> bool:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            return False
+        out.append(ev)
+        assert ev.get("event") != "fatal", ev
+        return bool(ev.get("event") == until_event)
+
+    try:
+        proc.wait_line(take, deadline)
+    finally:
+        proc.stop()
+    return out
+
+
+def produce_ons(servers: Servers, topic: str, prefix: str, count: int) -> list[dict[str, Any]]:
+    evs = lines(
+        node(servers, "produce", servers.ns_addr, topic, prefix, str(count), name=f"ons-produce-{prefix}"), "done", 90
+    )
+    assert evs[-1] == {"event": "done", "ok": count}
+    return [e for e in evs if e["event"] == "sent"]
+
+
+def consume_ons(
+    servers: Servers, topic: str, group: str, expr: str, want: int, fail_key: str = ""
+) -> list[dict[str, Any]]:
+    args = ["consume", servers.ns_addr, topic, group, expr, str(want)] + ([fail_key] if fail_key else [])
+    return lines(node(servers, *args, name=f"ons-consume-{group}"), "done", 120)
+
+
+def test_ons_producer_to_ons_consumer_with_a_tag_filter_and_a_retry(servers: Servers) -> None:
+    create_topic(servers, "OnsAll")
+    sent = produce_ons(servers, "OnsAll", "o", 30)
+    assert all(s["status"] == "SEND_OK" for s in sent) and {int(s["queueId"]) for s in sent} == {0, 1, 2, 3}
+    evs = consume_ons(servers, "OnsAll", "CID_ons_all", "TagA || TagC", 20, fail_key="o-key-0")
+    msgs = [e for e in evs if e["event"] == "msg"]
+    want = {f"o-key-{i}" for i in range(30) if i % 3 != 1}
+    assert {m["keys"] for m in msgs} == want
+    assert {m["tags"] for m in msgs} == {"TagA", "TagC"}
+    for m in msgs:
+        i = int(m["keys"].rsplit("-", 1)[1])
+        assert (m["topic"], m["body"], m["props"]) == ("OnsAll", f"o-body-{i}", {"seq": str(i), "origin": "ons"})
+    failed = [e for e in evs if e["event"] == "failed"]
+    assert [f["keys"] for f in failed] == ["o-key-0"]
+    again = [m for m in msgs if m["keys"] == "o-key-0"]
+    assert [m["reconsumeTimes"] for m in again] == [1]  # back through %RETRY%CID_ons_all, topic restored
+
+
+def test_ons_producer_to_our_push_consumer(servers: Servers) -> None:
+    create_topic(servers, "OnsToPy")
+    produce_ons(servers, "OnsToPy", "n", 20)
+    got = asyncio.run(consume_ours(servers.ns_addr, "OnsToPy", 20, "CID_ons_py"))
+    for i in range(20):
+        m = got[f"n-key-{i}"]
+        assert (m.topic, m.body, m.tags) == ("OnsToPy", f"n-body-{i}".encode(), ("TagA", "TagB", "TagC")[i % 3])
+        assert {k: m.properties[k] for k in ("seq", "origin")} == {"seq": str(i), "origin": "ons"}
+
+
+async def send_ours(ns: str, topic: str, n: int) -> None:
+    async with Producer("PID_py_to_ons", namesrv_addr=ns) as p:
+        for i in range(n):
+            msg = Message(topic, f"p-body-{i}".encode(), tags="TagA", keys=[f"p-key-{i}"])
+            msg.properties.update({"seq": str(i), "origin": "ons"})
+            await p.send(msg)
+
+
+def test_our_producer_to_the_ons_consumer(servers: Servers) -> None:
+    create_topic(servers, "PyToOns")
+    asyncio.run(send_ours(servers.ns_addr, "PyToOns", 20))
+    evs = consume_ons(servers, "PyToOns", "CID_py_ons", "*", 20)
+    msgs = {m["keys"]: m for m in evs if m["event"] == "msg"}
+    assert set(msgs) == {f"p-key-{i}" for i in range(20)}
+    for i in range(20):
+        m = msgs[f"p-key-{i}"]
+        assert (m["body"], m["tags"], m["props"]) == (f"p-body-{i}", "TagA", {"seq": str(i), "origin": "ons"})
