@@ -7,10 +7,13 @@ a record is encoded. Each record is therefore packed exactly once, with its fina
 joined into one ``bytes`` per append — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
 parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
 
-A full disk (ENOSPC or EDQUOT from a write or from creating a segment) makes the store refuse puts with
-SERVICE_NOT_AVAILABLE, as J's DISK_FULL running flag does, until a probe of the volume's free space (at most once a
-second of the store clock, on the next put) finds ``DISK_SPACE_TO_RESUME`` bytes again; a write that failed leaves the file's write
-position where it was, so the next append overwrites whatever part of it reached the file. Reads are unaffected.
+A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE, as J's DISK_FULL running flag does, while
+reads go on. It is noticed two ways: ENOSPC or EDQUOT from a commit-log write (or from creating a segment), and a
+probe of the volume's free space, at most once a second of the store clock (checked on the next put), finding less
+than ``DISK_SPACE_LOW``. The low watermark matters because consume queues and index files are written through
+memory maps: a page that cannot get a block on a full disk is a SIGBUS, not an exception, so puts must stop while
+their dispatch still has room. Puts resume when the probe finds ``DISK_SPACE_TO_RESUME``. A write that failed
+leaves the file's write position where it was, so the next append overwrites whatever part of it reached the file.
 
 Limits, with RocketMQ's statuses: a body over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
 properties over 32767 bytes → PROPERTIES_SIZE_EXCEEDED; a record (or batch) larger than a commit-log file (less the
@@ -67,6 +70,7 @@ _crc32 = zlib.crc32
 
 Host = str | tuple[str, int]
 
+DISK_SPACE_LOW: Final = 32 * 1024 * 1024
 DISK_SPACE_TO_RESUME: Final = 64 * 1024 * 1024
 _DISK_FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 DISK_FULL_REMARK: Final = "disk full: the commit log's volume has no space left; puts resume once space is freed"
@@ -114,7 +118,7 @@ class Appender:
         self.commitlog = commitlog
         self.disk_full = False
         self._free_space = free_space or (lambda: free_bytes(commitlog.queue.dir))
-        self._next_probe = 0.0
+        self.next_probe = 0.0  # store-clock time of the next free-space probe
         self.dispatcher = dispatcher
         self.queue_offsets = queue_offsets
         self._clock = clock
@@ -159,25 +163,30 @@ class Appender:
             if not self.disk_full:
                 _log.error("commit log volume is full, refusing puts until space is freed: %s", exc)
             self.disk_full = True
-            self._next_probe = self._clock() + 1.0
+            self.next_probe = self._clock() + 1.0
             return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK)
         _log.error("commit log append failed: %s", exc)
         return _fail(PutMessageStatus.UNKNOWN_ERROR, f"commit log append failed: {exc}")
 
-    def refuse_for_disk(self) -> PutMessageResult | None:
-        """While the disk is full: SERVICE_NOT_AVAILABLE, unless a probe (at most once a second) finds space."""
+    def check_disk(self) -> PutMessageResult | None:
+        """SERVICE_NOT_AVAILABLE while the disk is full, else None. Probes the free space when ``next_probe`` has
+        come (callers skip the call while the disk is fine and the probe is not due: the put path's only cost)."""
         now = self._clock()
-        if now >= self._next_probe or now < self._next_probe - 2.0:  # the wall clock may step back
-            self._next_probe = now + 1.0
+        if now >= self.next_probe or now < self.next_probe - 2.0:  # the wall clock may step back
+            self.next_probe = now + 1.0
             try:
                 free = self._free_space()
-            except OSError:
-                free = 0
-            if free >= DISK_SPACE_TO_RESUME:
-                _log.warning("commit log volume has %d bytes free again, accepting puts", free)
-                self.disk_full = False
-                return None
-        return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK)
+            except OSError as exc:
+                _log.warning("free-space probe failed: %s", exc)
+                free = -1
+            if free >= 0:
+                if self.disk_full and free >= DISK_SPACE_TO_RESUME:
+                    _log.warning("commit log volume has %d bytes free again, accepting puts", free)
+                    self.disk_full = False
+                elif not self.disk_full and free < DISK_SPACE_LOW:
+                    _log.error("commit log volume has %d bytes free, refusing puts until space is freed", free)
+                    self.disk_full = True
+        return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK) if self.disk_full else None
 
     def _now(self) -> int:
         now = int(self._clock() * 1000)

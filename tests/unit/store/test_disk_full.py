@@ -13,7 +13,7 @@ from _store_util import BORN, get_all, put, small_config
 from broker.store import MessageStore, PutMessageStatus
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
-from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_TO_RESUME
+from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW, DISK_SPACE_TO_RESUME
 from protocol.message import BatchItem
 
 T = "TopicDiskFull"
@@ -24,7 +24,7 @@ class Volume:
 
     def __init__(self) -> None:
         self.t = 1_900_000_000.0
-        self.free = 0
+        self.free = DISK_SPACE_TO_RESUME  # plenty until a test says otherwise
 
     def clock(self) -> float:
         return self.t
@@ -60,6 +60,7 @@ async def test_enospc_refuses_puts_until_space_is_back_and_loses_nothing(
     try:
         for i in range(5):
             await put(store, T, 0, b"before-%d" % i)
+        vol.free = 0  # the volume is full: the write fails, and the next probe agrees
         with monkeypatch.context() as m:
             failures = enospc_after_half(m)
             res = await _put(store, b"lost-to-enospc")
@@ -108,6 +109,7 @@ async def test_a_segment_that_cannot_be_created_refuses_the_put(
                 raise OSError(errno.ENOSPC, "No space left on device")
 
             m.setattr(MappedFileQueue, "new_file", no_space)
+            vol.free = 0
             while (res := await _put(store, body)).ok:
                 stored += 1
             assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and res.remark == DISK_FULL_REMARK
@@ -136,5 +138,29 @@ async def test_other_write_errors_are_unknown_error_and_do_not_stop_puts(
             assert res.status is PutMessageStatus.UNKNOWN_ERROR and "Input/output error" in res.remark
         await put(store, T, 0, b"fine")
         assert [m.body for m in get_all(store, T, 0)] == [b"fine"]
+    finally:
+        await store.close()
+
+
+async def test_low_free_space_refuses_puts_before_any_write_fails(tmp_path: Path) -> None:
+    """Consume queues and index files are written through memory maps, where a full disk is a SIGBUS: puts stop at
+    the low watermark, checked at most once a second, and resume at the high one."""
+    vol = Volume()
+    store = MessageStore.open(small_config(tmp_path / "s"), clock=vol.clock, free_space=vol.free_space)
+    await store.start()
+    try:
+        await put(store, T, 0, b"plenty")
+        vol.free = DISK_SPACE_LOW - 1
+        await put(store, T, 0, b"probe-not-due")  # within the second: not probed yet
+        vol.t += 1.0
+        res = await _put(store, b"low")
+        assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and res.remark == DISK_FULL_REMARK
+        vol.free = DISK_SPACE_LOW  # above the low mark, below the resume mark: still refused (hysteresis)
+        vol.t += 1.0
+        assert (await _put(store, b"between")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+        vol.free = DISK_SPACE_TO_RESUME
+        vol.t += 1.0
+        await put(store, T, 0, b"resumed")
+        assert [m.body for m in get_all(store, T, 0)] == [b"plenty", b"probe-not-due", b"resumed"]
     finally:
         await store.close()
