@@ -72,7 +72,7 @@ class ConsumerMember(Protocol):
 
     async def reset_offsets(self, topic: str, offsets: dict[MessageQueue, int]) -> None: ...
 
-    def running_info(self) -> dict[str, Any]: ...
+    def running_info(self, jstack: bool = False) -> bytes: ...
 
     def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
         """The consumed offsets of the owned queues of ``topic`` (GET_CONSUMER_STATUS_FROM_CLIENT)."""
@@ -396,7 +396,7 @@ class ClientInstance:
         consumer = self.consumers.get(h.consumer_group)
         if consumer is None:
             return cmd.make_response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{h.consumer_group}> not exist")
-        return cmd.make_response(body=ClientAPI.encode_json(consumer.running_info()))
+        return cmd.make_response(body=consumer.running_info(h.jstack_enable))
 
     async def _on_consumer_status(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
         h = GetConsumerStatusRequestHeader.from_ext_fields(cmd.ext_fields)

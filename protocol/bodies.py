@@ -101,7 +101,7 @@ import json
 import re
 import struct
 import zlib
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, Final, Self
@@ -1146,6 +1146,45 @@ class ResetOffsetBody:
         for mq, off in _mq_table(table, "ResetOffsetBody.offsetTable"):
             out[mq] = _long(off, "offset")
         return cls(out)
+
+
+def encode_consumer_running_info(
+    properties: Mapping[str, str],
+    subscriptions: Sequence[Mapping[str, Any]],
+    mq_table: Mapping[MessageQueue, Mapping[str, Any]],
+    status_table: Mapping[str, Mapping[str, Any]],
+    jstack: str | None = None,
+) -> bytes:
+    """A consumer's GET_CONSUMER_RUNNING_INFO reply as J's ``ConsumerRunningInfo`` reads it (fastjson, keys in
+    alphabetical order, null ``jstack`` left out; the C++ client writes the same shape, golden frame
+    ``cpp_consumer_171_br_c2s_RESP0``):
+
+    =============== ================================================================================================
+    key             value
+    =============== ================================================================================================
+    jstack          thread dump, only when the request asked for it (``jstackEnable``)
+    mqTable         {<MessageQueue object>: ProcessQueueInfo} — commitOffset, cachedMsgMinOffset/MaxOffset/Count,
+                    cachedMsgSizeInMiB, transactionMsg*, locked, tryUnlockTimes, lastLockTimestamp, droped,
+                    lastPullTimestamp, lastConsumeTimestamp (ms)
+    properties      PROP_CONSUME_TYPE, PROP_CONSUMEORDERLY, PROP_CLIENT_VERSION, PROP_NAMESERVER_ADDR, … (strings)
+    statusTable     {topic: ConsumeStatus} — pullRT, pullTPS, consumeRT, consumeOKTPS, consumeFailedTPS (doubles),
+                    consumeFailedMsgs (long)
+    subscriptionSet [SubscriptionData] — topic, subString, tagsSet, codeSet, subVersion, classFilterMode
+    =============== ================================================================================================
+    """
+    head = "{" + ('"jstack":' + _dumps(jstack) + "," if jstack is not None else "")
+    return (
+        head
+        + '"mqTable":'
+        + _mq_table_json(mq_table, lambda v: dict(sorted(v.items())))
+        + ',"properties":'
+        + _dumps(dict(sorted(properties.items())))
+        + ',"statusTable":'
+        + _dumps({t: dict(sorted(v.items())) for t, v in sorted(status_table.items())})
+        + ',"subscriptionSet":'
+        + _dumps(sorted((dict(sorted(x.items())) for x in subscriptions), key=lambda d: str(d.get("topic"))))
+        + "}"
+    ).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

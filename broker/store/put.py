@@ -77,7 +77,10 @@ DISK_FULL_REMARK: Final = "disk full: the commit log's volume has no space left;
 
 
 def free_bytes(path: str) -> int:
-    """Bytes available to this process on the volume holding ``path``."""
+    """Bytes available to this process on the volume holding ``path`` (or its nearest existing parent: the
+    commit-log directory appears with the first segment)."""
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize
 

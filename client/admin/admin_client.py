@@ -5,8 +5,9 @@ remark. JSON bodies are parsed leniently (fastjson's unquoted keys); bodies with
 stats, consume stats) are read by ``parse_mq_table`` or the ``protocol.bodies`` decoders.
 
 ``RunningInfo`` reads a consumer's GET_CONSUMER_RUNNING_INFO reply, which ``protocol.bodies`` leaves unmodelled:
-J writes ``mqTable`` with MessageQueue object keys, this SDK as a list of ``{brokerName, queueId, topic, …}``
-objects; J's ``statusTable`` is topic → ConsumeStatus, this SDK's a flat table of counters. Both forms are read.
+J (and C++, and this SDK since it writes ``protocol.bodies.encode_consumer_running_info``) writes ``mqTable`` with
+MessageQueue object keys and ``statusTable`` as topic → ConsumeStatus; older rocketq clients wrote a list of
+``{brokerName, queueId, topic, …}`` objects and a flat table of counters. Both forms are read.
 """
 
 from __future__ import annotations

@@ -145,8 +145,28 @@ def consume_queue_unit(u: ConsumeQueueData) -> str:
 # -- consumer running info (consumerStatus) --------------------------------------------------------------------------
 
 
+# J ProcessQueueInfo.toString() order (the wire body has them alphabetically)
+_PQ_FIELDS = (
+    "commitOffset",
+    "cachedMsgMinOffset",
+    "cachedMsgMaxOffset",
+    "cachedMsgCount",
+    "cachedMsgSizeInMiB",
+    "transactionMsgMinOffset",
+    "transactionMsgMaxOffset",
+    "transactionMsgCount",
+    "locked",
+    "tryUnlockTimes",
+    "lastLockTimestamp",
+    "droped",
+    "lastPullTimestamp",
+    "lastConsumeTimestamp",
+)
+
+
 def _pq_info(pq: Mapping[str, Any]) -> str:
-    return "ProcessQueueInfo [" + ", ".join(f"{k}={_java(v)}" for k, v in pq.items()) + "]"
+    keys = [k for k in _PQ_FIELDS if k in pq] + [k for k in pq if k not in _PQ_FIELDS]
+    return "ProcessQueueInfo [" + ", ".join(f"{k}={_java(pq[k])}" for k in keys) + "]"
 
 
 def _queue_cells(mq: MessageQueue) -> list[object]:

@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from client._aio import cancel_and_wait
@@ -72,6 +72,16 @@ class ConsumeStats:
     sent_back: int = 0
     local_retries: int = 0
     expired: int = 0
+    # per topic: [messages consumed OK, messages failed, listener milliseconds, listener calls] (running info)
+    topics: dict[str, list[float]] = field(default_factory=dict)
+
+    def record(self, topic: str, count: int, ok: bool, rt_ms: float) -> None:
+        t = self.topics.get(topic)
+        if t is None:
+            t = self.topics[topic] = [0, 0, 0.0, 0]
+        t[0 if ok else 1] += count
+        t[2] += rt_ms
+        t[3] += 1
 
 
 @dataclass(slots=True)
@@ -136,8 +146,10 @@ class ConcurrentConsumeService:
 
     async def _consume(self, req: _Request) -> None:
         mq, pq, batch = req.mq, req.pq, req.msgs
-        pq.mark_started(batch, time.monotonic())
+        begin = time.monotonic()
+        pq.mark_started(batch, begin)
         result = await self._hooks.invoke_listener(batch)
+        self.stats.record(mq.topic, len(batch), result is ConsumeResult.SUCCESS, (time.monotonic() - begin) * 1000)
         if pq.dropped:  # revoked meanwhile: the new owner starts from the committed offset
             return
         if result is ConsumeResult.SUCCESS:
@@ -242,8 +254,11 @@ class OrderlyConsumeService:
             while not self._closing and not pq.dropped and len(pq) and (pq.locked or not self._clustering):
                 batch = pq.take_in_order(self._config.consume_message_batch_max_size)
                 async with self._sem:
-                    pq.mark_started(batch, time.monotonic())
+                    begin = time.monotonic()
+                    pq.mark_started(batch, begin)
                     result = await self._hooks.invoke_listener(batch)
+                ok = result is ConsumeResult.SUCCESS
+                self.stats.record(mq.topic, len(batch), ok, (time.monotonic() - begin) * 1000)
                 if result is ConsumeResult.SUCCESS:
                     # committed even if the queue was revoked meanwhile: the revoke waits for this call and
                     # persists after it, so the next owner starts after this batch (J holds the consume lock)

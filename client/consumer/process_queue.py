@@ -28,6 +28,7 @@ class ProcessQueue:
         "bytes",
         "consuming",
         "dropped",
+        "last_consume",
         "last_pull",
         "lock_time",
         "locked",
@@ -41,6 +42,7 @@ class ProcessQueue:
         self.bytes = 0
         self.dropped = False
         self.last_pull = time.monotonic()
+        self.last_consume = 0.0
         self.max_offset_taken = -1
         self.locked = False
         self.lock_time = 0.0
@@ -100,6 +102,7 @@ class ProcessQueue:
         return None
 
     def mark_started(self, msgs: list[MessageExt], now: float) -> None:
+        self.last_consume = now
         for m in msgs:
             if m.queue_offset in self._msgs:
                 self._started[m.queue_offset] = now
@@ -123,14 +126,26 @@ class ProcessQueue:
         self._started.clear()
         self.bytes = 0
 
-    def info(self) -> dict[str, object]:
-        """For GET_CONSUMER_RUNNING_INFO (J ProcessQueueInfo, the fields that apply here)."""
+    def info(self, wall_ms: int, mono: float) -> dict[str, object]:
+        """J ``ProcessQueueInfo`` for GET_CONSUMER_RUNNING_INFO; monotonic times become wall-clock ms through the
+        pair (``wall_ms``, ``mono``) read together. No transactional consumption here: those fields are 0."""
+
+        def wall(t: float) -> int:
+            return max(0, int(wall_ms - (mono - t) * 1000)) if t else 0
+
         return {
             "commitOffset": self.commit_offset(),
             "cachedMsgMinOffset": min(self._msgs) if self._msgs else 0,
             "cachedMsgMaxOffset": max(self._msgs) if self._msgs else 0,
             "cachedMsgCount": len(self._msgs),
             "cachedMsgSizeInMiB": self.bytes // (1 << 20),
+            "transactionMsgMinOffset": 0,
+            "transactionMsgMaxOffset": 0,
+            "transactionMsgCount": 0,
             "locked": self.locked,
+            "tryUnlockTimes": 0,
+            "lastLockTimestamp": wall(self.lock_time),
             "droped": self.dropped,
+            "lastPullTimestamp": wall(self.last_pull),
+            "lastConsumeTimestamp": wall(self.last_consume),
         }

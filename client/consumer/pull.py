@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client._aio import cancel_and_wait
+from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
@@ -37,6 +38,7 @@ from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.results import PullResult, PullStatus
+from protocol.bodies import encode_consumer_running_info
 from protocol.message import MessageExt, tag_hash
 
 _log = get_logger("rocketq.client.pull")
@@ -183,15 +185,20 @@ class PullConsumer:
             if mq in self._states:
                 await self.seek(mq, off, check=False)
 
-    def running_info(self) -> dict[str, Any]:
-        return {
-            "properties": {"PROP_CONSUME_TYPE": "CONSUME_ACTIVELY", "PROP_CLIENT_VERSION": "rocketq"},
-            "subscriptionSet": self.heartbeat_data()["subscriptionDataSet"],
-            "mqTable": [
-                {**mq.to_json(), "commitOffset": st.consumed, "cachedMsgCount": st.cached}
-                for mq, st in sorted(self._states.items())
-            ],
+    def running_info(self, jstack: bool = False) -> bytes:
+        """GET_CONSUMER_RUNNING_INFO in J's shape; a pull consumer has no consume stats (J's lite pull consumer
+        leaves statusTable empty too)."""
+        table = {
+            mq: {"commitOffset": st.consumed, "cachedMsgCount": st.cached, "droped": False, "locked": False}
+            for mq, st in self._states.items()
         }
+        return encode_consumer_running_info(
+            {"PROP_CONSUME_TYPE": "CONSUME_ACTIVELY", "PROP_CLIENT_VERSION": "rocketq"},
+            self.heartbeat_data()["subscriptionDataSet"],
+            table,
+            {},
+            thread_dump() if jstack else None,
+        )
 
     def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
         return {mq: off for mq, off in self.consumed_positions().items() if mq.topic == topic}

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from client._aio import cancel_and_wait
+from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
@@ -43,7 +44,7 @@ from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
-from protocol.bodies import ConsumeMessageDirectlyResult
+from protocol.bodies import ConsumeMessageDirectlyResult, encode_consumer_running_info
 from protocol.message import MessageExt, tag_hash
 
 _log = get_logger("rocketq.client.push")
@@ -114,6 +115,9 @@ class PushConsumer:
         self._started_at = 0
         self.flow_control_times = 0
         self.pulled = 0
+        self._started_mono = 0.0
+        # per topic, pulls that found messages: [messages, milliseconds, pulls] (J's pullTPS / pullRT)
+        self._pull_stats: dict[str, list[float]] = {}
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
@@ -194,6 +198,7 @@ class PushConsumer:
         self.instance.register_consumer(self)
         self._running = True
         self._started_at = int(time.time() * 1000)
+        self._started_mono = time.monotonic()
         await self.instance.start()
         try:
             await self.offset_store.load()
@@ -431,6 +436,7 @@ class PushConsumer:
                 await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
             commit = self.offset_store.read_memory(mq) if clustering else None
+            began = time.monotonic()
             try:
                 res = await pull_once(
                     self.instance,
@@ -464,6 +470,12 @@ class PushConsumer:
             msgs = res.msg_found_list
             if msgs:
                 self.pulled += len(msgs)
+                ps = self._pull_stats.get(mq.topic)
+                if ps is None:
+                    ps = self._pull_stats[mq.topic] = [0, 0.0, 0]
+                ps[0] += len(msgs)
+                ps[1] += (pq.last_pull - began) * 1000
+                ps[2] += 1
                 pq.put(msgs)
                 assert self._service is not None
                 self._service.submit(mq, pq, msgs)
@@ -591,19 +603,39 @@ class PushConsumer:
             "flow_control_times": self.flow_control_times,
         }
 
-    def running_info(self) -> dict[str, Any]:
-        return {
-            "properties": {
-                "PROP_CONSUME_TYPE": "CONSUME_PASSIVELY",
-                "PROP_CONSUMEORDERLY": str(self.config.orderly).lower(),
-                "PROP_CLIENT_VERSION": "rocketq",
-                "PROP_NAMESERVER_ADDR": ";".join(self.instance.namesrv_addrs),
-                "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_max),
-                "PROP_CONSUMER_START_TIMESTAMP": str(self._started_at),
-                "messageModel": self.config.message_model,
-                "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
-            },
-            "subscriptionSet": self.heartbeat_data()["subscriptionDataSet"],
-            "mqTable": [{**mq.to_json(), **pq.info()} for mq, pq in sorted(self._pqs.items())],
-            "statusTable": self.stats,
+    def running_info(self, jstack: bool = False) -> bytes:
+        """GET_CONSUMER_RUNNING_INFO in J's ``ConsumerRunningInfo`` shape (``protocol.bodies``). The statusTable
+        rates are averages since the consumer started (J's are over the last minute); RTs are per pull that found
+        messages and per listener call, in ms."""
+        props = {
+            "PROP_CONSUME_TYPE": "CONSUME_PASSIVELY",
+            "PROP_CONSUMEORDERLY": str(self.config.orderly).lower(),
+            "PROP_CLIENT_VERSION": "rocketq",
+            "PROP_NAMESERVER_ADDR": ";".join(self.instance.namesrv_addrs),
+            "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_max),
+            "PROP_CONSUMER_START_TIMESTAMP": str(self._started_at),
+            "messageModel": self.config.message_model,
+            "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
         }
+        wall_ms, mono = int(time.time() * 1000), time.monotonic()
+        secs = max(mono - self._started_mono, 1e-3) if self._started_mono else 1.0
+        consumed = self._service.stats.topics if self._service is not None else {}
+        status: dict[str, dict[str, float]] = {}
+        for topic in self._all_subs():
+            ok, failed, rt, calls = consumed.get(topic, (0, 0, 0.0, 0))
+            pulled, pull_ms, pulls = self._pull_stats.get(topic, (0, 0.0, 0))
+            status[topic] = {
+                "pullRT": pull_ms / pulls if pulls else 0.0,
+                "pullTPS": pulled / secs,
+                "consumeRT": rt / calls if calls else 0.0,
+                "consumeOKTPS": ok / secs,
+                "consumeFailedTPS": failed / secs,
+                "consumeFailedMsgs": int(failed),
+            }
+        return encode_consumer_running_info(
+            props,
+            self.heartbeat_data()["subscriptionDataSet"],
+            {mq: pq.info(wall_ms, mono) for mq, pq in self._pqs.items()},
+            status,
+            thread_dump() if jstack else None,
+        )

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from client import ConsumeResult, Message, MessageQueue, Producer, PushConsumer
+from protocol.bodies import loads_lenient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import (
@@ -233,8 +234,28 @@ async def test_reset_offset_and_running_info_through_the_broker(cluster: Cluster
             cmd = RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, ri.to_ext_fields())
             resp = await admin.invoke(cluster.broker.addr, cmd, 5)
             assert resp.code == ResponseCode.SUCCESS, resp.remark
-            info = json.loads(resp.body)
+            # J's ConsumerRunningInfo shape: MessageQueue object keys (not valid JSON), per-topic ConsumeStatus
+            assert resp.body.startswith(b'{"mqTable":{{"brokerName":"broker-a","queueId":0,"topic":')
+            info = loads_lenient(resp.body, object_key=MessageQueue.from_json)
             assert {s["topic"] for s in info["subscriptionSet"]} == {"TopicReset", "%RETRY%CG_reset"}
+            pqi = info["mqTable"][MessageQueue("TopicReset", "broker-a", 0)]
+            assert pqi["commitOffset"] == 20 and pqi["droped"] is False and pqi["lastPullTimestamp"] > 0
+            assert pqi["lastConsumeTimestamp"] >= pqi["lastPullTimestamp"] - 60_000
+            status = info["statusTable"]["TopicReset"]
+            assert sorted(status) == [
+                "consumeFailedMsgs",
+                "consumeFailedTPS",
+                "consumeOKTPS",
+                "consumeRT",
+                "pullRT",
+                "pullTPS",
+            ]
+            assert status["consumeOKTPS"] > 0 and status["consumeFailedMsgs"] == 0 and status["pullTPS"] > 0
+            assert info["properties"]["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY" and "jstack" not in info
+            ri = GetConsumerRunningInfoRequestHeader("CG_reset", c.instance.client_id, True)
+            cmd = RemotingCommand.request(RequestCode.GET_CONSUMER_RUNNING_INFO, ri.to_ext_fields())
+            resp = await admin.invoke(cluster.broker.addr, cmd, 5)
+            assert "MainThread" in loads_lenient(resp.body, object_key=MessageQueue.from_json)["jstack"]
             # consumer status: the broker asks the client for its offsets (GET_CONSUMER_STATUS_FROM_CLIENT)
             await c.persist_offsets()
             st = GetConsumerStatusRequestHeader("TopicReset", "CG_reset")

@@ -269,7 +269,11 @@ async def test_consumer_status_prints_running_info(cluster: Cluster) -> None:
         assert out.splitlines()[0].split()[:2] == ["001", cid]
         props = {ln.split(":")[0].strip(): ln.split(":", 1)[1].strip() for ln in out.splitlines() if " : " in ln}
         assert props["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY" and props["messageModel"] == "CLUSTERING"
-        assert props["PROP_NAMESERVER_ADDR"] == cluster.ns_addr and props["consumed_ok"] == "5"
+        assert props["PROP_NAMESERVER_ADDR"] == cluster.ns_addr
+        rt_tps = out.split("#Consumer RT&TPS#")[1].splitlines()
+        assert [ln.split()[0] for ln in rt_tps[2:] if ln.strip()][:2] == ["%RETRY%CG_run", "TopicRun"]
+        topic_row = next(ln.split() for ln in rt_tps if ln.startswith("TopicRun "))
+        assert float(topic_row[4]) > 0 and topic_row[-1] == "0"  # consume OK TPS, failed messages
         assert "Topic: TopicRun" in out and "SubExpression: TagA" in out
         offsets = out.split("#Consumer Offset#")[1].split("#Consumer MQ Detail#")[0]
         assert {(r[1], int(r[2])): int(r[3]) for r in rows(offsets, "TopicRun")} == {
@@ -445,7 +449,7 @@ def test_running_info_of_a_java_client(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     offsets = out.split("#Consumer Offset#")[1].split("#Consumer MQ Detail#")[0]
     assert [r[:4] for r in rows(offsets, "T")] == [["T", "broker-a", "0", "17"], ["T", "broker-a", "1", "41"]]
-    assert "ProcessQueueInfo [cachedMsgCount=2, commitOffset=41, locked=false]" in out
+    assert "ProcessQueueInfo [commitOffset=41, cachedMsgCount=2, locked=false]" in out  # J toString order
     rt = out.split("#Consumer RT&TPS#")[1].split("#Consumer jstack#")[0]
     assert rows(rt, "T") == [["T", "2.00", "13.00", "1.25", "12.50", "0.00", "3"]]
     assert out.rstrip().endswith("#Consumer jstack#\nmain thread")

@@ -75,8 +75,11 @@ def test_take_in_order() -> None:
     pq.put(msgs(5, 3, 9, 1))
     assert [m.queue_offset for m in pq.take_in_order(3)] == [1, 3, 5]
     assert len(pq) == 4  # still in flight until removed
-    info = pq.info()
+    pq.mark_started([], now=95.0)
+    info = pq.info(wall_ms=1_000_000, mono=100.0)
     assert info["cachedMsgCount"] == 4 and info["commitOffset"] == 1
+    assert info["lastConsumeTimestamp"] == 995_000  # monotonic 95.0 is 5 s before wall 1_000_000 ms
+    assert info["transactionMsgCount"] == 0 and info["droped"] is False
 
 
 @given(st.lists(st.integers(0, 500), min_size=1, max_size=100), st.data())
