@@ -354,8 +354,7 @@ class MessageStore:
         if self._closed:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
         appender = self._appender
-        due = not appender.next_probe - 2.0 <= self._clock() < appender.next_probe  # or the clock stepped back
-        if (appender.disk_full or due) and (refused := appender.check_disk()) is not None:
+        if (refused := appender.disk_refusal()) is not None:
             return refused
         try:
             res = appender.append_one(
@@ -396,8 +395,7 @@ class MessageStore:
         if self._closed:
             return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
         appender = self._appender
-        due = not appender.next_probe - 2.0 <= self._clock() < appender.next_probe  # or the clock stepped back
-        if (appender.disk_full or due) and (refused := appender.check_disk()) is not None:
+        if (refused := appender.disk_refusal()) is not None:
             return refused
         try:
             res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)

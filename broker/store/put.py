@@ -171,11 +171,11 @@ class Appender:
         _log.error("commit log append failed: %s", exc)
         return _fail(PutMessageStatus.UNKNOWN_ERROR, f"commit log append failed: {exc}")
 
-    def check_disk(self) -> PutMessageResult | None:
-        """SERVICE_NOT_AVAILABLE while the disk is full, else None. Probes the free space when ``next_probe`` has
-        come (callers skip the call while the disk is fine and the probe is not due: the put path's only cost)."""
+    def disk_refusal(self) -> PutMessageResult | None:
+        """SERVICE_NOT_AVAILABLE while the disk is full, else None; called before every append. Probes the free
+        space when the probe is due (once a second) or the wall clock stepped back."""
         now = self._clock()
-        if now >= self.next_probe or now < self.next_probe - 2.0:  # the wall clock may step back
+        if not self.next_probe - 2.0 <= now < self.next_probe:
             self.next_probe = now + 1.0
             try:
                 free = self._free_space()
