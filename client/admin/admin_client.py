@@ -56,33 +56,16 @@ from protocol.headers import (
 )
 from protocol.message import MessageExt, decode_offset_msg_id, decode_records
 
-_MQ_KEY = re.compile(r"(\{[^{}]*\})\s*:\s*(\{[^{}]*\}|-?\d+)")
-
 
 def parse_mq_table(body: bytes, table: str = "offsetTable") -> dict[MessageQueue, Any]:
     """``{"offsetTable":{{mq}:{...}}}`` (J's object keys) or a list form → {MessageQueue: value}."""
-    text = body.decode()
-    out: dict[MessageQueue, Any] = {}
-    try:
-        raw = json.loads(text)
-        if isinstance(raw.get(table), list):
-            for e in raw[table]:
-                out[MessageQueue.from_json(e)] = e
-            return out
-    except ValueError:
-        pass
-    for m in _MQ_KEY.finditer(text):
-        try:
-            key = MessageQueue.from_json(json.loads(m.group(1)))
-        except (ValueError, KeyError):
-            continue
-        out[key] = json.loads(m.group(2))
-    return out
-
-
-def _wire_queue(d: dict[Any, Any]) -> MessageQueue:
-    mq = bodies.MessageQueue.from_json(d)
-    return MessageQueue(mq.topic, mq.broker_name, mq.queue_id)
+    raw = loads_lenient(body, object_key=MessageQueue.from_json)
+    entries = raw.get(table) if isinstance(raw, dict) else None
+    if isinstance(entries, list):
+        return {MessageQueue.from_json(e): e for e in entries if isinstance(e, dict)}
+    if isinstance(entries, dict):
+        return {k: v for k, v in entries.items() if isinstance(k, MessageQueue)}
+    return {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +80,12 @@ class RunningInfo:
 
     @classmethod
     def decode(cls, body: bytes) -> RunningInfo:
-        raw = loads_lenient(body, object_key=_wire_queue) if body else {}
+        raw = loads_lenient(body, object_key=MessageQueue.from_json) if body else {}
         if not isinstance(raw, dict):
             raise bodies.BodyDecodeError("ConsumerRunningInfo: not a JSON object")
         table = raw.get("mqTable") or {}
         if isinstance(table, list):  # this SDK: [{brokerName, queueId, topic, <ProcessQueueInfo fields>}]
-            pairs = [(_wire_queue(e), e) for e in table if isinstance(e, dict)]
+            pairs = [(MessageQueue.from_json(e), e) for e in table if isinstance(e, dict)]
         elif isinstance(table, dict):  # J: {<MessageQueue>: <ProcessQueueInfo>}
             pairs = [(k, v) for k, v in table.items() if isinstance(k, MessageQueue) and isinstance(v, dict)]
         else:
@@ -282,10 +265,7 @@ class AdminClient:
         h = GetConsumerStatusRequestHeader(topic, group, client_id or None)
         resp = await self.call(addr, RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, h.to_ext_fields())
         body = GetConsumerStatusBody.decode(resp.body)
-        return {
-            cid: {MessageQueue(mq.topic, mq.broker_name, mq.queue_id): off for mq, off in table.items()}
-            for cid, table in body.consumer_table.items()
-        }
+        return {cid: dict(table) for cid, table in body.consumer_table.items()}
 
     async def broker_consume_stats(self, addr: str, is_order: bool, timeout: float | None = None) -> ConsumeStatsList:
         h = GetConsumeStatsInBrokerHeader(is_order)
