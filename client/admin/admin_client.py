@@ -13,7 +13,6 @@ MessageQueue object keys and ``statusTable`` as topic → ConsumeStatus; older r
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,17 +216,11 @@ class AdminClient:
         resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, TopicRequestHeader(topic).to_ext_fields())
         return parse_mq_table(resp.body)
 
-    async def consume_stats(
-        self, addr: str, group: str, topic: str | None = None
-    ) -> tuple[dict[MessageQueue, Any], float]:
+    async def consume_stats(self, addr: str, group: str, topic: str | None = None) -> bodies.ConsumeStats:
         resp = await self.call(
             addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic).to_ext_fields()
         )
-        tps = 0.0
-        m = re.search(r'"consumeTps"\s*:\s*([0-9.eE+-]+)', resp.body.decode())
-        if m:
-            tps = float(m.group(1))
-        return parse_mq_table(resp.body), tps
+        return bodies.ConsumeStats.decode(resp.body)
 
     async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
         resp = await self.call(

@@ -165,14 +165,13 @@ async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
     print(offset_header())
     for addr in await admin.broker_addrs():
         try:
-            stats, t = await admin.consume_stats(addr, a.groupName, a.topic)
+            stats = await admin.consume_stats(addr, a.groupName, a.topic)
         except RemotingError:
             continue
-        tps += t
-        for mq, s in sorted(stats.items()):
-            broker_offset, consumer_offset = int(s.get("brokerOffset", 0)), int(s.get("consumerOffset", 0))
-            total += broker_offset - consumer_offset
-            print(offset_row(mq, broker_offset, consumer_offset, int(s.get("lastTimestamp", 0))))
+        tps += stats.consume_tps
+        total += stats.total_diff()
+        for mq, w in sorted(stats.offset_table.items()):
+            print(offset_row(mq, w.broker_offset, w.consumer_offset, w.last_timestamp))
     print(f"\nConsume TPS: {tps:.2f}")
     print(f"Diff Total: {total}")
     return 0
