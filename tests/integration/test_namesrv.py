@@ -40,23 +40,27 @@ A_MASTER, A_SLAVE, B_MASTER = "127.0.0.1:10911", "127.0.0.1:10921", "127.0.0.1:2
 # -- helpers -----------------------------------------------------------------------------------------------------
 
 
-def topic_config(name: str, queues: int) -> dict[str, Any]:
+def topic_config(name: str, queues: int, sys_flag: int = 0) -> dict[str, Any]:
     return {
         "topicName": name,
         "readQueueNums": queues,
         "writeQueueNums": queues,
         "perm": 6,
         "topicFilterType": "SINGLE_TAG",
-        "topicSysFlag": 0,
+        "topicSysFlag": sys_flag,
         "order": False,
     }
 
 
-def register_body(topics: dict[str, int], version: tuple[int, int], compressed: bool) -> bytes:
-    """RegisterBrokerBody exactly as protocol.md §d describes it (built here, independently of namesrv.wire)."""
+def register_body(
+    topics: dict[str, int], version: tuple[int, int], compressed: bool, sys_flags: dict[str, int] | None = None
+) -> bytes:
+    """RegisterBrokerBody exactly as protocol.md §d describes it (built here, independently of namesrv.wire);
+    ``topics`` is name → queue count, ``sys_flags`` name → topicSysFlag (plain body only)."""
     dv = {"timestamp": version[0], "counter": version[1]}
     if not compressed:
-        table = {name: topic_config(name, n) for name, n in topics.items()}
+        flags = sys_flags or {}
+        table = {name: topic_config(name, n, flags.get(name, 0)) for name, n in topics.items()}
         return json.dumps(
             {"topicConfigSerializeWrapper": {"topicConfigTable": table, "dataVersion": dv}, "filterServerList": []}
         ).encode()
@@ -78,8 +82,9 @@ def register_cmd(
     version: tuple[int, int] = (1700000000000, 1),
     compressed: bool = False,
     crc: int | None = None,
+    sys_flags: dict[str, int] | None = None,
 ) -> RemotingCommand:
-    body = register_body(topics, version, compressed)
+    body = register_body(topics, version, compressed, sys_flags)
     host, port = addr.rsplit(":", 1)
     ext = {
         "brokerName": name,

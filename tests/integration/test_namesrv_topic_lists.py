@@ -6,7 +6,6 @@ UNIT_SUB (0x2) bits."""
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
 from tests.harness import run_namesrv
+from tests.integration.test_namesrv import register_cmd as namesrv_register_cmd
 
 A_MASTER, A_SLAVE, B_MASTER = "127.0.0.1:10911", "127.0.0.1:10921", "127.0.0.1:20911"
 UNIT, UNIT_SUB = 0x1, 0x2
@@ -24,39 +24,11 @@ UNIT, UNIT_SUB = 0x1, 0x2
 def register_cmd(
     cluster: str, name: str, addr: str, broker_id: int, flags: dict[str, int], counter: int = 1
 ) -> RemotingCommand:
-    """REGISTER_BROKER with a plain RegisterBrokerBody; ``flags`` is topic → topicSysFlag."""
-    table = {
-        topic: {
-            "topicName": topic,
-            "readQueueNums": 4,
-            "writeQueueNums": 4,
-            "perm": 6,
-            "topicFilterType": "SINGLE_TAG",
-            "topicSysFlag": flag,
-            "order": False,
-        }
-        for topic, flag in flags.items()
-    }
-    body = json.dumps(
-        {
-            "topicConfigSerializeWrapper": {
-                "topicConfigTable": table,
-                "dataVersion": {"timestamp": 1700000000000, "counter": counter},
-            },
-            "filterServerList": [],
-        }
-    ).encode()
-    host, port = addr.rsplit(":", 1)
-    ext = {
-        "brokerName": name,
-        "brokerAddr": addr,
-        "clusterName": cluster,
-        "haServerAddr": f"{host}:{int(port) + 1}",
-        "brokerId": str(broker_id),
-        "compressed": "false",
-        "bodyCrc32": str(zlib.crc32(body) & 0x7FFFFFFF),
-    }
-    return RemotingCommand.request(RequestCode.REGISTER_BROKER, ext, body)
+    """REGISTER_BROKER with a plain RegisterBrokerBody, four queues a topic; ``flags`` is topic → topicSysFlag."""
+    topics = dict.fromkeys(flags, 4)
+    return namesrv_register_cmd(
+        cluster, name, addr, broker_id, topics, version=(1700000000000, counter), sys_flags=flags
+    )
 
 
 @pytest.fixture
