@@ -11,13 +11,13 @@ the broker re-registers (every 30 s) over it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import structlog
 
 from namesrv.config import LiveConfig
 from namesrv.route_table import RouteTable
 from protocol.remoting import Channel
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.namesrv.housekeeping")
 
@@ -73,7 +73,4 @@ class BrokerHousekeeping:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(task)

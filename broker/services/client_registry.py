@@ -24,6 +24,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from protocol.remoting.handler import Channel
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.clients")
 
@@ -96,11 +97,8 @@ class ClientRegistry:
         self._task = asyncio.get_running_loop().create_task(self._scan_loop(), name="client-expiry-scan")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)
 
     async def _scan_loop(self) -> None:
         period = min(10.0, max(self._expired_s / 4, 0.05))

@@ -16,11 +16,11 @@ Offsets are "next offset to consume" (the count of consumed messages), as client
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import structlog
 
 from broker.persistence import JsonFile, TableWriter, dumps
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.offsets")
 TOPIC_GROUP_SEPARATOR = "@"
@@ -65,11 +65,8 @@ class ConsumerOffsetTable:
 
     async def stop(self) -> None:
         """Stop the periodic task and write whatever changed since the last write."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)
         await self._writer.flush()
 
     async def flush(self) -> None:

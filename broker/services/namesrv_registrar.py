@@ -32,6 +32,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.registrar")
 
@@ -83,11 +84,8 @@ class NamesrvRegistrar:
 
     async def stop(self) -> None:
         """Stop the periodic task and unregister from every name server."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)
         if self._broker_addr:
             await asyncio.gather(*(self._unregister(a) for a in self._addrs))
 

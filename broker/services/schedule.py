@@ -30,6 +30,7 @@ from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
 from broker.store.message_store import MessageStore
 from protocol.message import MessageExt, PropertyKey, decode_properties, encode_properties
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.schedule")
 
@@ -108,11 +109,7 @@ class ScheduleService:
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await stop_tasks(*tasks)
         await self._writer.flush()
 
     def on_arrival(

@@ -59,6 +59,7 @@ from protocol.message import (
     encode_record,
     reset_transaction_type,
 )
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.transactions")
 
@@ -106,11 +107,8 @@ class TransactionService:
         self._task = asyncio.get_running_loop().create_task(self._check_loop(), name="transaction-check")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)
 
     def wake(self) -> None:
         """Run a check pass now (tests, admin)."""
