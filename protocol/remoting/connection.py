@@ -202,6 +202,10 @@ class RemotingConnection(asyncio.Protocol):
             self._in_read = False
             if self._out:
                 self._flush()
+        self._track_partial(now)
+
+    def _track_partial(self, now: float) -> None:
+        """Keep ``partial_since`` (see the module invariants) after a read or a resume."""
         if self._decoder.buffered and not self._read_paused:
             if self.partial_since is None:
                 self.partial_since = now
@@ -308,8 +312,8 @@ class RemotingConnection(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.resume_reading()
             self._drain_frames()  # frames that arrived before the pause
-            if self._decoder.buffered and not self._read_paused and self.partial_since is None and self._loop:
-                self.partial_since = self._loop.time()
+            if self._loop is not None:
+                self._track_partial(self._loop.time())
 
     async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
