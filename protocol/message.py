@@ -63,6 +63,10 @@ TRANSACTION_ROLLBACK_TYPE: Final = 0xC
 SYSFLAG_BORNHOST_V6: Final = 0x10
 SYSFLAG_STOREHOST_V6: Final = 0x20
 
+# the broker store's whole-record CRC, the last property of a stored record (broker/store/record_check.py); a
+# store detail, so decoding drops it
+STORE_CRC_PROPERTY: Final = "__CRC32#"
+
 MAX_TOPIC_BYTES: Final = 127
 MAX_PROPERTIES_BYTES: Final = 32767
 
@@ -493,6 +497,7 @@ def decode_record(
         if plen < 0 or p + plen != end:
             raise RecordError(f"record fields do not add up to its size {size} at {pos}")
         props = decode_properties(str(buf[p:end], "utf-8")) if plen else {}
+        props.pop(STORE_CRC_PROPERTY, None)
     except (struct.error, IndexError) as exc:
         raise RecordError(f"truncated record at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -5,7 +5,8 @@ offset ``n``) is at byte ``n * 20`` of the queue::
 
     | int64 commitLogOffset | int32 size | int64 tagsHashCode |      (big-endian, 20 bytes)
 
-A unit of zeros (size 0) marks the end of written data. ``min_offset`` is the first unit still backed by the commit
+A unit of zeros (size 0) marks the end of written data. A unit with ``commitLogOffset`` = -1 (``MARKER_PHYS``) holds
+the queue offset of a record that was quarantined or could not be found: reads skip it with a log line. ``min_offset`` is the first unit still backed by the commit
 log (units pointing into deleted commit-log files are logically gone once retention moves it forward).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
@@ -21,6 +23,7 @@ from broker.store.mapped_file import MappedFile
 UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
 assert UNIT.size == UNIT_SIZE
+MARKER_PHYS: Final = -1
 
 
 class ConsumeQueue:
@@ -32,11 +35,14 @@ class ConsumeQueue:
         self.queue = MappedFileQueue(os.path.join(root, topic, str(queue_id)), file_size)
         self.min_logic_offset = 0  # byte offset of the first live unit
 
-    def load(self) -> None:
-        self.queue.load()
+    def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
+        """Map the files; True when one had to be padded or cut (its units must be rebuilt)."""
+        return self.queue.load(on_repair)
 
-    def recover(self) -> None:
-        """Find the end of written units in every file (a zero-size unit ends it)."""
+    def recover(self) -> bool:
+        """Find the end of written units in every file (a zero-size unit ends it). Returns True when a non-last
+        file ended early: the units after the gap were dropped and must be rebuilt."""
+        gap = False
         files = self.queue.files
         for i, mf in enumerate(files):
             buf = mf.buf
@@ -51,9 +57,19 @@ class ConsumeQueue:
             if pos < mf.size and i < len(files) - 1:
                 # a gap in a non-last file: everything after it is unreachable, drop it
                 self.queue.truncate(mf.start + pos)
+                gap = True
                 break
         if self.queue.files:
             self.min_logic_offset = max(self.min_logic_offset, self.queue.files[0].start)
+        return gap
+
+    def rewrite(self, queue_offset: int, phys: int, size: int, tags_code: int) -> None:
+        """Overwrite an existing unit (repair)."""
+        pos = queue_offset * UNIT_SIZE
+        mf = self.queue.find(pos)
+        if mf is not None and pos - mf.start < mf.wrote:
+            UNIT.pack_into(mf.buf, pos - mf.start, phys, size, tags_code)
+            mf.flushed = min(mf.flushed, pos - mf.start)
 
     @property
     def max_offset(self) -> int:

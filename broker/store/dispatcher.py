@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from broker.store.commitlog import CommitLog
-from broker.store.consume_queue import UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.index import IndexService
 from protocol.message import (
     TRANSACTION_COMMIT_TYPE,
@@ -245,9 +245,10 @@ class Dispatcher:
 
     # -- recovery --------------------------------------------------------------------------------------------------
 
-    def redispatch(self, commitlog: CommitLog, records: list[tuple[int, int]]) -> int:
+    def redispatch(self, commitlog: CommitLog, records: list[tuple[int, int]], *, fill_gaps: bool = False) -> int:
         """Dispatch every (offset, size) record at or after ``dispatched_offset`` from the commit log's bytes,
-        without notifying listeners; returns how many were done."""
+        without notifying listeners; returns how many were done. With ``fill_gaps``, queue offsets a record's
+        predecessors should have held (their records were quarantined) get marker units first."""
         n = 0
         listeners, self._listeners = self._listeners, []
         try:
@@ -257,7 +258,21 @@ class Dispatcher:
                 view = commitlog.read(phys, size)
                 if view is None:
                     continue
-                msg, _ = decode_record(view)
+                try:
+                    msg, _ = decode_record(view)
+                except ValueError as exc:
+                    _log.warning("record at %d not dispatched: %s", phys, exc)
+                    continue
+                if fill_gaps and dispatchable(msg.sys_flag):
+                    cq = self._cq_factory(msg.topic, msg.queue_id)
+                    gap = msg.queue_offset - cq.max_offset
+                    if gap > 0 and (cq.max_offset > 0 or cq.queue.files):
+                        _log.warning(
+                            "consume queue %s-%d: %d queue offsets from %d held by damaged records, marked",
+                            msg.topic, msg.queue_id, gap, cq.max_offset,
+                        )  # fmt: skip
+                        for q in range(cq.max_offset, msg.queue_offset):
+                            cq.put(q, MARKER_PHYS, 1, 0)
                 self._dispatch(
                     msg.topic,
                     msg.queue_id,

@@ -8,6 +8,7 @@ file when the caller asks, finds the file holding an offset, truncates a dirty t
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from broker.store.mapped_file import MappedFile, file_name
 
@@ -20,17 +21,31 @@ class MappedFileQueue:
         self.file_size = file_size
         self.files: list[MappedFile] = []
 
-    def load(self) -> None:
-        """Map every existing segment file. Positions are set by recovery (a loaded file counts as full)."""
+    def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
+        """Map every existing segment file. Positions are set by recovery (a loaded file counts as full).
+
+        A file shorter than the segment size is padded with zeros (a hole) to it; a longer one keeps its first
+        ``file_size`` bytes and the rest is moved to ``<name>.overlong`` beside it. Either is reported through
+        ``on_repair`` (one line); returns True when a file was repaired."""
         if not os.path.isdir(self.dir):
-            return
+            return False
         names = sorted(n for n in os.listdir(self.dir) if n.isdigit() and len(n) == 20)
+        repaired = False
         for name in names:
             path = os.path.join(self.dir, name)
-            if os.path.getsize(path) != self.file_size:
-                # a file of another size is not ours to guess at: leave it, but never map it
-                raise ValueError(f"{path} has size {os.path.getsize(path)}, expected {self.file_size}")
+            actual = os.path.getsize(path)
+            if actual != self.file_size:
+                repaired = True
+                if actual > self.file_size:
+                    _save_overlong(path, self.file_size)
+                    what = f"{path} was {actual} bytes, over the segment size {self.file_size}: kept the first "
+                    what += f"{self.file_size}, the rest moved to {path}.overlong"
+                else:
+                    what = f"{path} was {actual} bytes, short of the segment size {self.file_size}: padded with zeros"
+                if on_repair is not None:
+                    on_repair(what)
             self.files.append(MappedFile(path, int(name), self.file_size))
+        return repaired
 
     @property
     def min_offset(self) -> int:
@@ -128,3 +143,13 @@ class MappedFileQueue:
         for mf in self.files:
             mf.close()
         self.files = []
+
+
+def _save_overlong(path: str, size: int) -> None:
+    with open(path, "rb") as src, open(path + ".overlong", "wb") as dst:
+        src.seek(size)
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+        dst.flush()
+        os.fsync(dst.fileno())
+    os.truncate(path, size)

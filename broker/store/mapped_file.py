@@ -111,18 +111,62 @@ class MappedFile:
         os.fdatasync(self._fd)
 
     def zero_from(self, pos: int) -> None:
-        """Overwrite [pos, size) with zeros, so bytes of a truncated tail can never be read back as records."""
+        """Overwrite [pos, size) with zeros, so bytes of a truncated tail can never be read back as records. Holes
+        (never written) are zero already and stay holes."""
         chunk = 1 << 20
         zeros = bytes(min(chunk, self.size))
-        p = pos
-        while p < self.size:
-            n = min(chunk, self.size - p)
-            # skip ranges that are already zero (the common case: never written), to keep pages unallocated
-            if self._map[p : p + n] != zeros[:n]:
-                self._map[p : p + n] = zeros[:n]
-            p += n
+        for p, stop in self.data_ranges(pos):
+            first = p
+            while p < stop:
+                n = min(chunk, stop - p)
+                # skip ranges that are already zero, to keep pages unallocated
+                if self._map[p : p + n] != zeros[:n]:
+                    self._map[p : p + n] = zeros[:n]
+                p += n
+            self.release(first, stop)
         self.wrote = min(self.wrote, pos)
         self.flushed = min(self.flushed, pos)
+
+    def data_end(self, pos: int) -> int:
+        """Position of the first hole at or after ``pos`` (``size`` when there is none, or the file system cannot
+        say): bytes past it were never written, so scans and tail checks stop there instead of paging in the rest
+        of a sparse segment."""
+        if pos >= self.size:
+            return self.size
+        try:
+            return min(self.size, os.lseek(self._fd, pos, os.SEEK_HOLE))
+        except OSError:
+            return self.size
+
+    def data_ranges(self, pos: int) -> list[tuple[int, int]]:
+        """The written (non-hole) ranges of the file from ``pos`` on; the whole rest when holes cannot be seen."""
+        out: list[tuple[int, int]] = []
+        p = pos
+        while p < self.size:
+            try:
+                d = os.lseek(self._fd, p, os.SEEK_DATA)
+            except OSError:  # ENXIO: only a hole is left
+                break
+            if d >= self.size:
+                break
+            h = self.data_end(d)
+            out.append((d, h))
+            p = h
+        return out
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        return self._map.find(sub, start, end)
+
+    def release(self, start: int, end: int) -> None:
+        """Drop the mapping's pages in [start, end) from this process (they stay in the page cache; a later read
+        faults them back in), so a recovery scan does not leave a whole segment resident."""
+        start -= start % PAGE
+        end = min(self.size, end + (-end) % PAGE)
+        if end > start:
+            try:
+                self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
+            except (OSError, ValueError):
+                pass
 
     def close(self) -> None:
         self.buf.release()

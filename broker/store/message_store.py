@@ -11,7 +11,11 @@ commit log, with RocketMQ's statuses and next-offset rules.
 Reads first dispatch whatever is still queued, so a get always sees every put that returned before it.
 
 On-disk layout under ``store_path_root_dir``: ``commitlog/``, ``consumequeue/<topic>/<qid>/``, ``index/``,
-``checkpoint``, ``abort`` and ``lock`` (each module documents its own format).
+``checkpoint``, ``abort``, ``lock``, ``crc_since`` and ``quarantine/`` (each module documents its own format).
+
+Damage is never fatal: recovery quarantines damaged records and repairs derived files (``recovery.py``,
+``cq_repair.py``); reads check records recovery did not verify and skip damaged ones with a log line; what was
+found is in ``integrity`` (an ``IntegrityReport``).
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ from broker.store.checkpoint import (
 )
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
-from broker.store.consume_queue import UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.cq_repair import check_units
 from broker.store.dispatcher import ArrivalListener, Dispatcher
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher
 from broker.store.index import IndexService
+from broker.store.integrity import IntegrityReport
 from broker.store.put import Appender, Host
+from broker.store.quarantine import Quarantine
+from broker.store.record_check import load_crc_since, verify, write_crc_since
 from broker.store.recovery import recover
 from broker.store.results import (
     ConsumeQueueSlice,
@@ -53,6 +61,8 @@ from broker.store.retention import disk_ratio, expired_commit_log_files, parse_d
 from protocol.message import (
     I32,
     I64,
+    POS_QUEUEID,
+    POS_QUEUEOFFSET,
     POS_STORETIMESTAMP_V4,
     POS_SYSFLAG,
     SYSFLAG_BORNHOST_V6,
@@ -112,6 +122,12 @@ class MessageStore:
         self.get_count = 0
         self.boot_timestamp = int(clock() * 1000)
         self._checkpoint = Checkpoint()
+        self.integrity = IntegrityReport()
+        self._quarantine = Quarantine(config.store_path_root_dir, self.integrity)
+        # records below this offset were not verified by this run's recovery: reads check them (and skip damage)
+        self._trusted_from = 0
+        self._crc_since = 0
+        self._bad_logged: set[int] = set()
 
     @property
     def config(self) -> StoreConfig:
@@ -162,13 +178,19 @@ class MessageStore:
             os.close(self._lock_fd)
             self._lock_fd = None
             raise StoreLockedError(f"{cfg.store_path_root_dir} is in use by another process") from None
-        self.last_exit_ok = not create_abort_marker(cfg.store_path_root_dir)
-        self._checkpoint = read_checkpoint(os.path.join(cfg.store_path_root_dir, "checkpoint"))
-        self.commitlog.queue.load()
-        self._load_queues()
+        root = cfg.store_path_root_dir
+        self.last_exit_ok = not create_abort_marker(root)
+        cp_path = os.path.join(root, "checkpoint")
+        if not os.path.exists(cp_path) and os.path.isdir(cfg.commit_log_dir) and os.listdir(cfg.commit_log_dir):
+            self.integrity.repaired("checkpoint missing: the whole commit log is scanned and dispatched again")
+        self._checkpoint = read_checkpoint(cp_path)
+        report = self.integrity
+        self.commitlog.queue.load(lambda line: report.repaired("%s", line, files=1))
+        damaged = self._load_queues()
         if self.index is not None:
             self.index.load()
-        end = recover(
+        crc_since = load_crc_since(root)
+        end, self._trusted_from = recover(
             self.commitlog,
             self._queues.values(),
             self.index,
@@ -176,7 +198,15 @@ class MessageStore:
             self._checkpoint,
             clean=self.last_exit_ok,
             check_crc=cfg.check_crc_on_recover,
+            crc_since=crc_since,
+            quarantine=self._quarantine,
+            damaged_queues=damaged,
         )
+        if crc_since is None:
+            write_crc_since(root, end)
+        self._crc_since = end if crc_since is None else crc_since
+        for cq in self._queues.values():
+            check_units(self.commitlog, cq, end, report)
         # RocketMQ's correctMinOffset at start: units pointing into commit-log files deleted by retention are gone
         cl_min = self.commitlog.min_offset
         for key, cq in self._queues.items():
@@ -202,10 +232,13 @@ class MessageStore:
                     best = ts
         return best
 
-    def _load_queues(self) -> None:
+    def _load_queues(self) -> list[ConsumeQueue]:
+        """Load every consume queue; returns those whose files had to be padded or cut (to rebuild)."""
         root = self._config.consume_queue_dir
+        damaged: list[ConsumeQueue] = []
         if not os.path.isdir(root):
-            return
+            return damaged
+        report = self.integrity
         for topic in os.listdir(root):
             tdir = os.path.join(root, topic)
             if not os.path.isdir(tdir):
@@ -214,8 +247,10 @@ class MessageStore:
                 if not qid.lstrip("-").isdigit():
                     continue
                 cq = ConsumeQueue(root, topic, int(qid), self._config.mapped_file_size_consume_queue)
-                cq.load()
+                if cq.load(lambda line: report.repaired("%s", line, files=1)):
+                    damaged.append(cq)
                 self._queues[(topic, int(qid))] = cq
+        return damaged
 
     def _cq(self, topic: str, queue_id: int) -> ConsumeQueue:
         key = (topic, queue_id)
@@ -482,6 +517,7 @@ class MessageStore:
         total = 0
         commitlog = self.commitlog
         cl_min = commitlog.min_offset
+        trusted = self._trusted_from
         next_phy_file_start = -1
         i = 0
         for phys, size, tags_code in UNIT.iter_unpack(units):
@@ -494,9 +530,14 @@ class MessageStore:
                 continue
             view = commitlog.read(phys, size) if phys >= cl_min else None
             if view is None:
+                if phys >= cl_min or phys == MARKER_PHYS:  # not a removed file: a bogus or marker unit
+                    self._skip_damaged(topic, queue_id, offset + i - 1, phys, "unit points outside the commit log")
+                    continue
                 if not parts:
                     status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 next_phy_file_start = commitlog.roll_next_file(phys)
+                continue
+            if phys < trusted and not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
                 continue
             if tags_filter is not None and not tags_filter(record_tags(view)):
                 continue
@@ -510,6 +551,30 @@ class MessageStore:
         self.get_count += len(parts)
         buffer = b"".join(parts) if parts else b""
         return GetMessageResult(status, offset + i, min_off, max_off, buffer, len(parts), qoffs)
+
+    def _record_ok(self, view: memoryview, topic: str, queue_id: int, qoff: int, phys: int) -> bool:
+        """Full check of a record recovery did not verify: valid, and the one the unit says (queue and offset)."""
+        try:
+            if verify(view, 0, require_seal=phys >= self._crc_since) != len(view):
+                raise ValueError("size differs from the consume-queue unit")
+            (qid,) = I32.unpack_from(view, POS_QUEUEID)
+            (got,) = I64.unpack_from(view, POS_QUEUEOFFSET)
+            if qid != queue_id or got != qoff:
+                raise ValueError(f"record is queue {qid} offset {got}")
+        except ValueError as exc:  # RecordError included
+            self._skip_damaged(topic, queue_id, qoff, phys, str(exc))
+            return False
+        return True
+
+    def _skip_damaged(self, topic: str, queue_id: int, qoff: int, phys: int, reason: str) -> None:
+        self.integrity.skipped_reads += 1
+        if phys not in self._bad_logged:  # once per record, not per pull
+            if len(self._bad_logged) < 100_000:
+                self._bad_logged.add(phys)
+            _log.warning(
+                "damaged message skipped: %s-%d queue offset %d at commit-log offset %d: %s",
+                topic, queue_id, qoff, phys, reason,
+            )  # fmt: skip
 
     # -- offsets and lookups ---------------------------------------------------------------------------------------
 
@@ -722,7 +787,17 @@ class MessageStore:
             "bootTimestamp": self.boot_timestamp,
             "queueCount": len(self._queues),
             "groupCommitFsyncs": self._group_commit.fsyncs if self._group_commit else 0,
+            "storeQuarantinedRecords": self.integrity.quarantined_records,
+            "storeRepairedFiles": self.integrity.repaired_files,
+            "storeSkippedReads": self.integrity.skipped_reads,
         }
+
+    def check_report(self) -> dict[str, Any]:
+        """What the store found damaged and did about it (mqadmin checkStore), with the quarantine files."""
+        out = self.integrity.as_dict()
+        out["quarantineFiles"] = self._quarantine.files()
+        out["trustedFromOffset"] = self._trusted_from
+        return out
 
 
 def _run_all(calls: list[Callable[[], None]]) -> None:

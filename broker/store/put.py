@@ -7,6 +7,9 @@ a record is encoded. Each record is therefore packed exactly once, with its fina
 joined into one ``bytes`` per append — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
 parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
 
+Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
+record needs anyway is continued over the header, topic and properties, so sealing costs ~100 bytes of CRC.
+
 A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE, as J's DISK_FULL running flag does, while
 reads go on. It is noticed two ways: ENOSPC or EDQUOT from a commit-log write (or from creating a segment), and a
 probe of the volume's free space, at most once a second of the store clock (checked on the next put), finding less
@@ -33,6 +36,7 @@ from typing import Final
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher, Properties
 from broker.store.mapped_file import MappedFile
+from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, seal, trailer_props
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.message import (
     FIXED_SIZE_V4,
@@ -67,6 +71,7 @@ _UNIQ: Final = PropertyKey.UNIQ_KEY
 _pack_head = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
 _crc32 = zlib.crc32
+_DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
 
 Host = str | tuple[str, int]
 
@@ -262,6 +267,10 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
+        sealed = plen <= MAX_SEALABLE_PROPERTIES
+        if sealed:
+            props_b = trailer_props(props_b)
+            plen = len(props_b) + _DIGITS
         born_block = self._born_block(born_host)
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
         sys_flag &= ~_V6_BITS
@@ -278,18 +287,16 @@ class Appender:
         mf = self.commitlog.writable(size)
         phys = mf.start + mf.wrote
         now = self._now()
-        data = b"".join(
-            (
-                _pack_head(
-                    size, MAGIC_V1, _crc32(body) & 0x7FFFFFFF, queue_id, flag, qoff, phys, sys_flag, born_timestamp,
-                    born_block, now, store_block, reconsume_times, prepared_transaction_offset, blen,
-                ),
-                body,
-                topic_block,
-                _pack_i16(plen),
-                props_b,
-            )
+        crc = _crc32(body)
+        head = _pack_head(
+            size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, flag, qoff, phys, sys_flag, born_timestamp,
+            born_block, now, store_block, reconsume_times, prepared_transaction_offset, blen,
         )  # fmt: skip
+        tail = b"".join((topic_block, _pack_i16(plen), props_b))
+        if sealed:
+            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+        else:
+            data = b"".join((head, body, tail))
         return self._commit(mf, data, topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text])
 
     def _append_generic(
@@ -311,15 +318,21 @@ class Appender:
         qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
         now = self._now()
 
+        props_b = props_text.encode()
+        sealed = len(props_b) <= MAX_SEALABLE_PROPERTIES
+        if sealed:
+            props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
+
         def encode(phys: int) -> bytes:
-            return bytes(
-                encode_record(
-                    topic=topic, body=body, properties=props_text, queue_id=queue_id, flag=flag, queue_offset=qoff,
-                    physical_offset=phys, sys_flag=sys_flag, born_timestamp=born_timestamp,
-                    born_host=split_host(born_host), store_timestamp=now, store_host=self.store_host,
-                    reconsume_times=reconsume_times, prepared_transaction_offset=prepared_transaction_offset,
-                )
+            rec = encode_record(
+                topic=topic, body=body, properties=props_b, queue_id=queue_id, flag=flag, queue_offset=qoff,
+                physical_offset=phys, sys_flag=sys_flag, born_timestamp=born_timestamp,
+                born_host=split_host(born_host), store_timestamp=now, store_host=self.store_host,
+                reconsume_times=reconsume_times, prepared_transaction_offset=prepared_transaction_offset,
             )  # fmt: skip
+            if sealed:
+                seal(rec)
+            return bytes(rec)
 
         size = len(encode(0))
         if size > self.commitlog.max_record_size:
@@ -370,8 +383,14 @@ class Appender:
                     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {len(raw)}"
                 )
             texts.append(text)
+            if len(raw) <= MAX_SEALABLE_PROPERTIES:
+                raw = trailer_props(raw)
+                sizes.append(fixed + len(it.body) + len(raw) + _DIGITS)
+            else:
+                sizes.append(-(fixed + len(it.body) + len(raw)))  # negative: unsealed, fixed below
             encoded.append(raw)
-            sizes.append(fixed + len(it.body) + len(raw))
+        sealed = [n > 0 for n in sizes]
+        sizes = [abs(n) for n in sizes]
         total = sum(sizes)
         if total > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"batch size {total} over a commit-log file")
@@ -384,20 +403,18 @@ class Appender:
         add = parts.extend
         phys = phys0
         qoff = qoff0
-        for it, raw, size in zip(items, encoded, sizes, strict=True):
+        for it, raw, size, is_sealed in zip(items, encoded, sizes, sealed, strict=True):
             body = it.body
-            add(
-                (
-                    _pack_head(
-                        size, MAGIC_V1, _crc32(body) & 0x7FFFFFFF, queue_id, it.flag, qoff, phys, sys_flag,
-                        born_timestamp, born_block, now, store_block, 0, 0, len(body),
-                    ),
-                    body,
-                    topic_block,
-                    _pack_i16(len(raw)),
-                    raw,
-                )
+            crc = _crc32(body)
+            head = _pack_head(
+                size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, it.flag, qoff, phys, sys_flag,
+                born_timestamp, born_block, now, store_block, 0, 0, len(body),
             )  # fmt: skip
+            if is_sealed:
+                tail = b"".join((topic_block, _pack_i16(len(raw) + _DIGITS), raw))
+                add((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+            else:
+                add((head, body, topic_block, _pack_i16(len(raw)), raw))
             phys += size
             if dispatch:
                 qoff += 1

@@ -1,15 +1,19 @@
-"""Recovery at open: find the true end of the commit log, cut a torn tail, and bring consume queues and the index
-level with it.
+"""Recovery at open: find the true end of the commit log, keep every valid record, set damaged ones aside, and
+bring consume queues and the index level with the log.
 
-* Clean shutdown (no abort marker): trust the checkpoint; re-scan only from the dispatched offset it recorded (at
-  most the last files) to find the end, validating records without the CRC check being skipped.
-* Unclean shutdown (abort marker present): scan from the start of the file holding the checkpoint's dispatched
-  offset (consume queues and index are durable up to it), validating magic, size and body CRC of every record.
+* The scan starts at the checkpoint's dispatched offset — after a clean stop and after a crash alike: consume
+  queues, the index and the commit log are durable up to it. When that offset is not a record boundary (a damaged
+  or foreign checkpoint) the scan starts at the beginning of its file; with no checkpoint, at the first file.
+* Every record from there on is validated completely (``record_check.verify``: magic, sizes, body CRC, the
+  whole-record CRC, UTF-8 text). A damaged record in the middle is copied to ``quarantine/`` (``quarantine.py``)
+  and skipped; the scan resynchronises on the next valid record (``log_scan``). Only bytes after the last valid
+  record of the log — a genuinely torn tail — are cut (and copied to quarantine first when they are not zeros).
+* Consume-queue units pointing past the new end are dropped, and every valid record the consume queues do not hold
+  yet is dispatched again. A queue offset held by a quarantined record gets a marker unit (``MARKER_PHYS``) that
+  reads skip with a log line, so the queue stays dense and later records keep their offsets.
 
-Either way the scan stops at the first invalid record: everything from there on is a torn tail. It is logged (file,
-offset, bytes dropped) and zeroed, later files are removed, consume-queue units and index files that point past the
-new end are dropped, and every valid record beyond what the consume queues hold is dispatched again. A valid record
-is never deleted or rewritten.
+Returns the end offset and the offset from which reads may trust records without re-checking them (everything
+before the scan start, and damaged regions, are checked again on read).
 """
 
 from __future__ import annotations
@@ -20,10 +24,72 @@ from collections.abc import Iterable
 from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
+from broker.store.cq_repair import rebuild
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
+from broker.store.log_scan import check_at, scan
+from broker.store.mapped_file import MappedFile
+from broker.store.quarantine import Quarantine
+from protocol.message import RecordError
 
 _log = logging.getLogger("rocketq.store.recovery")
+
+
+def scan_start(
+    commitlog: CommitLog,
+    checkpoint: Checkpoint,
+    queues: list[ConsumeQueue],
+    *,
+    check_crc: bool,
+    crc_since: int | None,
+) -> int:
+    """Where the scan starts: the checkpoint — or earlier, at the start of the file holding the first record that a
+    consume queue's last unit points at and that is not valid (the log lost bytes the checkpoint vouched for)."""
+    start = _checkpoint_start(commitlog, checkpoint, check_crc=check_crc, crc_since=crc_since)
+    for cq in queues:
+        u = cq.last_unit()
+        if u is None or u[0] < 0 or u[0] >= start:
+            continue
+        mf = commitlog.queue.find(u[0])
+        if mf is None:
+            continue
+        pos = u[0] - mf.start
+        try:
+            if check_at(mf, pos, check_crc=check_crc, crc_since=crc_since) == u[1]:
+                continue
+        except (RecordError, IndexError, ValueError):
+            pass
+        _log.warning(
+            "last unit of consume queue %s-%d points at a damaged record: scanning from %d",
+            cq.topic,
+            cq.queue_id,
+            mf.start,
+        )
+        start = min(start, mf.start)
+    return start
+
+
+def _checkpoint_start(commitlog: CommitLog, checkpoint: Checkpoint, *, check_crc: bool, crc_since: int | None) -> int:
+    files = commitlog.queue.files
+    cp = checkpoint.dispatched_offset
+    mf = commitlog.queue.find(cp)
+    if mf is None:
+        if cp >= files[-1].start + commitlog.file_size:
+            return files[-1].start  # a checkpoint beyond the log: trust nothing of the last file
+        return files[0].start
+    pos = cp - mf.start
+    if pos == 0 or pos + 8 > mf.size:
+        return cp
+    try:
+        check_at(mf, pos, check_crc=check_crc, crc_since=crc_since)
+        return cp
+    except (RecordError, IndexError, ValueError):
+        pass
+    # the end of the log (zeros) is a boundary too
+    if bytes(mf.buf[pos : pos + 8]) == bytes(8):
+        return cp
+    _log.warning("checkpoint offset %d is not a record boundary: scanning from the start of its file", cp)
+    return mf.start
 
 
 def recover(
@@ -35,53 +101,81 @@ def recover(
     *,
     clean: bool,
     check_crc: bool,
-) -> int:
-    """Returns the commit-log end offset after recovery."""
+    crc_since: int | None,
+    quarantine: Quarantine,
+    damaged_queues: Iterable[ConsumeQueue] = (),
+) -> tuple[int, int]:
+    """Returns (commit-log end offset, trusted-from offset) after recovery. ``damaged_queues`` (files padded or
+    cut at load) are rebuilt from the commit log."""
+    report = quarantine.report
     queues = list(queues)
+    damaged_queues = list(damaged_queues)
     for cq in queues:
-        cq.recover()
+        if cq.recover():
+            report.repaired(
+                "consume queue %s-%d had a gap in a full file: units after it dropped", cq.topic, cq.queue_id
+            )
+            damaged_queues.append(cq)
     files = commitlog.queue.files
     if not files:
         dispatcher.dispatched_offset = 0
-        return 0
-    start = min(max(checkpoint.dispatched_offset, commitlog.min_offset), files[-1].start + commitlog.file_size)
-    start_file = commitlog.queue.find(start) or files[-1]
-    if start_file.start > start:
-        start_file = files[0]
-    scan_from = start_file.start
-    # every file before the scan start is whole (its records were dispatched and flushed before the checkpoint)
-    for mf in files:
-        if mf.start < scan_from:
+        return 0, 0
+    start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, crc_since=crc_since)
+    rebuild(commitlog, {id(cq): cq for cq in damaged_queues}.values(), start, report)
+    for mf in files:  # every file before the scan start is whole
+        if mf.start + mf.size <= start:
             mf.wrote = mf.size
             mf.flushed = mf.size
-    end, records = commitlog.scan_valid(scan_from, check_crc=check_crc or not clean)
-    _cut_tail(commitlog, end)
+    damaged: list[tuple[int, int]] = []
+
+    def on_damage(mf: MappedFile, pos: int, length: int, reason: str) -> None:
+        at = mf.start + pos
+        if _all_zero(mf, pos, pos + length):
+            report.repaired("commit-log file %s holds only zeros from %d: skipped to the next file", mf.path, at)
+            return
+        quarantine.keep(at, mf.buf[pos : pos + length], length, reason)
+        damaged.append((at, length))
+
+    records: list[tuple[int, int]] = []
+    end = scan(
+        commitlog,
+        start,
+        on_damage,
+        check_crc=check_crc or not clean,
+        crc_since=crc_since,
+        on_record=lambda off, n: records.append((off, n)),
+    )
+    _cut_tail(commitlog, end, quarantine, clean=clean)
     for cq in queues:
         cq.truncate_beyond(end)
     if index is not None:
         index.truncate_beyond(end)
-    # re-dispatch what the consume queues may not hold; cq.put skips units already present
-    dispatcher.dispatched_offset = scan_from
-    redone = dispatcher.redispatch(commitlog, records)
+    dispatcher.dispatched_offset = start
+    redone = dispatcher.redispatch(commitlog, records, fill_gaps=True)
     dispatcher.dispatched_offset = end
+    trusted = max([start, *(at + n for at, n in damaged)])
     _log.info(
-        "store recovered: clean=%s scan_from=%d end=%d records_scanned=%d redispatched=%d",
+        "store recovered: clean=%s scan_from=%d end=%d records_scanned=%d redispatched=%d quarantined=%d",
         clean,
-        scan_from,
+        start,
         end,
         len(records),
         redone,
+        len(damaged),
     )
-    return end
+    return end, trusted
 
 
-def _cut_tail(commitlog: CommitLog, end: int) -> None:
+def _cut_tail(commitlog: CommitLog, end: int, quarantine: Quarantine, *, clean: bool) -> None:
     mf = commitlog.queue.find(end) if end < commitlog.queue.files[-1].start + commitlog.file_size else None
     dropped = 0
     if mf is not None:
-        dropped = _garbage_after(mf.buf, end - mf.start)
+        rel = end - mf.start
+        dropped = _garbage_after(mf, rel)
         if dropped:
-            _log.warning("commit log torn tail truncated: file=%s offset=%d bytes_dropped=%d", mf.path, end, dropped)
+            what = "damaged tail after a clean stop" if clean else "torn tail"
+            _log.warning("commit log %s truncated: file=%s offset=%d bytes_dropped=%d", what, mf.path, end, dropped)
+            quarantine.keep(end, mf.buf[rel : rel + dropped], dropped, what, record=False)
     later = [f for f in commitlog.queue.files if f.start > end]
     for f in later:
         _log.warning("commit log file after the torn tail removed: file=%s", f.path)
@@ -89,16 +183,29 @@ def _cut_tail(commitlog: CommitLog, end: int) -> None:
         commitlog.queue.truncate(end)
 
 
-def _garbage_after(buf: memoryview, rel: int, chunk: int = 1 << 20) -> int:
+def _garbage_after(mf: MappedFile, rel: int, chunk: int = 1 << 20) -> int:
     """Bytes from ``rel`` up to the last non-zero byte of the file: the torn or garbled tail (zeros after it are
-    just unused space). Read in chunks, so a 1 GiB segment is never copied at once."""
+    just unused space). Only written ranges are read, in chunks, and their pages are given back."""
     last = rel
-    pos = rel
-    size = len(buf)
-    while pos < size:
-        n = min(chunk, size - pos)
-        kept = len(bytes(buf[pos : pos + n]).rstrip(b"\x00"))
-        if kept:
-            last = pos + kept
-        pos += n
+    for start, stop in mf.data_ranges(rel):
+        pos = max(start, rel)
+        while pos < stop:
+            n = min(chunk, stop - pos)
+            kept = len(bytes(mf.buf[pos : pos + n]).rstrip(b"\x00"))
+            if kept:
+                last = pos + kept
+            pos += n
+        mf.release(start, stop)
     return last - rel
+
+
+def _all_zero(mf: MappedFile, start: int, stop: int, chunk: int = 1 << 20) -> bool:
+    for s, e in mf.data_ranges(start):
+        p = s
+        while p < min(e, stop):
+            n = min(chunk, min(e, stop) - p)
+            if bytes(mf.buf[p : p + n]).count(0) != n:
+                return False
+            p += n
+        mf.release(s, min(e, stop))
+    return True

@@ -18,7 +18,7 @@ from protocol.message import tag_hash
 
 S = GetMessageStatus
 T = "TopicTest"
-BODY = b"x" * 400  # ~500-byte records: 8 per 4 KiB commit-log file
+BODY = b"x" * 380  # ~500-byte records (with the 20-byte CRC trailer): 8 per 4 KiB commit-log file
 
 
 def _delete_hour_clock(hour: int = 4) -> float:

@@ -1,0 +1,154 @@
+"""Consume-queue repair: consume queues are derived data, so a damaged one is rebuilt from the commit log rather
+than trusted or refused.
+
+* ``rebuild``: queues whose files were short, over-long or had a gap lost their units after the damage; the commit
+  log is walked from the end of the last unit they still hold and every record of theirs is put back.
+* ``check_units``: every unit must point inside the commit log, in increasing order. A unit that does not (one
+  pointing past the end, or out of order with its neighbours) is checked against the record it points at
+  (topic, queue id, queue offset); when that is not its record, the record is searched for between the
+  neighbouring units' records and the unit rewritten — or, when it is not there, replaced by a marker unit that
+  reads skip with a log line. Only consume-queue files are read for the order check; the commit log only for
+  suspicious units.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+
+from broker.store.commitlog import CommitLog
+from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.dispatcher import dispatchable
+from broker.store.integrity import IntegrityReport
+from broker.store.log_scan import check_at, resync
+from protocol.message import BLANK, MessageExt, RecordError, decode_record, tag_hash
+
+_log = logging.getLogger("rocketq.store.cq_repair")
+
+
+def iter_records(commitlog: CommitLog, lo: int, hi: int) -> Iterator[tuple[int, MessageExt]]:
+    """Valid records with ``lo <= offset < hi`` (``lo`` a record boundary), decoded; damage is stepped over."""
+    for mf in commitlog.queue.files:
+        if mf.start + mf.size <= lo or mf.start >= hi:
+            continue
+        pos = max(0, lo - mf.start)
+        stop = min(mf.size, hi - mf.start, mf.wrote)
+        while pos + 8 <= stop:
+            try:
+                n = check_at(mf, pos, check_crc=True, crc_since=None)
+            except (RecordError, IndexError, ValueError):
+                nxt = resync(mf, pos, check_crc=True, crc_since=None)
+                if nxt is None or nxt >= stop:
+                    break
+                pos = nxt
+                continue
+            if n == BLANK:
+                break
+            try:
+                msg, _ = decode_record(mf.buf[pos : pos + n])
+            except ValueError:
+                pos += n
+                continue
+            yield mf.start + pos, msg
+            pos += n
+        mf.release(max(0, lo - mf.start), stop)
+
+
+def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, report: IntegrityReport) -> None:
+    """Put back the units damaged queues lost, from the commit log up to ``upto`` (recovery dispatches the rest)."""
+    todo = {(cq.topic, cq.queue_id): cq for cq in queues}
+    if not todo or not commitlog.queue.files:
+        return
+    lo = upto
+    for cq in todo.values():
+        last = cq.last_unit()
+        lo = min(lo, last[0] + last[1] if last is not None and last[0] >= 0 else commitlog.min_offset)
+    before = {k: cq.max_offset for k, cq in todo.items()}
+    for phys, msg in iter_records(commitlog, lo, upto):
+        q = todo.get((msg.topic, msg.queue_id))
+        if q is None or not dispatchable(msg.sys_flag) or msg.queue_offset < q.max_offset:
+            continue
+        for missing in range(q.max_offset, msg.queue_offset):  # records of this queue missing from the log
+            q.put(missing, MARKER_PHYS, 1, 0)
+        q.put(msg.queue_offset, phys, msg.store_size, tag_hash(msg.tags))
+    for key, cq in todo.items():
+        report.rebuilt_queues += 1
+        report.repaired(
+            "consume queue %s-%d rebuilt from the commit log: %d units put back",
+            *key,
+            cq.max_offset - before[key],
+            units=cq.max_offset - before[key],
+        )
+
+
+def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: IntegrityReport) -> None:
+    """Find units that cannot be right (outside the log, out of order) and repair them."""
+    units: list[tuple[int, int]] = []  # (queue offset, phys) of every unit, in order
+    for mf in cq.queue.files:
+        first = mf.start // UNIT_SIZE
+        for i, (phys, _size, _tag) in enumerate(UNIT.iter_unpack(mf.buf[: mf.wrote - mf.wrote % UNIT_SIZE])):
+            units.append((first + i, phys))
+    lo = cq.min_offset
+    units = [u for u in units if u[0] >= lo]
+    cl_min = commitlog.min_offset
+    for i, (qoff, phys) in enumerate(units):
+        if phys == MARKER_PHYS or phys < cl_min:
+            continue
+        prev = units[i - 1][1] if i > 0 else -1
+        nxt = units[i + 1][1] if i + 1 < len(units) else end
+        if prev < phys < nxt and phys < end:
+            continue
+        if _record_matches(commitlog, cq, qoff, phys):
+            continue
+        _repair(commitlog, cq, qoff, units, i, end, report)
+
+
+def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int) -> bool:
+    u = cq.unit(qoff)
+    if u is None or phys >= commitlog.max_offset:
+        return False
+    view = commitlog.read(phys, u[1])
+    if view is None:
+        return False
+    try:
+        msg, _ = decode_record(view)
+    except ValueError:
+        return False
+    return msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff
+
+
+def _repair(
+    commitlog: CommitLog,
+    cq: ConsumeQueue,
+    qoff: int,
+    units: list[tuple[int, int]],
+    i: int,
+    end: int,
+    report: IntegrityReport,
+) -> None:
+    lo = commitlog.min_offset
+    for j in range(i - 1, -1, -1):
+        u = cq.unit(units[j][0])
+        if u is not None and u[0] >= 0 and _record_matches(commitlog, cq, units[j][0], u[0]):
+            lo = u[0] + u[1]
+            break
+    hi = end
+    for j in range(i + 1, len(units)):
+        p = units[j][1]
+        if lo < p < end and _record_matches(commitlog, cq, units[j][0], p):
+            hi = p
+            break
+    bad = cq.unit(qoff)
+    for phys, msg in iter_records(commitlog, lo, hi):
+        if msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff:
+            cq.rewrite(qoff, phys, msg.store_size, tag_hash(msg.tags))
+            report.repaired(
+                "consume queue %s-%d unit %d pointed at %s: rewritten to %d from the commit log",
+                cq.topic, cq.queue_id, qoff, bad, phys, units=1,
+            )  # fmt: skip
+            return
+    cq.rewrite(qoff, MARKER_PHYS, 1, 0)
+    report.repaired(
+        "consume queue %s-%d unit %d pointed at %s and its record is not in the log: marked, reads skip it",
+        cq.topic, cq.queue_id, qoff, bad, units=1,
+    )  # fmt: skip
