@@ -100,7 +100,7 @@ def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: Integr
             continue
         if _record_matches(commitlog, cq, qoff, phys):
             continue
-        _repair(commitlog, cq, qoff, units, i, end, report)
+        repair_one(commitlog, cq, qoff, report)
 
 
 def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int) -> bool:
@@ -117,38 +117,42 @@ def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int
     return msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff
 
 
-def _repair(
-    commitlog: CommitLog,
-    cq: ConsumeQueue,
-    qoff: int,
-    units: list[tuple[int, int]],
-    i: int,
-    end: int,
-    report: IntegrityReport,
-) -> None:
-    lo = commitlog.min_offset
-    for j in range(i - 1, -1, -1):
-        u = cq.unit(units[j][0])
-        if u is not None and u[0] >= 0 and _record_matches(commitlog, cq, units[j][0], u[0]):
-            lo = u[0] + u[1]
-            break
-    hi = end
-    for j in range(i + 1, len(units)):
-        p = units[j][1]
-        if lo < p < end and _record_matches(commitlog, cq, units[j][0], p):
-            hi = p
-            break
+def _matching_neighbour(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, step: int, limit: int = 64) -> int | None:
+    """Phys of the nearest unit (going ``step``) whose record is really its own, within ``limit`` units."""
+    q = qoff + step
+    for _ in range(limit):
+        if q < cq.min_offset or q >= cq.max_offset:
+            return None
+        u = cq.unit(q)
+        if u is not None and u[0] >= 0 and _record_matches(commitlog, cq, q, u[0]):
+            return u[0] + (u[1] if step < 0 else 0)
+        q += step
+    return None
+
+
+def repair_one(
+    commitlog: CommitLog, cq: ConsumeQueue, qoff: int, report: IntegrityReport
+) -> tuple[int, int, int] | None:
+    """Find the record of unit ``qoff`` between its good neighbours' records and rewrite the unit; returns the new
+    unit, or None (the unit becomes a marker) when the record is not in the log."""
+    end = commitlog.max_offset
+    lo = _matching_neighbour(commitlog, cq, qoff, -1)
+    hi = _matching_neighbour(commitlog, cq, qoff, 1)
+    lo = commitlog.min_offset if lo is None else lo
+    hi = end if hi is None else hi
     bad = cq.unit(qoff)
     for phys, msg in iter_records(commitlog, lo, hi):
         if msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff:
-            cq.rewrite(qoff, phys, msg.store_size, tag_hash(msg.tags))
+            unit = (phys, msg.store_size, tag_hash(msg.tags))
+            cq.rewrite(qoff, *unit)
             report.repaired(
                 "consume queue %s-%d unit %d pointed at %s: rewritten to %d from the commit log",
                 cq.topic, cq.queue_id, qoff, bad, phys, units=1,
             )  # fmt: skip
-            return
+            return unit
     cq.rewrite(qoff, MARKER_PHYS, 1, 0)
     report.repaired(
         "consume queue %s-%d unit %d pointed at %s and its record is not in the log: marked, reads skip it",
         cq.topic, cq.queue_id, qoff, bad, units=1,
     )  # fmt: skip
+    return None

@@ -39,7 +39,7 @@ from broker.store.checkpoint import (
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
-from broker.store.cq_repair import check_units
+from broker.store.cq_repair import check_units, repair_one
 from broker.store.dispatcher import ArrivalListener, Dispatcher
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher
@@ -538,7 +538,10 @@ class MessageStore:
                 next_phy_file_start = commitlog.roll_next_file(phys)
                 continue
             if phys < trusted and not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
-                continue
+                fixed = self._repair_unit(cq, offset + i - 1)
+                if fixed is None:
+                    continue
+                phys, size, view = fixed
             if tags_filter is not None and not tags_filter(record_tags(view)):
                 continue
             if record_filter is not None and not record_filter(view):
@@ -566,11 +569,25 @@ class MessageStore:
             return False
         return True
 
+    def _repair_unit(self, cq: ConsumeQueue, qoff: int) -> tuple[int, int, memoryview] | None:
+        """A unit whose record is not its own: look for the right record near it (rewrite the unit) or mark it."""
+        unit = repair_one(self.commitlog, cq, qoff, self.integrity)
+        if unit is None:
+            return None
+        view = self.commitlog.read(unit[0], unit[1])
+        if view is None or not self._record_ok(view, cq.topic, cq.queue_id, qoff, unit[0]):
+            return None
+        return unit[0], unit[1], view
+
     def _skip_damaged(self, topic: str, queue_id: int, qoff: int, phys: int, reason: str) -> None:
         self.integrity.skipped_reads += 1
         if phys not in self._bad_logged:  # once per record, not per pull
             if len(self._bad_logged) < 100_000:
                 self._bad_logged.add(phys)
+            size = self.commitlog.read_size(phys) if phys >= self.commitlog.min_offset else None
+            view = self.commitlog.read(phys, size) if size is not None and 0 < size <= 1 << 22 else None
+            if view is not None:
+                self._quarantine.keep(phys, view, len(view), f"read check: {reason}")
             _log.warning(
                 "damaged message skipped: %s-%d queue offset %d at commit-log offset %d: %s",
                 topic, queue_id, qoff, phys, reason,
