@@ -39,6 +39,11 @@ class ConsumerOffsetTable:
     def load(self) -> None:
         doc = self._file.load()
         if not isinstance(doc, dict) or not isinstance(doc.get("offsetTable"), dict):
+            if self._file.path.exists() or self._file.bak.exists():
+                _log.warning(
+                    "consumer offsets unreadable (file and .bak): groups start from their consumeFromWhere",
+                    path=str(self._file.path),
+                )
             return
         for key, queues in doc["offsetTable"].items():
             if not isinstance(queues, dict) or TOPIC_GROUP_SEPARATOR not in key:

@@ -18,6 +18,7 @@ registration, wired by ``broker.app``).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -136,8 +137,39 @@ class TopicConfigTable:
                     if isinstance(raw, dict):
                         self._topics[name] = TopicConfig.from_json(name, raw)
             self.data_version = DataVersion.from_json(doc.get("dataVersion"))
+        elif self._file.path.exists() or self._file.bak.exists():
+            self._rebuild_from_queues()
         self.data_version.next()
         _log.info("topics loaded", count=len(self._topics), path=str(self._file.path))
+
+    def _rebuild_from_queues(self) -> None:
+        """Neither topics.json nor its .bak parses: bring back every topic that has consume queues on disk
+        (``<storePathRootDir>/consumequeue/<topic>/<queueId>``), with the default queue count (or more, to cover
+        the highest queue id found), so its messages stay reachable. Persisted at once."""
+        cq_dir = os.path.join(os.path.dirname(str(self._file.path.parent)), "consumequeue")
+        found: dict[str, int] = {}
+        try:
+            names = os.listdir(cq_dir)
+        except OSError:
+            names = []
+        for topic in names:
+            if topic in self._topics:
+                continue
+            try:
+                qids = [int(q) for q in os.listdir(os.path.join(cq_dir, topic)) if q.isdigit()]
+            except OSError:
+                continue
+            if qids:
+                n = max(DEFAULT_QUEUE_NUMS, max(qids) + 1)
+                self._topics[topic] = TopicConfig(topic, n, n)
+                found[topic] = n
+        _log.warning(
+            "topics.json and its .bak are unreadable: topics rebuilt from the consume-queue directories",
+            path=str(self._file.path),
+            rebuilt=sorted(found),
+        )
+        if found:
+            self.save_now()
 
     def add_listener(self, cb: Callable[[], None]) -> None:
         """``cb()`` runs after every change (the registrar re-registers at once)."""
