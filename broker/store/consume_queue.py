@@ -27,13 +27,15 @@ MARKER_PHYS: Final = -1
 
 
 class ConsumeQueue:
-    __slots__ = ("min_logic_offset", "queue", "queue_id", "topic")
+    __slots__ = ("min_logic_offset", "queue", "queue_id", "topic", "verified")
 
     def __init__(self, root: str, topic: str, queue_id: int, file_size: int) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.queue = MappedFileQueue(os.path.join(root, topic, str(queue_id)), file_size)
         self.min_logic_offset = 0  # byte offset of the first live unit
+        # queue offsets [lo, hi) whose records a read has verified this run (the store's read check, done once)
+        self.verified = (0, 0)
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map the files; True when one had to be padded or cut (its units must be rebuilt)."""

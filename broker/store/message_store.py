@@ -47,7 +47,7 @@ from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.put import Appender, Host
 from broker.store.quarantine import Quarantine
-from broker.store.record_check import load_crc_since, verify, write_crc_since
+from broker.store.record_check import check_read, load_crc_since, write_crc_since
 from broker.store.recovery import recover
 from broker.store.results import (
     ConsumeQueueSlice,
@@ -61,8 +61,6 @@ from broker.store.retention import disk_ratio, expired_commit_log_files, parse_d
 from protocol.message import (
     I32,
     I64,
-    POS_QUEUEID,
-    POS_QUEUEOFFSET,
     POS_STORETIMESTAMP_V4,
     POS_SYSFLAG,
     SYSFLAG_BORNHOST_V6,
@@ -537,11 +535,14 @@ class MessageStore:
                     status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 next_phy_file_start = commitlog.roll_next_file(phys)
                 continue
-            if phys < trusted and not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
-                fixed = self._repair_unit(cq, offset + i - 1)
-                if fixed is None:
-                    continue
-                phys, size, view = fixed
+            if phys < trusted and not self._checked(cq, offset + i - 1):
+                if not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
+                    fixed = self._repair_unit(cq, offset + i - 1)
+                    if fixed is None:
+                        continue
+                    phys, size, view = fixed
+                lo, hi = cq.verified
+                cq.verified = (lo, hi + 1) if hi == offset + i - 1 else (offset + i - 1, offset + i)
             if tags_filter is not None and not tags_filter(record_tags(view)):
                 continue
             if record_filter is not None and not record_filter(view):
@@ -555,19 +556,18 @@ class MessageStore:
         buffer = b"".join(parts) if parts else b""
         return GetMessageResult(status, offset + i, min_off, max_off, buffer, len(parts), qoffs)
 
+    @staticmethod
+    def _checked(cq: ConsumeQueue, qoff: int) -> bool:
+        lo, hi = cq.verified
+        return lo <= qoff < hi
+
     def _record_ok(self, view: memoryview, topic: str, queue_id: int, qoff: int, phys: int) -> bool:
         """Full check of a record recovery did not verify: valid, and the one the unit says (queue and offset)."""
-        try:
-            if verify(view, 0, require_seal=phys >= self._crc_since) != len(view):
-                raise ValueError("size differs from the consume-queue unit")
-            (qid,) = I32.unpack_from(view, POS_QUEUEID)
-            (got,) = I64.unpack_from(view, POS_QUEUEOFFSET)
-            if qid != queue_id or got != qoff:
-                raise ValueError(f"record is queue {qid} offset {got}")
-        except ValueError as exc:  # RecordError included
-            self._skip_damaged(topic, queue_id, qoff, phys, str(exc))
-            return False
-        return True
+        reason = check_read(view, queue_id, qoff, require_seal=phys >= self._crc_since)
+        if reason is None:
+            return True
+        self._skip_damaged(topic, queue_id, qoff, phys, reason)
+        return False
 
     def _repair_unit(self, cq: ConsumeQueue, qoff: int) -> tuple[int, int, memoryview] | None:
         """A unit whose record is not its own: look for the right record near it (rewrite the unit) or mark it."""

@@ -37,6 +37,7 @@ from typing import Final
 
 from protocol.message import (
     BLANK,
+    MAGIC_V1,
     MAX_PROPERTIES_BYTES,
     POS_SYSFLAG,
     SYSFLAG_BORNHOST_V6,
@@ -54,6 +55,10 @@ MAX_SEALABLE_PROPERTIES: Final = MAX_PROPERTIES_BYTES - TRAILER_LEN - 1
 CRC_SINCE: Final = struct.Struct(">q")
 assert CRC_SINCE.size == 8
 _I32: Final = struct.Struct(">i")
+_HEAD3: Final = struct.Struct(">iii")  # TOTALSIZE, MAGICCODE, BODYCRC
+_MIN_SEALED: Final = 91 + TRAILER_LEN
+_READ_HEAD: Final = struct.Struct(">iiiiiq")  # TOTALSIZE MAGICCODE BODYCRC QUEUEID FLAG QUEUEOFFSET
+assert _READ_HEAD.size == 28
 _I16: Final = struct.Struct(">h")
 _crc32 = zlib.crc32
 
@@ -109,7 +114,27 @@ def is_sealed(buf: bytes | bytearray | memoryview, pos: int, size: int) -> bool:
 
 def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool = False) -> int:
     """Validate the record at ``pos`` completely. Returns its size, or ``BLANK`` for an end-of-file filler; raises
-    RecordError saying what is wrong (torn, garbled, CRC mismatch, undecodable text, missing seal)."""
+    RecordError saying what is wrong (torn, garbled, CRC mismatch, undecodable text, missing seal).
+
+    A sealed record takes the fast path: the record CRC covers every length field, so once it matches, the layout
+    is the one the writer produced and no field-by-field walk is needed."""
+    try:
+        size, magic, bcrc = _HEAD3.unpack_from(buf, pos)
+    except struct.error:
+        raise RecordError(f"no room for a record header at {pos}") from None
+    end = pos + size
+    if magic == MAGIC_V1 and size >= _MIN_SEALED and end <= len(buf):
+        mv = memoryview(buf)
+        if mv[end - TRAILER_LEN : end - DIGITS_LEN - 1] == TRAILER_PREFIX:  # type: ignore[comparison-overlap]
+            start, blen = body_bounds(mv, pos)
+            if blen >= 0 and start + blen <= end - TRAILER_LEN:
+                c = _crc32(mv[start : start + blen])
+                if c & 0x7FFFFFFF == bcrc:
+                    c = _crc32(mv[start + blen : end - DIGITS_LEN - 1], _crc32(mv[pos:start], c))
+                    raw = bytes(mv[end - DIGITS_LEN - 1 : end])
+                    if raw[:DIGITS_LEN].isdigit() and raw[-1] == 2 and int(raw[:DIGITS_LEN]) == c:
+                        return int(size)
+            raise RecordError(f"record CRC mismatch at {pos}")
     size = check_record(buf, pos, check_crc=True)
     if size == BLANK:
         return BLANK
@@ -130,6 +155,36 @@ def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool 
     except UnicodeDecodeError as exc:
         raise RecordError(f"undecodable text in record at {pos}: {exc.reason}") from None
     return size
+
+
+def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_seal: bool) -> str | None:
+    """The read path's check of one record (``view`` is exactly the unit's bytes): None when it is valid and is
+    the record of (``queue_id``, ``queue_offset``), else what is wrong. One fused pass for sealed records."""
+    n = len(view)
+    try:
+        size, magic, bcrc, qid, _flag, qoff = _READ_HEAD.unpack_from(view, 0)
+    except struct.error:
+        return "record shorter than a header"
+    if size != n:
+        return f"record size {size} differs from the consume-queue unit's {n}"
+    if qid != queue_id or qoff != queue_offset:
+        return f"record is queue {qid} offset {qoff}"
+    trailer = view[n - TRAILER_LEN : n - DIGITS_LEN - 1]
+    if magic == MAGIC_V1 and n >= _MIN_SEALED and trailer == TRAILER_PREFIX:  # type: ignore[comparison-overlap]
+        start, blen = body_bounds(view, 0)
+        if blen >= 0 and start + blen <= n - TRAILER_LEN:
+            c = _crc32(view[start : start + blen])
+            if c & 0x7FFFFFFF == bcrc:
+                c = _crc32(view[start + blen : n - DIGITS_LEN - 1], _crc32(view[:start], c))
+                raw = bytes(view[n - DIGITS_LEN - 1 :])
+                if raw[:DIGITS_LEN].isdigit() and raw[-1] == 2 and int(raw[:DIGITS_LEN]) == c:
+                    return None
+        return "record CRC mismatch"
+    try:
+        verify(view, 0, require_seal=require_seal)
+    except RecordError as exc:
+        return str(exc)
+    return None
 
 
 def load_crc_since(root: str) -> int | None:
