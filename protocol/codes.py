@@ -106,6 +106,8 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    # rocketq's own (no RocketMQ equivalent): the store's integrity report, mqadmin checkStore
+    CHECK_STORE = 60001
 
 
 class ResponseCode(IntEnum):

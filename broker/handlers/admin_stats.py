@@ -157,7 +157,12 @@ class AdminStatsHandlers:
             RequestCode.GET_PRODUCER_CONNECTION_LIST: self.producer_connections,
             RequestCode.GET_BROKER_RUNTIME_INFO: self.runtime_info,
             RequestCode.GET_CONSUMER_RUNNING_INFO: self.consumer_running_info,
+            RequestCode.CHECK_STORE: self.check_store,
         }
+
+    async def check_store(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        """The store's integrity report (JSON): quarantined records, repaired files and units, skipped reads."""
+        return cmd.make_response(body=json.dumps(self._store.check_report(), separators=(",", ":")).encode())
 
     async def topic_stats(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(TopicRequestHeader, cmd)

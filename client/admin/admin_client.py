@@ -282,6 +282,11 @@ class AdminClient:
         resp = await self.call(addr, RequestCode.GET_BROKER_RUNTIME_INFO)
         return {str(k): str(v) for k, v in loads_lenient(resp.body).get("table", {}).items()} if resp.body else {}
 
+    async def check_store(self, addr: str) -> dict[str, Any]:
+        """The broker store's integrity report (rocketq's CHECK_STORE)."""
+        resp = await self.call(addr, RequestCode.CHECK_STORE)
+        return dict(json.loads(resp.body)) if resp.body else {}
+
     async def broker_config(self, addr: str) -> str:
         resp = await self.call(addr, RequestCode.GET_BROKER_CONFIG)
         return resp.body.decode()

@@ -205,6 +205,23 @@ async def broker_status(admin: AdminClient, a: argparse.Namespace) -> int:
     return 0
 
 
+@command(
+    "checkStore", "Show what the broker's store found damaged and repaired (quarantine, rebuilt files)", target_args
+)
+async def check_store(admin: AdminClient, a: argparse.Namespace) -> int:
+    for addr in await target_brokers(admin, a):
+        report = await admin.check_store(addr)
+        print(f"#Broker {addr}")
+        for k, v in report.items():
+            if isinstance(v, list):
+                print(f"{k:<24}: {len(v)}")
+                for line in v:
+                    print(f"  {line}")
+            else:
+                print(f"{k:<24}: {v}")
+    return 0
+
+
 @command("getBrokerConfig", "Get broker config by cluster or special broker", target_args)
 async def get_broker_config(admin: AdminClient, a: argparse.Namespace) -> int:
     for addr in await target_brokers(admin, a):

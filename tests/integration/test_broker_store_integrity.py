@@ -13,6 +13,7 @@ from protocol.codes import ResponseCode
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import messages, pull, send
+from tests.integration.test_mqadmin import mqadmin
 
 
 @pytest.fixture
@@ -67,3 +68,26 @@ async def test_garbage_consumer_offsets_json(tmp_path: Path, client: RemotingCli
             for qid, bodies in sent.items():
                 assert await _pull_all(client, broker.addr, qid) == bodies
     assert any("consumer offsets unreadable" in e["event"] for e in logs)
+
+
+async def test_damaged_record_skipped_and_reported_by_check_store(tmp_path: Path, client: RemotingClient) -> None:
+    """A body flipped in a middle record: the pull skips it and serves the rest; mqadmin checkStore shows it."""
+    bodies = [b"BODY-%04d-" % i + b"x" * 64 for i in range(10)]
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
+        for b in bodies:
+            resp = await send(client, broker.addr, "Dmg", b, queue_nums=1)
+            assert resp.code == ResponseCode.SUCCESS, resp.remark
+    seg = tmp_path / "broker" / "commitlog" / f"{0:020d}"
+    with open(seg, "r+b") as f:
+        data = f.read(1 << 20)
+        at = data.index(b"BODY-0004-") + 12
+        f.seek(at)
+        f.write(b"\x00\xff")
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
+        resp = await pull(client, broker.addr, "g", "Dmg", 0, 0)
+        assert [m.body for m in messages(resp)] == bodies[:4] + bodies[5:]
+        rc, out, err = await mqadmin("checkStore", "-n", ns.addr, "-b", broker.addr)
+        assert rc == 0, err
+        assert "skippedReads" in out and "quarantined" in out
+        line = next(x for x in out.splitlines() if x.startswith("skippedReads"))
+        assert line.split(":")[-1].strip() == "1"
