@@ -526,15 +526,22 @@ class MessageStore:
                 continue
             if message_filter is not None and not message_filter(tags_code):
                 continue
-            view = commitlog.read(phys, size) if phys >= cl_min else None
+            view = commitlog.read(phys, size) if phys >= cl_min and size > 0 else None
             if view is None:
-                if phys >= cl_min or phys == MARKER_PHYS:  # not a removed file: a bogus or marker unit
+                if phys == MARKER_PHYS:
+                    self._skip_damaged(topic, queue_id, offset + i - 1, phys, "record quarantined or missing")
+                    continue
+                if phys < cl_min:  # a removed file: J's skip to the next file
+                    if not parts:
+                        status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                    next_phy_file_start = commitlog.roll_next_file(phys)
+                    continue
+                # a bogus unit (outside the log): find its record near its neighbours' and rewrite it, or skip it
+                fixed = self._repair_unit(cq, offset + i - 1)
+                if fixed is None:
                     self._skip_damaged(topic, queue_id, offset + i - 1, phys, "unit points outside the commit log")
                     continue
-                if not parts:
-                    status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                next_phy_file_start = commitlog.roll_next_file(phys)
-                continue
+                phys, size, view = fixed
             if phys < trusted and not self._checked(cq, offset + i - 1):
                 if not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
                     fixed = self._repair_unit(cq, offset + i - 1)
@@ -575,7 +582,7 @@ class MessageStore:
         if unit is None:
             return None
         view = self.commitlog.read(unit[0], unit[1])
-        if view is None or not self._record_ok(view, cq.topic, cq.queue_id, qoff, unit[0]):
+        if view is None or check_read(view, cq.queue_id, qoff, require_seal=unit[0] >= self._crc_since) is not None:
             return None
         return unit[0], unit[1], view
 

@@ -249,3 +249,20 @@ async def test_checkpoint_deleted(tmp_path: Path, caplog) -> None:
         assert "checkpoint missing" in caplog.text
     finally:
         await store.close()
+
+
+async def test_bogus_unit_met_by_a_read_is_repaired(tmp_path: Path, caplog) -> None:
+    """A unit that goes bad while the store runs (phys far beyond the log): the pull finds the record near its
+    neighbours', rewrites the unit and serves it — nothing after it is skipped."""
+    root = tmp_path / "s"
+    written = await _write(root, crash=False)
+    q0 = [w for w in written if w.qid == 0]
+    store = MessageStore.open(_cfg(root))
+    try:
+        store._queues[(T, 0)].rewrite(5, 10**15, q0[5].at.size, 0)
+        caplog.set_level(logging.WARNING)
+        assert [m.body for m in _served(store)[0]] == [w.body for w in q0]
+        assert store._queues[(T, 0)].unit(5)[0] == q0[5].at.wrote_offset
+        assert store.integrity.repaired_units == 1 and "unit 5" in caplog.text
+    finally:
+        await store.close()
