@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
@@ -24,6 +24,21 @@ UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
 assert UNIT.size == UNIT_SIZE
 MARKER_PHYS: Final = -1
+
+
+_CHUNK: Final = 4096
+_CHUNK_UNITS: Final = struct.Struct(">" + "qiq" * _CHUNK)
+
+
+def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """The first ``count`` units of ``buf`` a few thousand at a time: (index of the first, flat tuple of
+    phys, size, tags values) — one ``struct`` call per chunk instead of one per unit (start-up checks)."""
+    i = 0
+    while i < count:
+        k = min(_CHUNK, count - i)
+        st = _CHUNK_UNITS if k == _CHUNK else struct.Struct(">" + "qiq" * k)
+        yield i, st.unpack_from(buf, i * UNIT_SIZE)
+        i += k
 
 
 class ConsumeQueue:
@@ -47,13 +62,13 @@ class ConsumeQueue:
         gap = False
         files = self.queue.files
         for i, mf in enumerate(files):
-            buf = mf.buf
-            pos = 0
-            while pos < mf.size:
-                _phys, size, _tag = UNIT.unpack_from(buf, pos)
-                if size <= 0:
-                    break
-                pos += UNIT_SIZE
+            pos = mf.size - mf.size % UNIT_SIZE
+            for i0, vals in iter_unit_chunks(mf.buf, mf.size // UNIT_SIZE):
+                sizes = vals[1::3]
+                if min(sizes) > 0:
+                    continue
+                pos = (i0 + next(j for j, n in enumerate(sizes) if n <= 0)) * UNIT_SIZE
+                break
             mf.wrote = pos
             mf.flushed = pos
             if pos < mf.size and i < len(files) - 1:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from itertools import pairwise
 
 from broker.store.commitlog import CommitLog
-from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.consume_queue import MARKER_PHYS, UNIT_SIZE, ConsumeQueue, iter_unit_chunks
 from broker.store.dispatcher import dispatchable
 from broker.store.integrity import IntegrityReport
 from broker.store.log_scan import check_at, resync
@@ -82,25 +83,31 @@ def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, rep
 
 
 def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: IntegrityReport) -> None:
-    """Find units that cannot be right (outside the log, out of order) and repair them."""
-    units: list[tuple[int, int]] = []  # (queue offset, phys) of every unit, in order
+    """Find units that cannot be right (outside the log, out of order) and repair them. Chunks whose units are in
+    order and inside the log pass with one comparison per unit."""
+    cl_min = commitlog.min_offset
+    lo = cq.min_offset
+    prev = -1
+    suspects: list[int] = []
     for mf in cq.queue.files:
         first = mf.start // UNIT_SIZE
-        for i, (phys, _size, _tag) in enumerate(UNIT.iter_unpack(mf.buf[: mf.wrote - mf.wrote % UNIT_SIZE])):
-            units.append((first + i, phys))
-    lo = cq.min_offset
-    units = [u for u in units if u[0] >= lo]
-    cl_min = commitlog.min_offset
-    for i, (qoff, phys) in enumerate(units):
-        if phys == MARKER_PHYS or phys < cl_min:
-            continue
-        prev = units[i - 1][1] if i > 0 else -1
-        nxt = units[i + 1][1] if i + 1 < len(units) else end
-        if prev < phys < nxt and phys < end:
-            continue
-        if _record_matches(commitlog, cq, qoff, phys):
-            continue
-        repair_one(commitlog, cq, qoff, report)
+        for i0, vals in iter_unit_chunks(mf.buf, mf.wrote // UNIT_SIZE):
+            phys = vals[0::3]
+            if prev < phys[0] and phys[-1] < end and all(a < b for a, b in pairwise(phys)):
+                prev = phys[-1]
+                continue
+            for j, p in enumerate(phys):
+                if first + i0 + j < lo or p == MARKER_PHYS or p < cl_min:
+                    continue
+                nxt = phys[j + 1] if j + 1 < len(phys) else end
+                if prev < p < nxt and p < end:
+                    prev = p
+                else:
+                    suspects.append(first + i0 + j)
+    for qoff in suspects:
+        u = cq.unit(qoff)
+        if u is not None and not _record_matches(commitlog, cq, qoff, u[0]):
+            repair_one(commitlog, cq, qoff, report)
 
 
 def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int) -> bool:

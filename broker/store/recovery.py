@@ -153,6 +153,9 @@ def recover(
     dispatcher.dispatched_offset = start
     redone = dispatcher.redispatch(commitlog, records, fill_gaps=True)
     dispatcher.dispatched_offset = end
+    for mf in commitlog.queue.files:  # re-dispatch read the records again: give those pages back too
+        if mf.start + mf.size > start:
+            mf.release(max(0, start - mf.start), mf.size)
     trusted = max([start, *(at + n for at, n in damaged)])
     _log.info(
         "store recovered: clean=%s scan_from=%d end=%d records_scanned=%d redispatched=%d quarantined=%d",
