@@ -58,6 +58,7 @@ from broker.store.results import (
     PutMessageStatus,
 )
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
+from broker.store.scrub import Scrubber
 from protocol.message import (
     I32,
     I64,
@@ -291,6 +292,7 @@ class MessageStore:
         for f in self._flushers:
             f.start()
         self._tasks.append(asyncio.get_running_loop().create_task(self._retention_loop(), name="store-retention"))
+        self._tasks.append(asyncio.get_running_loop().create_task(self._scrub_loop(), name="store-scrub"))
 
     async def close(self) -> None:
         """Dispatch and flush everything, write the checkpoint, remove the abort marker, release the files."""
@@ -780,6 +782,20 @@ class MessageStore:
         if self.index is not None:
             doomed.extend(f.destroy for f in self.index.delete_before(cl_min))
         return n, doomed
+
+    async def _scrub_loop(self) -> None:
+        """Verify the records recovery did not scan, a slice per loop iteration; reads of them get cheap."""
+        scrubber = Scrubber(self.commitlog, self._quarantine, self._trusted_from, self._crc_since)
+        while True:
+            try:
+                more = scrubber.step()
+            except Exception:
+                _log.exception("commit-log scrub failed")
+                return
+            self._trusted_from = min(self._trusted_from, scrubber.trusted_from)
+            if not more:
+                return
+            await asyncio.sleep(0)
 
     async def _retention_loop(self) -> None:
         loop = asyncio.get_running_loop()

@@ -7,6 +7,7 @@ every undamaged message (counted), never serves the damaged one, and says what i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import struct
@@ -264,5 +265,39 @@ async def test_bogus_unit_met_by_a_read_is_repaired(tmp_path: Path, caplog) -> N
         assert [m.body for m in _served(store)[0]] == [w.body for w in q0]
         assert store._queues[(T, 0)].unit(5)[0] == q0[5].at.wrote_offset
         assert store.integrity.repaired_units == 1 and "unit 5" in caplog.text
+    finally:
+        await store.close()
+
+
+async def _scrubbed(store: MessageStore) -> None:
+    """Wait (with a deadline) until the start-up scrub has finished."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not any(t.get_name() == "store-scrub" and t.done() for t in store._tasks):
+        assert loop.time() < deadline, "scrub did not finish"
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("damaged", [False, True])
+async def test_scrub_verifies_older_records_and_stops_at_damage(tmp_path: Path, damaged: bool) -> None:
+    root = tmp_path / "s"
+    written = await _write(root, crash=False)
+    victim = _victim(written, "older")
+    if damaged:
+        rel, data = _body_flip(_record(root, victim))
+        _damage(root, victim.at.wrote_offset, rel, data)
+    store = MessageStore.open(_cfg(root))
+    try:
+        assert store._trusted_from == store.get_commit_log_max_offset()  # clean stop: nothing older verified yet
+        await store.start()
+        await _scrubbed(store)
+        if damaged:
+            assert store._trusted_from > victim.at.wrote_offset  # never trusted past the damage
+            assert (root / "quarantine" / f"{victim.at.wrote_offset:020d}.bin").exists()
+        else:
+            assert store._trusted_from == 0
+        served = _served(store)
+        assert sum(len(v) for v in served.values()) == N - (1 if damaged else 0)
+        assert all(m.body != victim.body for m in served[victim.qid]) or not damaged
     finally:
         await store.close()
