@@ -9,6 +9,8 @@ than trusted or refused.
   neighbouring units' records and the unit rewritten — or, when it is not there, replaced by a marker unit that
   reads skip with a log line. Only consume-queue files are read for the order check; the commit log only for
   suspicious units.
+* ``rebuild_index``: index files that were damaged (and every later one) are dropped at load; the records they
+  covered are indexed again from the commit log.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from itertools import pairwise
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT_SIZE, ConsumeQueue, iter_unit_chunks
 from broker.store.dispatcher import dispatchable
+from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.log_scan import check_at, resync
-from protocol.message import BLANK, MessageExt, RecordError, decode_record, tag_hash
+from protocol.message import BLANK, MessageExt, PropertyKey, RecordError, decode_record, tag_hash
 
 _log = logging.getLogger("rocketq.store.cq_repair")
 
@@ -80,6 +83,20 @@ def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, rep
             cq.max_offset - before[key],
             units=cq.max_offset - before[key],
         )
+
+
+def rebuild_index(commitlog: CommitLog, index: IndexService, lo: int, upto: int, report: IntegrityReport) -> None:
+    """Index every record in [lo, upto) again (recovery dispatches the rest) after damaged index files went."""
+    n = 0
+    for phys, msg in iter_records(commitlog, max(lo, commitlog.min_offset), upto):
+        if not dispatchable(msg.sys_flag):
+            continue
+        keys = msg.properties.get(PropertyKey.KEYS)
+        uniq = msg.properties.get(PropertyKey.UNIQ_KEY)
+        if keys or uniq:
+            index.put(msg.topic, keys, uniq, phys, msg.store_timestamp)
+            n += 1
+    report.repaired("index rebuilt from the commit log: %d messages indexed again", n)
 
 
 def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: IntegrityReport) -> None:

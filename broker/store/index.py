@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Final
 
 from broker.store.mapped_file import MappedFile
@@ -146,11 +147,32 @@ class IndexService:
         # crc32 of "topic#" per topic: crc32(key, crc32(b"topic#")) == crc32(b"topic#key"), without building it
         self._prefix_crc: dict[str, int] = {}
 
-    def load(self) -> None:
+    def load(self, on_repair: Callable[[str], None] | None = None) -> int | None:
+        """Map the index files. A file of the wrong size or with an impossible header is damaged: it and every
+        later file are removed (one line through ``on_repair``) and the commit-log offset from which the index
+        must be rebuilt is returned (None when nothing is damaged)."""
         if not os.path.isdir(self.dir):
-            return
+            return None
+        size = HEADER.size + self.slots * SLOT.size + self.max_index * ENTRY.size
         for name in sorted(n for n in os.listdir(self.dir) if n.isdigit()):
-            self.files.append(IndexFile(os.path.join(self.dir, name), int(name), self.slots, self.max_index))
+            path = os.path.join(self.dir, name)
+            bad = os.path.getsize(path) != size
+            f = IndexFile(path, int(name), self.slots, self.max_index)
+            bad = bad or f.count > self.max_index or f.end_phy < f.begin_phy or f.end_ts < f.begin_ts
+            if bad:
+                later = sorted(n for n in os.listdir(self.dir) if n.isdigit() and int(n) >= int(name))
+                f.destroy()
+                for n in later:
+                    if n != name:
+                        os.unlink(os.path.join(self.dir, n))
+                rebuild_from = self.files[-1].end_phy + 1 if self.files else 0
+                if on_repair is not None:
+                    on_repair(
+                        f"index file {path} damaged (size or header): it and {len(later) - 1} later files removed, rebuilt from commit-log offset {rebuild_from}"
+                    )
+                return rebuild_from
+            self.files.append(f)
+        return None
 
     @property
     def max_phy_offset(self) -> int:

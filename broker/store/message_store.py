@@ -186,8 +186,9 @@ class MessageStore:
         report = self.integrity
         self.commitlog.queue.load(lambda line: report.repaired("%s", line, files=1))
         damaged = self._load_queues()
+        index_from = None
         if self.index is not None:
-            self.index.load()
+            index_from = self.index.load(lambda line: report.repaired("%s", line, files=1))
         crc_since = load_crc_since(root)
         end, self._trusted_from = recover(
             self.commitlog,
@@ -200,6 +201,7 @@ class MessageStore:
             crc_since=crc_since,
             quarantine=self._quarantine,
             damaged_queues=damaged,
+            index_from=index_from,
         )
         if crc_since is None:
             write_crc_since(root, end)

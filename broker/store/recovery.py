@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
-from broker.store.cq_repair import rebuild
+from broker.store.cq_repair import rebuild, rebuild_index
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
 from broker.store.log_scan import check_at, scan
@@ -104,6 +104,7 @@ def recover(
     crc_since: int | None,
     quarantine: Quarantine,
     damaged_queues: Iterable[ConsumeQueue] = (),
+    index_from: int | None = None,
 ) -> tuple[int, int]:
     """Returns (commit-log end offset, trusted-from offset) after recovery. ``damaged_queues`` (files padded or
     cut at load) are rebuilt from the commit log."""
@@ -122,6 +123,8 @@ def recover(
         return 0, 0
     start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, crc_since=crc_since)
     rebuild(commitlog, {id(cq): cq for cq in damaged_queues}.values(), start, report)
+    if index is not None and index_from is not None:
+        rebuild_index(commitlog, index, index_from, start, report)
     for mf in files:  # every file before the scan start is whole
         if mf.start + mf.size <= start:
             mf.wrote = mf.size

@@ -301,3 +301,23 @@ async def test_scrub_verifies_older_records_and_stops_at_damage(tmp_path: Path, 
         assert all(m.body != victim.body for m in served[victim.qid]) or not damaged
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage-header"])
+async def test_index_file_damaged_is_rebuilt(tmp_path: Path, how: str, caplog) -> None:
+    root = tmp_path / "s"
+    await _write(root, crash=False)
+    (path,) = (root / "index").iterdir()
+    if how == "truncated":
+        os.truncate(path, path.stat().st_size // 3)
+    else:
+        with open(path, "r+b") as f:
+            f.write(struct.pack(">qqqqii", 5, 1, 900, 3, 0, 1 << 30))
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(_cfg(root))
+    try:
+        for i in (0, 17, N - 1):
+            assert len(store.query_message(T, f"k{i}", 4, 0, 2**62)) == 1
+        assert "index file" in caplog.text and str(path) in caplog.text
+    finally:
+        await store.close()
