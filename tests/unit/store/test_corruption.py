@@ -18,8 +18,8 @@ import pytest
 from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
-from broker.store.record_check import body_bounds
-from protocol.message import MessageExt
+from broker.store.record_check import body_bounds, is_sealed
+from protocol.message import MessageExt, encode_record
 
 T = "TopicCorrupt"
 FILE = 4096
@@ -69,7 +69,7 @@ def _served(store: MessageStore) -> dict[int, list[MessageExt]]:
         off = 0
         for _ in range(1000):
             r = store.get_message_sync("g", T, qid, off, 32)
-            if r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE:
+            if r.status in (GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
                 break
             assert r.next_begin_offset > off, r
             got.extend(r.messages())
@@ -321,3 +321,38 @@ async def test_index_file_damaged_is_rebuilt(tmp_path: Path, how: str, caplog) -
         assert "index file" in caplog.text and str(path) in caplog.text
     finally:
         await store.close()
+
+
+async def test_records_written_before_sealing_still_read_and_checked(tmp_path: Path, caplog) -> None:
+    """A store written before records carried the CRC trailer (no ``crc_since`` file): its records are served; one
+    whose properties are not UTF-8 is quarantined at start-up instead of stopping it; new records are sealed."""
+    root = tmp_path / "s"
+    (root / "commitlog").mkdir(parents=True)
+    seg = bytearray(FILE)
+    pos = 0
+    bodies = []
+    for i in range(6):
+        props = f"TAGS\x01old\x02KEYS\x01o{i}\x02"
+        rec = encode_record(
+            topic=T, body=b"old-%d" % i, properties=props.encode() if i != 3 else b"TAGS\x01\xff\xfe\x02",
+            queue_id=0, queue_offset=i, physical_offset=pos, store_host=("10.0.0.9", 10911),
+        )  # fmt: skip
+        seg[pos : pos + len(rec)] = rec
+        pos += len(rec)
+        bodies.append(b"old-%d" % i)
+    (root / "commitlog" / f"{0:020d}").write_bytes(bytes(seg))
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(_cfg(root))
+    try:
+        got = [m.body for m in _served(store)[0]]
+        assert got == bodies[:3] + bodies[4:]
+        assert store.integrity.quarantined_records == 1 and "undecodable" in caplog.text
+        await store.start()
+        res = await store.put_message(T, 0, 0, 0, 1, BORN, b"new", {"TAGS": "n"})
+        assert res.ok
+        raw = store.select_one_message_by_offset(res.items[0].wrote_offset)
+        assert raw is not None and is_sealed(raw, 0, len(raw))
+        assert [m.body for m in _served(store)[0]][-1] == b"new"
+    finally:
+        await store.close()
+    assert (root / "crc_since").read_bytes() == struct.pack(">q", pos)
