@@ -208,6 +208,13 @@ class MessageStore:
         self._crc_since = end if crc_since is None else crc_since
         for cq in self._queues.values():
             check_units(self.commitlog, cq, end, report)
+        if report.repairs:
+            _log.warning(
+                "store opened with repairs: %d quarantined records, %d repaired files, %d repaired units, "
+                "%d rebuilt queues, %d torn-tail bytes cut (mqadmin checkStore shows them)",
+                report.quarantined_records, report.repaired_files, report.repaired_units, report.rebuilt_queues,
+                report.truncated_tail_bytes,
+            )  # fmt: skip
         # RocketMQ's correctMinOffset at start: units pointing into commit-log files deleted by retention are gone
         cl_min = self.commitlog.min_offset
         for key, cq in self._queues.items():
