@@ -11,10 +11,16 @@ topic        string                           target topic; the ``topic`` option
 keys         string or array<string>          RocketMQ KEYS (a string is used as is: space-separated keys)
 tags         string                           RocketMQ TAGS
 properties   map<string,string>               user properties
+queueId      int                              pin the row to this queue of the topic (as Kafka's ``partition``);
+                                              null or absent = the producer picks a queue per batch
+brokerName   string                           with ``queueId``: the broker of that queue (default: the first
+                                              broker of the topic that has it)
 ============ ================================ ================================================================
 
-Each task sends its rows and returns only after the broker acknowledged every one of them (sends are pipelined,
-never fire-and-forget), so a batch commits only when all its rows are stored. A failed send fails the task, and so
+Rows are grouped per (topic, queue) into batches of at most ``sendBatchMaxMessages`` rows and
+``sendBatchMaxBytes`` bytes, each sent as one SEND_BATCH_MESSAGE, with ``sendsInFlight`` batches on the wire at once
+(a row bigger than a batch goes alone). Each task returns only after the broker acknowledged every batch (never
+fire-and-forget), so a Spark batch commits only when all its rows are stored. A failed send fails the task, and so
 the batch, with the broker's remark. A batch that fails after some rows were stored and is then retried sends them
 again: this sink is at-least-once, like Spark's Kafka sink. Deduplicate downstream on a key column if needed.
 """
@@ -27,7 +33,18 @@ from dataclasses import dataclass
 
 import structlog
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, DataType, MapType, Row, StringType, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    MapType,
+    Row,
+    ShortType,
+    StringType,
+    StructType,
+)
 
 from spark_connector import _client
 from spark_connector.options import OptionError, SinkOptions
@@ -42,6 +59,8 @@ _TYPES: dict[str, tuple[type[DataType], ...]] = {
     "keys": (StringType, ArrayType),
     "tags": (StringType,),
     "properties": (MapType,),
+    "queueId": (IntegerType, LongType, ShortType),
+    "brokerName": (StringType,),
 }
 _IGNORED = frozenset(SCHEMA.fieldNames()) - set(_TYPES)
 
@@ -55,6 +74,8 @@ class SinkColumns:
     keys: int | None
     tags: int | None
     properties: int | None
+    queue_id: int | None = None
+    broker: int | None = None
 
     @classmethod
     def from_schema(cls, schema: StructType, opts: SinkOptions) -> SinkColumns:
@@ -87,7 +108,7 @@ class SinkColumns:
         if unknown:
             raise OptionError(
                 f"rocketmq sink: unexpected column(s) {', '.join(repr(u) for u in unknown)}; the sink "
-                "takes body, topic, keys, tags and properties"
+                "takes body, topic, keys, tags, properties, queueId and brokerName"
             )
         if "body" not in index:
             raise OptionError("rocketmq sink: the input has no 'body' column (binary or string)")
@@ -99,6 +120,8 @@ class SinkColumns:
             keys=index.get("keys"),
             tags=index.get("tags"),
             properties=index.get("properties"),
+            queue_id=index.get("queueId"),
+            broker=index.get("brokerName") if "queueId" in index else None,
         )
 
 
@@ -122,13 +145,39 @@ def _outgoing(rows: Iterator[Row], cols: SinkColumns, opts: SinkOptions) -> Iter
         if isinstance(keys, list):
             keys = " ".join(k for k in keys if k)
         props = None if cols.properties is None else row[cols.properties]
+        queue_id = None if cols.queue_id is None else row[cols.queue_id]
+        if queue_id is not None and queue_id < 0:
+            raise ValueError(f"rocketmq sink: row {n} of this task has a negative queueId {queue_id}")
         yield _client.OutgoingMessage(
             topic=topic,
             body=body.encode() if isinstance(body, str) else bytes(body),
             tags=None if cols.tags is None else row[cols.tags],
             keys=keys or None,
             properties=dict(props) if props else None,
+            queue_id=queue_id,
+            broker=None if cols.broker is None or queue_id is None else row[cols.broker],
         )
+
+
+def batches(messages: Iterator[_client.OutgoingMessage], opts: SinkOptions) -> Iterator[list[_client.OutgoingMessage]]:
+    """Group messages per (topic, queue pin) into send batches bounded by count and bytes, in arrival order per
+    group; a message larger than ``sendBatchMaxBytes`` forms a batch of its own."""
+    open_: dict[tuple[str, str | None, int | None], tuple[list[_client.OutgoingMessage], int]] = {}
+    max_n, max_bytes = opts.send_batch_max_messages, opts.send_batch_max_bytes
+    for m in messages:
+        key = (m.topic, m.broker, m.queue_id)
+        size = len(m.body) + 64 + (len(m.keys) if m.keys else 0) + (len(m.tags) if m.tags else 0)
+        if m.properties:
+            size += sum(len(k) + len(v) + 2 for k, v in m.properties.items())
+        batch, used = open_.get(key, ([], 0))
+        if batch and (len(batch) >= max_n or used + size > max_bytes):
+            yield batch
+            batch, used = [], 0
+        batch.append(m)
+        open_[key] = (batch, used + size)
+    for batch, _ in open_.values():
+        if batch:
+            yield batch
 
 
 def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]) -> SinkCommitMessage:
@@ -141,7 +190,7 @@ def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]) -> Sin
             topics.add(m.topic)
             yield m
 
-    sent = session.send_all(tracked())
+    sent = session.send_batches(batches(tracked(), opts), opts.sends_in_flight)
     return SinkCommitMessage(sent, tuple(sorted(topics)))
 
 

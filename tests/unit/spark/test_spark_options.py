@@ -27,7 +27,7 @@ def test_defaults_streaming_and_batch() -> None:
     assert o.start.kind == "latest"
     assert o.end.kind == "latest"
     assert o.fail_on_data_loss and o.include_properties
-    assert o.pull_batch_size == 32 and o.poll_timeout_ms == 10_000
+    assert o.pull_batch_size == 256 and o.poll_timeout_ms == 10_000 and o.pulls_in_flight == 4
     assert o.trigger_delay_ms == DEFAULT_MAX_TRIGGER_DELAY_MS
     assert parse_source_options(src(subscribe="a"), streaming=False).start.kind == "earliest"
 
