@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from spark_connector.metrics import offsets_behind
 from tests.spark.support import Cluster, group_offsets, produce, wait_for_clock_tick
 from tests.spark.test_spark_source import Collector, _batch, _stream
 
@@ -33,6 +34,8 @@ def test_consumer_group_lag_reaches_zero_after_the_last_batch(spark: Any, cluste
     assert len(got.rows) == 90 and len([b for b in got.batches.values() if b]) == 3
     offsets = group_offsets(cluster, group, topic)
     assert offsets and all(committed == latest for committed, latest in offsets.values()), offsets
+    lag = offsets_behind(query.lastProgress)
+    assert lag["maxOffsetsBehindLatest"] == 0 and len(lag["perQueue"]) == len(offsets)
 
 
 def test_born_host_is_ip_and_port(spark: Any, cluster: Cluster) -> None:
