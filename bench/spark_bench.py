@@ -121,6 +121,7 @@ def _ceiling_classes(size: int) -> tuple[type, type]:
         InputPartition,
         WriterCommitMessage,
     )
+    from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 
     from spark_connector.schema import arrow_schema, read_schema
 
@@ -155,16 +156,24 @@ def _ceiling_classes(size: int) -> tuple[type, type]:
             yield full.slice(0, min(n, rows))
             rows -= n
 
-    class StreamReader(DataSourceStreamReader):
+    class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+        """Admission control and AvailableNow as the connector has them, so both run the same micro-batches."""
+
         def __init__(self, total: int, per_trigger: int) -> None:
             self.total, self.per_trigger = total, per_trigger
 
         def initialOffset(self) -> dict[str, int]:
             return {"n": 0}
 
-        def latestOffset(self) -> dict[str, int]:  # no admission control: the ceiling plans its own batch sizes
-            self.now = min(self.total, getattr(self, "now", 0) + self.per_trigger)
-            return {"n": self.now}
+        def getDefaultReadLimit(self) -> ReadLimit:
+            return ReadMaxRows(self.per_trigger)
+
+        def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+            cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.total
+            return {"n": min(self.total, start["n"] + cap)}
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            pass
 
         def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
             rows = end["n"] - start["n"]

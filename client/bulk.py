@@ -102,16 +102,31 @@ class RecordColumns:
     """Fields of decoded records, one list per field, in record order."""
 
     queue_offset: list[int] = field(default_factory=list)
-    msg_id: list[str] = field(default_factory=list)  # UNIQ_KEY when set, else the broker's offset message id
+    commit_log_offset: list[int] = field(default_factory=list)
     body: list[bytes] = field(default_factory=list)
-    properties: list[str] = field(default_factory=list)  # raw "name\x01value\x02..." text
+    properties: list[bytes] = field(default_factory=list)  # raw UTF-8 "name\x01value\x02..." text
     born_timestamp: list[int] = field(default_factory=list)  # epoch ms
     store_timestamp: list[int] = field(default_factory=list)  # epoch ms
     born_host: list[str] = field(default_factory=list)  # "ip:port" ("[ipv6]:port")
+    store_host: list[tuple[str, int]] = field(default_factory=list)  # (ip, port)
     reconsume_times: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.queue_offset)
+
+    def offset_msg_id(self, i: int) -> str:
+        """The broker's offset message id of record ``i`` (store host + commit log offset)."""
+        host, port = self.store_host[i]
+        return create_offset_msg_id(host, port, self.commit_log_offset[i])
+
+    def msg_ids(self) -> list[str]:
+        """Each record's client-visible id: its UNIQ_KEY property when set, else its offset message id."""
+        out = []
+        for i, props in enumerate(self.properties):
+            text = props.decode()
+            uniq = _uniq(text) if _UNIQ in text else None
+            out.append(uniq or self.offset_msg_id(i))
+        return out
 
 
 def _ip(raw: bytes) -> str:
@@ -136,11 +151,14 @@ def decode_columns(
     offset below ``min_offset`` are skipped, decoding stops at the first at or above ``end_offset``. Raises
     ``protocol``'s RecordError on bad bytes."""
     cols = out if out is not None else RecordColumns()
-    q_off, ids, bodies, props_l = cols.queue_offset, cols.msg_id, cols.body, cols.properties
-    born_l, store_l, host_l, recon_l = cols.born_timestamp, cols.store_timestamp, cols.born_host, cols.reconsume_times
+    q_off, phys_l, bodies, props_l = cols.queue_offset, cols.commit_log_offset, cols.body, cols.properties
+    born_l, store_l, host_l, shost_l = cols.born_timestamp, cols.store_timestamp, cols.born_host, cols.store_host
+    recon_l = cols.reconsume_times
     hosts: dict[tuple[bytes, int], str] = {}
+    store_hosts: dict[tuple[bytes, int], tuple[str, int]] = {}
     pos, end_all = 0, len(buf)
     unpack_v4 = HEAD_V4.unpack_from
+    i16 = I16.unpack_from
     try:
         while pos < end_all:
             (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
@@ -192,24 +210,22 @@ def decode_columns(
             if sys_flag & SYSFLAG_COMPRESSED:
                 body = zlib.decompress(body)
             p += blen
-            if magic == MAGIC_V1:
-                p += 1 + buf[p]
-            else:
-                p += 2 + I16.unpack_from(buf, p)[0]
-            props = buf[p + 2 : end].decode()
-            key = (braw, bport)
-            host = hosts.get(key)
+            p += 1 + buf[p] if magic == MAGIC_V1 else 2 + i16(buf, p)[0]
+            host = hosts.get((braw, bport))
             if host is None:
                 ip = _ip(braw)
-                host = hosts[key] = f"[{ip}]:{bport}" if ":" in ip else f"{ip}:{bport}"
-            uniq = _uniq(props) if _UNIQ in props else None
+                host = hosts[(braw, bport)] = f"[{ip}]:{bport}" if ":" in ip else f"{ip}:{bport}"
+            shost = store_hosts.get((sraw, sport))
+            if shost is None:
+                shost = store_hosts[(sraw, sport)] = (_ip(sraw), sport)
             q_off.append(qoff)
-            ids.append(uniq if uniq else create_offset_msg_id(_ip(sraw), sport, phys))
+            phys_l.append(phys)
             bodies.append(body)
-            props_l.append(props)
+            props_l.append(buf[p + 2 : end])
             born_l.append(born)
             store_l.append(store)
             host_l.append(host)
+            shost_l.append(shost)
             recon_l.append(recon)
             pos = end
     except (IndexError, ValueError, zlib.error) as exc:  # struct.error is a ValueError

@@ -128,7 +128,7 @@ def columns_to_batch(
     only, which can collide).
     """
     n = len(cols)
-    props = pa.array(cols.properties, pa.string())
+    props = pa.array(cols.properties, pa.binary()).cast(pa.string())
     pieces_list = pc.split_pattern(props, PROPERTY_SEPARATOR)
     parents = pc.list_parent_indices(pieces_list)
     pieces = pc.list_flatten(pieces_list)
@@ -144,12 +144,18 @@ def columns_to_batch(
         return _scatter(n, parents_np[mask.to_numpy(zero_copy_only=False)], picked)
 
     tags = column("TAGS")
+    msg_id = column("UNIQ_KEY")
+    if msg_id.null_count:  # no producer id: the broker's offset message id, computed only for those rows
+        missing = np.flatnonzero(msg_id.is_null().to_numpy(zero_copy_only=False))
+        msg_id = pc.replace_with_mask(
+            msg_id, msg_id.is_null(), pa.array([cols.offset_msg_id(int(i)) for i in missing], pa.string())
+        )
     arrays: list[pa.Array] = [
         pa.repeat(pa.scalar(topic, pa.string()), n),
         pa.repeat(pa.scalar(broker, pa.string()), n),
         pa.repeat(pa.scalar(queue_id, pa.int32()), n),
         pa.array(cols.queue_offset, pa.int64()),
-        pa.array(cols.msg_id, pa.string()),
+        msg_id,
         column("KEYS"),
         tags,
         pa.array(cols.body, pa.binary()),

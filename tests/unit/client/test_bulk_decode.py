@@ -44,14 +44,14 @@ def test_columns_match_the_record_decoder() -> None:
     cols = decode_columns(buf)
     msgs = decode_records(buf, decompress=True)
     assert cols.queue_offset == [m.queue_offset for m in msgs]
-    assert cols.msg_id == [m.msg_id for m in msgs]
+    assert cols.msg_ids() == [m.msg_id for m in msgs]
     assert cols.body == [m.body for m in msgs]
     assert cols.born_timestamp == [m.born_timestamp for m in msgs]
     assert cols.store_timestamp == [m.store_timestamp for m in msgs]
     assert cols.reconsume_times == [m.reconsume_times for m in msgs]
     assert cols.born_host[0] == "10.0.0.7:40868"  # ip:port, never a tuple's repr
     assert cols.born_host[5] == "[::1]:5"
-    assert cols.msg_id[3] == msgs[3].offset_msg_id
+    assert cols.msg_ids()[3] == msgs[3].offset_msg_id == cols.offset_msg_id(3)
 
 
 def test_offset_bounds_and_appending() -> None:
