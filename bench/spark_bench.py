@@ -1,19 +1,24 @@
-"""Rows/s through the ``rocketmq`` Spark micro-batch source, for 1 KiB messages.
+"""Rows/s through the ``rocketmq`` Spark source (streaming and batch) and sink, beside the API's in-memory ceiling.
 
     python bench/spark_bench.py                      # starts its own name server + broker, 100k messages
     python bench/spark_bench.py --messages 20000     # quicker
     python bench/spark_bench.py --namesrv 127.0.0.1:9876   # against running servers
+    python bench/spark_bench.py --rounds 3           # alternate connector and ceiling runs, report medians
 
-Produces ``--messages`` bodies of ``--size`` bytes to a fresh topic (4 queues) through the connector's producer
-session, then runs ``spark.readStream.format("rocketmq")`` from earliest with ``Trigger.AvailableNow`` and
-``maxOffsetsPerTrigger`` into Spark's ``noop`` sink, and reports:
+Produces ``--messages`` bodies of ``--size`` bytes to a fresh topic (4 queues), then, in one SparkSession, measures
+each path against a trivial Python data source of the same shape (:class:`CeilingSource`: yields pre-built
+``pyarrow.RecordBatch``es of the source schema with ``--size``-byte bodies, 4 partitions, no I/O) — the most a
+Python data source can do on this machine, and so the connector's ceiling:
 
-* ``stream_rows_per_s``: messages / wall time of the whole query (planning, task launch, pulls, Arrow conversion);
-* ``batch_rows_per_s``: the same messages through ``spark.read`` + ``noop`` (one Spark job, no micro-batches);
-* the per-micro-batch ``processedRowsPerSecond`` Spark reports.
+* ``stream``: ``readStream`` from earliest, ``Trigger.AvailableNow`` + ``maxOffsetsPerTrigger`` into ``noop``;
+* ``batch``: ``spark.read`` + ``noop`` (one job);
+* ``sink``: ``--messages`` rows (``body`` of ``--size`` bytes, 4 partitions) written with ``df.write.format("rocketmq")``
+  against a Python sink that drops the Arrow batches it gets (:class:`CeilingSink`).
 
-Everything — Spark's JVM, its Python workers, the broker and the name server — shares this machine's cores, so the
-figure is a floor for a real cluster. Needs the [spark] extra and Java 17; prints one JSON line at the end.
+Rows/s = rows / wall time of the whole query. Runs alternate (connector, ceiling, connector, ...) so load from other
+processes hits both; the medians and their ratio are printed. Everything — Spark's JVM, its Python workers, the
+broker and the name server — shares this machine's cores, so the figures are a floor for a real cluster. Needs the
+[spark] extra and Java 17; prints one JSON line at the end.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import os
 import queue
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +37,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -103,11 +110,132 @@ def produce(namesrv: str, topic: str, n: int, size: int) -> float:
     return time.perf_counter() - t0
 
 
+def _ceiling_classes(size: int) -> tuple[type, type]:
+    """The in-memory source and sink (defined here so cloudpickle ships them to the workers by value)."""
+    import pyarrow as pa
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        DataSourceStreamReader,
+        InputPartition,
+        WriterCommitMessage,
+    )
+    from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
+
+    from spark_connector.schema import arrow_schema, read_schema
+
+    class Part(InputPartition):
+        def __init__(self, rows: int) -> None:
+            super().__init__(rows)
+            self.rows = rows
+
+    def batches(rows: int) -> Any:
+        n = 4096
+        ts = pa.array([1_700_000_000_000_000] * n, pa.timestamp("us", tz="UTC"))
+        props = pa.array([[("UNIQ_KEY", "x" * 32), ("p", "v")]] * n, pa.map_(pa.string(), pa.string()))
+        full = pa.RecordBatch.from_arrays(
+            [
+                pa.array(["t"] * n),
+                pa.array(["broker-a"] * n),
+                pa.array([0] * n, pa.int32()),
+                pa.array(range(n), pa.int64()),
+                pa.array(["m" * 32] * n),
+                pa.array([None] * n, pa.string()),
+                pa.array(["bench"] * n),
+                pa.array([b"x" * size] * n, pa.binary()),
+                props,
+                ts,
+                ts,
+                pa.array(["127.0.0.1:1"] * n),
+                pa.array([0] * n, pa.int32()),
+            ],
+            schema=arrow_schema(True),
+        )
+        while rows > 0:
+            yield full.slice(0, min(n, rows))
+            rows -= n
+
+    class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+        """Admission control and AvailableNow as the connector has them, so both run the same micro-batches."""
+
+        def __init__(self, total: int, per_trigger: int) -> None:
+            self.total, self.per_trigger = total, per_trigger
+
+        def initialOffset(self) -> dict[str, int]:
+            return {"n": 0}
+
+        def getDefaultReadLimit(self) -> ReadLimit:
+            return ReadMaxRows(self.per_trigger)
+
+        def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+            cap = limit.max_rows if isinstance(limit, ReadMaxRows) else self.total
+            return {"n": min(self.total, start["n"] + cap)}
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            pass
+
+        def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+            rows = end["n"] - start["n"]
+            return [Part(rows // 4 + (1 if i < rows % 4 else 0)) for i in range(4)]
+
+        def read(self, partition: Any) -> Any:
+            return batches(partition.rows)
+
+    class BatchReader(DataSourceReader):
+        def __init__(self, total: int) -> None:
+            self.total = total
+
+        def partitions(self) -> list[InputPartition]:
+            return [Part(self.total // 4 + (1 if i < self.total % 4 else 0)) for i in range(4)]
+
+        def read(self, partition: Any) -> Any:
+            return batches(partition.rows)
+
+    class Done(WriterCommitMessage):
+        def __init__(self, rows: int) -> None:
+            self.rows = rows
+
+    class Writer(DataSourceArrowWriter):
+        def write(self, iterator: Any) -> Any:
+            return Done(sum(b.num_rows for b in iterator))
+
+    class CeilingSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "arrowceiling"
+
+        def schema(self) -> Any:
+            return read_schema(True)
+
+        def reader(self, schema: Any) -> Any:
+            return BatchReader(int(self.options["rows"]))
+
+        def streamReader(self, schema: Any) -> Any:
+            return StreamReader(int(self.options["rows"]), int(self.options["pertrigger"]))
+
+        def writer(self, schema: Any, overwrite: bool) -> Any:
+            return Writer()
+
+    return CeilingSource, Writer
+
+
+def _timed(fn: Any) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
 def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
 
     from spark_connector import register
 
@@ -125,45 +253,92 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
     )
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
+    ceiling, _ = _ceiling_classes(args.size)
+    spark.dataSource.register(ceiling)
+    n = args.messages
     common = {"namesrvAddr": namesrv, "subscribe": topic, "pullBatchSize": str(args.pull_batch_size)}
+    ceil_opts = {"rows": str(n), "pertrigger": str(args.max_offsets_per_trigger)}
 
-    # Warm-up on a small topic: Spark's Python workers start once, so both measurements see warm workers.
+    # Warm-up: Spark's Python workers start once, so every measurement sees warm workers.
     spark.read.format("rocketmq").options(**{**common, "subscribe": topic + "_warm"}).load().count()
+    spark.read.format("arrowceiling").options(rows="1000", pertrigger="1000").load().count()
 
-    t0 = time.perf_counter()
-    query = (
-        spark.readStream.format("rocketmq")
-        .options(**common, startingOffsets="earliest", maxOffsetsPerTrigger=str(args.max_offsets_per_trigger))
-        .load()
-        .writeStream.format("noop")
-        .option("checkpointLocation", str(work / "ckpt"))
-        .trigger(availableNow=True)
-        .start()
+    runs = {"stream": 0}
+
+    def stream(fmt: str, options: dict[str, str]) -> None:
+        runs["stream"] += 1
+        query = (
+            spark.readStream.format(fmt)
+            .options(**options)
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", str(work / f"ckpt-{runs['stream']}"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        if query.exception() is not None:
+            raise RuntimeError(f"query failed: {query.exception()}")
+        rows = sum(p["numInputRows"] for p in query.recentProgress)
+        assert rows == n, (fmt, rows)
+
+    def batch(fmt: str, options: dict[str, str]) -> None:
+        spark.read.format(fmt).options(**options).load().write.format("noop").mode("overwrite").save()
+
+    sink_df = (
+        spark.range(n, numPartitions=4)
+        .select(F.expr(f"cast(repeat('x', {args.size}) as binary)").alias("body"))
+        .cache()
     )
-    query.awaitTermination()
-    stream_s = time.perf_counter() - t0
-    if query.exception() is not None:
-        raise RuntimeError(f"query failed: {query.exception()}")
-    batches = [p for p in query.recentProgress if p["numInputRows"]]
-    rows = sum(p["numInputRows"] for p in batches)
+    sink_df.count()
 
-    t0 = time.perf_counter()
-    spark.read.format("rocketmq").options(**common).load().write.format("noop").mode("overwrite").save()
-    batch_s = time.perf_counter() - t0
-    spark.stop()
-    return {
-        "messages": args.messages,
+    def sink(fmt: str) -> None:
+        writer = sink_df.write.format(fmt).mode("append")
+        if fmt == "rocketmq":
+            writer = writer.option("namesrvAddr", namesrv).option("topic", topic + "_sink")
+        else:
+            writer = writer.option("rows", "0").option("pertrigger", "0")
+        writer.save()
+
+    cases: dict[str, tuple[Any, Any]] = {
+        "stream": (
+            lambda: stream(
+                "rocketmq",
+                {**common, "startingOffsets": "earliest", "maxOffsetsPerTrigger": str(args.max_offsets_per_trigger)},
+            ),
+            lambda: stream("arrowceiling", ceil_opts),
+        ),
+        "batch": (lambda: batch("rocketmq", common), lambda: batch("arrowceiling", ceil_opts)),
+        "sink": (lambda: sink("rocketmq"), lambda: sink("arrowceiling")),
+    }
+    result: dict[str, object] = {
+        "messages": n,
         "size": args.size,
-        "rows_read": rows,
-        "micro_batches": len(batches),
+        "rounds": args.rounds,
         "max_offsets_per_trigger": args.max_offsets_per_trigger,
         "pull_batch_size": args.pull_batch_size,
-        "produce_msgs_per_s": round(args.messages / produce_s),
-        "stream_rows_per_s": round(rows / stream_s),
-        "stream_s": round(stream_s, 2),
-        "batch_rows_per_s": round(args.messages / batch_s),
-        "spark_processed_rows_per_s": [round(p["processedRowsPerSecond"]) for p in batches],
+        "produce_msgs_per_s": round(n / produce_s),
     }
+    for name, (connector, ceiling_run) in cases.items():
+        if name not in args.only:
+            continue
+        ours: list[float] = []
+        top: list[float] = []
+        for _ in range(args.rounds):
+            ours.append(n / _timed(connector))
+            top.append(n / _timed(ceiling_run))
+        result[f"{name}_rows_per_s"] = round(_median(ours))
+        result[f"{name}_ceiling_rows_per_s"] = round(_median(top))
+        result[f"{name}_ratio"] = round(_median(ours) / _median(top), 2)
+        result[f"{name}_runs"] = [round(x) for x in ours]
+        result[f"{name}_ceiling_runs"] = [round(x) for x in top]
+        print(
+            f"{name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
+            f"   ratio {_median(ours) / _median(top):.2f}",
+            flush=True,
+        )
+    spark.stop()
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=1024)
     p.add_argument("--max-offsets-per-trigger", type=int, default=50_000)
     p.add_argument("--pull-batch-size", type=int, default=256)
+    p.add_argument("--rounds", type=int, default=3, help="alternating connector/ceiling runs per case (median)")
+    p.add_argument("--only", default="stream,batch,sink", help="comma-separated cases: stream, batch, sink")
     args = p.parse_args(argv)
+    args.only = {c.strip() for c in args.only.split(",")}
     try:
         import pyspark  # noqa: F401
     except ImportError:

@@ -8,9 +8,12 @@ uses them (a fork is detected by pid) and cached for the following tasks; they a
 
 * :class:`AdminSession` (driver): topics, a topic's readable queues, min/max offsets, search by timestamp, and the
   consumer-group offset commit behind ``consumerGroup``.
-* :class:`PullSession` (executors): ``pull(queue, offset, max_nums)`` without long polling.
-* :class:`ProducerSession` (executors, sink): ``send_all(messages)`` with a bounded window of sends in flight,
-  returning only when every one was acknowledged; the first failure raises with the broker's remark.
+* :class:`PullSession` (executors): pipelined, retried pulls of offset windows, answered undecoded
+  (``client.bulk.pull_raw``) for the reader to decode into Arrow columns.
+* :class:`ProducerSession` (executors, sink): ``send_batches(batches)`` (and ``send_all(messages)``) with a bounded
+  window of sends in flight, returning only when every one was acknowledged; the first failure raises with the
+  broker's remark.
+* :func:`with_retries`: the driver's retry-with-backoff around route and offset look-ups.
 
 Only names exported by ``client`` are used here (import-linter forbids ``protocol``/``broker``/``namesrv``); they are
 imported where a session is made, so the reader's value types import without a client.
@@ -21,11 +24,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import logging
 import os
 import threading
+import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,35 +39,32 @@ from spark_connector.planning import QueueBounds
 
 if TYPE_CHECKING:
     from client import MessageQueue, PullConsumer
+    from client.bulk import RawPullResult
+
+import structlog
 
 T = TypeVar("T")
+# structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
+log = structlog.wrap_logger(logging.getLogger(__name__))
 
 SEND_WINDOW = 128  # sends in flight per task
 
 
-@dataclass(frozen=True, slots=True)
-class PulledMessage:
-    """What the reader needs of one pulled message."""
-
-    queue_offset: int
-    msg_id: str | None
-    body: bytes
-    properties: dict[str, str]
-    born_timestamp: int
-    store_timestamp: int
-    born_host: str | None
-    reconsume_times: int
+class FetchError(RuntimeError):
+    """A pull or look-up that still failed after ``fetchRetries`` retries; the message names what and why."""
 
 
-@dataclass(frozen=True, slots=True)
-class Pulled:
-    """One pull answer: status FOUND | NO_NEW_MSG | NO_MATCHED_MSG | OFFSET_ILLEGAL, and the queue's bounds."""
-
-    status: str
-    next_begin_offset: int
-    min_offset: int
-    max_offset: int
-    messages: list[PulledMessage]
+def with_retries(what: str, backoff_s: list[float], fn: Callable[[], T]) -> T:
+    """``fn()``, retried after each delay of ``backoff_s`` when it raises; the last failure raises FetchError."""
+    for delay in [*backoff_s, None]:
+        try:
+            return fn()
+        except Exception as exc:
+            if delay is None:
+                raise FetchError(f"rocketmq: {what} failed after {len(backoff_s)} retries: {exc!r}") from exc
+            log.warning("rocketmq.fetch_retry", what=what, error=repr(exc), retry_in_s=delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,8 @@ class OutgoingMessage:
     tags: str | None
     keys: str | None
     properties: dict[str, str] | None
+    queue_id: int | None = None  # pin the queue (the sink's queueId column); None = the producer chooses
+    broker: str | None = None  # with queue_id: the broker of that queue (None = the topic's only / first broker)
 
 
 class SendError(RuntimeError):
@@ -188,7 +192,13 @@ class AdminSession:
 
 
 class PullSession:
-    """Executor-side pulls for one name-server list; one per worker process, shared by its tasks."""
+    """Executor-side pulls for one name-server list; one per worker process, shared by its tasks.
+
+    :meth:`window` pulls the offsets ``[start, end)`` of one queue on the session's loop (as many requests as the
+    broker's transfer limits need) and returns the undecoded replies; several windows run at once, so a task keeps
+    ``pullsInFlight`` requests on the wire while it turns earlier replies into Arrow. Each request is retried with
+    backoff (``fetchRetries`` / ``fetchRetryBackoffMs``), so a broker restart shorter than that leaves the task running.
+    """
 
     def __init__(self, namesrv_addrs: list[str], timeout_ms: int) -> None:
         from client import PullConsumer
@@ -200,30 +210,47 @@ class PullSession:
         )
         self._loop.run(self._consumer.start(), self._timeout)
 
-    def pull(self, queue: QueueKey, offset: int, max_nums: int) -> Pulled:
-        async def call() -> Any:
-            return await asyncio.wait_for(self._consumer.pull(_queue(queue), offset, max_nums), self._timeout)
+    async def _pull(
+        self, mq: MessageQueue, offset: int, max_nums: int, expression: str, backoff_s: list[float]
+    ) -> RawPullResult:
+        from client.bulk import pull_raw
 
-        res = self._loop.run(call())
-        return Pulled(
-            status=str(getattr(res.status, "name", res.status)),
-            next_begin_offset=int(res.next_begin_offset),
-            min_offset=int(res.min_offset),
-            max_offset=int(res.max_offset),
-            messages=[
-                PulledMessage(
-                    queue_offset=int(m.queue_offset),
-                    msg_id=m.msg_id,
-                    body=bytes(m.body),
-                    properties=dict(m.properties),
-                    born_timestamp=int(m.born_timestamp),
-                    store_timestamp=int(m.store_timestamp),
-                    born_host=None if m.born_host is None else str(m.born_host),
-                    reconsume_times=int(m.reconsume_times),
+        for delay in [*backoff_s, None]:
+            try:
+                return await asyncio.wait_for(pull_raw(self._consumer, mq, offset, max_nums, expression), self._timeout)
+            except Exception as exc:
+                if delay is None:
+                    raise FetchError(
+                        f"rocketmq source: pulling {_key(mq)} at offset {offset} failed after {len(backoff_s)}"
+                        f" retries: {exc!r}"
+                    ) from exc
+                log.warning(
+                    "rocketmq.pull_retry", queue=str(_key(mq)), offset=offset, error=repr(exc), retry_in_s=delay
                 )
-                for m in res.msg_found_list
-            ],
-        )
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _window(
+        self, queue: QueueKey, start: int, end: int, max_nums: int, expression: str, backoff_s: list[float]
+    ) -> list[RawPullResult]:
+        mq = _queue(queue)
+        replies: list[RawPullResult] = []
+        cursor = start
+        while cursor < end:
+            res = await self._pull(mq, cursor, min(max_nums, end - cursor), expression, backoff_s)
+            replies.append(res)
+            if res.status.name != "FOUND" or res.next_begin_offset <= cursor:
+                break
+            cursor = res.next_begin_offset
+        return replies
+
+    def window(
+        self, queue: QueueKey, start: int, end: int, max_nums: int, expression: str, backoff_s: list[float]
+    ) -> concurrent.futures.Future[list[RawPullResult]]:
+        """Start pulling ``[start, end)`` of ``queue``; the future holds the replies, in offset order. The replies
+        stop early at the first that is not FOUND or does not advance (the caller decides what that means)."""
+        coro = self._window(queue, start, end, max_nums, expression, backoff_s)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop.loop)
 
     def close(self) -> None:
         self._loop.run(self._consumer.close(), self._timeout)
@@ -244,6 +271,7 @@ class ProducerSession:
             send_timeout_ms=timeout_ms,
         )
         self._loop.run(self._producer.start(), self._timeout + 10)
+        self._queues: dict[str, list[MessageQueue]] = {}
 
     def send_all(self, messages: Iterable[OutgoingMessage]) -> int:
         """Send every message; return their count once all were acknowledged. Raises :class:`SendError`."""
@@ -283,6 +311,65 @@ class ProducerSession:
                 window.popleft().result()
         finally:
             for f in window:
+                f.cancel()
+        return sent
+
+    async def _pinned(self, m: OutgoingMessage) -> MessageQueue:
+        queues = self._queues.get(m.topic)
+        if queues is None:
+            queues = self._queues[m.topic] = sorted(await self._producer.publish_queues(m.topic))
+        match = [q for q in queues if q.queue_id == m.queue_id and m.broker in (None, q.broker_name)]
+        if not match:
+            have = ", ".join(f"{q.broker_name}/{q.queue_id}" for q in queues)
+            where = f"{m.broker}/{m.queue_id}" if m.broker else str(m.queue_id)
+            raise SendError(f"rocketmq sink: topic {m.topic!r} has no queue {where} (its queues: {have})")
+        return match[0]
+
+    def send_batches(self, batches: Iterable[list[OutgoingMessage]], in_flight: int) -> int:
+        """Send each batch (messages of one topic and one pin) as one SEND_BATCH_MESSAGE, at most ``in_flight`` at a
+        time; return the message count once every batch was acknowledged. Raises :class:`SendError`."""
+        from client import Message
+
+        async def send(batch: list[OutgoingMessage]) -> None:
+            first = batch[0]
+            msgs = [
+                Message(
+                    m.topic,
+                    m.body,
+                    tags=m.tags,
+                    keys=m.keys.split() if m.keys else None,
+                    properties=dict(m.properties or {}),
+                )
+                for m in batch
+            ]
+            queue = None if first.queue_id is None else await self._pinned(first)
+            try:
+                if len(msgs) == 1:
+                    result = await self._producer.send(msgs[0], queue=queue)
+                else:
+                    result = await self._producer.send_batch(msgs, queue=queue)
+            except Exception as exc:
+                remark = getattr(exc, "remark", None) or str(exc)
+                raise SendError(f"rocketmq sink: sending to topic {first.topic!r} failed: {remark}") from exc
+            name = str(getattr(result.send_status, "name", result.send_status))
+            if name != "SEND_OK":
+                raise SendError(f"rocketmq sink: the broker stored messages to {first.topic!r} with status {name}")
+
+        window: deque[tuple[concurrent.futures.Future[None], int]] = deque()
+        sent = 0
+        try:
+            for batch in batches:
+                if len(window) >= in_flight:
+                    fut, n = window.popleft()
+                    fut.result()
+                    sent += n
+                window.append((asyncio.run_coroutine_threadsafe(send(batch), self._loop.loop), len(batch)))
+            while window:
+                fut, n = window.popleft()
+                fut.result()
+                sent += n
+        finally:
+            for f, _ in window:
                 f.cancel()
         return sent
 

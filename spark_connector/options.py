@@ -10,28 +10,40 @@ Source options (Spark's Kafka-source names where the concept is the same):
 option                           default        meaning
 ================================ ============== ==============================================================
 namesrvAddr                      (required)     name servers, ``host:port[;host:port]``
-subscribe                        —              comma-separated topics (exactly one of subscribe/subscribePattern)
+subscribe                        —              comma-separated topics (exactly one of subscribe/subscribePattern/
+                                                assign)
 subscribePattern                 —              Python regex, full match against every topic on the name server
+assign                           —              JSON ``{topic: {brokerName: [queueId, ...]}}`` or ``{topic: [queueId]}``
+                                                (those ids on every broker): exactly these queues
+subExpression                    ``*``          tag filter ``tagA || tagB``; offsets still count filtered messages
 startingOffsets                  latest/earl.   ``earliest``, ``latest`` (streaming only) or offset JSON
                                                 ``{topic: {brokerName: {queueId: offset}}}`` with -2 = earliest,
                                                 -1 = latest; queues not listed start at earliest
 startingOffsetsByTimestamp       —              JSON of the same shape, epoch-ms values; unlisted queues: earliest
 startingTimestamp                —              one epoch-ms timestamp for every queue
+startingOffsetsForUnlistedQueues earliest       where queues missing from the JSON start: earliest | latest | error
 endingOffsets                    latest         batch only: ``latest`` or offset JSON (-1 = latest; -2 refused)
+endingOffsetsByTimestamp         —              batch only: JSON of epoch-ms values; unlisted queues end at latest
+endingTimestamp                  —              batch only: one epoch-ms timestamp for every queue
 maxOffsetsPerTrigger             —              cap per micro-batch, split over queues by backlog (ReadMaxRows)
 minOffsetsPerTrigger             —              wait for at least this many new offsets ...
 maxTriggerDelay                  15m            ... but no longer than this (``500ms``, ``30s``, ``15m``, ``1h``)
 failOnDataLoss                   true           fail when offsets were expired/removed; false = skip with a warning
 includeProperties                true           add the ``properties`` map column
 consumerGroup                    —              commit processed offsets to the broker for this group (lag only)
-pullBatchSize                    32             messages per pull request
+pullBatchSize                    256            messages per pull request (the broker caps it at its
+                                                maxTransferCountOnMessageInMemory / ...BytesOnMessageInMemory)
+pullsInFlight                    4              pipelined pull requests per task
 pollTimeoutMs                    10000          timeout of one pull / admin request
+fetchRetries                     8              retries of a failed pull / route / offset look-up, then fail
+fetchRetryBackoffMs              250            first retry delay; doubles per retry, at most 10 s
 minPartitions                    —              split queue ranges until there are at least this many tasks
 maxRecordsPerPartition           —              split queue ranges longer than this
 ================================ ============== ==============================================================
 
 Only one of startingOffsets / startingOffsetsByTimestamp / startingTimestamp may be given. Sink options: namesrvAddr
-(required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs.
+(required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs, sendBatchMaxBytes (192 KiB),
+sendBatchMaxMessages (256), sendsInFlight (8).
 """
 
 from __future__ import annotations
@@ -68,10 +80,15 @@ SOURCE_OPTIONS: dict[str, str] = {
     "namesrvAddr": "namesrv_addr",
     "subscribe": "subscribe",
     "subscribePattern": "subscribe_pattern",
+    "assign": "assign",
+    "subExpression": "sub_expression",
     "startingOffsets": "starting_offsets",
     "startingOffsetsByTimestamp": "starting_offsets_by_timestamp",
     "startingTimestamp": "starting_timestamp",
+    "startingOffsetsForUnlistedQueues": "starting_offsets_for_unlisted_queues",
     "endingOffsets": "ending_offsets",
+    "endingOffsetsByTimestamp": "ending_offsets_by_timestamp",
+    "endingTimestamp": "ending_timestamp",
     "maxOffsetsPerTrigger": "max_offsets_per_trigger",
     "minOffsetsPerTrigger": "min_offsets_per_trigger",
     "maxTriggerDelay": "max_trigger_delay_ms",
@@ -79,7 +96,10 @@ SOURCE_OPTIONS: dict[str, str] = {
     "includeProperties": "include_properties",
     "consumerGroup": "consumer_group",
     "pullBatchSize": "pull_batch_size",
+    "pullsInFlight": "pulls_in_flight",
     "pollTimeoutMs": "poll_timeout_ms",
+    "fetchRetries": "fetch_retries",
+    "fetchRetryBackoffMs": "fetch_retry_backoff_ms",
     "minPartitions": "min_partitions",
     "maxRecordsPerPartition": "max_records_per_partition",
 }
@@ -88,6 +108,9 @@ SINK_OPTIONS: dict[str, str] = {
     "topic": "topic",
     "producerGroup": "producer_group",
     "sendTimeoutMs": "send_timeout_ms",
+    "sendBatchMaxBytes": "send_batch_max_bytes",
+    "sendBatchMaxMessages": "send_batch_max_messages",
+    "sendsInFlight": "sends_in_flight",
 }
 # Keys Spark itself may put into a data source's options; never ours, never an error.
 SPARK_KEYS: frozenset[str] = frozenset({"path", "paths", "checkpointlocation", "queryname"})
@@ -103,20 +126,23 @@ class StartSpec:
 
     ``offsets`` holds per-queue values for kind "offsets" (offsets, or EARLIEST / LATEST) and for kind "timestamp"
     (per-queue epoch ms); ``timestamp`` is the one timestamp of ``startingTimestamp``. Queues missing from ``offsets``
-    start at earliest.
+    start where ``unlisted`` says (``startingOffsetsForUnlistedQueues``: earliest, latest, or error).
     """
 
     kind: Literal["earliest", "latest", "offsets", "timestamp"]
     offsets: OffsetMap = field(default_factory=dict)
     timestamp: int | None = None
+    unlisted: Literal["earliest", "latest", "error"] = "earliest"
 
 
 @dataclass(frozen=True)
 class EndSpec:
-    """Where a batch query ends: kind latest, or offsets (per queue; LATEST allowed; unlisted queues: latest)."""
+    """Where a batch query ends: kind latest, offsets (per queue; LATEST allowed; unlisted queues: latest) or
+    timestamp (``timestamp`` for every queue, or per-queue epoch ms in ``offsets``; unlisted queues: latest)."""
 
-    kind: Literal["latest", "offsets"]
+    kind: Literal["latest", "offsets", "timestamp"]
     offsets: OffsetMap = field(default_factory=dict)
+    timestamp: int | None = None
 
 
 def parse_duration_ms(text: str) -> int:
@@ -147,18 +173,28 @@ class SourceOptions(_Options):
     namesrv_addr: str = Field(alias="namesrvAddr")
     subscribe: tuple[str, ...] = Field((), alias="subscribe")
     subscribe_pattern: str | None = Field(None, alias="subscribePattern")
+    assign: str | None = Field(None, alias="assign")
+    sub_expression: str = Field("*", alias="subExpression")
     starting_offsets: str | None = Field(None, alias="startingOffsets")
     starting_offsets_by_timestamp: str | None = Field(None, alias="startingOffsetsByTimestamp")
     starting_timestamp: int | None = Field(None, ge=0, alias="startingTimestamp")
+    starting_offsets_for_unlisted_queues: Literal["earliest", "latest", "error"] = Field(
+        "earliest", alias="startingOffsetsForUnlistedQueues"
+    )
     ending_offsets: str | None = Field(None, alias="endingOffsets")
+    ending_offsets_by_timestamp: str | None = Field(None, alias="endingOffsetsByTimestamp")
+    ending_timestamp: int | None = Field(None, ge=0, alias="endingTimestamp")
     max_offsets_per_trigger: int | None = Field(None, gt=0, alias="maxOffsetsPerTrigger")
     min_offsets_per_trigger: int | None = Field(None, gt=0, alias="minOffsetsPerTrigger")
     max_trigger_delay_ms: int | None = Field(None, ge=0, alias="maxTriggerDelay")
     fail_on_data_loss: bool = Field(True, alias="failOnDataLoss")
     include_properties: bool = Field(True, alias="includeProperties")
     consumer_group: str | None = Field(None, alias="consumerGroup")
-    pull_batch_size: int = Field(32, gt=0, le=100_000, alias="pullBatchSize")
+    pull_batch_size: int = Field(256, gt=0, le=100_000, alias="pullBatchSize")
+    pulls_in_flight: int = Field(4, gt=0, le=64, alias="pullsInFlight")
     poll_timeout_ms: int = Field(10_000, gt=0, alias="pollTimeoutMs")
+    fetch_retries: int = Field(8, ge=0, le=100, alias="fetchRetries")
+    fetch_retry_backoff_ms: int = Field(250, ge=0, alias="fetchRetryBackoffMs")
     min_partitions: int | None = Field(None, gt=0, alias="minPartitions")
     max_records_per_partition: int | None = Field(None, gt=0, alias="maxRecordsPerPartition")
 
@@ -166,6 +202,7 @@ class SourceOptions(_Options):
     start: StartSpec = Field(default_factory=lambda: StartSpec("latest"), exclude=True)
     end: EndSpec = Field(default_factory=lambda: EndSpec("latest"), exclude=True)
     streaming: bool = Field(True, exclude=True)
+    assigned: tuple[tuple[str, str | None, int], ...] = Field((), exclude=True)
 
     @field_validator("namesrv_addr")
     @classmethod
@@ -195,6 +232,16 @@ class SourceOptions(_Options):
                 raise ValueError(f"not a valid regular expression: {exc}") from None
         return v
 
+    @field_validator("sub_expression")
+    @classmethod
+    def _sub_expression(cls, v: str) -> str:
+        tags = [t.strip() for t in v.split("||")]
+        if v.strip() in ("", "*"):
+            return "*"
+        if any(not t or t == "*" for t in tags):
+            raise ValueError(f"expected '*' or tags joined by '||' (e.g. 'tagA || tagB'), got {v!r}")
+        return " || ".join(tags)
+
     @field_validator("max_trigger_delay_ms", mode="before")
     @classmethod
     def _delay(cls, v: Any) -> Any:
@@ -220,7 +267,18 @@ class SourceOptions(_Options):
         """Whether ``topic`` belongs to the subscription (explicit list or full-match pattern)."""
         if self.subscribe_pattern is not None:
             return re.fullmatch(self.subscribe_pattern, topic) is not None
+        if self.assigned:
+            return any(t == topic for t, _, _ in self.assigned)
         return topic in self.subscribe
+
+    def is_assigned(self, topic: str, broker: str, queue_id: int) -> bool:
+        """With ``assign``: whether the queue is one of the assigned ones (a ``None`` broker = every broker)."""
+        return any(t == topic and b in (None, broker) and q == queue_id for t, b, q in self.assigned)
+
+    @property
+    def fetch_backoff_s(self) -> list[float]:
+        """The delays before each retry of a failed fetch: ``fetchRetryBackoffMs`` doubling, at most 10 s each."""
+        return [min(self.fetch_retry_backoff_ms * 2**i, 10_000) / 1000 for i in range(self.fetch_retries)]
 
 
 class SinkOptions(_Options):
@@ -230,6 +288,9 @@ class SinkOptions(_Options):
     topic: str | None = Field(None, alias="topic")
     producer_group: str = Field("spark-rocketmq-sink", alias="producerGroup")
     send_timeout_ms: int = Field(3000, gt=0, alias="sendTimeoutMs")
+    send_batch_max_bytes: int = Field(196_608, gt=0, alias="sendBatchMaxBytes")
+    send_batch_max_messages: int = Field(256, gt=0, le=10_000, alias="sendBatchMaxMessages")
+    sends_in_flight: int = Field(8, gt=0, le=256, alias="sendsInFlight")
 
     @field_validator("namesrv_addr")
     @classmethod
@@ -314,7 +375,7 @@ def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
         return StartSpec("timestamp", timestamp=opts.starting_timestamp)
     if opts.starting_offsets_by_timestamp is not None:
         by_ts = _json_offsets(opts, "startingOffsetsByTimestamp", opts.starting_offsets_by_timestamp, 0)
-        return StartSpec("timestamp", offsets=by_ts)
+        return StartSpec("timestamp", offsets=by_ts, unlisted=opts.starting_offsets_for_unlisted_queues)
     text = opts.starting_offsets
     if text is None:
         return StartSpec("latest" if streaming else "earliest")
@@ -326,15 +387,34 @@ def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
     offsets = _json_offsets(opts, "startingOffsets", text, EARLIEST)
     if not streaming and any(v == LATEST for v in offsets.values()):
         raise OptionError("rocketmq source: option 'startingOffsets' may not use -1 (latest) in a batch query")
-    return StartSpec("offsets", offsets=offsets)
+    return StartSpec("offsets", offsets=offsets, unlisted=opts.starting_offsets_for_unlisted_queues)
 
 
 def _end_spec(opts: SourceOptions, streaming: bool) -> EndSpec:
+    given = [
+        n
+        for n, v in (
+            ("endingOffsets", opts.ending_offsets),
+            ("endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp),
+            ("endingTimestamp", opts.ending_timestamp),
+        )
+        if v is not None
+    ]
+    if given and streaming:
+        raise OptionError(f"rocketmq source: option '{given[0]}' is for batch queries (spark.read) only")
+    if len(given) > 1:
+        raise OptionError(
+            f"rocketmq source: options {' and '.join(repr(g) for g in given)} contradict each other;"
+            " give only one ending position"
+        )
+    if opts.ending_timestamp is not None:
+        return EndSpec("timestamp", timestamp=opts.ending_timestamp)
+    if opts.ending_offsets_by_timestamp is not None:
+        by_ts = _json_offsets(opts, "endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp, 0)
+        return EndSpec("timestamp", offsets=by_ts)
     text = opts.ending_offsets
     if text is None:
         return EndSpec("latest")
-    if streaming:
-        raise OptionError("rocketmq source: option 'endingOffsets' is for batch queries (spark.read) only")
     word = text.strip().lower()
     if word == "latest":
         return EndSpec("latest")
@@ -342,6 +422,40 @@ def _end_spec(opts: SourceOptions, streaming: bool) -> EndSpec:
         raise OptionError("rocketmq source: option 'endingOffsets' = earliest is not allowed")
     offsets = _json_offsets(opts, "endingOffsets", text, LATEST)
     return EndSpec("offsets", offsets=offsets)
+
+
+def _parse_assign(text: str) -> tuple[tuple[str, str | None, int], ...]:
+    """``{topic: {broker: [ids]}}`` or ``{topic: [ids]}`` → sorted ``(topic, broker or None, queueId)`` triples."""
+    bad = OptionError(
+        'rocketmq source: option \'assign\' must be JSON {"topic": {"brokerName": [queueId, ...]}}'
+        ' or {"topic": [queueId, ...]}'
+    )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise bad from None
+    if not isinstance(data, dict) or not data:
+        raise bad
+    out: set[tuple[str, str | None, int]] = set()
+
+    def ids(value: Any) -> list[int]:
+        if not isinstance(value, list) or not value:
+            raise bad
+        if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in value):
+            raise bad
+        return value
+
+    for topic, spec in data.items():
+        if not _NAME.match(topic):
+            raise OptionError(f"rocketmq source: option 'assign': bad topic name {topic!r}")
+        if isinstance(spec, dict):
+            if not spec:
+                raise bad
+            for broker, qids in spec.items():
+                out.update((topic, broker, q) for q in ids(qids))
+        else:
+            out.update((topic, None, q) for q in ids(spec))
+    return tuple(sorted(out, key=lambda t: (t[0], t[1] or "", t[2])))
 
 
 def parse_source_options(raw: Mapping[str, str], *, streaming: bool | None) -> SourceOptions:
@@ -356,8 +470,10 @@ def parse_source_options(raw: Mapping[str, str], *, streaming: bool | None) -> S
         opts = SourceOptions.model_validate(data)
     except ValidationError as exc:
         raise _raise_validation(exc, "source") from None
-    if bool(opts.subscribe) == (opts.subscribe_pattern is not None):
-        raise OptionError("rocketmq source: give exactly one of the options 'subscribe' and 'subscribePattern'")
+    if sum((bool(opts.subscribe), opts.subscribe_pattern is not None, opts.assign is not None)) != 1:
+        raise OptionError("rocketmq source: give exactly one of the options 'subscribe', 'subscribePattern', 'assign'")
+    if opts.assign is not None:
+        opts = opts.model_copy(update={"assigned": _parse_assign(opts.assign)})
     if streaming is False:
         for name in ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"):
             if name in data:

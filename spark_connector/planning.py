@@ -135,6 +135,8 @@ class DataLoss:
     reason: str
 
     def __str__(self) -> str:
+        if self.end <= self.start:
+            return f"{self.queue}: offsets from {self.start} on {self.reason}"
         return f"{self.queue}: offsets [{self.start}, {self.end}) {self.reason}"
 
 
@@ -203,21 +205,33 @@ def resolve_start(
     """The start offset of a new query for every queue of ``bounds`` (plus queues named in an offset JSON).
 
     ``earliest``/``latest`` are each queue's min/max offset; JSON sentinels -2/-1 the same; queues the JSON does not
-    name start at earliest. Timestamps go through ``search_offset(queue, ts_ms)`` (the broker's
-    SEARCH_OFFSET_BY_TIMESTAMP) and are clamped to ``[min, max]``.
+    name start where ``spec.unlisted`` says (earliest, latest, or an :class:`UnlistedQueueError`). Timestamps go
+    through ``search_offset(queue, ts_ms)`` (the broker's SEARCH_OFFSET_BY_TIMESTAMP) and are clamped to
+    ``[min, max]``.
     """
     out: OffsetMap = {}
+    unlisted = sorted(q for q in bounds if spec.kind in ("offsets", "timestamp") and q not in spec.offsets)
+    if spec.timestamp is None and unlisted and spec.unlisted == "error":
+        raise UnlistedQueueError(
+            "rocketmq source: the starting offsets do not list "
+            + ", ".join(str(q) for q in unlisted)
+            + " (option startingOffsetsForUnlistedQueues=error)"
+        )
+    unlisted_start = LATEST if spec.unlisted == "latest" else EARLIEST
     for q, b in bounds.items():
         if spec.kind == "earliest":
             out[q] = b.min
         elif spec.kind == "latest":
             out[q] = b.max
         elif spec.kind == "offsets":
-            v = spec.offsets.get(q, EARLIEST)
+            v = spec.offsets.get(q, unlisted_start)
             out[q] = b.min if v == EARLIEST else b.max if v == LATEST else v
         else:
             ts = spec.timestamp if spec.timestamp is not None else spec.offsets.get(q)
-            out[q] = b.min if ts is None else min(max(search_offset(q, ts), b.min), b.max)
+            if ts is None:
+                out[q] = b.max if unlisted_start == LATEST else b.min
+            else:
+                out[q] = min(max(search_offset(q, ts), b.min), b.max)
     if spec.kind == "offsets":
         for q, v in spec.offsets.items():
             if q not in out and v >= 0:
@@ -225,9 +239,24 @@ def resolve_start(
     return out
 
 
-def resolve_end(spec: EndSpec, bounds: Mapping[QueueKey, QueueBounds]) -> OffsetMap:
-    """The end offset of a batch query: each queue's max offset, or the JSON value (-1 = max)."""
+class UnlistedQueueError(ValueError):
+    """``startingOffsetsForUnlistedQueues=error`` and the starting JSON does not name every queue."""
+
+
+def resolve_end(
+    spec: EndSpec,
+    bounds: Mapping[QueueKey, QueueBounds],
+    search_offset: Callable[[QueueKey, int], int] | None = None,
+) -> OffsetMap:
+    """The end offset of a batch query: each queue's max offset, the JSON value (-1 = max), or for a timestamp the
+    first offset stored at or after it (``search_offset``; clamped to ``[min, max]``; unlisted queues: max)."""
     out = {q: b.max for q, b in bounds.items()}
+    if spec.kind == "timestamp":
+        assert search_offset is not None
+        for q, b in bounds.items():
+            ts = spec.timestamp if spec.timestamp is not None else spec.offsets.get(q)
+            if ts is not None:
+                out[q] = min(max(search_offset(q, ts), b.min), b.max)
     if spec.kind == "offsets":
         for q, v in spec.offsets.items():
             if v != LATEST:

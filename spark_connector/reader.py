@@ -1,22 +1,30 @@
 """Executor side of the ``rocketmq`` source: read one planned queue range and yield Arrow record batches.
 
-Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pickled on the driver) and pulls
-``[start, end)`` of one queue from its broker with the client's low-level ``pull(queue, offset, max_nums)``, in
-``pullBatchSize`` steps. Messages are immutable once stored, so a range always yields the same rows: Spark can
-replay a batch after a failure and get exactly what it got the first time.
+Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pickled on the driver) and reads
+``[start, end)`` of one queue. The range is cut into windows of ``pullBatchSize`` offsets and ``pullsInFlight``
+windows are pulled at once on the worker's client loop (:class:`spark_connector._client.PullSession`), so the
+broker round trips overlap each other and the Arrow building here. Replies stay undecoded until this thread turns
+them into columns (:func:`client.bulk.decode_columns`) and a RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
+Messages are immutable once stored, so a range always yields the same rows: Spark can replay a batch after a
+failure and get exactly what it got the first time.
 
 Connections are opened here, never on the driver: the worker keeps one pull session per name-server list in a
-module-level cache (:func:`spark_connector._client.pull_session`), reused by every task the worker runs.
+module-level cache (:func:`spark_connector._client.pull_session`), reused by every task the worker runs. A failed pull
+is retried with backoff (``fetchRetries``, ``fetchRetryBackoffMs``) before the task fails.
 
 Lost offsets — the range starts below the queue's min offset (retention deleted it), or the broker no longer has
-offsets the driver saw (the queue was reset) — raise :class:`~spark_connector.planning.DataLossError` with
-``failOnDataLoss=true``; otherwise they are skipped with a warning.
+offsets the driver saw (the queue was reset or the topic deleted) — raise
+:class:`~spark_connector.planning.DataLossError` with ``failOnDataLoss=true``; otherwise they are skipped with a
+warning.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
+from collections import deque
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import structlog
@@ -25,12 +33,15 @@ from pyspark.sql.datasource import InputPartition
 from spark_connector import _client
 from spark_connector.options import SourceOptions
 from spark_connector.planning import DataLoss, DataLossError, QueueRange
-from spark_connector.schema import BatchBuilder
+from spark_connector.schema import columns_to_batch
+
+if TYPE_CHECKING:
+    from client.bulk import RawPullResult, RecordColumns
 
 # structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
 log = structlog.wrap_logger(logging.getLogger(__name__))
 
-ROWS_PER_ARROW_BATCH = 4096
+ROWS_PER_ARROW_BATCH = 8192
 
 
 class RocketMQPartition(InputPartition):
@@ -51,60 +62,96 @@ def _lost(opts: SourceOptions, r: QueueRange, start: int, end: int, reason: str)
     log.warning("rocketmq.data_loss_skipped", loss=str(loss))
 
 
-def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
-    """Yield the messages of ``r`` as RecordBatches of the source schema (see :mod:`spark_connector.schema`)."""
-    if r.end <= r.start:
-        return
-    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms)
-    builder = BatchBuilder(include_properties=opts.include_properties)
-    queue = r.key
-    offset = r.start
-    while offset < r.end:
-        pulled = session.pull(queue, offset, min(opts.pull_batch_size, r.end - offset))
-        if pulled.status == "FOUND" and pulled.messages:
-            first = pulled.messages[0].queue_offset
-            if first > offset:
-                _lost(opts, r, offset, min(first, r.end), f"are missing (the broker returned offset {first} next)")
-            for m in pulled.messages:
-                if m.queue_offset < offset:
-                    continue
-                if m.queue_offset >= r.end:
-                    break
-                builder.add(
-                    topic=r.topic,
-                    broker=r.broker,
-                    queue_id=r.queue_id,
-                    queue_offset=m.queue_offset,
-                    msg_id=m.msg_id,
-                    body=m.body,
-                    properties=m.properties,
-                    born_timestamp_ms=m.born_timestamp,
-                    store_timestamp_ms=m.store_timestamp,
-                    born_host=m.born_host,
-                    reconsume_times=m.reconsume_times,
-                )
-                offset = m.queue_offset + 1
-            offset = max(offset, min(pulled.next_begin_offset, r.end))
-            if len(builder) >= ROWS_PER_ARROW_BATCH:
-                yield builder.flush()
+def apply_window(
+    opts: SourceOptions, r: QueueRange, start: int, end: int, replies: list[RawPullResult], cols: RecordColumns
+) -> int:
+    """Decode the replies of the window ``[start, end)`` into ``cols``; return the offset reached.
+
+    Below ``end`` means the replies stopped early: the caller pulls again from there. Offsets the broker no longer
+    has are reported through :func:`_lost` (raise, or warn and skip).
+    """
+    from client.bulk import decode_columns
+
+    filtered = opts.sub_expression != "*"
+    offset = start
+    for res in replies:
+        if res.status.name == "FOUND" and res.records:
+            before = len(cols)
+            decode_columns(res.records, cols, min_offset=offset, end_offset=end)
+            if len(cols) > before:
+                first = cols.queue_offset[before]
+                if first > offset and not filtered:
+                    _lost(opts, r, offset, first, f"are missing (the broker returned offset {first} next)")
+                offset = cols.queue_offset[-1] + 1
+            offset = max(offset, min(res.next_begin_offset, end))
             continue
         # OFFSET_ILLEGAL / NO_NEW_MSG / NO_MATCHED_MSG (or FOUND with nothing): the offset is not readable.
-        if offset < pulled.min_offset:
-            nxt = min(pulled.min_offset, r.end)
-            _lost(
-                opts, r, offset, nxt, f"expired before they were read (the queue's min offset is {pulled.min_offset})"
-            )
+        if offset < res.min_offset:
+            nxt = min(res.min_offset, end)
+            _lost(opts, r, offset, nxt, f"expired before they were read (the queue's min offset is {res.min_offset})")
             offset = nxt
-        elif pulled.next_begin_offset > offset:
-            offset = min(pulled.next_begin_offset, r.end)
+        elif res.next_begin_offset > offset:
+            offset = min(res.next_begin_offset, end)
         else:
             _lost(
                 opts,
                 r,
                 offset,
                 r.end,
-                f"are no longer on the broker (status {pulled.status}, max offset {pulled.max_offset})",
+                f"are no longer on the broker (status {res.status.name}, max offset {res.max_offset})",
             )
-            break
-    if len(builder):
-        yield builder.flush()
+            return r.end
+    return offset
+
+
+def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
+    """Yield the messages of ``r`` as RecordBatches of the source schema (see :mod:`spark_connector.schema`)."""
+    if r.end <= r.start:
+        return
+    from client.bulk import RecordColumns
+
+    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms)
+    size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
+    windows = iter(range(r.start, r.end, size))
+    pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()
+
+    def submit() -> None:
+        for a in windows:
+            b = min(a + size, r.end)
+            pending.append((a, b, session.window(r.key, a, b, size, expression, backoff)))
+            return
+
+    def batch(cols: RecordColumns) -> pa.RecordBatch:
+        return columns_to_batch(
+            cols,
+            topic=r.topic,
+            broker=r.broker,
+            queue_id=r.queue_id,
+            include_properties=opts.include_properties,
+            tags_filter=frozenset(t.strip() for t in expression.split("||")) if expression != "*" else frozenset(),
+        )
+
+    for _ in range(opts.pulls_in_flight):
+        submit()
+    cols = RecordColumns()
+    try:
+        while pending:
+            a, b, fut = pending.popleft()
+            replies = fut.result()
+            submit()
+            offset = apply_window(opts, r, a, b, replies, cols)
+            while offset < b:  # the replies stopped early (skipped offsets): pull the rest of the window now
+                replies = session.window(r.key, offset, b, size, expression, backoff).result()
+                reached = apply_window(opts, r, offset, b, replies, cols)
+                if reached <= offset:
+                    _lost(opts, r, offset, b, "could not be read (the broker returned nothing for them)")
+                    break
+                offset = reached
+            if len(cols) >= ROWS_PER_ARROW_BATCH:
+                yield batch(cols)
+                cols = RecordColumns()
+        if len(cols):
+            yield batch(cols)
+    finally:
+        for _, _, fut in pending:
+            fut.cancel()

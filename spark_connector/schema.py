@@ -18,15 +18,18 @@ bornHost        string               producer address ``ip:port``
 reconsumeTimes  int                  delivery attempts so far (retry topics)
 =============== ==================== ===========================================================================
 
-Executors yield ``pyarrow.RecordBatch``es (no per-row conversion in Spark's worker); Spark checks the first batch
-against ``to_arrow_schema(schema)``, which :data:`ARROW_SCHEMA` equals (a unit test holds it to that).
+Executors yield ``pyarrow.RecordBatch``es built column-wise by :func:`columns_to_batch` (no per-row conversion in
+Spark's worker, no per-message object in ours); Spark checks the first batch against ``to_arrow_schema(schema)``,
+which :data:`ARROW_SCHEMA` equals (a unit test holds it to that).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.types import (
     BinaryType,
     IntegerType,
@@ -78,6 +81,14 @@ ARROW_SCHEMA = pa.schema(
 # Properties broken out into columns, or that change from pull to pull (the Java client adds MIN/MAX_OFFSET), so
 # that a replayed range yields the same rows.
 BROKEN_OUT_PROPERTIES = frozenset({"KEYS", "TAGS", "MIN_OFFSET", "MAX_OFFSET"})
+_BROKEN_OUT = pa.array(sorted(BROKEN_OUT_PROPERTIES), pa.string())
+# RocketMQ's properties text: name\x01value\x02 ... (client.bulk re-exports protocol's constants; kept here as
+# literals so this module imports without the client).
+NAME_VALUE_SEPARATOR = "\x01"
+PROPERTY_SEPARATOR = "\x02"
+
+if TYPE_CHECKING:
+    from client.bulk import RecordColumns
 
 
 def read_schema(include_properties: bool = True) -> StructType:
@@ -93,93 +104,79 @@ def arrow_schema(include_properties: bool = True) -> pa.Schema:
     return ARROW_SCHEMA.remove(ARROW_SCHEMA.get_field_index("properties"))
 
 
-@dataclass(slots=True)
-class BatchBuilder:
-    """Column buffers for one RecordBatch; :meth:`add` one message at a time, :meth:`flush` when full."""
+def _scatter(n: int, parents: np.ndarray, values: pa.Array) -> pa.Array:
+    """A string array of ``n`` rows: row ``parents[i]`` gets ``values[i]`` (the last one wins), the others null."""
+    idx = np.full(n, -1, dtype=np.int64)
+    idx[parents] = np.arange(len(parents), dtype=np.int64)
+    return pc.take(values, pa.array(idx, mask=idx < 0))
 
-    include_properties: bool = True
-    topic: list[str] = field(default_factory=list)
-    broker: list[str] = field(default_factory=list)
-    queue_id: list[int] = field(default_factory=list)
-    queue_offset: list[int] = field(default_factory=list)
-    msg_id: list[str | None] = field(default_factory=list)
-    keys: list[str | None] = field(default_factory=list)
-    tags: list[str | None] = field(default_factory=list)
-    body: list[bytes] = field(default_factory=list)
-    properties: list[list[tuple[str, str]]] = field(default_factory=list)
-    born_ts: list[int] = field(default_factory=list)
-    store_ts: list[int] = field(default_factory=list)
-    born_host: list[str | None] = field(default_factory=list)
-    reconsume: list[int] = field(default_factory=list)
 
-    def __len__(self) -> int:
-        return len(self.queue_offset)
+def columns_to_batch(
+    cols: RecordColumns,
+    *,
+    topic: str,
+    broker: str,
+    queue_id: int,
+    include_properties: bool = True,
+    tags_filter: frozenset[str] = frozenset(),
+) -> pa.RecordBatch:
+    """One RecordBatch of the source schema from decoded columns (:func:`client.bulk.decode_columns`).
 
-    def add(
-        self,
-        *,
-        topic: str,
-        broker: str,
-        queue_id: int,
-        queue_offset: int,
-        msg_id: str | None,
-        body: bytes,
-        properties: dict[str, str],
-        born_timestamp_ms: int,
-        store_timestamp_ms: int,
-        born_host: str | None,
-        reconsume_times: int,
-    ) -> None:
-        self.topic.append(topic)
-        self.broker.append(broker)
-        self.queue_id.append(queue_id)
-        self.queue_offset.append(queue_offset)
-        self.msg_id.append(msg_id)
-        self.keys.append(properties.get("KEYS") or None)
-        self.tags.append(properties.get("TAGS") or None)
-        self.body.append(body)
-        if self.include_properties:
-            self.properties.append([(k, v) for k, v in properties.items() if k not in BROKEN_OUT_PROPERTIES])
-        self.born_ts.append(born_timestamp_ms * 1000)
-        self.store_ts.append(store_timestamp_ms * 1000)
-        self.born_host.append(born_host)
-        self.reconsume.append(reconsume_times)
+    Properties are split in bulk with Arrow kernels: ``name\x01value\x02`` pieces → (row, name, value) triples →
+    the ``keys``/``tags`` columns and the ``properties`` map; nothing is done per message in Python. With a
+    ``tags_filter`` (``subExpression``), rows whose TAGS are not in it are dropped (the broker filters by tag hash
+    only, which can collide).
+    """
+    n = len(cols)
+    props = pa.array(cols.properties, pa.binary()).cast(pa.string())
+    pieces_list = pc.split_pattern(props, PROPERTY_SEPARATOR)
+    parents = pc.list_parent_indices(pieces_list)
+    pieces = pc.list_flatten(pieces_list)
+    has_sep = pc.match_substring(pieces, NAME_VALUE_SEPARATOR)
+    parents, pieces = parents.filter(has_sep), pieces.filter(has_sep)
+    kv = pc.split_pattern(pieces, NAME_VALUE_SEPARATOR, max_splits=1)
+    names, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
+    parents_np = parents.to_numpy(zero_copy_only=False)
 
-    def flush(self) -> pa.RecordBatch:
-        """The buffered rows as one RecordBatch; the buffers are emptied."""
-        arrays = [
-            pa.array(self.topic, pa.string()),
-            pa.array(self.broker, pa.string()),
-            pa.array(self.queue_id, pa.int32()),
-            pa.array(self.queue_offset, pa.int64()),
-            pa.array(self.msg_id, pa.string()),
-            pa.array(self.keys, pa.string()),
-            pa.array(self.tags, pa.string()),
-            pa.array(self.body, pa.binary()),
-        ]
-        if self.include_properties:
-            arrays.append(pa.array(self.properties, ARROW_SCHEMA.field("properties").type))
-        arrays += [
-            pa.array(self.born_ts, _TS),
-            pa.array(self.store_ts, _TS),
-            pa.array(self.born_host, pa.string()),
-            pa.array(self.reconsume, pa.int32()),
-        ]
-        batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(self.include_properties))
-        for buf in (
-            self.topic,
-            self.broker,
-            self.queue_id,
-            self.queue_offset,
-            self.msg_id,
-            self.keys,
-            self.tags,
-            self.body,
-            self.properties,
-            self.born_ts,
-            self.store_ts,
-            self.born_host,
-            self.reconsume,
-        ):
-            buf.clear()
-        return batch
+    def column(name: str) -> pa.Array:
+        mask = pc.equal(names, name)
+        picked = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values).filter(mask)
+        return _scatter(n, parents_np[mask.to_numpy(zero_copy_only=False)], picked)
+
+    tags = column("TAGS")
+    msg_id = column("UNIQ_KEY")
+    if msg_id.null_count:  # no producer id: the broker's offset message id, computed only for those rows
+        missing = np.flatnonzero(msg_id.is_null().to_numpy(zero_copy_only=False))
+        msg_id = pc.replace_with_mask(
+            msg_id, msg_id.is_null(), pa.array([cols.offset_msg_id(int(i)) for i in missing], pa.string())
+        )
+    arrays: list[pa.Array] = [
+        pa.repeat(pa.scalar(topic, pa.string()), n),
+        pa.repeat(pa.scalar(broker, pa.string()), n),
+        pa.repeat(pa.scalar(queue_id, pa.int32()), n),
+        pa.array(cols.queue_offset, pa.int64()),
+        msg_id,
+        column("KEYS"),
+        tags,
+        pa.array(cols.body, pa.binary()),
+    ]
+    if include_properties:
+        keep = pc.invert(pc.is_in(names, value_set=_BROKEN_OUT))
+        kept_parents = parents_np[keep.to_numpy(zero_copy_only=False)]
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(kept_parents, minlength=n), out=offsets[1:])
+        arrays.append(pa.MapArray.from_arrays(pa.array(offsets), names.filter(keep), values.filter(keep)))
+    arrays += [
+        _ms_to_ts(cols.born_timestamp),
+        _ms_to_ts(cols.store_timestamp),
+        pa.array(cols.born_host, pa.string()),
+        pa.array(cols.reconsume_times, pa.int32()),
+    ]
+    batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(include_properties))
+    if tags_filter:
+        batch = batch.filter(pc.fill_null(pc.is_in(tags, value_set=pa.array(sorted(tags_filter))), False))
+    return batch
+
+
+def _ms_to_ts(ms: list[int]) -> pa.Array:
+    return pa.array(np.asarray(ms, dtype=np.int64) * 1000, _TS)

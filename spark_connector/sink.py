@@ -11,10 +11,16 @@ topic        string                           target topic; the ``topic`` option
 keys         string or array<string>          RocketMQ KEYS (a string is used as is: space-separated keys)
 tags         string                           RocketMQ TAGS
 properties   map<string,string>               user properties
+queueId      int                              pin the row to this queue of the topic (as Kafka's ``partition``);
+                                              null or absent = the producer picks a queue per batch
+brokerName   string                           with ``queueId``: the broker of that queue (default: the first
+                                              broker of the topic that has it)
 ============ ================================ ================================================================
 
-Each task sends its rows and returns only after the broker acknowledged every one of them (sends are pipelined,
-never fire-and-forget), so a batch commits only when all its rows are stored. A failed send fails the task, and so
+Rows are grouped per (topic, queue) into batches of at most ``sendBatchMaxMessages`` rows and
+``sendBatchMaxBytes`` bytes, each sent as one SEND_BATCH_MESSAGE, with ``sendsInFlight`` batches on the wire at once
+(a row bigger than a batch goes alone). Each task returns only after the broker acknowledged every batch (never
+fire-and-forget), so a Spark batch commits only when all its rows are stored. A failed send fails the task, and so
 the batch, with the broker's remark. A batch that fails after some rows were stored and is then retried sends them
 again: this sink is at-least-once, like Spark's Kafka sink. Deduplicate downstream on a key column if needed.
 """
@@ -24,10 +30,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import pyarrow as pa
 import structlog
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, DataType, MapType, Row, StringType, StructType
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructType,
+)
 
 from spark_connector import _client
 from spark_connector.options import OptionError, SinkOptions
@@ -42,6 +60,8 @@ _TYPES: dict[str, tuple[type[DataType], ...]] = {
     "keys": (StringType, ArrayType),
     "tags": (StringType,),
     "properties": (MapType,),
+    "queueId": (IntegerType, LongType, ShortType),
+    "brokerName": (StringType,),
 }
 _IGNORED = frozenset(SCHEMA.fieldNames()) - set(_TYPES)
 
@@ -55,6 +75,8 @@ class SinkColumns:
     keys: int | None
     tags: int | None
     properties: int | None
+    queue_id: int | None = None
+    broker: int | None = None
 
     @classmethod
     def from_schema(cls, schema: StructType, opts: SinkOptions) -> SinkColumns:
@@ -87,7 +109,7 @@ class SinkColumns:
         if unknown:
             raise OptionError(
                 f"rocketmq sink: unexpected column(s) {', '.join(repr(u) for u in unknown)}; the sink "
-                "takes body, topic, keys, tags and properties"
+                "takes body, topic, keys, tags, properties, queueId and brokerName"
             )
         if "body" not in index:
             raise OptionError("rocketmq sink: the input has no 'body' column (binary or string)")
@@ -99,6 +121,8 @@ class SinkColumns:
             keys=index.get("keys"),
             tags=index.get("tags"),
             properties=index.get("properties"),
+            queue_id=index.get("queueId"),
+            broker=index.get("brokerName") if "queueId" in index else None,
         )
 
 
@@ -110,28 +134,65 @@ class SinkCommitMessage(WriterCommitMessage):
         self.topics = topics
 
 
-def _outgoing(rows: Iterator[Row], cols: SinkColumns, opts: SinkOptions) -> Iterator[_client.OutgoingMessage]:
-    for n, row in enumerate(rows):
-        topic = opts.topic if cols.topic is None else row[cols.topic]
-        if not topic:
-            raise ValueError(f"rocketmq sink: row {n} of this task has no topic (null 'topic' column)")
-        body = row[cols.body]
-        if body is None:
-            raise ValueError(f"rocketmq sink: row {n} of this task has a null 'body'")
-        keys = None if cols.keys is None else row[cols.keys]
-        if isinstance(keys, list):
-            keys = " ".join(k for k in keys if k)
-        props = None if cols.properties is None else row[cols.properties]
-        yield _client.OutgoingMessage(
-            topic=topic,
-            body=body.encode() if isinstance(body, str) else bytes(body),
-            tags=None if cols.tags is None else row[cols.tags],
-            keys=keys or None,
-            properties=dict(props) if props else None,
-        )
+def _outgoing(
+    data: Iterator[pa.RecordBatch], cols: SinkColumns, opts: SinkOptions
+) -> Iterator[_client.OutgoingMessage]:
+    """The rows of Spark's Arrow batches as messages: each column goes to Python whole, never row by row."""
+
+    def column(rb: pa.RecordBatch, index: int | None, n: int) -> list[Any]:
+        return [None] * n if index is None else rb.column(index).to_pylist()
+
+    seen = 0
+    for rb in data:
+        n = rb.num_rows
+        bodies = column(rb, cols.body, n)
+        topics = [opts.topic] * n if cols.topic is None else column(rb, cols.topic, n)
+        tags, keys_l, props_l = column(rb, cols.tags, n), column(rb, cols.keys, n), column(rb, cols.properties, n)
+        queue_ids, brokers = column(rb, cols.queue_id, n), column(rb, cols.broker, n)
+        for i in range(n):
+            topic, body, keys, props, queue_id = topics[i], bodies[i], keys_l[i], props_l[i], queue_ids[i]
+            if not topic:
+                raise ValueError(f"rocketmq sink: row {seen + i} of this task has no topic (null 'topic' column)")
+            if body is None:
+                raise ValueError(f"rocketmq sink: row {seen + i} of this task has a null 'body'")
+            if isinstance(keys, list):
+                keys = " ".join(k for k in keys if k)
+            if queue_id is not None and queue_id < 0:
+                raise ValueError(f"rocketmq sink: row {seen + i} of this task has a negative queueId {queue_id}")
+            yield _client.OutgoingMessage(
+                topic=topic,
+                body=body.encode() if isinstance(body, str) else body,
+                tags=tags[i],
+                keys=keys or None,
+                properties=dict(props) if props else None,
+                queue_id=queue_id,
+                broker=None if queue_id is None else brokers[i],
+            )
+        seen += n
 
 
-def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]) -> SinkCommitMessage:
+def batches(messages: Iterator[_client.OutgoingMessage], opts: SinkOptions) -> Iterator[list[_client.OutgoingMessage]]:
+    """Group messages per (topic, queue pin) into send batches bounded by count and bytes, in arrival order per
+    group; a message larger than ``sendBatchMaxBytes`` forms a batch of its own."""
+    open_: dict[tuple[str, str | None, int | None], tuple[list[_client.OutgoingMessage], int]] = {}
+    max_n, max_bytes = opts.send_batch_max_messages, opts.send_batch_max_bytes
+    for m in messages:
+        key = (m.topic, m.broker, m.queue_id)
+        size = len(m.body) + 64 + (len(m.keys) if m.keys else 0) + (len(m.tags) if m.tags else 0)
+        if m.properties:
+            size += sum(len(k) + len(v) + 2 for k, v in m.properties.items())
+        batch, used = open_.get(key, ([], 0))
+        if batch and (len(batch) >= max_n or used + size > max_bytes):
+            yield batch
+            batch, used = [], 0
+        batch.append(m)
+        open_[key] = (batch, used + size)
+    for batch, _ in open_.values():
+        if batch:
+            yield batch
+
+
+def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
     """Send every row; return after the last acknowledgement. Runs on executors."""
     session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms)
     topics: set[str] = set()
@@ -141,7 +202,7 @@ def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[Row]) -> Sin
             topics.add(m.topic)
             yield m
 
-    sent = session.send_all(tracked())
+    sent = session.send_batches(batches(tracked(), opts), opts.sends_in_flight)
     return SinkCommitMessage(sent, tuple(sorted(topics)))
 
 
@@ -149,14 +210,14 @@ def _total(messages: list[WriterCommitMessage | None]) -> int:
     return sum(m.rows for m in messages if isinstance(m, SinkCommitMessage))
 
 
-class RocketMQStreamWriter(DataSourceStreamWriter):
+class RocketMQStreamWriter(DataSourceStreamArrowWriter):
     """``writeStream.format("rocketmq")``."""
 
     def __init__(self, opts: SinkOptions, schema: StructType) -> None:
         self._opts = opts
         self._cols = SinkColumns.from_schema(schema, opts)
 
-    def write(self, iterator: Iterator[Row]) -> WriterCommitMessage:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return write_rows(self._opts, self._cols, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
@@ -167,14 +228,14 @@ class RocketMQStreamWriter(DataSourceStreamWriter):
         log.warning("rocketmq.sink_abort", batch_id=batchId, rows_already_sent=_total(messages))
 
 
-class RocketMQBatchWriter(DataSourceWriter):
+class RocketMQBatchWriter(DataSourceArrowWriter):
     """``df.write.format("rocketmq")`` (append)."""
 
     def __init__(self, opts: SinkOptions, schema: StructType) -> None:
         self._opts = opts
         self._cols = SinkColumns.from_schema(schema, opts)
 
-    def write(self, iterator: Iterator[Row]) -> WriterCommitMessage:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return write_rows(self._opts, self._cols, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

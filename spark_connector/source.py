@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import structlog
@@ -44,6 +44,7 @@ from spark_connector import _client
 from spark_connector.offsets import JsonOffsets, OffsetMap, QueueKey, from_json_dict, to_json_dict
 from spark_connector.options import SourceOptions
 from spark_connector.planning import (
+    DataLoss,
     DataLossError,
     QueueBounds,
     TriggerGate,
@@ -56,6 +57,8 @@ from spark_connector.planning import (
     resolve_start,
 )
 from spark_connector.reader import RocketMQPartition, read_range
+
+T = TypeVar("T")
 
 # structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
 log = structlog.wrap_logger(logging.getLogger(__name__))
@@ -78,16 +81,43 @@ class _DriverSide:
             self._admin = _client.AdminSession(self._opts.namesrv_addrs, self._opts.poll_timeout_ms)
         return self._admin
 
+    def _retry(self, what: str, fn: Callable[[], T]) -> T:
+        return _client.with_retries(what, self._opts.fetch_backoff_s, fn)
+
     def _queues(self) -> list[QueueKey]:
         admin = self._session()
-        if self._opts.subscribe_pattern is not None:
-            topics = sorted(t for t in admin.topics() if self._opts.matches(t))
+        opts = self._opts
+        if opts.subscribe_pattern is not None:
+            topics = sorted(t for t in admin.topics() if opts.matches(t))
+        elif opts.assigned:
+            topics = sorted({t for t, _, _ in opts.assigned})
         else:
-            topics = list(self._opts.subscribe)
-        return [q for t in topics for q in admin.queues(t)]
+            topics = list(opts.subscribe)
+        queues = [q for t in topics for q in admin.queues(t)]
+        if opts.assigned:
+            queues = [q for q in queues if opts.is_assigned(q.topic, q.broker, q.queue_id)]
+        return queues
 
     def _bounds(self) -> dict[QueueKey, QueueBounds]:
-        return self._session().bounds(self._queues())
+        return self._retry("route and offset look-up", lambda: self._session().bounds(self._queues()))
+
+    def _search_offset(self, queue: QueueKey, timestamp_ms: int) -> int:
+        return self._retry("offset search by timestamp", lambda: self._session().search_offset(queue, timestamp_ms))
+
+    def _bounds_of(self, expected: Iterable[QueueKey]) -> tuple[dict[QueueKey, QueueBounds], list[QueueKey]]:
+        """The bounds, and which of ``expected`` the route no longer lists. A broker restart takes its queues out of
+        the name server's route for a moment, so a missing queue is looked up again over the retry budget before it
+        counts as deleted."""
+        bounds = self._bounds()
+        missing = sorted(q for q in expected if q not in bounds)
+        for delay in self._opts.fetch_backoff_s:
+            if not missing:
+                break
+            log.warning("rocketmq.queues_missing_from_route", queues=[str(q) for q in missing], retry_in_s=delay)
+            time.sleep(delay)
+            bounds = self._bounds()
+            missing = sorted(q for q in expected if q not in bounds)
+        return bounds, missing
 
     def _close(self) -> None:
         if self._admin is not None:
@@ -104,6 +134,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
         self._initial: OffsetMap | None = None
         self._latest: OffsetMap | None = None
         self._target: OffsetMap | None = None
+        self._committed: OffsetMap | None = None
         self._gate = (
             TriggerGate(options.min_offsets_per_trigger, options.trigger_delay_ms)
             if options.min_offsets_per_trigger is not None
@@ -115,7 +146,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
     def initialOffset(self) -> JsonOffsets:
         if self._initial is None:
             bounds = self._bounds()
-            self._initial = resolve_start(self._opts.start, bounds, self._session().search_offset)
+            self._initial = resolve_start(self._opts.start, bounds, self._search_offset)
             log.info("rocketmq.initial_offset", start=self._opts.start.kind, queues=len(self._initial))
         return to_json_dict(self._initial)
 
@@ -128,17 +159,32 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> JsonOffsets:
         begin = from_json_dict(start, what="checkpoint offset")
-        bounds = self._bounds()
+        # Spark asks for the next batch only once every batch up to ``start`` ran: that is what the group has
+        # consumed (commit() alone would leave the last batch of a run uncommitted, so lag never reached 0).
+        self._commit_group_offsets(begin)
+        bounds, vanished = self._bounds_of(begin)
         latest = {q: b.max for q, b in bounds.items()}
         self._latest = latest
         resets: OffsetMap = {}
-        losses = find_data_loss(begin, bounds)
+        losses = [
+            DataLoss(
+                q,
+                begin[q],
+                begin[q],
+                "are unreadable: the queue is no longer in the name server's route (its topic was deleted, or its"
+                " broker has been away for longer than the fetch retries)",
+            )
+            for q in vanished
+        ]
+        if vanished and not self._opts.fail_on_data_loss:
+            begin = {q: v for q, v in begin.items() if q not in vanished}  # dropped, as Kafka drops deleted partitions
+        losses += find_data_loss(begin, bounds)
         if losses:
             if self._opts.fail_on_data_loss:
                 raise DataLossError(losses)
             for loss in losses:
                 log.warning("rocketmq.data_loss_skipped", loss=str(loss))
-                if loss.queue in begin and begin[loss.queue] > bounds[loss.queue].max:
+                if loss.queue in bounds and loss.queue in begin and begin[loss.queue] > bounds[loss.queue].max:
                     resets[loss.queue] = bounds[loss.queue].max
         if self._target is not None:
             latest = cap_at(latest, self._target)
@@ -173,11 +219,15 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
         return read_range(self._opts, partition.range)
 
     def commit(self, end: dict[str, Any]) -> None:
+        self._commit_group_offsets(from_json_dict(end, what="checkpoint offset"))
+
+    def _commit_group_offsets(self, offsets: OffsetMap) -> None:
         group = self._opts.consumer_group
-        if group is None:
+        if group is None or not offsets or offsets == self._committed:
             return
         try:
-            self._session().commit_offsets(group, from_json_dict(end, what="checkpoint offset"))
+            self._session().commit_offsets(group, offsets)
+            self._committed = dict(offsets)
         except Exception as exc:  # best effort: lag reporting must never fail the query
             log.warning("rocketmq.commit_offsets_failed", group=group, error=str(exc))
 
@@ -195,8 +245,8 @@ class RocketMQBatchReader(_DriverSide, DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         try:
             bounds = self._bounds()
-            start = resolve_start(self._opts.start, bounds, self._session().search_offset)
-            end = resolve_end(self._opts.end, bounds)
+            start = resolve_start(self._opts.start, bounds, self._search_offset)
+            end = resolve_end(self._opts.end, bounds, self._search_offset)
             losses = [d for d in find_data_loss(start, bounds) if d.queue in start]
         finally:
             self._close()

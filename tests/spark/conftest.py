@@ -17,41 +17,17 @@ from typing import Any
 
 import pytest
 
-from tests.spark.support import ROOT, Cluster, free_port, start_server
+from tests.spark.support import ROOT, Cluster, start_cluster
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A name server and one broker (``broker-a``, auto-create topics with 4 queues) for the whole Spark suite."""
-    work = tmp_path_factory.mktemp("servers")
-    ns_port, broker_port = free_port(), free_port()
-    (work / "namesrv.conf").write_text(
-        f"listenPort={ns_port}\nlistenAddress=127.0.0.1\n"
-        f"kvConfigPath={work}/namesrv/kvConfig.json\nconfigStorePath={work}/namesrv/namesrv.properties\n"
-    )
-    (work / "broker.conf").write_text(
-        "brokerClusterName=SparkCluster\nbrokerName=broker-a\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
-        f"bindAddress=127.0.0.1\nlistenPort={broker_port}\nstorePathRootDir={work}/store\n"
-        "mappedFileSizeCommitLog=67108864\nautoCreateTopicEnable=true\ndefaultTopicQueueNums=4\n"
-        "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\nmaxMessageSize=262144\n"
-    )
-    ns = start_server("namesrv", ["namesrv", "-c", str(work / "namesrv.conf")], ns_port, work, "boot success")
+    c = start_cluster(tmp_path_factory.mktemp("servers"))
     try:
-        broker = start_server(
-            "broker",
-            ["broker", "-n", ns.addr, "-c", str(work / "broker.conf")],
-            broker_port,
-            work,
-            "boot success",
-        )
-    except BaseException:
-        ns.stop()
-        raise
-    try:
-        yield Cluster(ns, broker, "broker-a")
+        yield c
     finally:
-        broker.stop()
-        ns.stop()
+        c.stop()
 
 
 @pytest.fixture(scope="session")

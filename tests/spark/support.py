@@ -88,10 +88,81 @@ class Cluster:
     namesrv: Server
     broker: Server
     broker_name: str
+    workdir: Path | None = None
 
     @property
     def namesrv_addr(self) -> str:
         return self.namesrv.addr
+
+    def broker_args(self) -> list[str]:
+        assert self.workdir is not None
+        return ["broker", "-n", self.namesrv_addr, "-c", str(self.workdir / "broker.conf")]
+
+    def stop_broker(self) -> None:
+        """Stop the broker (SIGTERM: it unregisters and flushes its store)."""
+        self.broker.stop()
+
+    def start_broker(self) -> None:
+        """Start the broker again on the same port and store, and wait until it says it is up."""
+        assert self.workdir is not None
+        port = int(self.broker.addr.rsplit(":", 1)[1])
+        self.broker = start_server("broker", self.broker_args(), port, self.workdir, "boot success")
+
+    def stop(self) -> None:
+        self.broker.stop()
+        self.namesrv.stop()
+
+
+def start_cluster(work: Path, broker_name: str = "broker-a") -> Cluster:
+    """A name server and one broker (auto-create topics with 4 queues) on free ports, files under ``work``."""
+    work.mkdir(parents=True, exist_ok=True)
+    ns_port, broker_port = free_port(), free_port()
+    (work / "namesrv.conf").write_text(
+        f"listenPort={ns_port}\nlistenAddress=127.0.0.1\n"
+        f"kvConfigPath={work}/namesrv/kvConfig.json\nconfigStorePath={work}/namesrv/namesrv.properties\n"
+    )
+    (work / "broker.conf").write_text(
+        f"brokerClusterName=SparkCluster\nbrokerName={broker_name}\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
+        f"bindAddress=127.0.0.1\nlistenPort={broker_port}\nstorePathRootDir={work}/store\n"
+        "mappedFileSizeCommitLog=67108864\nautoCreateTopicEnable=true\ndefaultTopicQueueNums=4\n"
+        "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\nmaxMessageSize=262144\n"
+    )
+    ns = start_server("namesrv", ["namesrv", "-c", str(work / "namesrv.conf")], ns_port, work, "boot success")
+    cluster = Cluster(ns, ns, broker_name, work)
+    try:
+        cluster.broker = start_server("broker", cluster.broker_args(), broker_port, work, "boot success")
+    except BaseException:
+        ns.stop()
+        raise
+    return cluster
+
+
+def mqadmin(cluster: Cluster, *args: str) -> str:
+    """Run ``python -m client.admin <args> -n <namesrv>`` and return its output (fails the test on a non-zero exit)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "client.admin", *args, "-n", cluster.namesrv_addr],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def group_offsets(cluster: Cluster, group: str, topic: str) -> dict[int, tuple[int | None, int]]:
+    """``{queueId: (the group's committed offset or None, the queue's max offset)}`` as the broker reports them."""
+    from client import PullConsumer
+
+    async def look() -> dict[int, tuple[int | None, int]]:
+        async with PullConsumer(group, namesrv_addr=cluster.namesrv_addr) as consumer:
+            out = {}
+            for mq in await consumer.fetch_subscribe_queues(topic):
+                out[mq.queue_id] = (await consumer.committed(mq), await consumer.max_offset(mq))
+            return out
+
+    return asyncio.run(look())
 
 
 @dataclass(frozen=True)

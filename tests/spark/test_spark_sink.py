@@ -81,3 +81,29 @@ def test_refused_send_fails_the_batch_with_the_brokers_reason(spark: Any, cluste
             "topic", "spark_sink_too_big"
         ).mode("append").save()
     print(str(info.value)[:2000])
+
+
+def test_queue_id_column_pins_the_queue(spark: Any, cluster: Cluster) -> None:
+    topic = "spark_sink_queue_id"
+    produce(cluster, topic, [b"create"])  # the topic exists (4 queues) before rows are pinned to one
+    df = spark.createDataFrame([(f"q-{i}", 2 if i % 2 else 3) for i in range(40)], "body string, queueId int")
+    df.repartition(2).write.format("rocketmq").option("namesrvAddr", cluster.namesrv_addr).option("topic", topic).mode(
+        "append"
+    ).save()
+    rows = (
+        spark.read.format("rocketmq")
+        .option("namesrvAddr", cluster.namesrv_addr)
+        .option("subscribe", topic)
+        .load()
+        .where("body != cast('create' as binary)")
+        .select("body", "queueId")
+        .collect()
+    )
+    assert sorted((bytes(r.body).decode(), r.queueId) for r in rows) == sorted(
+        (f"q-{i}", 2 if i % 2 else 3) for i in range(40)
+    )
+    bad = spark.createDataFrame([("x", 99)], "body string, queueId int")
+    with pytest.raises(Exception, match=f"topic '{topic}' has no queue 99"):
+        bad.write.format("rocketmq").option("namesrvAddr", cluster.namesrv_addr).option("topic", topic).mode(
+            "append"
+        ).save()

@@ -27,7 +27,7 @@ def test_defaults_streaming_and_batch() -> None:
     assert o.start.kind == "latest"
     assert o.end.kind == "latest"
     assert o.fail_on_data_loss and o.include_properties
-    assert o.pull_batch_size == 32 and o.poll_timeout_ms == 10_000
+    assert o.pull_batch_size == 256 and o.poll_timeout_ms == 10_000 and o.pulls_in_flight == 4
     assert o.trigger_delay_ms == DEFAULT_MAX_TRIGGER_DELAY_MS
     assert parse_source_options(src(subscribe="a"), streaming=False).start.kind == "earliest"
 
@@ -157,3 +157,48 @@ def test_sink_options() -> None:
     ]:
         with pytest.raises(OptionError, match=named):
             parse_sink_options(bad)
+
+
+def test_assign() -> None:
+    o = parse_source_options(src(assign='{"t": {"broker-a": [1, 0]}, "u": [2]}'), streaming=True)
+    assert o.assigned == (("t", "broker-a", 0), ("t", "broker-a", 1), ("u", None, 2))
+    assert o.matches("t") and o.matches("u") and not o.matches("v")
+    assert o.is_assigned("t", "broker-a", 1) and not o.is_assigned("t", "broker-b", 1)
+    assert o.is_assigned("u", "any-broker", 2) and not o.is_assigned("u", "any-broker", 1)
+    for bad in ('{"t": []}', '{"t": {"b": [-1]}}', "[1]", '{"t": "0"}', "not json"):
+        with pytest.raises(OptionError, match="'assign'"):
+            parse_source_options(src(assign=bad), streaming=True)
+    with pytest.raises(OptionError, match="exactly one of"):
+        parse_source_options(src(assign='{"t": [0]}', subscribe="t"), streaming=True)
+
+
+def test_sub_expression() -> None:
+    assert parse_source_options(src(subscribe="t"), streaming=True).sub_expression == "*"
+    o = parse_source_options(src(subscribe="t", subExpression="a||b "), streaming=True)
+    assert o.sub_expression == "a || b"
+    with pytest.raises(OptionError, match="subExpression"):
+        parse_source_options(src(subscribe="t", subExpression="a || || b"), streaming=True)
+
+
+def test_ending_and_unlisted_options() -> None:
+    o = parse_source_options(src(subscribe="t", endingTimestamp="1000"), streaming=False)
+    assert o.end.kind == "timestamp" and o.end.timestamp == 1000
+    o = parse_source_options(src(subscribe="t", endingOffsetsByTimestamp='{"t": {"b": {"0": 5}}}'), streaming=False)
+    assert o.end.kind == "timestamp" and o.end.offsets == {QueueKey("t", "b", 0): 5}
+    with pytest.raises(OptionError, match="contradict"):
+        parse_source_options(src(subscribe="t", endingTimestamp="1", endingOffsets="latest"), streaming=False)
+    with pytest.raises(OptionError, match="'endingTimestamp' is for batch queries"):
+        parse_source_options(src(subscribe="t", endingTimestamp="1"), streaming=True)
+    o = parse_source_options(
+        src(subscribe="t", startingOffsets='{"t": {"b": {"0": 5}}}', startingOffsetsForUnlistedQueues="latest"),
+        streaming=True,
+    )
+    assert o.start.unlisted == "latest"
+    with pytest.raises(OptionError, match="startingOffsetsForUnlistedQueues"):
+        parse_source_options(src(subscribe="t", startingOffsetsForUnlistedQueues="middle"), streaming=True)
+
+
+def test_fetch_retry_backoff_doubles_up_to_ten_seconds() -> None:
+    o = parse_source_options(src(subscribe="t", fetchRetries="7", fetchRetryBackoffMs="1000"), streaming=True)
+    assert o.fetch_backoff_s == [1, 2, 4, 8, 10, 10, 10]
+    assert parse_source_options(src(subscribe="t", fetchRetries="0"), streaming=True).fetch_backoff_s == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import pickle
 from collections.abc import Iterable, Mapping
@@ -14,6 +15,9 @@ pytest.importorskip("pyarrow")
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
+from client.bulk import RawPullResult
+from client.results import PullStatus
+from protocol.message import encode_record
 from spark_connector import _client, reader
 from spark_connector.offsets import QueueKey, to_json_dict
 from spark_connector.options import parse_source_options
@@ -222,29 +226,42 @@ def test_batch_reader_plans_start_to_end(monkeypatch: pytest.MonkeyPatch) -> Non
 
 # -- executor side --------------------------------------------------------------------------------------------------
 class FakeQueue:
-    """A pull session over one queue whose offsets [min, max) hold messages; offsets in ``holes`` are missing."""
+    """A pull session over one queue whose offsets [min, max) hold messages (real encoded records); offsets in
+    ``holes`` are missing. ``window`` answers as PullSession.window does, from a completed future."""
 
     def __init__(self, lo: int, hi: int, holes: frozenset[int] = frozenset()) -> None:
         self.lo, self.hi, self.holes = lo, hi, holes
         self.calls: list[tuple[int, int]] = []
 
-    def pull(self, queue: QueueKey, offset: int, max_nums: int) -> _client.Pulled:
+    def pull(self, offset: int, max_nums: int) -> RawPullResult:
         self.calls.append((offset, max_nums))
         if offset < self.lo:
-            return _client.Pulled("OFFSET_ILLEGAL", self.lo, self.lo, self.hi, [])
+            return RawPullResult(PullStatus.OFFSET_ILLEGAL, self.lo, self.lo, self.hi)
         if offset >= self.hi:
-            return _client.Pulled("NO_NEW_MSG", offset, self.lo, self.hi, [])
-        msgs = []
+            return RawPullResult(PullStatus.NO_NEW_MSG, offset, self.lo, self.hi)
+        records = []
         o = offset
-        while o < self.hi and len(msgs) < max_nums:
+        while o < self.hi and len(records) < max_nums:
             if o not in self.holes:
-                msgs.append(
-                    _client.PulledMessage(
-                        o, f"id{o}", b"b%d" % o, {"TAGS": "t", "MAX_OFFSET": "9"}, 1000, 2000, "127.0.0.1:1", 0
-                    )
-                )
+                props = {"TAGS": "t", "MAX_OFFSET": "9", "UNIQ_KEY": f"id{o}"}
+                records.append(bytes(encode_record(topic="orders", body=b"b%d" % o, properties=props, queue_offset=o)))
             o += 1
-        return _client.Pulled("FOUND", o, self.lo, self.hi, msgs)
+        return RawPullResult(PullStatus.FOUND, o, self.lo, self.hi, b"".join(records))
+
+    def window(
+        self, queue: QueueKey, start: int, end: int, max_nums: int, expression: str, backoff: list[float]
+    ) -> concurrent.futures.Future[list[RawPullResult]]:
+        replies = []
+        cursor = start
+        while cursor < end:
+            res = self.pull(cursor, min(max_nums, end - cursor))
+            replies.append(res)
+            if res.status is not PullStatus.FOUND or res.next_begin_offset <= cursor:
+                break
+            cursor = res.next_begin_offset
+        fut: concurrent.futures.Future[list[RawPullResult]] = concurrent.futures.Future()
+        fut.set_result(replies)
+        return fut
 
 
 def read(fake: FakeQueue, r: QueueRange, monkeypatch: pytest.MonkeyPatch, **options: str) -> list[int]:

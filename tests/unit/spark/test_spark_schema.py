@@ -8,7 +8,8 @@ pytest.importorskip("pyspark")
 
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from spark_connector.schema import BatchBuilder, arrow_schema, read_schema
+from client.bulk import RecordColumns, decode_columns
+from spark_connector.schema import arrow_schema, columns_to_batch, read_schema
 
 
 @pytest.mark.parametrize("include_properties", [True, False])
@@ -36,36 +37,50 @@ def test_schema_columns() -> None:
     assert "properties" not in read_schema(False).fieldNames()
 
 
-@pytest.mark.parametrize("include_properties", [True, False])
-def test_builder(include_properties: bool) -> None:
-    b = BatchBuilder(include_properties=include_properties)
-    for i in range(3):
-        props = {"KEYS": f"k{i}", "TAGS": "tagA", "MIN_OFFSET": "0", "MAX_OFFSET": "9", "UNIQ_KEY": f"u{i}", "a": "b"}
+def _columns() -> RecordColumns:
+    from protocol.message import encode_record
+
+    records = []
+    for i in range(4):
+        props = {"KEYS": f"k{i}", "TAGS": "tagA" if i != 1 else "tagB", "UNIQ_KEY": f"u{i}", "a": "b"}
         if i == 2:
             props = {}
-        b.add(
-            topic="t",
-            broker="broker-a",
-            queue_id=1,
-            queue_offset=10 + i,
-            msg_id=f"u{i}",
-            body=b"x" * i,
-            properties=props,
-            born_timestamp_ms=1_700_000_000_123,
-            store_timestamp_ms=1_700_000_000_456,
-            born_host="127.0.0.1:5555",
-            reconsume_times=0,
+        records.append(
+            bytes(
+                encode_record(
+                    topic="t",
+                    body=b"x" * i,
+                    properties=props,
+                    queue_id=1,
+                    queue_offset=10 + i,
+                    born_timestamp=1_700_000_000_123,
+                    born_host=("127.0.0.1", 5555),
+                    store_timestamp=1_700_000_000_456,
+                )
+            )
         )
-    assert len(b) == 3
-    batch = b.flush()
-    assert len(b) == 0
+    return decode_columns(b"".join(records))
+
+
+@pytest.mark.parametrize("include_properties", [True, False])
+def test_columns_to_batch(include_properties: bool) -> None:
+    batch = columns_to_batch(
+        _columns(), topic="t", broker="broker-a", queue_id=1, include_properties=include_properties
+    )
     assert batch.schema.equals(arrow_schema(include_properties))
     rows = batch.to_pylist()
-    assert [r["queueOffset"] for r in rows] == [10, 11, 12]
-    assert rows[0]["keys"] == "k0" and rows[0]["tags"] == "tagA"
-    assert rows[2]["keys"] is None and rows[2]["tags"] is None
-    assert rows[1]["body"] == b"x"
+    assert [r["queueOffset"] for r in rows] == [10, 11, 12, 13]
+    assert {r["topic"] for r in rows} == {"t"} and {r["brokerName"] for r in rows} == {"broker-a"}
+    assert {r["queueId"] for r in rows} == {1}
+    assert rows[0]["keys"] == "k0" and rows[0]["tags"] == "tagA" and rows[0]["msgId"] == "u0"
+    assert rows[2]["keys"] is None and rows[2]["tags"] is None and rows[2]["msgId"]
+    assert rows[1]["body"] == b"x" and rows[0]["bornHost"] == "127.0.0.1:5555"
     assert rows[0]["storeTimestamp"].timestamp() == pytest.approx(1_700_000_000.456)
     if include_properties:
         assert dict(rows[0]["properties"]) == {"UNIQ_KEY": "u0", "a": "b"}
         assert rows[2]["properties"] == []
+
+
+def test_tag_filter_drops_other_tags() -> None:
+    batch = columns_to_batch(_columns(), topic="t", broker="b", queue_id=1, tags_filter=frozenset({"tagA"}))
+    assert batch.column("queueOffset").to_pylist() == [10, 13]

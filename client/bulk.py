@@ -1,0 +1,235 @@
+"""Bulk reads for columnar consumers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded, and a
+decoder that turns a PULL body straight into per-field column lists, with no per-message object in between.
+
+:func:`pull_raw` is ``PullConsumer.pull`` without the decoding: the reply's status and queue bounds plus the records'
+bytes. :func:`decode_columns` walks those bytes once and appends each field to a list (:class:`RecordColumns`), which
+a caller hands to Arrow (or any columnar builder) whole. Properties stay RocketMQ's raw ``name\\x01value\\x02`` text
+(:data:`NAME_VALUE_SEPARATOR`, :data:`PROPERTY_SEPARATOR`), for the caller to split in bulk; bodies are inflated when
+the record says they were compressed. Tag filtering is left to the caller (the broker already filters by tag hash;
+an exact check needs the TAGS property, which the caller has).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+from client.consumer.pull import PullConsumer
+from client.message import MessageQueue
+from client.results import PullStatus
+from protocol.codes import ResponseCode
+from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
+from protocol.message import HEAD as HEAD_ANY
+from protocol.message import (
+    HOST4,
+    HOST6,
+    I16,
+    I32,
+    I64,
+    MAGIC_V1,
+    MAGIC_V2,
+    MID,
+    NAME_VALUE_SEPARATOR,
+    PROPERTY_SEPARATOR,
+    SYSFLAG_BORNHOST_V6,
+    SYSFLAG_COMPRESSED,
+    SYSFLAG_STOREHOST_V6,
+    RecordError,
+    create_offset_msg_id,
+)
+
+__all__ = [
+    "NAME_VALUE_SEPARATOR",
+    "PROPERTY_SEPARATOR",
+    "RawPullResult",
+    "RecordColumns",
+    "decode_columns",
+    "pull_raw",
+]
+
+_STATUS: dict[int, PullStatus] = {
+    ResponseCode.SUCCESS: PullStatus.FOUND,
+    ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
+    ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
+    ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
+}
+_UNIQ = "UNIQ_KEY" + NAME_VALUE_SEPARATOR
+# The fixed head of a record whose born and store hosts are IPv4 (protocol.message's table), up to the body length.
+HEAD_V4 = struct.Struct(">iiiiiqqiq4siq4siiqi")
+POS_SYSFLAG = 36
+
+
+@dataclass(slots=True)
+class RawPullResult:
+    """One pull reply: status, the queue's next/min/max offsets, and the records (FOUND only) undecoded."""
+
+    status: PullStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    records: bytes = b""
+
+
+async def pull_raw(
+    consumer: PullConsumer, mq: MessageQueue, offset: int, max_nums: int = 32, expression: str = "*"
+) -> RawPullResult:
+    """One PULL_MESSAGE from ``offset`` (no long polling) through ``consumer``'s client instance, undecoded."""
+    header = PullMessageRequestHeader(
+        consumer_group=consumer.group,
+        topic=mq.topic,
+        queue_id=mq.queue_id,
+        queue_offset=offset,
+        max_msg_nums=max_nums,
+        sys_flag=PULL_FLAG_SUBSCRIPTION,
+        commit_offset=-1,
+        suspend_timeout_millis=0,
+        sub_version=0,
+        subscription=expression or "*",
+        expression_type="TAG",
+    )
+    instance = consumer.instance
+    addr = await instance.find_broker_addr(mq, master_only=False)
+    code, resp, body = await instance.api.pull(addr, header, instance.request_timeout + 7)
+    status = _STATUS[code]
+    records = bytes(body) if status is PullStatus.FOUND and body else b""
+    return RawPullResult(status, resp.next_begin_offset, resp.min_offset, resp.max_offset, records)
+
+
+@dataclass(slots=True)
+class RecordColumns:
+    """Fields of decoded records, one list per field, in record order."""
+
+    queue_offset: list[int] = field(default_factory=list)
+    commit_log_offset: list[int] = field(default_factory=list)
+    body: list[bytes] = field(default_factory=list)
+    properties: list[bytes] = field(default_factory=list)  # raw UTF-8 "name\x01value\x02..." text
+    born_timestamp: list[int] = field(default_factory=list)  # epoch ms
+    store_timestamp: list[int] = field(default_factory=list)  # epoch ms
+    born_host: list[str] = field(default_factory=list)  # "ip:port" ("[ipv6]:port")
+    store_host: list[tuple[str, int]] = field(default_factory=list)  # (ip, port)
+    reconsume_times: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.queue_offset)
+
+    def offset_msg_id(self, i: int) -> str:
+        """The broker's offset message id of record ``i`` (store host + commit log offset)."""
+        host, port = self.store_host[i]
+        return create_offset_msg_id(host, port, self.commit_log_offset[i])
+
+    def msg_ids(self) -> list[str]:
+        """Each record's client-visible id: its UNIQ_KEY property when set, else its offset message id."""
+        out = []
+        for i, props in enumerate(self.properties):
+            text = props.decode()
+            uniq = _uniq(text) if _UNIQ in text else None
+            out.append(uniq or self.offset_msg_id(i))
+        return out
+
+
+def _ip(raw: bytes) -> str:
+    return socket.inet_ntoa(raw) if len(raw) == 4 else socket.inet_ntop(socket.AF_INET6, raw)
+
+
+def _uniq(props: str) -> str | None:
+    i = props.find(_UNIQ)
+    while i > 0 and props[i - 1] != PROPERTY_SEPARATOR:
+        i = props.find(_UNIQ, i + 1)
+    if i < 0:
+        return None
+    start = i + len(_UNIQ)
+    end = props.find(PROPERTY_SEPARATOR, start)
+    return props[start : end if end >= 0 else len(props)]
+
+
+def decode_columns(
+    buf: bytes, out: RecordColumns | None = None, *, min_offset: int = 0, end_offset: int | None = None
+) -> RecordColumns:
+    """Append the records of a PULL body to ``out`` (a new :class:`RecordColumns` by default); records with a queue
+    offset below ``min_offset`` are skipped, decoding stops at the first at or above ``end_offset``. Raises
+    ``protocol``'s RecordError on bad bytes."""
+    cols = out if out is not None else RecordColumns()
+    q_off, phys_l, bodies, props_l = cols.queue_offset, cols.commit_log_offset, cols.body, cols.properties
+    born_l, store_l, host_l, shost_l = cols.born_timestamp, cols.store_timestamp, cols.born_host, cols.store_host
+    recon_l = cols.reconsume_times
+    hosts: dict[tuple[bytes, int], str] = {}
+    store_hosts: dict[tuple[bytes, int], tuple[str, int]] = {}
+    pos, end_all = 0, len(buf)
+    unpack_v4 = HEAD_V4.unpack_from
+    i16 = I16.unpack_from
+    try:
+        while pos < end_all:
+            (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
+            if not sys_flag & (SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6):
+                (
+                    size,
+                    magic,
+                    _crc,
+                    _qid,
+                    _flag,
+                    qoff,
+                    phys,
+                    _sf,
+                    born,
+                    braw,
+                    bport,
+                    store,
+                    sraw,
+                    sport,
+                    recon,
+                    _p,
+                    blen,
+                ) = unpack_v4(buf, pos)
+                p = pos + 88
+            else:
+                (size, magic, _crc, _qid, _flag, qoff, phys, _sf, born) = HEAD_ANY.unpack_from(buf, pos)
+                p = pos + 48
+                hs = HOST6 if sys_flag & SYSFLAG_BORNHOST_V6 else HOST4
+                braw, bport = hs.unpack_from(buf, p)
+                p += hs.size
+                (store,) = I64.unpack_from(buf, p)
+                p += 8
+                hs = HOST6 if sys_flag & SYSFLAG_STOREHOST_V6 else HOST4
+                sraw, sport = hs.unpack_from(buf, p)
+                p += hs.size
+                recon, _p = MID.unpack_from(buf, p)
+                p += 12
+                (blen,) = I32.unpack_from(buf, p)
+                p += 4
+            end = pos + size
+            if (magic != MAGIC_V1 and magic != MAGIC_V2) or end > end_all or blen < 0 or p + blen > end:
+                raise RecordError(f"bad record at {pos}")
+            if qoff < min_offset:
+                pos = end
+                continue
+            if end_offset is not None and qoff >= end_offset:
+                break
+            body = buf[p : p + blen]
+            if sys_flag & SYSFLAG_COMPRESSED:
+                body = zlib.decompress(body)
+            p += blen
+            p += 1 + buf[p] if magic == MAGIC_V1 else 2 + i16(buf, p)[0]
+            host = hosts.get((braw, bport))
+            if host is None:
+                ip = _ip(braw)
+                host = hosts[(braw, bport)] = f"[{ip}]:{bport}" if ":" in ip else f"{ip}:{bport}"
+            shost = store_hosts.get((sraw, sport))
+            if shost is None:
+                shost = store_hosts[(sraw, sport)] = (_ip(sraw), sport)
+            q_off.append(qoff)
+            phys_l.append(phys)
+            bodies.append(body)
+            props_l.append(buf[p + 2 : end])
+            born_l.append(born)
+            store_l.append(store)
+            host_l.append(host)
+            shost_l.append(shost)
+            recon_l.append(recon)
+            pos = end
+    except (IndexError, ValueError, zlib.error) as exc:  # struct.error is a ValueError
+        if isinstance(exc, RecordError):
+            raise
+        raise RecordError(f"truncated or bad record at {pos}: {exc}") from None
+    return cols
