@@ -543,20 +543,35 @@ class MessageStore:
         return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp)
 
     def get_offset_in_queue_by_time_sync(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The first queue offset whose store time is >= ``timestamp`` (binary search over the live units; store
-        times never decrease within a queue); the max offset when every message is older; 0 for no queue."""
+        """J 4.9's ``ConsumeQueue.getOffsetInQueueByTime``, over the live units: a binary search by store time that
+        returns a unit stored exactly at ``timestamp`` when it meets one, else the nearer of the two units around
+        it (the earlier one on a tie). So a timestamp before every message gives the min offset, one after every
+        message the offset of the LAST message (max offset - 1), not the max offset. 0 for no queue, the max
+        offset for a queue with no live unit."""
         cq = self._queue(topic, queue_id)
         if cq is None:
             return 0
-        lo, hi = cq.min_offset, cq.max_offset
-        while lo < hi:
+        lo, hi = cq.min_offset, cq.max_offset - 1
+        if hi < lo:
+            return cq.max_offset
+        left = right = -1
+        left_ts = right_ts = -1
+        while hi >= lo:
             mid = (lo + hi) // 2
             ts = self._unit_store_time(cq, mid)
-            if ts is None or ts < timestamp:  # removed under us: search the live part
-                lo = mid + 1
+            if ts is None:  # removed under us: search the live part
+                lo, left = mid + 1, mid
+            elif ts == timestamp:
+                return mid
+            elif ts > timestamp:
+                hi, right, right_ts = mid - 1, mid, ts
             else:
-                hi = mid
-        return lo
+                lo, left, left_ts = mid + 1, mid, ts
+        if left_ts == -1:
+            return right if right != -1 else cq.max_offset
+        if right_ts == -1:
+            return left
+        return right if abs(timestamp - left_ts) > abs(timestamp - right_ts) else left
 
     async def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
         """Store time of the queue's first live message; -1 when there is none."""
