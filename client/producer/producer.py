@@ -29,6 +29,7 @@ from client.instance import ClientInstance
 from client.message import Message, MessageQueue, validate_group, validate_topic
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
 from client.results import LocalTransactionState, SendResult, SendStatus
+from protocol.bodies import PERM_WRITE
 from protocol.codes import ResponseCode
 from protocol.errors import BrokerError, RemotingError
 from protocol.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, SendMessageRequestHeader
@@ -139,16 +140,25 @@ class Producer:
         return queues
 
     async def _queues(self, topic: str) -> list[MessageQueue]:
+        """J ``tryToFindTopicPublishInfo``: a topic the name server routes is sent only to its WRITABLE queues (none
+        after ``wipeWritePerm`` or ``updateTopicPerm -p 4``: then the send fails, never falls back); only a topic
+        with no route at all borrows TBW102's writable brokers, whose perm is honoured the same way."""
         route = await self.instance.get_route(topic)
+        if route is not None and not route.publish_queues():  # a cached route may predate addWritePerm
+            route = await self.instance.get_route(topic, refresh=True) or route
         if route is not None:
             queues = route.publish_queues()
-            if queues:
-                return queues
+            if not queues:
+                raise RouteNotFoundError(
+                    f"No route info of this topic: {topic} (no writable queue: the topic or its brokers are not "
+                    "writable, e.g. after wipeWritePerm)"
+                )
+            return queues
         default = await self.instance.get_route(AUTO_CREATE_TOPIC_KEY)
         queues = []
         if default is not None:
             for qd in default.queues:
-                if default.master_addr(qd.broker_name) is None:
+                if default.master_addr(qd.broker_name) is None or not qd.perm & PERM_WRITE:
                     continue
                 n = min(self.config.default_topic_queue_nums, qd.write_queue_nums)
                 queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(n))
