@@ -678,7 +678,30 @@ class MessageStore:
             destroy()
         return n
 
-    def _expire(self, ratio: Callable[[], float] | None) -> tuple[int, list[Callable[[], None]]]:
+    def delete_expired_now(self) -> int:
+        """J ``executeDeleteFilesManually`` (mqadmin deleteExpiredCommitLog): one retention pass at any hour, not only
+        at ``deleteWhen``; still only files older than ``fileReservedTime`` (or over the disk ratio)."""
+        n, doomed = self._expire(None, any_hour=True)
+        for destroy in doomed:
+            destroy()
+        return n
+
+    def clean_expired_consume_queues(self) -> int:
+        """J ``cleanExpiredConsumerQueue`` (mqadmin cleanExpiredCQ): drop consume-queue files whose units all point
+        below the commit log's min offset; returns how many files were removed."""
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        cl_min = self.commitlog.min_offset
+        n = 0
+        for cq in self._queues.values():
+            for mf in cq.correct_min(cl_min):
+                mf.destroy()
+                n += 1
+        return n
+
+    def _expire(
+        self, ratio: Callable[[], float] | None, *, any_hour: bool = False
+    ) -> tuple[int, list[Callable[[], None]]]:
         """Pick and detach expired files (on the loop); returns how many commit-log files, and the destroy calls."""
         cfg = self._config
         if self.dispatcher.pending:
@@ -687,7 +710,7 @@ class MessageStore:
             self.commitlog,
             now=self._clock(),
             reserved_hours=cfg.file_reserved_time_hours,
-            delete_hours=parse_delete_when(cfg.delete_when),
+            delete_hours=set(range(24)) if any_hour else parse_delete_when(cfg.delete_when),
             max_ratio=cfg.disk_max_used_space_ratio,
             ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
             batch_max=cfg.delete_files_batch_max,

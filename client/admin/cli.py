@@ -17,6 +17,7 @@ import sys
 import time
 
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
+    cli_cluster,
     cli_groups,
     cli_messages,
     cli_more,

@@ -365,6 +365,64 @@ async def test_cluster_list_more_stats(live: Live) -> None:
 async def test_the_command_list(live: Live) -> None:
     _rc, out, _err = await mqadmin()
     names = [ln.split()[0] for ln in out.splitlines()[2:] if ln.strip()]
-    assert len(names) >= 43, names
+    assert len(names) >= 50, names
     for name in ("queryMsgByUniqueKey", "addWritePerm", "updateTopicPerm", "statsAll", "printMsg", "consumeMessage"):
         assert name in names
+
+
+# -- maintenance, exports, producers, clusterRT ----------------------------------------------------------------------
+
+
+async def test_maintenance_commands(live: Live) -> None:
+    addr = live.broker.addr
+    for cmd in ("cleanExpiredCQ", "deleteExpiredCommitLog"):
+        out = await ok(cmd, "-n", live.ns_addr, "-b", addr)
+        assert out.startswith(f"{addr}: success (0 ")  # nothing is old enough in a fresh store
+    live.broker.topics.put(TopicConfig("Leftover", 1, 1))
+    async with Producer("PG_left", namesrv_addr=live.ns_addr) as p:
+        await p.send(Message("Leftover", b"x"))
+    assert "Leftover" in live.broker.store.topics_and_queues()
+    live.broker.topics.delete("Leftover")  # the table forgets it, its consume queue stays
+    out = await ok("cleanUnusedTopic", "-n", live.ns_addr, "-c", "DefaultCluster")
+    assert out == f"{addr}: success (1 queue(s) of 1 unused topic(s) removed)\n"
+    assert "Leftover" not in live.broker.store.topics_and_queues()
+    assert TOPIC in live.broker.store.topics_and_queues()
+
+
+async def test_producer_instances(live: Live) -> None:
+    async with Producer("PG_online", namesrv_addr=live.ns_addr) as p:
+        await p.send(Message(PRINT, b"hello"))
+        out = await ok("producer", "-n", live.ns_addr, "-b", live.broker.addr)
+        line = next(ln for ln in out.splitlines() if ln.startswith("producer group (PG_online)"))
+        assert f"clientId={p.instance.client_id}" in line and "language=PYTHON" in line
+        data = await ok_json("producer", "-n", live.ns_addr, "-b", live.broker.addr)
+        assert isinstance(data, dict) and data["PG_online"][0]["clientId"] == p.instance.client_id
+
+
+async def test_exports(live: Live, tmp_path: Path) -> None:
+    d = str(tmp_path)
+    out = await ok("exportMetadata", "-n", live.ns_addr, "-c", "DefaultCluster", "-f", d)
+    assert out == f"export {tmp_path / 'metadata.json'} success\n"
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["topicConfigTable"][TOPIC]["readQueueNums"] == 4 and "CG_ops" in meta["subscriptionGroupTable"]
+    assert "%RETRY%CG_ops" not in meta["topicConfigTable"]
+    await ok("exportMetadata", "-n", live.ns_addr, "-b", live.broker.addr, "-f", d, "-t", "-s")
+    assert "%RETRY%CG_ops" in json.loads((tmp_path / "topic.json").read_text())["topicConfigTable"]
+    await ok("exportConfigs", "-n", live.ns_addr, "-c", "DefaultCluster", "-f", d)
+    configs = json.loads((tmp_path / "configs.json").read_text())
+    name = live.broker.config.identity.broker_name
+    assert configs["brokerConfigs"][name]["brokerName"] == name
+    assert configs["clusterScale"] == {"namesrvSize": 1, "masterBrokerSize": 1, "slaveBrokerSize": 0}
+    await ok("exportMetrics", "-n", live.ns_addr, "-c", "DefaultCluster", "-f", d)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics[name]["runtimeQuota"]["topicSize"] >= 2
+    assert metrics["totalData"]["totalOneDayNum"]["normalOneDayInNum"] >= 18
+
+
+async def test_cluster_rt(live: Live) -> None:
+    out = await ok("clusterRT", "-n", live.ns_addr, "-a", "3", "-s", "16")
+    assert out.splitlines()[0].split() == ["#Cluster", "Name", "#Broker", "Name", "#RT", "#successCount", "#failCount"]
+    row = rows(out, "DefaultCluster")[0]
+    assert row[1] == live.broker.config.identity.broker_name and row[3:] == ["3", "0"]
+    data = await ok_json("clusterRT", "-n", live.ns_addr, "-a", "1")
+    assert isinstance(data, list) and data[0]["successCount"] == 1
