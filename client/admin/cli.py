@@ -19,6 +19,7 @@ import time
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
     cli_cluster,
     cli_groups,
+    cli_json,
     cli_messages,
     cli_more,
     cli_ops,
@@ -127,6 +128,10 @@ def _sub_group_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--retryQueueNums", type=int, default=1)
     p.add_argument("-d", "--consumeBroadcastEnable", default="false")
     p.add_argument("-s", "--consumeEnable", default="true")
+    p.add_argument("-m", "--consumeFromMinEnable", default="true")
+    p.add_argument("-i", "--brokerId", type=int, default=0, help="consume from which broker id")
+    p.add_argument("-w", "--whichBrokerWhenConsumeSlowly", type=int, default=1)
+    p.add_argument("-a", "--notifyConsumerIdsChanged", default="true")
 
 
 @command("updateSubGroup", "Update or create subscription group", _sub_group_args)
@@ -137,10 +142,10 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
         "consumeBroadcastEnable": a.consumeBroadcastEnable.lower() == "true",
         "retryQueueNums": a.retryQueueNums,
         "retryMaxTimes": a.retryMaxTimes,
-        "consumeFromMinEnable": True,
-        "brokerId": 0,
-        "whichBrokerWhenConsumeSlowly": 1,
-        "notifyConsumerIdsChangedEnable": True,
+        "consumeFromMinEnable": a.consumeFromMinEnable.lower() == "true",
+        "brokerId": a.brokerId,
+        "whichBrokerWhenConsumeSlowly": a.whichBrokerWhenConsumeSlowly,
+        "notifyConsumerIdsChangedEnable": a.notifyConsumerIdsChanged.lower() == "true",
     }
     for addr in await target_brokers(admin, a):
         await admin.create_group(addr, cfg)
@@ -304,6 +309,7 @@ async def send_message(admin: AdminClient, a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    cli_json.install()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] in ("-h", "--help", "help") and len(argv) == 1):
         print("usage: mqadmin <command> [-n namesrvAddr] [args]\n")

@@ -7,11 +7,13 @@ producer on every route including TBW102).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -426,3 +428,40 @@ async def test_cluster_rt(live: Live) -> None:
     assert row[1] == live.broker.config.identity.broker_name and row[3:] == ["3", "0"]
     data = await ok_json("clusterRT", "-n", live.ns_addr, "-a", "1")
     assert isinstance(data, list) and data[0]["successCount"] == 1
+
+
+async def test_every_read_command_prints_json(live: Live) -> None:
+    """The read commands of ``cli``/``cli_ops`` take ``--json`` too (``cli_json``); each output parses and carries
+    the values of the text form."""
+    ns, addr, name = live.ns_addr, live.broker.addr, live.broker.config.identity.broker_name
+    cid = live.consumer.instance.client_id
+    calls = {
+        "topicStatus": ("-t", TOPIC),
+        "brokerStatus": ("-b", addr),
+        "getBrokerConfig": ("-b", addr),
+        "getNamesrvConfig": (),
+        "queryMsgByKey": ("-t", TOPIC, "-k", "k7"),
+        "consumerConnection": ("-g", "CG_ops"),
+        "topicClusterList": ("-t", TOPIC),
+        "brokerConsumeStats": ("-b", addr),
+        "getConsumerStatus": ("-g", "CG_ops", "-t", TOPIC),
+        "queryCq": ("-t", PRINT, "-q", "0", "-i", "0", "-c", "2"),
+        "consumerStatus": ("-g", "CG_ops", "-i", cid),
+    }
+    results = await asyncio.gather(*(mqadmin(c, "-n", ns, *args, "--json") for c, args in calls.items()))
+    data: dict[str, Any] = {}
+    for (cmd, _args), (rc, out, err) in zip(calls.items(), results, strict=True):
+        assert rc == 0, (cmd, err)
+        data[cmd] = json.loads(out)
+    assert sum(q["maxOffset"] for q in data["topicStatus"]) >= 12 and len(data["topicStatus"]) == 4
+    assert data["brokerStatus"][addr]["brokerVersionDesc"]
+    assert data["getBrokerConfig"][addr]["brokerName"] == name
+    assert "orderMessageEnable" in data["getNamesrvConfig"][ns]
+    assert [m["keys"] for m in data["queryMsgByKey"]] == ["k7"]
+    assert data["consumerConnection"]["connections"][0]["clientId"] == cid
+    assert data["consumerConnection"]["subscriptions"][TOPIC] == "*"
+    assert data["topicClusterList"] == ["DefaultCluster"]
+    assert data["brokerConsumeStats"]["diffTotal"] == 0
+    assert {r["clientId"] for r in data["getConsumerStatus"]} == {cid}
+    assert data["queryCq"]["minQueueIndex"] == 0 and len(data["queryCq"]["units"]) == 2
+    assert data["consumerStatus"][cid]["subscriptions"][TOPIC] == "*"
