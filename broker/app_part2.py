@@ -12,6 +12,7 @@ from collections.abc import Callable
 from broker.config import BrokerConfig
 from broker.handlers.admin_broker import BrokerConfigHandlers, RuntimeConfig
 from broker.handlers.admin_group import AdminGroupHandlers
+from broker.handlers.admin_maintenance import AdminMaintenanceHandlers
 from broker.handlers.admin_offsets import AdminOffsetsHandlers
 from broker.handlers.admin_queue import AdminQueueHandlers
 from broker.handlers.admin_stats import AdminStatsHandlers, ConsumeStatsBuilder
@@ -132,6 +133,7 @@ class Part2:
                 broker_addr=broker_addr,
             ).table(),
             AdminQueueHandlers(store, topics, clients, broker_name=ident.broker_name).table(),
+            AdminMaintenanceHandlers(store, topics, clients).table(),
             BrokerConfigHandlers(self.runtime_config).table(),
         ]
 

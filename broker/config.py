@@ -4,8 +4,9 @@ Java-properties loader, and the ``-p``/``-m`` printers.
 Every key is RocketMQ's name (4.9.x ``BrokerConfig``, ``NettyServerConfig``, ``MessageStoreConfig``); defaults are
 RocketMQ's except where a dev box needs something else (``brokerName`` "broker-a" instead of the hostname,
 ``brokerIP1`` 127.0.0.1 instead of the first non-loopback address). Unknown keys and bad values are an error that
-names the key (J silently ignores unknown keys, a known usability trap). A few J keys that people copy from sample
-configs are accepted with no effect (``NO_EFFECT_KEYS``).
+names the key, with a "did you mean" (J silently ignores unknown keys, a known usability trap). Every other key
+RocketMQ 4.9 reads from broker.conf (``protocol.java_config_keys``) is accepted with one warning line naming the
+ones without effect here (``NO_EFFECT_KEYS``), so an operator's existing file starts unchanged.
 
 Accepted but without effect yet: ``brokerIP2``, ``haListenPort`` (only reported as the haServerAddr at
 registration), ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``, and ``brokerRole=SLAVE`` (no replication yet).
@@ -20,13 +21,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from protocol.java_config_keys import BROKER_FILE_KEYS, check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
 
@@ -203,6 +206,8 @@ class BrokerConfig(_Section):
     namesrv: NamesrvSection = Field(default_factory=NamesrvSection)  # type: ignore[arg-type]
     store: StoreSection = Field(default_factory=StoreSection)  # type: ignore[arg-type]
     features: FeaturesConfig = Field(default_factory=FeaturesConfig)  # type: ignore[arg-type]
+    # the file the config was read from ("" = none): where accepted runtime updates are persisted
+    config_file: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,10 +283,9 @@ ALIASES: dict[str, str] = {
     "mapedFileSizeCommitLog": "mappedFileSizeCommitLog",
     "mapedFileSizeConsumeQueue": "mappedFileSizeConsumeQueue",
 }
-# J keys people copy from sample configs that do nothing here; accepted so such files load.
-NO_EFFECT_KEYS: frozenset[str] = frozenset(
-    {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "useEpollNativeSelector"}
-)
+# Keys RocketMQ 4.9 reads from broker.conf (protocol.java_config_keys) that do nothing here: accepted with one
+# warning line naming them, their values checked against J's kind. Adding a key to KEYS takes it off this list.
+NO_EFFECT_KEYS: frozenset[str] = frozenset(BROKER_FILE_KEYS) - set(KEYS) - set(ALIASES)
 _BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}
 
 
@@ -293,11 +297,12 @@ def canonical_key(key: str) -> str:
     for name, spec in KEYS.items():
         if spec.field == key:
             return name
-    raise ConfigError(f"unknown config key '{key}'")
+    hint = did_you_mean(key, [*KEYS, *NO_EFFECT_KEYS])
+    raise ConfigError(f"unknown config key '{key}'{hint}")
 
 
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties lines → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
+    """Java-properties text → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
     return _parse_properties(text, source, ConfigError)
 
 
@@ -308,29 +313,38 @@ def _convert(key: str, kind: type, value: Any) -> Any:
         if kind is str and isinstance(value, int | float) and not isinstance(value, bool):
             return str(value)
         return value
+    problem = check_value(key, kind, value)
+    if problem is not None:
+        raise ConfigError(problem)
     if kind is int:
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise ConfigError(f"{key}={value} is not a valid integer") from None
+        return int(value.strip())
     if kind is bool:
-        low = value.strip().lower()
-        if low not in ("true", "false"):
-            raise ConfigError(f"{key}={value} is not a valid boolean (true/false)")
-        return low == "true"
+        return value.strip().lower() == "true"
     return value
 
 
-def _collect(items: Iterable[tuple[str, Any]], into: dict[str, dict[str, Any]], where: str = "") -> None:
+def _collect(
+    items: Iterable[tuple[str, Any]], into: dict[str, dict[str, Any]], where: str = "", ignored: list[str] | None = None
+) -> None:
     for key, value in items:
-        if key in NO_EFFECT_KEYS:
-            continue
         try:
+            if key in NO_EFFECT_KEYS:
+                if isinstance(value, str):
+                    problem = check_value(key, BROKER_FILE_KEYS[key], value)
+                    if problem is not None:
+                        raise ConfigError(problem)
+                if ignored is not None and key not in ignored:
+                    ignored.append(key)
+                continue
             name = canonical_key(key)
             spec = KEYS[name]
             into.setdefault(spec.section, {})[spec.field] = _convert(name, spec.kind, value)
         except ConfigError as exc:
             raise ConfigError(f"{where}{exc}") from None
+
+
+def _warn_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _build(sections: dict[str, dict[str, Any]], where: str = "") -> BrokerConfig:
@@ -349,21 +363,38 @@ def _build(sections: dict[str, dict[str, Any]], where: str = "") -> BrokerConfig
 
 
 def config_from_properties(
-    text: str, source: str = "<config>", overrides: Mapping[str, Any] | None = None
+    text: str,
+    source: str = "<config>",
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    warn: Callable[[str], None] = _warn_stderr,
 ) -> BrokerConfig:
+    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
+    through ``warn`` in one line."""
     sections: dict[str, dict[str, Any]] = {}
+    ignored: list[str] = []
     for no, key, value in parse_properties(text, source):
-        _collect([(key, value)], sections, f"{source} line {no}: ")
-    _collect((overrides or {}).items(), sections)
-    return _build(sections, f"{source}: " if text else "")
+        _collect([(key, value)], sections, f"{source} line {no}: ", ignored)
+    _collect((overrides or {}).items(), sections, "", ignored)
+    cfg = _build(sections, f"{source}: " if text else "")
+    if ignored:
+        warn(f"WARN {source}: RocketMQ config key(s) accepted without effect here: {', '.join(ignored)}")
+    return cfg
 
 
-def load_config(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None = None) -> BrokerConfig:
-    """``broker.conf`` (or the defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
+def load_config(
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    warn: Callable[[str], None] = _warn_stderr,
+) -> BrokerConfig:
+    """``broker.conf`` (or the defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value).
+    The file's path is kept as ``config_file``: runtime updates (UPDATE_BROKER_CONFIG) are written back to it."""
     if path is None:
-        return config_from_properties("", "<defaults>", overrides)
+        return config_from_properties("", "<defaults>", overrides, warn=warn)
     text = read_properties_file(path, ConfigError)
-    return config_from_properties(text, os.fspath(path), overrides)
+    cfg = config_from_properties(text, os.fspath(path), overrides, warn=warn)
+    return cfg.model_copy(update={"config_file": os.path.abspath(os.fspath(path))})
 
 
 def format_config(cfg: BrokerConfig, *, important_only: bool = False) -> str:

@@ -30,7 +30,17 @@ from client.consumer.allocate import (
 )
 from client.consumer.pull import PullConsumer
 from client.consumer.push import PushConsumer
-from client.errors import BrokerError, MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
+from client.errors import (
+    BrokerError,
+    ConnectionClosedError,
+    MessageTooLargeError,
+    MQClientError,
+    NoBrokerAvailableError,
+    RemotingError,
+    RequestTimeoutError,
+    RocketqError,
+    RouteNotFoundError,
+)
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, ReceivedMessage
 from client.producer.producer import Producer
@@ -40,6 +50,7 @@ __all__ = [
     "BrokerError",
     "ClientConfig",
     "ClientInstance",
+    "ConnectionClosedError",
     "ConsumeResult",
     "LocalTransactionState",
     "MQClientError",
@@ -56,6 +67,9 @@ __all__ = [
     "PushConsumer",
     "PushConsumerConfig",
     "ReceivedMessage",
+    "RemotingError",
+    "RequestTimeoutError",
+    "RocketqError",
     "RouteNotFoundError",
     "SendResult",
     "SendStatus",

@@ -1,11 +1,13 @@
-"""Client-side errors, on top of ``protocol.errors`` (BrokerError subclasses carry ``retriable``/``refresh_route``)."""
+"""Client-side errors, on top of ``protocol.errors``: everything the SDK raises derives from ``RocketqError`` —
+``MQClientError`` (client-side failures) and ``RemotingError`` (connection lost or refused, timeout, and the
+broker's failure replies, ``BrokerError`` subclasses with ``retriable``/``refresh_route``)."""
 
 from __future__ import annotations
 
-from protocol.errors import BrokerError, ConnectionClosedError, RemotingError, RequestTimeoutError
+from protocol.errors import BrokerError, ConnectionClosedError, RemotingError, RequestTimeoutError, RocketqError
 
 
-class MQClientError(Exception):
+class MQClientError(RocketqError):
     """A client-side failure; ``remark`` says why in RocketMQ's words where there are some."""
 
     def __init__(self, message: str, remark: str | None = None) -> None:
@@ -33,5 +35,6 @@ __all__ = [
     "NoBrokerAvailableError",
     "RemotingError",
     "RequestTimeoutError",
+    "RocketqError",
     "RouteNotFoundError",
 ]

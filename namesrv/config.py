@@ -23,20 +23,23 @@ productEnvName               center                    accepted for compatibilit
 rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
 ============================ ========================= =======================================================
 
-Unknown keys are an error naming the key (J silently ignores them, a known usability trap). Runtime updates accept
+Unknown keys are an error naming the key, with a "did you mean" (J silently ignores them, a known usability trap);
+the other keys RocketMQ 4.9's name server reads (``NO_EFFECT_KEYS``) are accepted with one warning line. Runtime updates accept
 only ``RUNTIME_KEYS``; a path (CVE-2023-37582) or anything else is refused with a remark naming the key.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from protocol.java_config_keys import NAMESRV_FILE_KEYS, check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
 
@@ -88,6 +91,9 @@ RUNTIME_KEYS: frozenset[str] = frozenset(
     {"orderMessageEnable", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime"}
 )
 PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome"})
+# Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; protocol.java_config_keys) that do
+# nothing here: accepted with one warning line naming them.
+NO_EFFECT_KEYS: frozenset[str] = frozenset(NAMESRV_FILE_KEYS) - set(KEYS) - set(ALIASES)
 
 
 class ConfigError(ValueError):
@@ -125,13 +131,20 @@ def canonical_key(key: str) -> str:
     for name, spec in KEYS.items():
         if spec.field == key:
             return name
-    raise ConfigError(f"unknown config key '{key}'")
+    raise ConfigError(f"unknown config key '{key}'{did_you_mean(key, [*KEYS, *NO_EFFECT_KEYS])}")
 
 
-def _fields(items: Iterable[tuple[str, Any]], where: str = "") -> dict[str, Any]:
+def _fields(items: Iterable[tuple[str, Any]], where: str = "", ignored: list[str] | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key, value in items:
         try:
+            if key in NO_EFFECT_KEYS:
+                problem = check_value(key, NAMESRV_FILE_KEYS[key], value) if isinstance(value, str) else None
+                if problem is not None:
+                    raise ConfigError(problem)
+                if ignored is not None and key not in ignored:
+                    ignored.append(key)
+                continue
             name = canonical_key(key)
             fields[KEYS[name].field] = _convert(name, KEYS[name].kind, value)
         except ConfigError as exc:
@@ -150,22 +163,41 @@ def _build(base: NamesrvConfig | None, fields: dict[str, Any], where: str = "") 
         raise ConfigError(f"{where}{name}={merged.get(field)!r}: {err['msg']}") from None
 
 
+def _warn_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def config_from_properties(
-    text: str, source: str = "<config>", overrides: Mapping[str, Any] | None = None
+    text: str,
+    source: str = "<config>",
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    warn: Callable[[str], None] = _warn_stderr,
 ) -> NamesrvConfig:
+    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
+    through ``warn`` in one line."""
     fields: dict[str, Any] = {}
+    ignored: list[str] = []
     for no, key, value in parse_properties(text, source):
-        fields.update(_fields([(key, value)], f"{source} line {no}: "))
-    fields.update(_fields((overrides or {}).items()))
-    return _build(None, fields, f"{source}: ")
+        fields.update(_fields([(key, value)], f"{source} line {no}: ", ignored))
+    fields.update(_fields((overrides or {}).items(), "", ignored))
+    cfg = _build(None, fields, f"{source}: ")
+    if ignored:
+        warn(f"WARN {source}: RocketMQ config key(s) accepted without effect here: {', '.join(ignored)}")
+    return cfg
 
 
-def load_config(path: str | os.PathLike[str] | None, overrides: Mapping[str, Any] | None = None) -> NamesrvConfig:
+def load_config(
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    warn: Callable[[str], None] = _warn_stderr,
+) -> NamesrvConfig:
     """``namesrv.conf`` (or defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
     if path is None:
-        return config_from_properties("", "<defaults>", overrides)
+        return config_from_properties("", "<defaults>", overrides, warn=warn)
     text = read_properties_file(path, ConfigError)
-    return config_from_properties(text, os.fspath(path), overrides)
+    return config_from_properties(text, os.fspath(path), overrides, warn=warn)
 
 
 def format_config(cfg: NamesrvConfig) -> str:

@@ -1,6 +1,6 @@
 """Error classes of the wire protocol, and the one registry that maps a response code to an exception class.
 
-Two families, as h11 and aiokafka draw them:
+One root, ``RocketqError``, and two families beneath it, as h11 and aiokafka draw them:
 
 * ``ProtocolError`` — bytes that are not a valid frame. ``RemoteProtocolError`` is the peer's fault (the server
   closes that one connection); ``LocalProtocolError`` is ours (encoding something unencodable).
@@ -16,7 +16,13 @@ from typing import ClassVar
 from protocol.codes import ResponseCode
 
 
-class ProtocolError(Exception):
+class RocketqError(Exception):
+    """The one root of every error this project raises to a caller: the SDK's ``MQClientError`` family, the
+    remoting errors (``RemotingError`` → connection, timeout, broker replies) and the protocol errors. ``except
+    RocketqError`` catches whatever a send, pull or admin call can fail with."""
+
+
+class ProtocolError(RocketqError):
     """Base for framing and header-decoding failures."""
 
 
@@ -41,7 +47,7 @@ class MalformedFrameError(RemoteProtocolError):
     """A frame whose header length, serialize type or header bytes cannot be decoded."""
 
 
-class RemotingError(Exception):
+class RemotingError(RocketqError):
     """Base of errors raised by request/response exchanges (transport or remote failure)."""
 
     retriable: ClassVar[bool] = False

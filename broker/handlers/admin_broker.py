@@ -8,13 +8,15 @@ keys the app wired an applier for). Everything else — ``storePathRootDir``, ``
 ``rocketmqHome``, ``namesrvAddr``, ``listenPort``, ``brokerConfigPath``, ``filterServerNums``, any ``*Path``/``*Dir``/
 ``*Home`` key, unknown keys — is refused with NO_PERMISSION and a remark naming each refused key. An update is
 all-or-nothing: one refused key or one invalid value (SYSTEM_ERROR naming the key) changes nothing. Nothing here
-spawns a process or writes a file.
+spawns a process.
 
 GET_BROKER_CONFIG: body = ``key=value`` lines of the current config (``broker.config.format_config``), ext
 ``version`` = the config's DataVersion JSON (bumped by every accepted update).
 
-Accepted updates live in memory: like every other key they are not written back to ``broker.conf`` (the broker
-does not know which file it came from), so a restart returns to the file's values.
+Accepted updates are written back to the file the broker was started with (``-c``; ``BrokerConfig.config_file``),
+as J does: the changed keys are rewritten in place (comments and the other lines kept, new keys appended) through a
+temporary file, fsync and rename, BEFORE they take effect — a file that cannot be written refuses the update. A
+broker started without a file keeps accepted updates in memory only.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from broker.config import (
 from broker.services.topic_config import DataVersion
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.properties import read_properties_file, update_properties_text, write_properties_file_atomically
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 _log = structlog.get_logger("rocketq.broker.admin")
@@ -50,6 +53,14 @@ _FORBIDDEN_SUFFIXES = ("path", "dir", "home", "addr", "port", "ip1", "ip2", "num
 def _forbidden(key: str) -> bool:
     low = key.lower()
     return any(low.endswith(s) for s in _FORBIDDEN_SUFFIXES) or "path" in low or "home" in low
+
+
+def _values(cfg: BrokerConfig) -> dict[str, object]:
+    return {name: getattr(getattr(cfg, s.section), s.field) for name, s in KEYS.items()}
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 class RuntimeConfig:
@@ -68,8 +79,17 @@ class RuntimeConfig:
         return frozenset(self._appliers)
 
     def _current_values(self) -> dict[str, object]:
-        cfg = self.config
-        return {name: getattr(getattr(cfg, s.section), s.field) for name, s in KEYS.items()}
+        return _values(self.config)
+
+    @staticmethod
+    def _persist(path: str, updates: dict[str, str]) -> None:
+        """Write ``updates`` into the broker's config file (comments and other lines kept) before they take effect;
+        a file that cannot be written refuses the update."""
+        try:
+            text = read_properties_file(path, ConfigError)
+            write_properties_file_atomically(path, update_properties_text(text, updates))
+        except (ConfigError, OSError) as exc:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"config not changed, cannot write {path}: {exc}") from None
 
     def update(self, items: list[tuple[str, str]]) -> list[str]:
         """Validate and apply ``items`` all-or-nothing; returns the keys that changed. Raises HandlerError."""
@@ -99,13 +119,17 @@ class RuntimeConfig:
         merged = self._current_values()
         merged.update(wanted)
         try:
-            new = config_from_properties("", "<update>", merged)
+            new = config_from_properties("", "<update>", merged).model_copy(
+                update={"config_file": self.config.config_file}
+            )
         except ConfigError as exc:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
         old_values = self._current_values()
-        self.config = new
-        new_values = self._current_values()
+        new_values = _values(new)
         changed = [k for k in wanted if new_values[k] != old_values[k]]
+        if changed and new.config_file:
+            self._persist(new.config_file, {k: _text(new_values[k]) for k in changed})
+        self.config = new
         for key in changed:
             self._appliers[key](new)
         if changed:

@@ -643,20 +643,35 @@ class MessageStore:
         return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp)
 
     def get_offset_in_queue_by_time_sync(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The first queue offset whose store time is >= ``timestamp`` (binary search over the live units; store
-        times never decrease within a queue); the max offset when every message is older; 0 for no queue."""
+        """J 4.9's ``ConsumeQueue.getOffsetInQueueByTime``, over the live units: a binary search by store time that
+        returns a unit stored exactly at ``timestamp`` when it meets one, else the nearer of the two units around
+        it (the earlier one on a tie). So a timestamp before every message gives the min offset, one after every
+        message the offset of the LAST message (max offset - 1), not the max offset. 0 for no queue, the max
+        offset for a queue with no live unit."""
         cq = self._queue(topic, queue_id)
         if cq is None:
             return 0
-        lo, hi = cq.min_offset, cq.max_offset
-        while lo < hi:
+        lo, hi = cq.min_offset, cq.max_offset - 1
+        if hi < lo:
+            return cq.max_offset
+        left = right = -1
+        left_ts = right_ts = -1
+        while hi >= lo:
             mid = (lo + hi) // 2
             ts = self._unit_store_time(cq, mid)
-            if ts is None or ts < timestamp:  # removed under us: search the live part
-                lo = mid + 1
+            if ts is None:  # removed under us: search the live part
+                lo, left = mid + 1, mid
+            elif ts == timestamp:
+                return mid
+            elif ts > timestamp:
+                hi, right, right_ts = mid - 1, mid, ts
             else:
-                hi = mid
-        return lo
+                lo, left, left_ts = mid + 1, mid, ts
+        if left_ts == -1:
+            return right if right != -1 else cq.max_offset
+        if right_ts == -1:
+            return left
+        return right if abs(timestamp - left_ts) > abs(timestamp - right_ts) else left
 
     async def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
         """Store time of the queue's first live message; -1 when there is none."""
@@ -763,7 +778,30 @@ class MessageStore:
             destroy()
         return n
 
-    def _expire(self, ratio: Callable[[], float] | None) -> tuple[int, list[Callable[[], None]]]:
+    def delete_expired_now(self) -> int:
+        """J ``executeDeleteFilesManually`` (mqadmin deleteExpiredCommitLog): one retention pass at any hour, not only
+        at ``deleteWhen``; still only files older than ``fileReservedTime`` (or over the disk ratio)."""
+        n, doomed = self._expire(None, any_hour=True)
+        for destroy in doomed:
+            destroy()
+        return n
+
+    def clean_expired_consume_queues(self) -> int:
+        """J ``cleanExpiredConsumerQueue`` (mqadmin cleanExpiredCQ): drop consume-queue files whose units all point
+        below the commit log's min offset; returns how many files were removed."""
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        cl_min = self.commitlog.min_offset
+        n = 0
+        for cq in self._queues.values():
+            for mf in cq.correct_min(cl_min):
+                mf.destroy()
+                n += 1
+        return n
+
+    def _expire(
+        self, ratio: Callable[[], float] | None, *, any_hour: bool = False
+    ) -> tuple[int, list[Callable[[], None]]]:
         """Pick and detach expired files (on the loop); returns how many commit-log files, and the destroy calls."""
         cfg = self._config
         if self.dispatcher.pending:
@@ -772,7 +810,7 @@ class MessageStore:
             self.commitlog,
             now=self._clock(),
             reserved_hours=cfg.file_reserved_time_hours,
-            delete_hours=parse_delete_when(cfg.delete_when),
+            delete_hours=set(range(24)) if any_hour else parse_delete_when(cfg.delete_when),
             max_ratio=cfg.disk_max_used_space_ratio,
             ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
             batch_max=cfg.delete_files_batch_max,

@@ -18,7 +18,8 @@ memory maps: a page that cannot get a block on a full disk is a SIGBUS, not an e
 their dispatch still has room. Puts resume when the probe finds ``DISK_SPACE_TO_RESUME``. A write that failed
 leaves the file's write position where it was, so the next append overwrites whatever part of it reached the file.
 
-Limits, with RocketMQ's statuses: a body over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
+Limits, with RocketMQ's statuses: a stored record (header, topic, body and properties: J's ``msgLen``, not only the
+body) over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
 properties over 32767 bytes → PROPERTIES_SIZE_EXCEEDED; a record (or batch) larger than a commit-log file (less the
 8-byte blank) → MESSAGE_ILLEGAL. Store timestamps never go backwards, even if the clock does, so the by-time search
 of a queue stays a binary search.
@@ -239,6 +240,14 @@ class Appender:
             qoff += step
         return PutMessageResult(PutMessageStatus.PUT_OK, results)
 
+    def _too_large(self, size: int, body_size: int) -> PutMessageResult:
+        """J counts the whole stored record (header, topic, body, properties) against maxMessageSize."""
+        return _fail(
+            PutMessageStatus.MESSAGE_ILLEGAL,
+            f"message size exceeded, msg total size: {size}, msg body size: {body_size}, "
+            f"maxMessageSize: {self.max_message_size}",
+        )
+
     # -- one message -----------------------------------------------------------------------------------------------
 
     def append_one(
@@ -258,10 +267,6 @@ class Appender:
         if topic_block is None:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message topic length too long {len(topic.encode())}")
         blen = len(body)
-        if blen > self.max_message_size:
-            return _fail(
-                PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {blen} over max value {self.max_message_size}"
-            )
         props_text = properties if isinstance(properties, str) else encode_properties(properties)
         props_b = props_text.encode()
         plen = len(props_b)
@@ -273,6 +278,8 @@ class Appender:
             plen = len(props_b) + _DIGITS
         born_block = self._born_block(born_host)
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
+        if size > self.max_message_size:
+            return self._too_large(size, blen)
         sys_flag &= ~_V6_BITS
         store_block = self._store_block
         if born_block is None or store_block is None:
@@ -335,6 +342,8 @@ class Appender:
             return bytes(rec)
 
         size = len(encode(0))
+        if size > self.max_message_size:
+            return self._too_large(size, len(body))
         if size > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
         mf = self.commitlog.writable(size)
@@ -366,16 +375,12 @@ class Appender:
         sys_flag &= ~_V6_BITS
         if born_block is None or store_block is None:
             return self._batch_generic(topic, queue_id, sys_flag, born_timestamp, born_host, items)
-        max_body = self.max_message_size
+        max_size = self.max_message_size
         fixed = FIXED_SIZE_V4 - 1 + len(topic_block)
         texts: list[Properties] = []
         encoded: list[bytes] = []
         sizes: list[int] = []
         for it in items:
-            if len(it.body) > max_body:
-                return _fail(
-                    PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {len(it.body)} over max value {max_body}"
-                )
             text = encode_properties(it.properties)
             raw = text.encode()
             if len(raw) > MAX_PROPERTIES_BYTES:
@@ -383,11 +388,16 @@ class Appender:
                     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {len(raw)}"
                 )
             texts.append(text)
+            # J counts the whole stored record against maxMessageSize, the integrity trailer included
             if len(raw) <= MAX_SEALABLE_PROPERTIES:
                 raw = trailer_props(raw)
-                sizes.append(fixed + len(it.body) + len(raw) + _DIGITS)
+                size = fixed + len(it.body) + len(raw) + _DIGITS
+                sizes.append(size)
             else:
-                sizes.append(-(fixed + len(it.body) + len(raw)))  # negative: unsealed, fixed below
+                size = fixed + len(it.body) + len(raw)
+                sizes.append(-size)  # negative: unsealed, fixed below
+            if size > max_size:
+                return self._too_large(size, len(it.body))
             encoded.append(raw)
         sealed = [n > 0 for n in sizes]
         sizes = [abs(n) for n in sizes]

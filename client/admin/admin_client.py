@@ -34,7 +34,7 @@ from protocol.bodies import (
 )
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
-from protocol.errors import RemotingError, error_for
+from protocol.errors import ConnectionClosedError, RemotingError, RequestTimeoutError, error_for
 from protocol.headers import (
     CloneGroupOffsetRequestHeader,
     ConsumeMessageDirectlyResultRequestHeader,
@@ -54,6 +54,12 @@ from protocol.headers import (
     ViewMessageRequestHeader,
 )
 from protocol.message import MessageExt, decode_offset_msg_id, decode_records
+
+
+def _system_topic(topic: str) -> bool:
+    return topic in ("TBW102", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC") or (
+        topic.startswith(("%RETRY%", "%DLQ%", "rmq_sys_")) or topic == "OFFSET_MOVED_EVENT"
+    )
 
 
 def parse_mq_table(body: bytes, table: str = "offsetTable") -> dict[MessageQueue, Any]:
@@ -103,9 +109,13 @@ class RunningInfo:
 
 
 class AdminClient:
+    """Admin RPCs. Name-server requests fail over along ``-n``'s list like the SDK (``call_namesrv``): a name server
+    that cannot be reached or does not answer in time is skipped; an answer (even an error code) is final."""
+
     def __init__(self, namesrv_addr: str | None = None, *, timeout: float = 5.0) -> None:
         self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin")
         self.timeout = timeout
+        self._ns_index = 0
 
     async def __aenter__(self) -> AdminClient:
         return self
@@ -115,7 +125,8 @@ class AdminClient:
 
     @property
     def namesrv(self) -> str:
-        return self.instance.namesrv_addrs[0]
+        """The name server that answered last (the first of the list until one fails)."""
+        return self.instance.namesrv_addrs[self._ns_index % len(self.instance.namesrv_addrs)]
 
     @property
     def namesrv_addrs(self) -> list[str]:
@@ -137,17 +148,40 @@ class AdminClient:
             raise error_for(resp.code, resp.remark, addr)
         return resp
 
+    async def call_namesrv(
+        self,
+        code: int,
+        ext: dict[str, str] | None = None,
+        body: bytes = b"",
+        ok: tuple[int, ...] = (ResponseCode.SUCCESS,),
+    ) -> RemotingCommand:
+        """``call`` on the name servers in turn, the last good one first; transport failures (connect refused,
+        connection lost, timeout) move on to the next, the last failure is raised when none answers."""
+        addrs = self.instance.namesrv_addrs
+        last: RemotingError | None = None
+        for i in range(len(addrs)):
+            idx = (self._ns_index + i) % len(addrs)
+            try:
+                resp = await self.call(addrs[idx], code, ext, body, ok)
+            except (ConnectionClosedError, RequestTimeoutError) as exc:
+                last = exc
+                continue
+            self._ns_index = idx
+            return resp
+        assert last is not None
+        raise last
+
     # -- name server -----------------------------------------------------------------------------------------------
 
     async def cluster_info(self) -> dict[str, Any]:
-        resp = await self.call(self.namesrv, RequestCode.GET_BROKER_CLUSTER_INFO)
+        resp = await self.call_namesrv(RequestCode.GET_BROKER_CLUSTER_INFO)
         return loads_lenient(resp.body) if resp.body else {}
 
     async def topic_list(self) -> list[str]:
         return await self.instance.fetch_topic_list()
 
     async def topic_route(self, topic: str) -> tuple[TopicRoute, dict[str, Any]]:
-        resp = await self.call(self.namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+        resp = await self.call_namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
         return TopicRoute.parse(topic, resp.body), loads_lenient(resp.body)
 
     async def broker_addrs(self, cluster: str | None = None, broker: str | None = None) -> list[str]:
@@ -177,24 +211,34 @@ class AdminClient:
         await self.call(addr, RequestCode.UPDATE_NAMESRV_CONFIG, {}, encode_properties_text(props))
 
     async def put_kv(self, namespace: str, key: str, value: str) -> None:
-        await self.call(
-            self.namesrv, RequestCode.PUT_KV_CONFIG, KVConfigRequestHeader(namespace, key, value).to_ext_fields()
-        )
+        await self.call_namesrv(RequestCode.PUT_KV_CONFIG, KVConfigRequestHeader(namespace, key, value).to_ext_fields())
 
     async def delete_kv(self, namespace: str, key: str) -> None:
-        await self.call(
-            self.namesrv, RequestCode.DELETE_KV_CONFIG, KVConfigRequestHeader(namespace, key).to_ext_fields()
-        )
+        await self.call_namesrv(RequestCode.DELETE_KV_CONFIG, KVConfigRequestHeader(namespace, key).to_ext_fields())
 
-    async def wipe_write_perm(self, broker_name: str) -> int:
-        resp = await self.call(self.namesrv, RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name})
+    async def get_kv(self, namespace: str, key: str) -> str | None:
+        resp = await self.call_namesrv(
+            RequestCode.GET_KV_CONFIG,
+            KVConfigRequestHeader(namespace, key).to_ext_fields(),
+            ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
+        )
+        return resp.ext_fields.get("value") if resp.code == ResponseCode.SUCCESS else None
+
+    async def wipe_write_perm(self, broker_name: str, addr: str | None = None) -> int:
+        """WIPE_WRITE_PERM_OF_BROKER on ``addr`` (J's tool asks every name server of the list in turn)."""
+        resp = await self.call(addr or self.namesrv, RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": broker_name})
         return int(resp.ext_fields.get("wipeTopicCount", "0"))
+
+    async def add_write_perm(self, broker_name: str, addr: str | None = None) -> int:
+        """ADD_WRITE_PERM_OF_BROKER on ``addr``: perm 6 again on every topic of the broker; the count changed."""
+        resp = await self.call(addr or self.namesrv, RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": broker_name})
+        return int(resp.ext_fields.get("addTopicCount", "0"))
 
     async def delete_topic_in_namesrv(self, topic: str, cluster: str | None) -> None:
         ext = {"topic": topic}
         if cluster:
             ext["clusterName"] = cluster
-        await self.call(self.namesrv, RequestCode.DELETE_TOPIC_IN_NAMESRV, ext)
+        await self.call_namesrv(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext)
 
     # -- brokers ---------------------------------------------------------------------------------------------------
 
@@ -302,10 +346,48 @@ class AdminClient:
         return parse_mq_table(resp.body) if resp.body else {}
 
     async def view_message(self, msg_id: str) -> MessageExt:
+        """VIEW_MESSAGE_BY_ID for an offset msgId (the broker's address and commit-log offset are in it)."""
         ip, port, offset = decode_offset_msg_id(msg_id)
         addr = f"{ip}:{port}"
         resp = await self.call(addr, RequestCode.VIEW_MESSAGE_BY_ID, ViewMessageRequestHeader(offset).to_ext_fields())
         return decode_records(resp.body, decompress=True)[0]
+
+    async def broker_addr_of_offset_id(self, msg_id: str) -> str | None:
+        """The broker address an id names when it is an offset msgId of a broker the name server knows; None for
+        anything else (a producer's unique id decodes to a made-up address: J's OverflowError trap)."""
+        try:
+            ip, port, _offset = decode_offset_msg_id(msg_id)
+        except ValueError:
+            return None
+        if not 0 < port < 65536:
+            return None
+        addr = f"{ip}:{port}"
+        info = await self.cluster_info()
+        known = {
+            a for bd in (info.get("brokerAddrTable") or {}).values() for a in (bd.get("brokerAddrs") or {}).values()
+        }
+        return addr if addr in known else None
+
+    async def query_by_unique_key(self, topic: str, uniq_key: str, max_num: int = 32) -> list[MessageExt]:
+        """J ``queryMessageByUniqKey``: the index lookup by UNIQ_KEY on every broker of the topic, only messages
+        whose UNIQ_KEY is exactly ``uniq_key`` (index slots are shared by hash)."""
+        found = await self.query_by_key(topic, uniq_key, max_num, unique=True)
+        return [m for m in found if m.properties.get("UNIQ_KEY") == uniq_key]
+
+    async def find_message(self, msg_id: str, topic: str | None = None) -> MessageExt | None:
+        """A message by either kind of id: an offset msgId of a known broker is read directly; anything else is
+        taken as a unique (client) id and looked up in ``topic``'s index — in every topic when none is given."""
+        if await self.broker_addr_of_offset_id(msg_id) is not None:
+            return await self.view_message(msg_id)
+        topics = [topic] if topic else [t for t in await self.topic_list() if not _system_topic(t)]
+        for t in topics:
+            try:
+                found = await self.query_by_unique_key(t, msg_id)
+            except RemotingError:
+                continue
+            if found:
+                return found[0]
+        return None
 
     async def consume_message_directly(self, msg_id: str, group: str, client_id: str) -> ConsumeMessageDirectlyResult:
         """CONSUME_MESSAGE_DIRECTLY to the broker that stored ``msg_id`` (an offset msgId), which relays the message

@@ -16,18 +16,23 @@ import json
 import sys
 import time
 
-from client.admin import cli_ops  # noqa: F401  (imported for its @command registrations)
+from client.admin import (  # noqa: F401  (imported for their @command registrations)
+    cli_cluster,
+    cli_groups,
+    cli_json,
+    cli_messages,
+    cli_more,
+    cli_ops,
+    cli_topics,
+)
 from client.admin.admin_client import AdminClient
 from client.admin.formatting import (
-    direct_result,
     fmt_time,
-    offset_header,
-    offset_row,
     print_config,
     print_connections,
-    print_message,
 )
-from client.admin.registry import COMMANDS, command, target_args, target_brokers
+from client.admin.output import java
+from client.admin.registry import COMMANDS, NAMES, command, target_args, target_brokers
 from client.errors import MQClientError
 from protocol.bodies import decode_properties_text
 from protocol.errors import RemotingError
@@ -35,8 +40,10 @@ from protocol.errors import RemotingError
 __all__ = ["COMMANDS", "main"]
 
 
-@command("clusterList", "List cluster infos", lambda p: None)
+@command("clusterList", "List cluster infos", cli_more.cluster_list_args)
 async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
+    if a.moreStats or a.json:
+        return await cli_more.cluster_list_more(admin, a)
     info = await admin.cluster_info()
     print(f"{'#Cluster Name':<22}{'#Broker Name':<22}{'#BID':<6}{'#Addr':<24}{'#Version':<12}")
     for cluster, names in sorted(info.get("clusterAddrTable", {}).items()):
@@ -46,15 +53,19 @@ async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
     return 0
 
 
-@command("topicList", "Fetch all topic list from name server", lambda p: None)
+@command("topicList", "Fetch all topic list from name server", cli_more.topic_list_args)
 async def topic_list(admin: AdminClient, a: argparse.Namespace) -> int:
+    if a.clusterModel or a.json:
+        return await cli_more.topic_list_more(admin, a)
     for t in sorted(await admin.topic_list()):
         print(t)
     return 0
 
 
-@command("topicRoute", "Examine topic route info", lambda p: p.add_argument("-t", "--topic", required=True))
+@command("topicRoute", "Examine topic route info", cli_more.topic_route_args)
 async def topic_route(admin: AdminClient, a: argparse.Namespace) -> int:
+    if a.list or a.json:
+        return await cli_more.topic_route_more(admin, a)
     _route, raw = await admin.topic_route(a.topic)
     print(json.dumps(raw, indent=2, sort_keys=True))
     return 0
@@ -117,6 +128,10 @@ def _sub_group_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--retryQueueNums", type=int, default=1)
     p.add_argument("-d", "--consumeBroadcastEnable", default="false")
     p.add_argument("-s", "--consumeEnable", default="true")
+    p.add_argument("-m", "--consumeFromMinEnable", default="true")
+    p.add_argument("-i", "--brokerId", type=int, default=0, help="consume from which broker id")
+    p.add_argument("-w", "--whichBrokerWhenConsumeSlowly", type=int, default=1)
+    p.add_argument("-a", "--notifyConsumerIdsChanged", default="true")
 
 
 @command("updateSubGroup", "Update or create subscription group", _sub_group_args)
@@ -127,15 +142,15 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
         "consumeBroadcastEnable": a.consumeBroadcastEnable.lower() == "true",
         "retryQueueNums": a.retryQueueNums,
         "retryMaxTimes": a.retryMaxTimes,
-        "consumeFromMinEnable": True,
-        "brokerId": 0,
-        "whichBrokerWhenConsumeSlowly": 1,
-        "notifyConsumerIdsChangedEnable": True,
+        "consumeFromMinEnable": a.consumeFromMinEnable.lower() == "true",
+        "brokerId": a.brokerId,
+        "whichBrokerWhenConsumeSlowly": a.whichBrokerWhenConsumeSlowly,
+        "notifyConsumerIdsChangedEnable": a.notifyConsumerIdsChanged.lower() == "true",
     }
     for addr in await target_brokers(admin, a):
         await admin.create_group(addr, cfg)
         print(f"create subscription group to {addr} success.")
-    print(cfg)
+    print("SubscriptionGroupConfig [" + ", ".join(f"{k}={java(v)}" for k, v in cfg.items()) + "]")
     return 0
 
 
@@ -150,30 +165,6 @@ async def delete_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
     for addr in await target_brokers(admin, a):
         await admin.delete_group(addr, a.groupName, a.removeOffset.lower() == "true")
         print(f"delete subscription group [{a.groupName}] from broker [{addr}] success.")
-    return 0
-
-
-def _progress_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-g", "--groupName", required=True)
-    p.add_argument("-t", "--topic")
-
-
-@command("consumerProgress", "Query consumers's progress, speed", _progress_args)
-async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
-    total = 0
-    tps = 0.0
-    print(offset_header())
-    for addr in await admin.broker_addrs():
-        try:
-            stats = await admin.consume_stats(addr, a.groupName, a.topic)
-        except RemotingError:
-            continue
-        tps += stats.consume_tps
-        total += stats.total_diff()
-        for mq, w in sorted(stats.offset_table.items()):
-            print(offset_row(mq, w.broker_offset, w.consumer_offset, w.last_timestamp))
-    print(f"\nConsume TPS: {tps:.2f}")
-    print(f"Diff Total: {total}")
     return 0
 
 
@@ -278,24 +269,6 @@ async def reset_offset_by_time(admin: AdminClient, a: argparse.Namespace) -> int
     return 0
 
 
-def _query_id_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-i", "--msgId", required=True, help="offset msgId(s), comma-separated")
-    p.add_argument("-g", "--consumerGroup", help="with -d: consume the message directly on that client")
-    p.add_argument("-d", "--clientId", help="the consumer's client id (with -g)")
-
-
-@command("queryMsgById", "Query Message by Id", _query_id_args)
-async def query_msg_by_id(admin: AdminClient, a: argparse.Namespace) -> int:
-    """Each message; with -g and -d also J's ``pushMsg``: the broker holding the message hands it to that client's
-    listener once (CONSUME_MESSAGE_DIRECTLY), and the client's ConsumeMessageDirectlyResult is printed."""
-    for mid in filter(None, (m.strip() for m in a.msgId.split(","))):
-        print_message(await admin.view_message(mid))
-        if a.consumerGroup and a.clientId:
-            result = await admin.consume_message_directly(mid, a.consumerGroup, a.clientId)
-            print(direct_result(result))
-    return 0
-
-
 def _query_key_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-k", "--msgKey", required=True)
@@ -334,17 +307,6 @@ async def delete_kv(admin: AdminClient, a: argparse.Namespace) -> int:
     return 0
 
 
-@command(
-    "wipeWritePerm",
-    "Wipe write perm of broker in all name server",
-    lambda p: p.add_argument("-b", "--brokerName", required=True),
-)
-async def wipe_write_perm(admin: AdminClient, a: argparse.Namespace) -> int:
-    n = await admin.wipe_write_perm(a.brokerName)
-    print(f"wipe write perm of broker[{a.brokerName}] in name server[{admin.namesrv}] OK, {n}")
-    return 0
-
-
 def _send_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--topic", required=True)
     p.add_argument("-p", "--body", required=True)
@@ -364,10 +326,11 @@ async def send_message(admin: AdminClient, a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    cli_json.install()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] in ("-h", "--help", "help") and len(argv) == 1):
         print("usage: mqadmin <command> [-n namesrvAddr] [args]\n")
-        print("\n".join(f"   {k:<22} {v[0]}" for k, v in sorted(COMMANDS.items())))
+        print("\n".join(f"   {NAMES.get(k, k):<24} {v[0]}" for k, v in sorted(COMMANDS.items())))
         return 0 if argv else 1
     if argv[0] == "help" and len(argv) > 1:
         argv = [argv[1], "-h"]

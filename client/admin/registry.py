@@ -12,6 +12,7 @@ from client.errors import MQClientError
 
 Command = Callable[[AdminClient, argparse.Namespace], Awaitable[int]]
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], object], Command]] = {}
+NAMES: dict[str, str] = {}  # lower-cased name -> RocketMQ's spelling, for the command list
 
 
 def command(
@@ -19,6 +20,7 @@ def command(
 ) -> Callable[[Command], Command]:
     def deco(fn: Command) -> Command:
         COMMANDS[name.lower()] = (help_text, args, fn)
+        NAMES[name.lower()] = name
         return fn
 
     return deco

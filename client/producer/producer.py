@@ -2,10 +2,16 @@
 
 * Sends use SEND_MESSAGE_V2 (batches SEND_BATCH_MESSAGE). A topic the name server does not know goes out on the
   TBW102 route (the broker auto-creates it when allowed), as the official clients do.
-* ``send`` retries ``retry_times_when_send_failed`` (2) times on retriable errors (connection lost, timeout,
-  SYSTEM_BUSY, TOPIC_NOT_EXIST…), on another broker when the topic has one, within ``send_timeout_ms`` overall. A
-  FLUSH_* or SLAVE_NOT_AVAILABLE reply is returned, not retried (``retry_another_broker_when_not_store_ok``).
-  Messages sent to a fixed queue (a queue, a selector or a sharding key: ordered messages) are not moved.
+* ``send`` retries retriable errors (connection refused or lost, timeout, SYSTEM_BUSY, TOPIC_NOT_EXIST…) for as
+  long as ``send_timeout_ms`` lasts: ``retry_times_when_send_failed`` (2) times at once, each on another broker
+  when the topic has one (J's behaviour), then with a backoff (50 ms doubling to 1 s) and a fresh connection on each
+  try (aiokafka's), so a broker restart shorter than the budget costs latency, not an exception. Only when the
+  budget is spent does the last error reach the caller. A FLUSH_* or SLAVE_NOT_AVAILABLE reply is returned, not
+  retried (``retry_another_broker_when_not_store_ok``). Messages sent to a fixed queue (a queue, a selector or a
+  sharding key: ordered messages) are retried on that queue only.
+* Topic permissions are honoured on every route: only writable queues are chosen, and a topic that has a route
+  but no writable queue (``wipeWritePerm``, ``updateTopicPerm -p 4``) fails at once instead of falling back to
+  TBW102, whose perm is honoured as well.
 * With ``send_latency_fault_enable`` a broker that answered slowly or failed is avoided for a while (selector.py).
 * Bodies over ``compress_msg_body_over_howmuch`` (4 KiB) are zlib-compressed and flagged with sysFlag bit 0x1;
   batches never are. Bodies over ``max_message_size`` (4 MiB) are refused before sending. Each message gets a
@@ -16,21 +22,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Unpack
 
 from client._log import get_logger
 from client.config import ClientConfig, ProducerConfig, split_options
 from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, validate_group, validate_topic
+from client.producer.options import ProducerOptions
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
 from client.results import LocalTransactionState, SendResult, SendStatus
+from protocol.bodies import PERM_WRITE
 from protocol.codes import ResponseCode
-from protocol.errors import BrokerError, RemotingError
+from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
 from protocol.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, SendMessageRequestHeader
 from protocol.message import (
     SYSFLAG_COMPRESSED,
@@ -48,6 +57,9 @@ from protocol.remoting.handler import Channel
 _log = get_logger("rocketq.client.producer")
 
 AUTO_CREATE_TOPIC_KEY = "TBW102"
+# after the immediate retries, a failed send waits this long before the next try, doubling up to the max
+_BACKOFF_FIRST = 0.05
+_BACKOFF_MAX = 1.0
 _STATUS_BY_CODE: dict[int, SendStatus] = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
     ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
@@ -64,7 +76,8 @@ class Producer:
     """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
 
     Options are the fields of ``ClientConfig`` (``instance_name``, ``serialize_type``…) and ``ProducerConfig``
-    (``send_timeout_ms``, ``retry_times_when_send_failed``…). ``instance`` shares another client's connections.
+    (``send_timeout_ms``, ``retry_times_when_send_failed``…), typed by ``ProducerOptions`` (a misspelt option is a
+    type error). ``instance`` shares another client's connections.
     """
 
     def __init__(
@@ -74,7 +87,7 @@ class Producer:
         *,
         instance: ClientInstance | None = None,
         check_listener: CheckListener | None = None,
-        **options: Any,
+        **options: Unpack[ProducerOptions],
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, ProducerConfig)
@@ -139,16 +152,25 @@ class Producer:
         return queues
 
     async def _queues(self, topic: str) -> list[MessageQueue]:
+        """J ``tryToFindTopicPublishInfo``: a topic the name server routes is sent only to its WRITABLE queues (none
+        after ``wipeWritePerm`` or ``updateTopicPerm -p 4``: then the send fails, never falls back); only a topic
+        with no route at all borrows TBW102's writable brokers, whose perm is honoured the same way."""
         route = await self.instance.get_route(topic)
+        if route is not None and not route.publish_queues():  # a cached route may predate addWritePerm
+            route = await self.instance.get_route(topic, refresh=True) or route
         if route is not None:
             queues = route.publish_queues()
-            if queues:
-                return queues
+            if not queues:
+                raise RouteNotFoundError(
+                    f"No route info of this topic: {topic} (no writable queue: the topic or its brokers are not "
+                    "writable, e.g. after wipeWritePerm)"
+                )
+            return queues
         default = await self.instance.get_route(AUTO_CREATE_TOPIC_KEY)
         queues = []
         if default is not None:
             for qd in default.queues:
-                if default.master_addr(qd.broker_name) is None:
+                if default.master_addr(qd.broker_name) is None or not qd.perm & PERM_WRITE:
                     continue
                 n = min(self.config.default_topic_queue_nums, qd.write_queue_nums)
                 queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(n))
@@ -249,10 +271,12 @@ class Producer:
     ) -> SendResult:
         timeout = timeout or self.config.send_timeout_ms / 1000
         deadline = time.monotonic() + timeout
-        attempts = 1 if queue is not None else 1 + self.config.retry_times_when_send_failed
+        quick = 1 + self.config.retry_times_when_send_failed  # J's immediate retries, then with a backoff
+        backoff = _BACKOFF_FIRST
         last_broker: str | None = None
         last_exc: Exception | None = None
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
@@ -272,6 +296,7 @@ class Producer:
                 max_reconsume_times=max_reconsume_times,
             )
             started = time.monotonic()
+            attempt += 1
             try:
                 addr = await self.instance.find_broker_addr(mq)
                 code, resp = await self.instance.api.send(addr, header, body, left, batch=batch)
@@ -285,11 +310,14 @@ class Producer:
                 if isinstance(exc, NoBrokerAvailableError) or (isinstance(exc, BrokerError) and exc.refresh_route):
                     await self._refresh_quietly(topic)
                 _log.info("send failed, retrying", topic=topic, broker=mq.broker_name, attempt=attempt, error=str(exc))
+                if attempt >= quick:  # every broker tried: wait a little (the broker may be restarting), reconnect
+                    await asyncio.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
+                    backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             if self._fault is not None:
                 self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000)
             status = _STATUS_BY_CODE.get(code, SendStatus.SEND_OK)
-            retry_not_ok = self.config.retry_another_broker_when_not_store_ok and attempt + 1 < attempts
+            retry_not_ok = self.config.retry_another_broker_when_not_store_ok and queue is None and attempt < quick
             if status is not SendStatus.SEND_OK and retry_not_ok:
                 continue
             uniq = props.get(PropertyKey.UNIQ_KEY, "") if props else ""
@@ -303,7 +331,7 @@ class Producer:
             )
         if last_exc is not None:
             raise last_exc
-        raise MQClientError(f"send to topic {topic} timed out after {timeout:.1f}s")
+        raise RequestTimeoutError(f"send to topic {topic} timed out after {timeout:.1f}s")
 
     async def _refresh_quietly(self, topic: str) -> None:
         try:

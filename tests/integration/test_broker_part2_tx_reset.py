@@ -133,7 +133,7 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
         for i in range(3):
             await send(client, broker.addr, "RT", f"old{i}".encode(), queue_nums=1)
         r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
-        t = messages(r)[0].store_timestamp + 1
+        t = messages(r)[0].store_timestamp + 1  # 1 ms after the last old message, before the new ones
         while time.time() * 1000 <= t:
             await asyncio.sleep(0.001)
         for i in range(2):
@@ -158,22 +158,23 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             )
             r = await client.invoke(broker.addr, reset, 3.0)
             assert r.code == ResponseCode.SUCCESS, r.remark
-            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
-            assert broker.offsets.query("G", "RT", 0) == 3
+            # J's search: no message at t, so the nearer neighbour, the earlier one on a tie: old2 (offset 2)
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
+            assert broker.offsets.query("G", "RT", 0) == 2
             await _wait(lambda: got_j and got_c)
             assert got_j[0].ext_fields["isForce"] == "false" and got_c[0].ext_fields["isForce"] == "0"
             assert got_c[0].body.startswith(b'{"offsetTable":[')
-            assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 3}
-            assert decode_reset_offset_body(got_c[0].body) == {("RT", "broker-a", 0): 3}
-            # the consumer re-reads exactly what was stored after t
-            r = await pull(client, broker.addr, "G", "RT", 0, 3, suspend_ms=0)
-            assert [m.body for m in messages(r)] == [b"new0", b"new1"]
+            assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 2}
+            assert decode_reset_offset_body(got_c[0].body) == {("RT", "broker-a", 0): 2}
+            # the consumer re-reads from J's answer on
+            r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
+            assert [m.body for m in messages(r)] == [b"old2", b"new0", b"new1"]
             # not forced: moving forward (timestamp -1 = max) leaves the committed offset alone
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="false"
             )
             r = await client.invoke(broker.addr, reset, 3.0)
-            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="true"
             )
@@ -243,8 +244,12 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
             persist_consumer_offset_interval_ms=200,
         )
 
+        stored: dict[int, list[tuple[int, int, bytes]]] = {}  # queue id -> (queue offset, store time, body)
+
         def listener(msgs: list) -> ConsumeResult:  # type: ignore[type-arg]
             seen.extend(m.body for m in msgs)
+            for m in msgs:
+                stored.setdefault(m.queue_id, []).append((m.queue_offset, m.store_timestamp, m.body))
             return ConsumeResult.SUCCESS
 
         consumer.subscribe("LiveReset", "*", listener)
@@ -274,6 +279,19 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
             )
             r = await client.invoke(broker.addr, reset, 3.0)
             assert r.code == ResponseCode.SUCCESS, r.remark
-            await _wait(lambda: len(seen) >= 2)
+            # J's answer per queue: no message is stored at t, so the nearer of the last message before t and the
+            # first after it (the earlier on a tie); a queue with only old messages goes back to its last one
+            expected: list[bytes] = []
+            for units in stored.values():
+                units = sorted(set(units))
+                before = [u for u in units if u[1] < t]
+                after = [u for u in units if u[1] > t]
+                if before and (not after or abs(t - before[-1][1]) <= abs(t - after[0][1])):
+                    start = before[-1][0]
+                else:
+                    start = after[0][0]
+                expected.extend(b for off, _ts, b in units if off >= start)
+            assert set(expected) >= {b"new0", b"new1"}
+            await _wait(lambda: len(seen) >= len(expected))
             await asyncio.sleep(0.3)  # a bounded look for extra re-deliveries (not synchronisation)
-            assert sorted(seen) == [b"new0", b"new1"]
+            assert sorted(seen) == sorted(expected)

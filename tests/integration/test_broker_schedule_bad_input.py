@@ -18,6 +18,7 @@ from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import (
     PULL_SUBSCRIPTION,
     PULL_SUSPEND,
+    batch_body,
     messages,
     pull,
     send,
@@ -158,5 +159,27 @@ async def test_pull_without_heartbeat_subscription(tmp_path: Path) -> None:
             r = await pull(client, broker.addr, "G", "NoSub", 0, 0, sub="TagA ||", sys_flag=PULL_SUBSCRIPTION)
             assert r.code in (ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_NOT_FOUND)
             await asyncio.sleep(0)
+    finally:
+        await client.close()
+
+
+async def test_max_message_size_counts_the_whole_record(tmp_path: Path) -> None:
+    """J checks the stored record (header + topic + body + properties), not the body alone: a body of exactly
+    maxMessageSize with empty properties is refused; one that leaves room for the record's header is stored."""
+    client = RemotingClient()
+    limit = 64 * 1024
+    try:
+        async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, maxMessageSize=limit) as broker:
+            exact = send_cmd("WholeRecord", b"x" * limit)
+            exact.ext_fields["properties"] = ""
+            r = await client.invoke(broker.addr, exact)
+            assert r.code == ResponseCode.MESSAGE_ILLEGAL, r
+            batch = send_cmd("WholeRecord", batch_body([(b"y" * (limit - 40), {})]))  # the batch body fits
+            batch.code = RequestCode.SEND_BATCH_MESSAGE
+            r = await client.invoke(broker.addr, batch)
+            assert r.code == ResponseCode.MESSAGE_ILLEGAL, r
+            fits = send_cmd("WholeRecord", b"x" * (limit - 1024))
+            r = await client.invoke(broker.addr, fits)
+            assert r.code == ResponseCode.SUCCESS, r
     finally:
         await client.close()

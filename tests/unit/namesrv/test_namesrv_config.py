@@ -47,7 +47,10 @@ def test_properties_syntax() -> None:
         ("\nlistenPort=abc\n", "line 2: listenPort=abc is not a valid integer"),
         ("listenPort=70000\n", "listenPort=70000"),
         ("orderMessageEnable=yes\n", "orderMessageEnable=yes is not a valid boolean"),
-        ("justakey\n", "line 1: expected key=value"),
+        ("justakey\n", "line 1: unknown config key 'justakey'"),
+        ("listenport=1\n", "(did you mean 'listenPort'?)"),
+        ("serverSocketBacklog=many\n", "serverSocketBacklog=many: expected an integer"),
+        ("=1\n", "line 1: expected key=value"),
     ],
 )
 def test_bad_config_names_the_problem(text: str, needle: str) -> None:
