@@ -21,6 +21,7 @@ from broker.handlers.offset_reset import OffsetResetHandlers
 from broker.handlers.query import QueryHandlers
 from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.rebalance_locks import RebalanceLockManager
@@ -46,6 +47,7 @@ class Part2:
         on_config: Callable[[BrokerConfig], None],
         release_held_pulls: Callable[[str, str], int],
         broker_addr: Callable[[], str],
+        stats: BrokerStats | None = None,
     ) -> None:
         ident, feat = config.identity, config.features
         self.locks = RebalanceLockManager()
@@ -96,7 +98,13 @@ class Part2:
             },
         )
         self.send_back = SendBackHandlers(
-            store, topics, groups, schedule, broker_ip=ident.broker_ip1, broker_permission=ident.broker_permission
+            store,
+            topics,
+            groups,
+            schedule,
+            broker_ip=ident.broker_ip1,
+            broker_permission=ident.broker_permission,
+            stats=stats,
         )
         self.transaction_handlers = TransactionHandlers(
             self.transactions,
