@@ -66,7 +66,7 @@ class BrokerMetrics:
             lambda: cfg.identity.broker_permission,
         )
         self.registry.register(self.collector)
-        self.registry.register(RpcLatencyCollector(self.rpc, labels))
+        self.registry.register(RpcLatencyCollector(self.rpc, lambda: labels))
         obs = cfg.observability
         self.endpoint = MetricsEndpoint(
             self.registry,

@@ -43,14 +43,16 @@ RESPONSE_CODE_NAMES = _code_names(ResponseCode)
 
 
 class RpcLatencyCollector(Collector):
-    """``rocketmq_rpc_latency_milliseconds`` (histogram; J's buckets and labels) from an ``RpcStats``."""
+    """``rocketmq_rpc_latency_milliseconds`` (histogram; J's buckets and labels) from an ``RpcStats``;
+    ``const_labels`` is called at each scrape (a name server knows its node id only once bound)."""
 
-    def __init__(self, stats: RpcStats, const_labels: Mapping[str, str]) -> None:
+    def __init__(self, stats: RpcStats, const_labels: Callable[[], Mapping[str, str]]) -> None:
         self._stats = stats
-        self._const = dict(const_labels)
+        self._const = const_labels
 
     def collect(self) -> Iterable[Metric]:
-        names = [*self._const, "protocol_type", "request_code", "response_code", "is_long_polling", "result"]
+        const = dict(self._const())
+        names = [*const, "protocol_type", "request_code", "response_code", "is_long_polling", "result"]
         fam = HistogramMetricFamily(
             "rocketmq_rpc_latency_milliseconds",
             "server-side time from request decode to response write",
@@ -64,7 +66,7 @@ class RpcLatencyCollector(Collector):
                 acc += n
                 cumulative.append(("+Inf" if bound == float("inf") else repr(float(bound)), acc))
             values = [
-                *self._const.values(),
+                *const.values(),
                 "remoting",
                 REQUEST_CODE_NAMES.get(code, str(code)),
                 RESPONSE_CODE_NAMES.get(resp_code, str(resp_code)),

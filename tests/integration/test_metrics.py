@@ -191,3 +191,21 @@ async def test_healthz_and_readyz_follow_registration(tmp_path: Path) -> None:
 async def test_metrics_off_by_default(tmp_path: Path) -> None:
     async with run_broker(None, tmp_path) as broker:
         assert broker.metrics is None
+
+
+async def test_namesrv_metrics(tmp_path: Path, client: RemotingClient) -> None:
+    """The name server's own endpoint: RPC latency by request code, route-table gauges, health and readiness."""
+    async with run_namesrv(tmp_path, **METRICS) as ns, run_broker(ns, tmp_path):
+        assert ns.metrics is not None
+        port = ns.metrics.port
+        assert (await http_get(port, "/healthz"))[0] == 200
+        assert (await http_get(port, "/readyz"))[0] == 200
+        r = await client.invoke(ns.addr, simple_cmd(RequestCode.GET_BROKER_CLUSTER_INFO), 5.0)
+        assert r.code == ResponseCode.SUCCESS
+        s = await scrape(port)
+        base = {"node_type": "namesrv", "node_id": ns.addr}
+        assert value(s, "rocketq_namesrv_live_brokers", **base) == 1
+        assert value(s, "rocketq_namesrv_clusters", **base) == 1
+        rpc = {**base, "protocol_type": "remoting", "result": "success", "response_code": "success"}
+        assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="get_broker_cluster_info") == 1
+        assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="register_broker") >= 1
