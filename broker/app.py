@@ -37,6 +37,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
+from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 
 _log = structlog.get_logger("rocketq.broker")
@@ -191,6 +192,9 @@ class BrokerApp:
             stats=self.stats,
         )
         self.part2.register(registry)
+        for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+            registry.wrap(code, self.stats.count_sends)
+        registry.wrap(RequestCode.PULL_MESSAGE, self.stats.count_pulls)
         if cfg.observability.metrics_enabled:
             self.metrics = BrokerMetrics(
                 cfg,

@@ -127,7 +127,9 @@ class Part2:
             self.transaction_handlers.table(),
             AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
             AdminGroupHandlers(groups, offsets).table(),
-            AdminStatsHandlers(store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name).table(),
+            AdminStatsHandlers(
+                store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name, stats=stats
+            ).table(),
             AdminOffsetsHandlers(
                 store,
                 topics,

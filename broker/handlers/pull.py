@@ -114,16 +114,22 @@ class PullHandlers:
             timeout = self._short_polling_s
         store = self._store
         ctx.long_polling = True
-        wake = await self._polling.hold(
-            h.topic,
-            h.queue_id,
-            h.queue_offset,
-            timeout,
-            tag_filter.match_code if tag_filter is not None else None,
-            lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
-            wake_on_arrival=self._long_polling,
-            group=h.consumer_group,
-        )
+        if self._stats is not None:
+            self._stats.pull_held += 1
+        try:
+            wake = await self._polling.hold(
+                h.topic,
+                h.queue_id,
+                h.queue_offset,
+                timeout,
+                tag_filter.match_code if tag_filter is not None else None,
+                lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
+                wake_on_arrival=self._long_polling,
+                group=h.consumer_group,
+            )
+        finally:
+            if self._stats is not None:
+                self._stats.pull_held -= 1
         if wake is Wake.SHUTDOWN:
             return resp
         return await self._read(cmd, h, tag_filter)

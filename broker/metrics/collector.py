@@ -24,6 +24,7 @@ rocketmq_storage_size_bytes                 gauge     used bytes of the store's 
 rocketmq_storage_flush_behind_bytes         gauge     commit log written but not flushed
 rocketmq_storage_dispatch_behind_bytes      gauge     commit log not yet dispatched to consume queues
 rocketmq_storage_message_reserve_time_ms…   gauge     now − store time of the oldest message in the commit log
+rocketmq_processor_watermark                gauge     requests inside the send / pull handlers (held pulls excluded)
 rocketq_long_polling_held_requests          gauge     pulls parked right now (our own series)
 =========================================== ========= =============================================================
 
@@ -241,6 +242,11 @@ class BrokerCollector(Collector):
         )
         for (name, lang, ver, mode), n in sorted(consumers.items()):
             g.add_metric([*c, name, lang, ver, mode, "remoting", _b(is_system_group(name))], n)
+        yield g
+        st = self._stats
+        g = self._fam(GaugeMetricFamily, "rocketmq_processor_watermark", doc, ["processor"])
+        g.add_metric([*c, "send"], st.send_inflight)
+        g.add_metric([*c, "pull"], max(st.pull_inflight - st.pull_held, 0))
         yield g
         g = self._fam(GaugeMetricFamily, "rocketq_long_polling_held_requests", "pull requests parked right now")
         g.add_metric(c, self._polling.held_count)

@@ -23,7 +23,13 @@ import time
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from protocol.command import RemotingCommand
+from protocol.remoting.handler import Handler, RequestContext
+
+if TYPE_CHECKING:
+    from broker.store.message_store import MessageStore
 
 MESSAGE_SIZE_BUCKETS: Final = (1024, 4096, 524288, 1048576, 2097152, 4194304)  # J 5.x rocketmq_message_size
 # row layout of an in-traffic row: [messages, bytes, size-bucket counts (+Inf last)..., size sum]
@@ -38,6 +44,8 @@ GROUP_GET_NUMS: Final = "GROUP_GET_NUMS"
 GROUP_GET_SIZE: Final = "GROUP_GET_SIZE"
 BROKER_PUT_NUMS: Final = "BROKER_PUT_NUMS"
 BROKER_GET_NUMS: Final = "BROKER_GET_NUMS"
+BROKER_GET_MISS: Final = "BROKER_GET_MISS"
+BROKER_GET_TOTAL: Final = "BROKER_GET_TOTAL"
 
 
 def message_type(properties: str) -> str:
@@ -57,6 +65,14 @@ def message_type(properties: str) -> str:
     ):
         return "delay"
     return "normal"
+
+
+def earliest_store_time(store: MessageStore) -> int:
+    """Store time of the oldest message still in the commit log (ms), 0 when it is empty."""
+    if store.commitlog.max_offset <= store.commitlog.min_offset:
+        return 0
+    msg = store.look_message_by_offset(store.commitlog.min_offset)
+    return msg.store_timestamp if msg is not None and msg.store_timestamp > 0 else 0
 
 
 def _prune(table: dict[Any, Any], dead: Callable[[Any], bool]) -> int:
@@ -85,15 +101,17 @@ class StatsSeries:
             self._hours.append((now, value))
 
     def _span(self, window: float) -> tuple[float, int]:
-        """(seconds, increase) between the newest sample and the oldest one at most ``window`` s older."""
-        samples = self._secs if window <= (self._secs.maxlen or 0) - 1 else self._minutes
-        if window > 3600:
-            samples = self._hours
-        t1, v1 = samples[-1]
+        """(seconds, increase) from the oldest sample at most ``window`` s older than the newest one, to it."""
+        t1, v1 = self._secs[-1]
         cutoff = t1 - window - 0.5  # sampling jitter: a sample a hair older than the window still counts
-        for t0, v0 in samples:
-            if t0 >= cutoff:
-                return t1 - t0, v1 - v0
+        if window <= (self._secs.maxlen or 0) - 1:
+            coarse: deque[tuple[float, int]] = self._secs
+        else:
+            coarse = self._minutes if window <= 3600 else self._hours
+        for samples in (coarse, self._secs):
+            for t0, v0 in samples:
+                if t0 >= cutoff:
+                    return t1 - t0, v1 - v0
         return 0.0, 0  # pragma: no cover - the newest sample is always inside
 
     def rate(self, window: float) -> float:
@@ -117,11 +135,16 @@ class BrokerStats:
         self.dlq: dict[tuple[str, str], int] = {}
         # (group, topic, queue) -> next offset the group's last pull asked for (J's pull offset)
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
+        self.send_inflight = 0
+        self.pull_inflight = 0
+        self.pull_held = 0
         self.put_msgs = 0
         self.get_found_msgs = 0
         self.get_miss = 0
         self.get_bytes = 0
         self._series: dict[tuple[str, str], StatsSeries] = {}
+        # when a row first counted (its windows start from 0 there, not at the next sampling tick)
+        self._born: dict[tuple[str, str], float] = {}
         self._task: asyncio.Task[None] | None = None
         self._alive: tuple[Callable[[str], bool], Callable[[str], bool]] | None = None
 
@@ -133,6 +156,7 @@ class BrokerStats:
         row = self.topic_in.get(key)
         if row is None:
             row = self.topic_in[key] = [0] * (IN_SUM + 1)
+            self._born.setdefault((TOPIC_PUT_NUMS, topic), self._clock())
         row[IN_MSGS] += count
         row[IN_BYTES] += stored_bytes
         avg = stored_bytes // count if count else 0
@@ -146,11 +170,36 @@ class BrokerStats:
         row = self.group_out.get(key)
         if row is None:
             row = self.group_out[key] = [0, 0]
+            self._born.setdefault((GROUP_GET_NUMS, f"{topic}@{group}"), self._clock())
         row[0] += count
         row[1] += nbytes
         self.get_found_msgs += count
         self.get_bytes += nbytes
         self.pull_offsets[(group, topic, queue_id)] = next_offset
+
+    def count_sends(self, inner: Handler) -> Handler:
+        """Middleware: ``send_inflight`` counts requests inside a send handler (J's send queue length)."""
+
+        async def send(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+            self.send_inflight += 1
+            try:
+                return await inner(ctx, cmd)
+            finally:
+                self.send_inflight -= 1
+
+        return send
+
+    def count_pulls(self, inner: Handler) -> Handler:
+        """Middleware: ``pull_inflight`` counts requests inside the pull handler (held ones too: see pull_held)."""
+
+        async def pull(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+            self.pull_inflight += 1
+            try:
+                return await inner(ctx, cmd)
+            finally:
+                self.pull_inflight -= 1
+
+        return pull
 
     def on_miss(self) -> None:
         self.get_miss += 1
@@ -175,22 +224,25 @@ class BrokerStats:
             yield (GROUP_GET_SIZE, f"{topic}@{group}"), nbytes
         yield (BROKER_PUT_NUMS, ""), self.put_msgs
         yield (BROKER_GET_NUMS, ""), self.get_found_msgs
-        yield ("BROKER_GET_MISS", ""), self.get_miss
-        yield ("BROKER_GET_SIZE", ""), self.get_bytes
+        yield (BROKER_GET_MISS, ""), self.get_miss
+        yield (BROKER_GET_TOTAL, ""), self.get_found_msgs + self.get_miss
 
     def sample(self) -> None:
         """Take one sample of every counter (the once-a-second tick). A new item starts from 0 at this tick."""
         now = self._clock()
         series = self._series
         seen = set()
+        born = self._born
         for key, value in self._counters():
             seen.add(key)
             s = series.get(key)
             if s is None:
-                s = series[key] = StatsSeries(now - SAMPLE_EVERY_S, 0, 601 if key[1] == "" else 61)
+                start = born.get((key[0].replace("_SIZE", "_NUMS"), key[1]), now - SAMPLE_EVERY_S)
+                s = series[key] = StatsSeries(min(start, now - 1e-3), 0, 601 if key[1] == "" else 61)
             s.add(now, value)
         for key in [k for k in series if k not in seen]:
             del series[key]
+            born.pop(key, None)
 
     def series(self, stats_name: str, stats_key: str = "") -> StatsSeries | None:
         return self._series.get((stats_name, stats_key))
@@ -198,6 +250,10 @@ class BrokerStats:
     def rate(self, stats_name: str, stats_key: str = "", window: float = 60.0) -> float:
         s = self._series.get((stats_name, stats_key))
         return s.rate(window) if s is not None else 0.0
+
+    def tps_windows(self, stats_name: str, stats_key: str = "") -> str:
+        """J's ``putTps``-style value: rates over the last 10 s, 60 s and 600 s, ``"%.2f %.2f %.2f"``."""
+        return " ".join(f"{self.rate(stats_name, stats_key, w):.2f}" for w in (10, 60, 600))
 
     def group_get_tps(self, group: str, topic: str) -> float:
         """J ``tpsGroupGetNums``: the group's messages pulled per second from ``topic`` over the last minute."""
