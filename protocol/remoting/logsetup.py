@@ -100,7 +100,11 @@ def configure(settings: LogSettings, *, stderr_json: bool | None = None, cache: 
     )
 
     def formatter(json: bool) -> logging.Formatter:
-        renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
+        renderer: Any = (
+            structlog.processors.JSONRenderer()
+            if json
+            else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+        )
         chain: list[Any] = [structlog.stdlib.ProcessorFormatter.remove_processors_meta]
         if json:
             chain.append(structlog.processors.format_exc_info)
