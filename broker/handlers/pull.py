@@ -116,6 +116,7 @@ class PullHandlers:
         ctx.long_polling = True
         if self._stats is not None:
             self._stats.pull_held += 1
+            self._stats.pull_holds += 1
         try:
             wake = await self._polling.hold(
                 h.topic,

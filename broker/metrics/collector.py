@@ -25,7 +25,10 @@ rocketmq_storage_flush_behind_bytes         gauge     commit log written but not
 rocketmq_storage_dispatch_behind_bytes      gauge     commit log not yet dispatched to consume queues
 rocketmq_storage_message_reserve_time_ms…   gauge     now − store time of the oldest message in the commit log
 rocketmq_processor_watermark                gauge     requests inside the send / pull handlers (held pulls excluded)
-rocketq_long_polling_held_requests          gauge     pulls parked right now (our own series)
+rocketq_long_polling_held_requests          gauge     pulls parked right now (our own series, as the rest below)
+rocketq_long_polling_holds_total            counter   pulls parked since start
+rocketq_store_group_commit_size             histogram puts released per SYNC_FLUSH fsync (store.stats)
+rocketq_store_fsync_latency_milliseconds    histogram commit-log fsync duration, both flush modes (store.stats)
 =========================================== ========= =============================================================
 
 The RPC latency histogram comes from ``protocol.remoting.exporter.RpcLatencyCollector``. Replication lag per slave
@@ -251,6 +254,9 @@ class BrokerCollector(Collector):
         g = self._fam(GaugeMetricFamily, "rocketq_long_polling_held_requests", "pull requests parked right now")
         g.add_metric(c, self._polling.held_count)
         yield g
+        k = self._fam(CounterMetricFamily, "rocketq_long_polling_holds", "pull requests parked since start")
+        k.add_metric(c, st.pull_holds)
+        yield k
 
     # -- storage ------------------------------------------------------------------------------------------------
 
@@ -282,3 +288,15 @@ class BrokerCollector(Collector):
         g = self._fam(GaugeMetricFamily, "rocketmq_storage_message_reserve_time_milliseconds", doc, lab)
         g.add_metric(sv, reserve)
         yield g
+        for name, doc_, hist in (
+            ("rocketq_store_group_commit_size", "puts released by one SYNC_FLUSH fsync", store.stats.group_commit_size),
+            ("rocketq_store_fsync_latency_milliseconds", "commit-log fsync duration", store.stats.fsync_latency_ms),
+        ):
+            counts, total = hist.snapshot()
+            h = self._fam(HistogramMetricFamily, name, doc_, lab)
+            acc, buckets = 0, []
+            for bound, n in zip([*(repr(float(b)) for b in hist.bounds), "+Inf"], counts, strict=True):
+                acc += n
+                buckets.append((bound, float(acc)))
+            h.add_metric(sv, buckets, total)
+            yield h

@@ -138,6 +138,7 @@ class BrokerStats:
         self.send_inflight = 0
         self.pull_inflight = 0
         self.pull_held = 0
+        self.pull_holds = 0
         self.put_msgs = 0
         self.get_found_msgs = 0
         self.get_miss = 0

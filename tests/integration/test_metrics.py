@@ -209,3 +209,32 @@ async def test_namesrv_metrics(tmp_path: Path, client: RemotingClient) -> None:
         rpc = {**base, "protocol_type": "remoting", "result": "success", "response_code": "success"}
         assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="get_broker_cluster_info") == 1
         assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="register_broker") >= 1
+
+
+async def test_store_and_long_polling_metrics(tmp_path: Path, client: RemotingClient) -> None:
+    """What the store knows and J hides: group-commit size and fsync latency (SYNC_FLUSH); long-poll holds and the
+    RPC latency label is_long_polling on a held pull."""
+    async with run_broker(None, tmp_path, flushDiskType="SYNC_FLUSH", **METRICS) as broker:
+        assert broker.metrics is not None
+        for i in range(5):
+            r = await send(client, broker.addr, "SyncT", b"s%d" % i, queue_id=0)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+        r = await pull(client, broker.addr, "HoldG", "SyncT", 1, 0, sys_flag=0x2 | 0x4, suspend_ms=50)
+        assert r.code == ResponseCode.PULL_NOT_FOUND
+        s = await scrape(broker.metrics.port)
+        base = {"node_id": "broker-a", "storage_type": "local", "storage_medium": "disk"}
+        # every acknowledged put was released by exactly one fsync: the sizes add up to the puts
+        assert value(s, "rocketq_store_group_commit_size_sum", **base) == 5
+        assert 1 <= value(s, "rocketq_store_group_commit_size_count", **base) <= 5
+        assert value(s, "rocketq_store_fsync_latency_milliseconds_count", **base) >= 1
+        assert value(s, "rocketq_long_polling_holds_total", node_id="broker-a") == 1
+        assert value(s, "rocketq_long_polling_held_requests", node_id="broker-a") == 0
+        held = value(
+            s,
+            "rocketmq_rpc_latency_milliseconds_count",
+            request_code="pull_message",
+            response_code="pull_not_found",
+            is_long_polling="true",
+        )
+        assert held == 1
+        assert value(s, "rocketmq_processor_watermark", processor="send") == 0
