@@ -217,13 +217,21 @@ class BrokerApp:
         )
         try:
             await server.start()
-            if self.metrics is not None:
-                await self.metrics.start()
         except OSError:
-            await server.stop(0)
             await asyncio.to_thread(store.close_sync)
             self.store = None
             raise
+        if self.metrics is not None:
+            try:
+                await self.metrics.start()
+            except OSError as exc:
+                await server.stop(0)
+                await asyncio.to_thread(store.close_sync)
+                self.store = None
+                obs = cfg.observability
+                raise BrokerStartError(
+                    f"cannot listen on metricsPromExporterPort {obs.metrics_prom_exporter_port}: {exc.strerror or exc}"
+                ) from None
         self._server, self._port = server, server.port
         # With listenPort=0 the port is known only now; msgIds and stored STOREHOST must carry the real one.
         # Nothing has been put yet: the store only starts below, and no request has been read in between.

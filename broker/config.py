@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
+from protocol.remoting.logsetup import parse_log_levels
 
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -233,8 +234,6 @@ class ObservabilityConfig(_Section):
     @field_validator("log_level")
     @classmethod
     def _level(cls, v: str) -> str:
-        from protocol.remoting.logsetup import parse_log_levels
-
         parse_log_levels(v)
         return v
 

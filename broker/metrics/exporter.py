@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from prometheus_client.registry import CollectorRegistry
+from prometheus_client.registry import Collector, CollectorRegistry
 
 from broker.metrics.collector import BrokerCollector
 from broker.services.broker_stats import BrokerStats
@@ -76,6 +76,11 @@ class BrokerMetrics:
             name="broker",
         )
         self.observe = self.rpc.observe
+
+    def add_collector(self, collector: Collector) -> None:
+        """More broker series on the same endpoint and constant labels (the hook HA uses for replication lag per
+        slave: a collector reading the HA service's offsets at scrape time)."""
+        self.collector.extra.append(collector)
 
     @property
     def port(self) -> int:

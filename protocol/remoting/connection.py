@@ -342,9 +342,7 @@ class RemotingConnection(asyncio.Protocol):
                 result = RESULT_FAILED
         if cmd.flag & RPC_ONEWAY or resp is None or self._closed:
             if self._observer is not None:
-                self._observe(
-                    cmd, received_at, ctx, resp, RESULT_ONEWAY if cmd.flag & RPC_ONEWAY else RESULT_WRITE_FAILED
-                )
+                self._observe(cmd, received_at, ctx, resp, RESULT_WRITE_FAILED if self._closed else RESULT_ONEWAY)
             return
         resp.opaque = cmd.opaque
         resp.flag |= RPC_TYPE_RESPONSE

@@ -238,3 +238,17 @@ async def test_store_and_long_polling_metrics(tmp_path: Path, client: RemotingCl
         )
         assert held == 1
         assert value(s, "rocketmq_processor_watermark", processor="send") == 0
+
+
+async def test_metrics_port_in_use_is_one_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    from broker.app import BrokerStartError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        taken = s.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"metricsPromExporterPort {taken}"):
+            async with run_broker(None, tmp_path, **{**METRICS, "metricsPromExporterPort": taken}):
+                pass
