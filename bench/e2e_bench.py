@@ -80,11 +80,19 @@ def start_servers(tmp: Path, metrics_port: int = 0) -> tuple[list[subprocess.Pop
 
 async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
     from client import ConsumeResult, Message, Producer, PushConsumer
+    from client.errors import RouteNotFoundError
 
     topic = f"Bench{int(time.time())}"
     body = b"x" * size
     async with Producer("bench_pg", namesrv_addr=ns) as p:
-        await p.send(Message(topic, body))  # creates the topic
+        for attempt in range(100):  # creates the topic; the broker may still be registering on a busy machine
+            try:
+                await p.send(Message(topic, body))
+                break
+            except RouteNotFoundError:
+                if attempt == 99:
+                    raise
+                await asyncio.sleep(0.2)
         t0 = time.perf_counter()
         sent = 1
         window: list[asyncio.Future[object]] = []
