@@ -27,6 +27,6 @@ RUN mkdir -p /home/rocketmq/store /home/rocketmq/logs /home/rocketmq/conf \
 USER rocketmq
 WORKDIR /home/rocketmq
 VOLUME ["/home/rocketmq/store", "/home/rocketmq/logs"]
-EXPOSE 9876 10911
+EXPOSE 9876 10911 5557 5558
 
 CMD ["mqnamesrv"]

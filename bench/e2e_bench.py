@@ -10,6 +10,11 @@ runs against a loopback redis-server with ``appendfsync everysec`` (durability m
 
 ``--memory`` also measures a push consumer facing a backlog (default 1,000,000 messages with ``--backlog``): its RSS
 while the listener is slow, which flow control must keep bounded.
+
+``--metrics-ab R`` measures the cost of the built-in metrics instead: R rounds, each running the workload against
+fresh servers with metrics off and then on (``metricsExporterType=PROM``, the order alternating per round), with
+``/metrics`` scraped every second while metrics are on (15x Prometheus's default rate); prints every run, the
+medians and the difference.
 """
 
 from __future__ import annotations
@@ -34,12 +39,18 @@ except ImportError:
 sys.path.insert(0, str(REPO))
 
 
-def start_servers(tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str]:
+def start_servers(tmp: Path, metrics_port: int = 0) -> tuple[list[subprocess.Popen[bytes]], str]:
+    """A name server and a broker; with ``metrics_port`` the broker serves /metrics there."""
     ns_port, br_port = free_port(), free_port()
-    (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\n")
+    (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
+    metrics = (
+        f"metricsExporterType=PROM\nmetricsPromExporterHost=127.0.0.1\nmetricsPromExporterPort={metrics_port}\n"
+        if metrics_port
+        else ""
+    )
     (tmp / "broker.conf").write_text(
         f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
-        "autoCreateTopicEnable=true\n"
+        f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n{metrics}"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     quiet = subprocess.DEVNULL
@@ -69,11 +80,19 @@ def start_servers(tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str]:
 
 async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
     from client import ConsumeResult, Message, Producer, PushConsumer
+    from client.errors import RouteNotFoundError
 
     topic = f"Bench{int(time.time())}"
     body = b"x" * size
     async with Producer("bench_pg", namesrv_addr=ns) as p:
-        await p.send(Message(topic, body))  # creates the topic
+        for attempt in range(100):  # creates the topic; the broker may still be registering on a busy machine
+            try:
+                await p.send(Message(topic, body))
+                break
+            except RouteNotFoundError:
+                if attempt == 99:
+                    raise
+                await asyncio.sleep(0.2)
         t0 = time.perf_counter()
         sent = 1
         window: list[asyncio.Future[object]] = []
@@ -174,6 +193,60 @@ def redis_server(tmp: Path) -> object:
         proc.wait(10)
 
 
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU time of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object) -> None:
+    """Metrics off vs on, alternating, fresh servers per run; /metrics scraped every second while on."""
+    import statistics
+    import threading
+    import urllib.request
+
+    results: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    scrapes = [0]
+    for r in range(rounds):
+        for on in (False, True) if r % 2 == 0 else (True, False):
+            with tempfile.TemporaryDirectory() as d:
+                port = free_port() if on else 0
+                procs, ns = start_servers(Path(d), port)
+                stop = threading.Event()
+
+                def scrape(port: int = port, stop: threading.Event = stop) -> None:
+                    while not stop.wait(1.0):
+                        with contextlib.suppress(OSError):
+                            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+                            scrapes[0] += 1
+
+                t = threading.Thread(target=scrape, daemon=True)
+                if on:
+                    t.start()
+                try:
+                    cpu0 = cpu_seconds(procs[0].pid)
+                    res = runner(workload(ns, n, size, batch))  # type: ignore[operator]
+                    # the broker's CPU per message (in + out): far less sensitive to a busy machine than msgs/s
+                    res["broker_cpu_us_per_msg"] = (cpu_seconds(procs[0].pid) - cpu0) / n * 1e6
+                finally:
+                    stop.set()
+                    for p in procs:
+                        p.terminate()
+                        p.wait(20)
+                results[on].append(res)
+                print(
+                    f"round {r + 1} metrics {'on ' if on else 'off'}: "
+                    + ", ".join(f"{k} {v:,.0f}" for k, v in res.items())
+                )
+    rows = []
+    for key in ("produce", "consume", "total", "broker_cpu_us_per_msg"):
+        off = statistics.median(x[key] for x in results[False])
+        on_ = statistics.median(x[key] for x in results[True])
+        rows.append((key, f"{off:,.1f}", f"{on_:,.1f}", f"{(on_ - off) / off * 100:+.1f} %"))
+    print(f"metrics off vs on: N={n}, {size} B, batches of {batch}, {rounds} rounds, {scrapes[0]} scrapes while on")
+    table(rows, ("median", "metrics off", "metrics on", "on vs off"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=200_000)
@@ -181,6 +254,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--backlog", type=int, default=1_000_000)
+    ap.add_argument("--metrics-ab", type=int, default=0, metavar="ROUNDS", help="metrics off vs on, ROUNDS rounds")
     a = ap.parse_args()
     try:
         import uvloop
@@ -188,6 +262,9 @@ def main() -> None:
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
+    if a.metrics_ab:
+        metrics_ab(a.metrics_ab, a.n, a.size, a.batch, runner)
+        return
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         procs, ns = start_servers(tmp)

@@ -19,6 +19,7 @@ from typing import Any
 
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, ConfigError, format_config, load_config
+from protocol.remoting.logsetup import LogSettings
 from protocol.remoting.runtime import configure_logging, fail, run, serve
 
 PROG = "mqbroker"
@@ -45,6 +46,20 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
     return cfg
 
 
+def log_settings(cfg: BrokerConfig) -> LogSettings:
+    """``logDir``/``logLevel``/``logFormat``/``logFileMaxSize``/``logFileMaxIndex`` → the daemon's log setup
+    (``broker.log`` + ``store.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only)."""
+    o = cfg.observability
+    return LogSettings(
+        level=o.log_level,
+        directory=os.path.expanduser(o.log_dir) if o.log_file_max_size > 0 else None,
+        main_file="broker.log",
+        max_bytes=o.log_file_max_size,
+        backup_count=o.log_file_max_index,
+        json=o.log_format == "json",
+    )
+
+
 async def _serve(cfg: BrokerConfig) -> int:
     app = BrokerApp(cfg)  # built on the running loop
     return await serve(
@@ -68,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem or args.printImportantConfig:
         sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
         return 0
-    configure_logging()
+    try:
+        configure_logging(settings=log_settings(cfg))
+    except OSError as exc:
+        return fail(PROG, f"cannot write logs under {cfg.observability.log_dir}: {exc}")
     try:
         return run(_serve(cfg))
     except KeyboardInterrupt:

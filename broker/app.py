@@ -25,6 +25,8 @@ from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
 from broker.handlers.pull import PullHandlers
 from broker.handlers.send import SendHandlers
+from broker.metrics.exporter import BrokerMetrics
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
@@ -35,6 +37,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
+from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 
 _log = structlog.get_logger("rocketq.broker")
@@ -80,6 +83,8 @@ class BrokerApp:
         self.offsets = ConsumerOffsetTable(config_dir, cfg.features.flush_consumer_offset_interval)
         self.clients = ClientRegistry(cfg.network.channel_expired_timeout, self._notify_enabled)
         self.polling = LongPollingService()
+        self.stats = BrokerStats()
+        self.metrics: BrokerMetrics | None = None
         self._server: RemotingServer | None = None
         self._client: RemotingClient | None = None
         self._port: int | None = None
@@ -90,6 +95,21 @@ class BrokerApp:
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
+
+    def _group_alive(self, group: str) -> bool:
+        return (
+            self.groups.get(group) is not None
+            or self.clients.consumer_group(group) is not None
+            or bool(self.offsets.topics_of_group(group))
+        )
+
+    def _readiness(self) -> tuple[bool, str]:
+        """/readyz: the store is open and at least one name server took our registration."""
+        if self.store is None or self._server is None:
+            return False, "store not open"
+        if self.registrar is None or self.registrar.registrations == 0:
+            return False, "not registered with any name server yet"
+        return True, ""
 
     def _notify_enabled(self, group: str) -> bool:
         g = self.groups.get(group)
@@ -136,6 +156,7 @@ class BrokerApp:
                 trace_on=ident.trace_on,
                 max_message_size=cfg.store.max_message_size,
                 max_queue_wait_ms=cfg.features.wait_time_mills_in_send_queue,
+                stats=self.stats,
             ).table()
         )
         registry.register_all(
@@ -152,6 +173,7 @@ class BrokerApp:
                 short_polling_ms=cfg.features.short_polling_time_mills,
                 max_transfer_bytes=cfg.store.max_transfer_bytes_on_message_in_memory,
                 is_slave=ident.broker_role == "SLAVE",
+                stats=self.stats,
             ).table()
         )
         registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
@@ -167,14 +189,31 @@ class BrokerApp:
             self._set_config,
             self.polling.release_group,
             lambda: self.addr,
+            stats=self.stats,
         )
         self.part2.register(registry)
+        for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+            registry.wrap(code, self.stats.count_sends)
+        registry.wrap(RequestCode.PULL_MESSAGE, self.stats.count_pulls)
+        if cfg.observability.metrics_enabled:
+            self.metrics = BrokerMetrics(
+                cfg,
+                self.stats,
+                self.topics,
+                self.groups,
+                self.offsets,
+                self.clients,
+                self.polling,
+                lambda: self.store,
+                self._readiness,
+            )
         server = RemotingServer(
             registry,
             cfg.network.bind_address,
             cfg.network.listen_port,
             name="broker",
             idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
+            observer=self.metrics.observe if self.metrics is not None else None,
         )
         try:
             await server.start()
@@ -182,6 +221,17 @@ class BrokerApp:
             await asyncio.to_thread(store.close_sync)
             self.store = None
             raise
+        if self.metrics is not None:
+            try:
+                await self.metrics.start()
+            except OSError as exc:
+                await server.stop(0)
+                await asyncio.to_thread(store.close_sync)
+                self.store = None
+                obs = cfg.observability
+                raise BrokerStartError(
+                    f"cannot listen on metricsPromExporterPort {obs.metrics_prom_exporter_port}: {exc.strerror or exc}"
+                ) from None
         self._server, self._port = server, server.port
         # With listenPort=0 the port is known only now; msgIds and stored STOREHOST must carry the real one.
         # Nothing has been put yet: the store only starts below, and no request has been read in between.
@@ -192,6 +242,7 @@ class BrokerApp:
         self.clients.start()
         self.offsets.start()
         schedule.start()
+        self.stats.start(self.topics.__contains__, self._group_alive)
         await self.part2.start()
         self._client = RemotingClient()
         registrar = NamesrvRegistrar(
@@ -229,6 +280,9 @@ class BrokerApp:
         if self.registrar is not None:
             await self.registrar.stop()
         await server.stop(grace)
+        await self.stats.stop()
+        if self.metrics is not None:
+            await self.metrics.stop()
         await self.clients.stop()
         await self.offsets.stop()
         await self.topics.flush()

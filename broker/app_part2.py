@@ -22,6 +22,7 @@ from broker.handlers.offset_reset import OffsetResetHandlers
 from broker.handlers.query import QueryHandlers
 from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.rebalance_locks import RebalanceLockManager
@@ -47,6 +48,7 @@ class Part2:
         on_config: Callable[[BrokerConfig], None],
         release_held_pulls: Callable[[str, str], int],
         broker_addr: Callable[[], str],
+        stats: BrokerStats | None = None,
     ) -> None:
         ident, feat = config.identity, config.features
         self.locks = RebalanceLockManager()
@@ -97,7 +99,13 @@ class Part2:
             },
         )
         self.send_back = SendBackHandlers(
-            store, topics, groups, schedule, broker_ip=ident.broker_ip1, broker_permission=ident.broker_permission
+            store,
+            topics,
+            groups,
+            schedule,
+            broker_ip=ident.broker_ip1,
+            broker_permission=ident.broker_permission,
+            stats=stats,
         )
         self.transaction_handlers = TransactionHandlers(
             self.transactions,
@@ -120,7 +128,9 @@ class Part2:
             self.transaction_handlers.table(),
             AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
             AdminGroupHandlers(groups, offsets).table(),
-            AdminStatsHandlers(store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name).table(),
+            AdminStatsHandlers(
+                store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name, stats=stats
+            ).table(),
             AdminOffsetsHandlers(
                 store,
                 topics,

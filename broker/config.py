@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from protocol.java_config_keys import BROKER_FILE_KEYS, check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
+from protocol.remoting.logsetup import parse_log_levels
 
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -200,6 +201,58 @@ class FeaturesConfig(_Section):
         return v
 
 
+_EXPORTER_TYPES = {"0": "DISABLE", "1": "OTLP_GRPC", "2": "PROM", "3": "LOG"}
+
+
+class ObservabilityConfig(_Section):
+    """Metrics (J 5.x keys) and log files (see README "Observability")."""
+
+    metrics_exporter_type: Literal["DISABLE", "PROM"] = "DISABLE"
+    metrics_prom_exporter_host: str = ""  # "" → brokerIP1, as J
+    metrics_prom_exporter_port: int = Field(5557, ge=0, le=65535)
+    metrics_label: str = ""  # k1:v1,k2:v2 — constant labels on every series
+    log_dir: str = Field(default_factory=lambda: _home("logs", "rocketmqlogs"))
+    log_level: str = "INFO"  # LEVEL[,logger=LEVEL...]
+    log_format: Literal["text", "json"] = "text"
+    log_file_max_size: int = Field(128 * 1024 * 1024, ge=0)  # 0 = no log files
+    log_file_max_index: int = Field(10, ge=1)
+
+    @field_validator("metrics_exporter_type", mode="before")
+    @classmethod
+    def _exporter(cls, v: Any) -> Any:
+        v = _EXPORTER_TYPES.get(str(v).strip(), str(v).strip().upper())
+        if v in ("OTLP_GRPC", "LOG"):
+            raise ValueError("only DISABLE and PROM are supported")
+        return v
+
+    @field_validator("metrics_label")
+    @classmethod
+    def _labels(cls, v: str) -> str:
+        for pair in filter(None, v.split(",")):
+            key, sep, _ = pair.partition(":")
+            if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key.strip()):
+                raise ValueError(f"bad label {pair!r}, expected name:value[,name:value]")
+        return v
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, v: str) -> str:
+        parse_log_levels(v)
+        return v
+
+    @property
+    def metrics_enabled(self) -> bool:
+        return self.metrics_exporter_type == "PROM"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        out = {}
+        for pair in filter(None, self.metrics_label.split(",")):
+            key, _, value = pair.partition(":")
+            out[key.strip()] = value.strip()
+        return out
+
+
 class BrokerConfig(_Section):
     identity: IdentityConfig = Field(default_factory=IdentityConfig)  # type: ignore[arg-type]
     network: NetworkConfig = Field(default_factory=NetworkConfig)  # type: ignore[arg-type]
@@ -208,6 +261,7 @@ class BrokerConfig(_Section):
     features: FeaturesConfig = Field(default_factory=FeaturesConfig)  # type: ignore[arg-type]
     # the file the config was read from ("" = none): where accepted runtime updates are persisted
     config_file: str = ""
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +331,16 @@ KEYS: dict[str, _Key] = {
     "transactionTimeOut": _k("features", "transaction_time_out", int),
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
+    # observability (J 5.x metrics keys; log keys as README "Observability" documents)
+    "metricsExporterType": _k("observability", "metrics_exporter_type", str),
+    "metricsPromExporterHost": _k("observability", "metrics_prom_exporter_host", str),
+    "metricsPromExporterPort": _k("observability", "metrics_prom_exporter_port", int),
+    "metricsLabel": _k("observability", "metrics_label", str),
+    "logDir": _k("observability", "log_dir", str),
+    "logLevel": _k("observability", "log_level", str),
+    "logFormat": _k("observability", "log_format", str),
+    "logFileMaxSize": _k("observability", "log_file_max_size", int),
+    "logFileMaxIndex": _k("observability", "log_file_max_index", int),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

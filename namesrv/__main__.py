@@ -11,11 +11,13 @@ scripts and container health checks wait for it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
+from protocol.remoting.logsetup import LogSettings
 from protocol.remoting.runtime import configure_logging, fail, run, serve
 
 PROG = "mqnamesrv"
@@ -27,6 +29,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
     p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help="accepted for compatibility; ignored")
     return p
+
+
+def log_settings(cfg: NamesrvConfig) -> LogSettings:
+    """The log keys (as the broker's) → ``namesrv.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only."""
+    return LogSettings(
+        level=cfg.log_level,
+        directory=os.path.expanduser(cfg.log_dir) if cfg.log_file_max_size > 0 else None,
+        main_file="namesrv.log",
+        max_bytes=cfg.log_file_max_size,
+        backup_count=cfg.log_file_max_index,
+        json=cfg.log_format == "json",
+    )
 
 
 async def _serve(cfg: NamesrvConfig) -> int:
@@ -48,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem:
         sys.stdout.write(format_config(cfg))
         return 0
-    configure_logging()
+    try:
+        configure_logging(settings=log_settings(cfg))
+    except OSError as exc:
+        return fail(PROG, f"cannot write logs under {cfg.log_dir}: {exc}")
     try:
         return run(_serve(cfg))
     except KeyboardInterrupt:  # a signal before the handlers were installed

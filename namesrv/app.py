@@ -17,6 +17,7 @@ from namesrv.config import LiveConfig, NamesrvConfig
 from namesrv.handlers import BrokerHandlers, ConfigHandlers, KvHandlers, RouteHandlers
 from namesrv.housekeeping import BrokerHousekeeping
 from namesrv.kv_config import KvConfig
+from namesrv.metrics import NamesrvMetrics
 from namesrv.route_table import RouteTable, monotonic_ms
 from protocol.remoting import HandlerRegistry, RemotingServer
 
@@ -36,6 +37,7 @@ class NamesrvApp:
         self._kv: KvConfig | None = None
         self._server: RemotingServer | None = None
         self._port: int | None = None
+        self.metrics: NamesrvMetrics | None = None
 
     @property
     def config(self) -> NamesrvConfig:
@@ -84,14 +86,25 @@ class NamesrvApp:
             raise RuntimeError("name server already started")
         cfg = self.config
         kv = KvConfig.load(Path(cfg.kv_config_path).expanduser())
+        if cfg.metrics_exporter_type == "PROM":
+            self.metrics = NamesrvMetrics(
+                cfg, self._routes, lambda: self.addr if self._port is not None else "", self._readiness
+            )
         server = RemotingServer(
             self._registry(kv),
             cfg.listen_address,
             cfg.listen_port,
             name="namesrv",
             idle_timeout_s=cfg.server_channel_max_idle_time_seconds,
+            observer=self.metrics.observe if self.metrics is not None else None,
         )
         await server.start()
+        if self.metrics is not None:
+            try:
+                await self.metrics.start()
+            except OSError:
+                await server.stop(0)
+                raise
         self._kv, self._server, self._port = kv, server, server.port
         self._housekeeping.start()
         _log.info("name server started", port=server.port, kv_config_path=str(kv.path))
@@ -102,6 +115,11 @@ class NamesrvApp:
         server, self._server = self._server, None
         if server is not None:
             await server.stop(grace)
+        if self.metrics is not None:
+            await self.metrics.stop()
+
+    def _readiness(self) -> tuple[bool, str]:
+        return (True, "") if self._server is not None else (False, "not listening")
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -21,6 +21,11 @@ serverChannelMaxIdleTimeSeconds  120                   close a connection idle t
 clusterTest                  false                     accepted for compatibility; no effect
 productEnvName               center                    accepted for compatibility; no effect
 rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
+metricsExporterType          DISABLE                   PROM serves /metrics /healthz /readyz (README "Observability")
+metricsPromExporterHost      "" (→ listenAddress)      interface of the metrics endpoint
+metricsPromExporterPort      5558                      its port; the broker's default is 5557, so both fit one host
+metricsLabel                 ""                        k1:v1,k2:v2 constant labels on every series
+logDir / logLevel / logFormat / logFileMaxSize / logFileMaxIndex   log files, as the broker's (README)
 ============================ ========================= =======================================================
 
 Unknown keys are an error naming the key, with a "did you mean" (J silently ignores them, a known usability trap);
@@ -35,13 +40,14 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from protocol.java_config_keys import NAMESRV_FILE_KEYS, check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
+from protocol.remoting.logsetup import parse_log_levels
 
 
 def _home_path(*parts: str) -> str:
@@ -62,6 +68,37 @@ class NamesrvConfig(BaseModel):
     cluster_test: bool = False
     product_env_name: str = "center"
     rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
+    metrics_exporter_type: Literal["DISABLE", "PROM"] = "DISABLE"
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = Field(5558, ge=0, le=65535)
+    metrics_label: str = ""
+    log_dir: str = Field(default_factory=lambda: _home_path("logs", "rocketmqlogs"))
+    log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    log_file_max_size: int = Field(128 * 1024 * 1024, ge=0)
+    log_file_max_index: int = Field(10, ge=1)
+
+    @field_validator("metrics_exporter_type", mode="before")
+    @classmethod
+    def _exporter(cls, v: Any) -> Any:
+        v = {"0": "DISABLE", "2": "PROM"}.get(str(v).strip(), str(v).strip().upper())
+        if v not in ("DISABLE", "PROM"):
+            raise ValueError("only DISABLE and PROM are supported")
+        return v
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, v: str) -> str:
+        parse_log_levels(v)
+        return v
+
+    @property
+    def labels(self) -> dict[str, str]:
+        out = {}
+        for pair in filter(None, self.metrics_label.split(",")):
+            key, _, value = pair.partition(":")
+            out[key.strip()] = value.strip()
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +120,15 @@ KEYS: dict[str, _Key] = {
     "clusterTest": _Key("cluster_test", bool),
     "productEnvName": _Key("product_env_name", str),
     "rocketmqHome": _Key("rocketmq_home", str),
+    "metricsExporterType": _Key("metrics_exporter_type", str),
+    "metricsPromExporterHost": _Key("metrics_prom_exporter_host", str),
+    "metricsPromExporterPort": _Key("metrics_prom_exporter_port", int),
+    "metricsLabel": _Key("metrics_label", str),
+    "logDir": _Key("log_dir", str),
+    "logLevel": _Key("log_level", str),
+    "logFormat": _Key("log_format", str),
+    "logFileMaxSize": _Key("log_file_max_size", int),
+    "logFileMaxIndex": _Key("log_file_max_index", int),
 }
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 
@@ -90,10 +136,10 @@ ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 RUNTIME_KEYS: frozenset[str] = frozenset(
     {"orderMessageEnable", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime"}
 )
-PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome"})
 # Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; protocol.java_config_keys) that do
 # nothing here: accepted with one warning line naming them.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(NAMESRV_FILE_KEYS) - set(KEYS) - set(ALIASES)
+PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome", "logDir"})
 
 
 class ConfigError(ValueError):

@@ -36,12 +36,19 @@ from __future__ import annotations
 
 import json
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from broker import topics as T
 from broker.handlers._common import call_consumer, decode_header
+from broker.services.broker_stats import (
+    BROKER_GET_MISS,
+    BROKER_GET_NUMS,
+    BROKER_GET_TOTAL,
+    BROKER_PUT_NUMS,
+    BrokerStats,
+    earliest_store_time,
+)
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
@@ -60,27 +67,7 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 BROKER_VERSION_DESC = "V4_9_7"
 BROKER_VERSION = 407
-
-
-class _Rate:
-    """Average rate of a counter over the last 10 s / 60 s / 600 s, from samples taken when asked."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-        self._samples: deque[tuple[float, int]] = deque()
-
-    def sample(self, value: int) -> tuple[float, float, float]:
-        now = self._clock()
-        if not self._samples or now - self._samples[-1][0] >= 1.0:
-            self._samples.append((now, value))
-        while len(self._samples) > 2 and now - self._samples[1][0] > 600:
-            self._samples.popleft()
-        out = []
-        for window in (10, 60, 600):
-            base = next(((t, v) for t, v in self._samples if now - t <= window), self._samples[0])
-            dt = now - base[0]
-            out.append((value - base[1]) / dt if dt > 0 else 0.0)
-        return out[0], out[1], out[2]
+ROCKETQ_VERSION = "rocketq-0.1.0"  # our own version, beside the RocketMQ one J clients parse
 
 
 class ConsumeStatsBuilder:
@@ -138,7 +125,9 @@ class AdminStatsHandlers:
         *,
         broker_name: str,
         clock: Callable[[], float] = time.time,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats if stats is not None else BrokerStats()
         self._store = store
         self._topics = topics
         self._offsets = offsets
@@ -146,8 +135,6 @@ class AdminStatsHandlers:
         self._consume_stats = consume_stats
         self._broker_name = broker_name
         self._clock = clock
-        self._put_rate = _Rate(clock)
-        self._get_rate = _Rate(clock)
 
     def table(self) -> dict[int, Handler]:
         return {
@@ -158,6 +145,7 @@ class AdminStatsHandlers:
             RequestCode.GET_BROKER_RUNTIME_INFO: self.runtime_info,
             RequestCode.GET_CONSUMER_RUNNING_INFO: self.consumer_running_info,
             RequestCode.CHECK_STORE: self.check_store,
+            RequestCode.VIEW_BROKER_STATS_DATA: self.view_stats,
         }
 
     async def check_store(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
@@ -189,9 +177,13 @@ class AdminStatsHandlers:
                 names.add(retry)
             topic_list = sorted(names)
         table: dict[MessageQueue, OffsetWrapper] = {}
+        tps = 0.0
         for topic in topic_list:
-            table.update(self._consume_stats.topic_offsets(group, topic) or {})
-        return cmd.make_response(body=ConsumeStats(table, 0.0).encode())
+            offsets = self._consume_stats.topic_offsets(group, topic)
+            if offsets is not None:
+                table.update(offsets)
+                tps += self._stats.group_get_tps(group, topic)  # J tpsGroupGetNums: the last minute
+        return cmd.make_response(body=ConsumeStats(table, tps).encode())
 
     async def consumer_connections(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(ConsumerGroupRequestHeader, cmd)
@@ -250,17 +242,29 @@ class AdminStatsHandlers:
         now_ms = int(self._clock() * 1000)
         put_total = int(info.get("putMessageTimesTotal", 0))
         get_total = int(info.get("getMessageTimesTotal", 0))
-        put_tps = self._put_rate.sample(put_total)
-        get_tps = self._get_rate.sample(get_total)
+        st = self._stats
         boot = int(info.get("bootTimestamp", now_ms))
         table: dict[str, Any] = {
             "brokerVersionDesc": BROKER_VERSION_DESC,
             "brokerVersion": BROKER_VERSION,
             "msgPutTotalTodayNow": put_total,
             "msgGetTotalTodayNow": get_total,
-            "putTps": " ".join(f"{x:.2f}" for x in put_tps),
-            "getTotalTps": " ".join(f"{x:.2f}" for x in get_tps),
-            "getTransferedTps": " ".join(f"{x:.2f}" for x in get_tps),
+            "rocketqVersion": ROCKETQ_VERSION,
+            # J's windows (10 s, 1 min, 10 min), from the once-a-second samples of BrokerStats
+            "putTps": st.tps_windows(BROKER_PUT_NUMS),
+            "getFoundTps": st.tps_windows(BROKER_GET_NUMS),
+            "getMissTps": st.tps_windows(BROKER_GET_MISS),
+            "getTotalTps": st.tps_windows(BROKER_GET_TOTAL),
+            "getTransferedTps": st.tps_windows(BROKER_GET_NUMS),
+            # requests inside the send / pull handlers (J: thread-pool queue lengths); held pulls excluded
+            "sendThreadPoolQueueSize": st.send_inflight,
+            "pullThreadPoolQueueSize": max(st.pull_inflight - st.pull_held, 0),
+            "sendThreadPoolQueueHeadWaitTimeMills": 0,
+            "pullThreadPoolQueueHeadWaitTimeMills": 0,
+            "queryThreadPoolQueueSize": 0,
+            "queryThreadPoolQueueHeadWaitTimeMills": 0,
+            "pageCacheLockTimeMills": 0,
+            "earliestMessageTimeStamp": earliest_store_time(self._store),
             "bootTimestamp": boot,
             "runtime": f"[ {(now_ms - boot) // 86_400_000} days, {(now_ms - boot) // 3_600_000 % 24} hours, "
             f"{(now_ms - boot) // 60_000 % 60} minutes, {(now_ms - boot) // 1000 % 60} seconds ]",
@@ -278,6 +282,19 @@ class AdminStatsHandlers:
     async def runtime_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         body = json.dumps({"table": self.runtime_table()}, separators=(",", ":"))
         return cmd.make_response(body=body.encode())
+
+    async def view_stats(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        """VIEW_BROKER_STATS_DATA (315), ``statsAll``'s source: J ``BrokerStatsData`` for statsName TOPIC_PUT_NUMS
+        (key topic) or GROUP_GET_NUMS (key topic@group): sum and tps over the last minute, hour and day."""
+        name, key = cmd.ext_fields.get("statsName", ""), cmd.ext_fields.get("statsKey", "")
+        series = self._stats.series(name, key)
+        if series is None:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"The stats <{name}> <{key}> not exist")
+        body = {
+            label: {"sum": series.increase(window), "tps": round(series.rate(window), 2), "avgpt": 0.0}
+            for label, window in (("statsMinute", 60), ("statsHour", 3600), ("statsDay", 86400))
+        }
+        return cmd.make_response(body=json.dumps(body, separators=(",", ":")).encode())
 
     async def consumer_running_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(GetConsumerRunningInfoRequestHeader, cmd)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from broker import topics as T
 from broker.filter import SubscriptionParseError, TagFilter, build_subscription, make_filter
 from broker.handlers._common import decode_header
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry, SubscriptionData
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
@@ -77,7 +78,9 @@ class PullHandlers:
         short_polling_ms: int,
         max_transfer_bytes: int,
         is_slave: bool = False,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats
         self._store = store
         self._topics = topics
         self._groups = groups
@@ -110,16 +113,24 @@ class PullHandlers:
         else:
             timeout = self._short_polling_s
         store = self._store
-        wake = await self._polling.hold(
-            h.topic,
-            h.queue_id,
-            h.queue_offset,
-            timeout,
-            tag_filter.match_code if tag_filter is not None else None,
-            lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
-            wake_on_arrival=self._long_polling,
-            group=h.consumer_group,
-        )
+        ctx.long_polling = True
+        if self._stats is not None:
+            self._stats.pull_held += 1
+            self._stats.pull_holds += 1
+        try:
+            wake = await self._polling.hold(
+                h.topic,
+                h.queue_id,
+                h.queue_offset,
+                timeout,
+                tag_filter.match_code if tag_filter is not None else None,
+                lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
+                wake_on_arrival=self._long_polling,
+                group=h.consumer_group,
+            )
+        finally:
+            if self._stats is not None:
+                self._stats.pull_held -= 1
         if wake is Wake.SHUTDOWN:
             return resp
         return await self._read(cmd, h, tag_filter)
@@ -205,4 +216,11 @@ class PullHandlers:
             "maxOffset": str(result.max_offset),
         }
         body = result.buffer if code == ResponseCode.SUCCESS else b""
+        if self._stats is not None:  # once per pull
+            if code == ResponseCode.SUCCESS:
+                self._stats.on_get(
+                    h.consumer_group, h.topic, h.queue_id, result.message_count, len(body), result.next_begin_offset
+                )
+            else:
+                self._stats.on_miss()
         return cmd.make_response(code, status, ext, body)

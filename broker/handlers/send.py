@@ -42,6 +42,7 @@ import random
 
 from broker import topics as T
 from broker.handlers._common import check_send_allowed, decode_header
+from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
@@ -95,7 +96,9 @@ class SendHandlers:
         trace_on: bool,
         max_message_size: int,
         max_queue_wait_ms: int = 200,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats
         self._max_wait_s = max_queue_wait_ms / 1000
         self._store = store
         self._topics = topics
@@ -206,6 +209,10 @@ class SendHandlers:
         if remark is not None:
             raise HandlerError(code, remark)
         first = result.items[0]
+        if self._stats is not None:  # once per request: messages, stored bytes, J's message_type label
+            put = result.items
+            size = first.size if len(put) == 1 else sum(i.size for i in put)
+            self._stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(put), size)
         ext = {
             "msgId": ",".join(i.msg_id for i in result.items),
             "queueId": str(first.queue_id),

@@ -34,6 +34,7 @@ import random
 
 from broker import topics as T
 from broker.handlers._common import decode_header
+from broker.services.broker_stats import BrokerStats
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
@@ -58,7 +59,9 @@ class SendBackHandlers:
         *,
         broker_ip: str,
         broker_permission: int,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats
         self._store = store
         self._topics = topics
         self._groups = groups
@@ -128,4 +131,6 @@ class SendBackHandlers:
         if result.status.name != "PUT_OK":
             raise HandlerError(ResponseCode.SYSTEM_ERROR, result.status.name)
         self.sent_back += 1
+        if self._stats is not None and topic.startswith(T.DLQ_PREFIX):
+            self._stats.on_dlq(h.group, props.get(PropertyKey.RETRY_TOPIC, msg.topic))
         return cmd.make_response()

@@ -98,6 +98,15 @@ class ConsumerOffsetTable:
     def query_all(self, group: str, topic: str) -> dict[int, int]:
         return dict(self._table.get(topic + TOPIC_GROUP_SEPARATOR + group, {}))
 
+    def entries(self) -> list[tuple[str, str, dict[int, int]]]:
+        """Every (group, topic, {queue: committed offset}) row (a copy; metrics read it at scrape time)."""
+        out = []
+        for key, queues in self._table.items():
+            topic, sep, group = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            if sep:
+                out.append((group, topic, dict(queues)))
+        return out
+
     def topics_of_group(self, group: str) -> set[str]:
         """J ``whichTopicByConsumer``: the topics ``group`` has committed offsets on."""
         out: set[str] = set()

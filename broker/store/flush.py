@@ -21,7 +21,10 @@ import asyncio
 import collections
 import concurrent.futures
 import logging
+import time
 from collections.abc import Callable
+
+from broker.store.stats import Histogram
 
 _log = logging.getLogger("rocketq.store.flush")
 
@@ -39,7 +42,9 @@ class GroupCommit:
         timeout_s: float,
         *,
         flushed: int = 0,
+        sizes: Histogram | None = None,
     ) -> None:
+        self._sizes = sizes  # puts released per sync (the group-commit size), when given
         self._flush_fn = flush_fn
         self._executor = executor
         self._timeout = timeout_s
@@ -104,10 +109,14 @@ class GroupCommit:
         if flushed > self.flushed:
             self.flushed = flushed
         waiters = self._waiters
+        released = 0
         while waiters and waiters[0][0] <= flushed:
             fut = waiters.popleft()[1]
+            released += 1
             if not fut.done():
                 fut.set_result(True)
+        if released and self._sizes is not None:
+            self._sizes.observe(released)
 
     def _fail_all(self) -> None:
         while self._waiters:
@@ -145,6 +154,21 @@ class GroupCommit:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def timed_flush(flush_fn: Callable[[], int], latency_ms: Histogram, flushed: int) -> Callable[[], int]:
+    """``flush_fn`` (returns the flushed offset, ``flushed`` now) that records its duration when it advanced."""
+    last = [flushed]
+
+    def flush() -> int:
+        t0 = time.perf_counter()
+        now = flush_fn()
+        if now != last[0]:
+            latency_ms.observe((time.perf_counter() - t0) * 1000.0)
+            last[0] = now
+        return now
+
+    return flush
 
 
 class IntervalFlusher:

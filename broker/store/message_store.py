@@ -42,7 +42,7 @@ from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueu
 from broker.store.cq_repair import check_units, repair_one
 from broker.store.dispatcher import ArrivalListener, Dispatcher
 from broker.store.errors import StoreClosedError, StoreLockedError
-from broker.store.flush import GroupCommit, IntervalFlusher
+from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.put import Appender, Host
@@ -59,6 +59,7 @@ from broker.store.results import (
 )
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from broker.store.scrub import Scrubber
+from broker.store.stats import StoreStats
 from protocol.message import (
     I32,
     I64,
@@ -127,6 +128,7 @@ class MessageStore:
         self._trusted_from = 0
         self._crc_since = 0
         self._bad_logged: set[int] = set()
+        self.stats = StoreStats()  # group-commit size, fsync latency (read by the broker's metrics)
 
     @property
     def config(self) -> StoreConfig:
@@ -273,19 +275,21 @@ class MessageStore:
         """Start the dispatcher, flush and retention tasks on the running loop."""
         cfg = self._config
         self.dispatcher.start()
+        flush_commitlog = timed_flush(self.commitlog.flush, self.stats.fsync_latency_ms, self.commitlog.flushed_offset)
         if cfg.flush_disk_type == "SYNC_FLUSH":
             self._group_commit = GroupCommit(
-                self.commitlog.flush,
+                flush_commitlog,
                 self._cl_executor,
                 cfg.sync_flush_timeout_ms / 1000,
                 flushed=self.commitlog.flushed_offset,
+                sizes=self.stats.group_commit_size,
             )
             self._group_commit.start()
         else:
             self._flushers.append(
                 IntervalFlusher(
                     "store-flush-commitlog",
-                    self.commitlog.flush,
+                    flush_commitlog,
                     self._cl_executor,
                     cfg.flush_interval_commit_log_ms / 1000,
                 )

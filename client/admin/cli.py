@@ -40,16 +40,60 @@ from protocol.errors import RemotingError
 __all__ = ["COMMANDS", "main"]
 
 
+_CLUSTER_ROW = "{:<16}  {:<22}  {:<4}  {:<22} {:<16} {:>19} {:>19} {:>10} {:>5} {:>6}"
+
+
+def _cluster_columns(kv: dict[str, str], now_ms: int) -> tuple[str, str, str, str, str, str]:
+    """J ``ClusterListSubCommand``'s columns from a broker's runtime info: version, in/out TPS (10 s window) with
+    the send/pull queue length and head wait, page-cache lock time, hours of messages kept, disk ratio."""
+
+    def first(key: str) -> float:
+        parts = kv.get(key, "").split()
+        return float(parts[0]) if parts else 0.0
+
+    earliest = int(kv.get("earliestMessageTimeStamp", "0") or 0)
+    hours = (now_ms - earliest) / 3_600_000 if earliest > 0 else 0.0
+    space = float(kv.get("commitLogDiskRatio", "0") or 0)
+    in_load = f"{first('putTps'):9.2f}({kv.get('sendThreadPoolQueueSize', '0')},{kv.get('sendThreadPoolQueueHeadWaitTimeMills', '0')}ms)"
+    out_load = f"{first('getTransferedTps'):9.2f}({kv.get('pullThreadPoolQueueSize', '0')},{kv.get('pullThreadPoolQueueHeadWaitTimeMills', '0')}ms)"
+    return (
+        kv.get("brokerVersionDesc", ""),
+        in_load,
+        out_load,
+        kv.get("pageCacheLockTimeMills", "0"),
+        f"{hours:2.2f}",
+        f"{space:.4f}",
+    )
+
+
 @command("clusterList", "List cluster infos", cli_more.cluster_list_args)
 async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
     if a.moreStats or a.json:
         return await cli_more.cluster_list_more(admin, a)
     info = await admin.cluster_info()
-    print(f"{'#Cluster Name':<22}{'#Broker Name':<22}{'#BID':<6}{'#Addr':<24}{'#Version':<12}")
+    print(
+        _CLUSTER_ROW.format(
+            "#Cluster Name",
+            "#Broker Name",
+            "#BID",
+            "#Addr",
+            "#Version",
+            "#InTPS(LOAD)",
+            "#OutTPS(LOAD)",
+            "#PCWait(ms)",
+            "#Hour",
+            "#SPACE",
+        )
+    )
     for cluster, names in sorted(info.get("clusterAddrTable", {}).items()):
         for name in sorted(names):
             for bid, addr in sorted(info["brokerAddrTable"][name]["brokerAddrs"].items()):
-                print(f"{cluster:<22}{name:<22}{bid:<6}{addr:<24}{'rocketq':<12}")
+                try:
+                    kv = await admin.runtime_info(addr)
+                except (RemotingError, OSError):
+                    kv = {}
+                cols = _cluster_columns(kv, int(time.time() * 1000))
+                print(_CLUSTER_ROW.format(cluster, name, bid, addr, *cols))
     return 0
 
 

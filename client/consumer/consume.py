@@ -138,7 +138,7 @@ class ConcurrentConsumeService:
             try:
                 await self._consume(req)
             except Exception as exc:  # a bug here must not kill the worker
-                _log.error("consume request failed", mq=str(req.mq), error=repr(exc))
+                _log.error("consume request failed", mq=str(req.mq), error=repr(exc), exc_info=exc)
             finally:
                 self._busy -= 1
                 if self._busy == 0:

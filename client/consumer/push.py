@@ -515,7 +515,9 @@ class PushConsumer:
         try:
             result = await self._call_listener(msgs)
         except Exception as exc:
-            _log.warning("listener raised; the messages will be retried", group=self.group, error=repr(exc))
+            _log.warning(
+                "listener raised; the messages will be retried", group=self.group, error=repr(exc), exc_info=exc
+            )
             return ConsumeResult.RECONSUME_LATER
         if isinstance(result, ConsumeResult):
             return result

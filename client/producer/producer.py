@@ -442,7 +442,9 @@ class Producer:
                 out = local_transaction(msg, arg)
                 state = await out if inspect.isawaitable(out) else out
             except Exception as exc:
-                _log.warning("local transaction raised; state unknown", error=repr(exc), msg_id=result.msg_id)
+                _log.warning(
+                    "local transaction raised; state unknown", error=repr(exc), msg_id=result.msg_id, exc_info=exc
+                )
                 state = LocalTransactionState.UNKNOW
         await self._end_transaction(result, state)
         return result, state
@@ -470,7 +472,7 @@ class Producer:
             out = self._check_listener(msg)
             state = await out if inspect.isawaitable(out) else out
         except Exception as exc:
-            _log.warning("check listener raised; state unknown", error=repr(exc), msg_id=msg.msg_id)
+            _log.warning("check listener raised; state unknown", error=repr(exc), msg_id=msg.msg_id, exc_info=exc)
             state = LocalTransactionState.UNKNOW
         header = EndTransactionRequestHeader(
             producer_group=self.group,

@@ -34,6 +34,10 @@ from protocol.command import RemotingCommand, next_opaque
 from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
 from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, RequestContext
+from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
+
+# (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
+RequestObserver = Callable[[int, int, bool, str, float], None]
 
 _conn_ids = itertools.count(1)
 _log = structlog.get_logger("rocketq.remoting")
@@ -66,8 +70,10 @@ class RemotingConnection(asyncio.Protocol):
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         on_close: Callable[[RemotingConnection], None] | None = None,
         role: str = "server",
+        observer: RequestObserver | None = None,
     ) -> None:
         self._registry = registry
+        self._observer = observer
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
@@ -318,6 +324,8 @@ class RemotingConnection(asyncio.Protocol):
     async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
         resp: RemotingCommand | None
+        ctx: RequestContext | None = None
+        result = RESULT_SUCCESS
         if handler is None:
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
@@ -331,7 +339,10 @@ class RemotingConnection(asyncio.Protocol):
             except Exception as exc:
                 self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
                 resp = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+                result = RESULT_FAILED
         if cmd.flag & RPC_ONEWAY or resp is None or self._closed:
+            if self._observer is not None:
+                self._observe(cmd, received_at, ctx, resp, RESULT_WRITE_FAILED if self._closed else RESULT_ONEWAY)
             return
         resp.opaque = cmd.opaque
         resp.flag |= RPC_TYPE_RESPONSE
@@ -343,12 +354,31 @@ class RemotingConnection(asyncio.Protocol):
                 self.log.warning("reply does not encode", code=cmd.code, reason=str(exc))
                 self._write(cmd.make_response(ResponseCode.SYSTEM_ERROR, f"reply does not encode: {exc}"))
         except ConnectionClosedError:  # closed (or closing) while the handler ran: nobody to answer
+            result = RESULT_WRITE_FAILED
+        if self._observer is not None:
+            self._observe(cmd, received_at, ctx, resp, result)
+        if result == RESULT_WRITE_FAILED:
             return
         if self._write_paused:
             try:
                 await self.drain()
             except ConnectionClosedError:
                 return
+
+    def _observe(
+        self,
+        cmd: RemotingCommand,
+        received_at: float,
+        ctx: RequestContext | None,
+        resp: RemotingCommand | None,
+        result: str,
+    ) -> None:
+        """Report one served request to the observer (RPC latency metrics); called only when one is installed."""
+        assert self._observer is not None
+        loop = self._loop or asyncio.get_running_loop()
+        code = resp.code if resp is not None else ResponseCode.SUCCESS
+        long_polling = ctx.long_polling if ctx is not None else False
+        self._observer(cmd.code, code, long_polling, result, loop.time() - received_at)
 
     def _write(self, cmd: RemotingCommand) -> None:
         transport = self._transport

@@ -67,12 +67,14 @@ class RequestContext:
     Binding is lazy because most requests never log; the hot path must not pay for a bound logger per message.
     """
 
-    __slots__ = ("_conn_log", "_log", "cmd", "conn", "received_at")
+    __slots__ = ("_conn_log", "_log", "cmd", "conn", "long_polling", "received_at")
 
     def __init__(self, conn: Channel, cmd: RemotingCommand, conn_log: Any, received_at: float = 0.0) -> None:
         self.conn = conn
         self.cmd = cmd
         self.received_at = received_at
+        # set by a handler that parked the request (a held pull): the RPC latency metric labels it is_long_polling
+        self.long_polling = False
         self._conn_log = conn_log
         self._log: Any = None
 

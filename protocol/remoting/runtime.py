@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-import structlog
+from protocol.remoting import logsetup
+from protocol.remoting.logsetup import LogSettings
 
 T = TypeVar("T")
 
@@ -33,32 +33,12 @@ async def stop_tasks(*tasks: asyncio.Task[Any] | None) -> None:
             await t
 
 
-def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
-    """Route structlog and stdlib logging to stderr; JSON unless stderr is a terminal."""
-    if json is None:
-        json = not sys.stderr.isatty()
-    lvl = getattr(logging, level.upper(), logging.INFO)
-    renderer: Any = structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
-    structlog.configure(
-        processors=[*shared, structlog.processors.format_exc_info, renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(lvl),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer], foreign_pre_chain=shared
-        )
-    )
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(lvl)
+def configure_logging(level: str = "INFO", *, json: bool | None = None, settings: LogSettings | None = None) -> None:
+    """Route structlog and stdlib logging to stderr (JSON unless stderr is a terminal) and, with ``settings`` that
+    name a directory, to rotating log files (``logsetup``)."""
+    if settings is None:
+        settings = LogSettings(level=level)
+    logsetup.configure(settings, stderr_json=json)
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:

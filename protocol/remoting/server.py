@@ -17,7 +17,7 @@ from collections.abc import Callable
 import structlog
 
 from protocol.frame import MAX_FRAME
-from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection
+from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection, RequestObserver
 from protocol.remoting.handler import HandlerRegistry
 
 _log = structlog.get_logger("rocketq.remoting.server")
@@ -40,8 +40,10 @@ class RemotingServer:
         name: str = "remoting",
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         frame_deadline_s: float = FRAME_DEADLINE_S,
+        observer: RequestObserver | None = None,
     ) -> None:
         self._registry = registry
+        self._observer = observer
         self._host = host
         self._port = port
         self._max_frame = max_frame
@@ -76,6 +78,7 @@ class RemotingServer:
             max_in_flight=self._max_in_flight,
             on_close=self._connections.discard,
             role=self._name,
+            observer=self._observer,
         )
         self._connections.add(conn)
         if self._on_connection is not None:

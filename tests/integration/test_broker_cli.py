@@ -61,7 +61,9 @@ def test_port_in_use(tmp_path: Path) -> None:
         s.listen()
         port = s.getsockname()[1]
         conf = tmp_path / "broker.conf"
-        conf.write_text(f"listenPort={port}\nbindAddress=127.0.0.1\nstorePathRootDir={tmp_path}/store\n")
+        conf.write_text(
+            f"listenPort={port}\nbindAddress=127.0.0.1\nstorePathRootDir={tmp_path}/store\nlogDir={tmp_path}/logs\n"
+        )
         r = run_cli("-c", str(conf))
     assert r.returncode != 0 and "Traceback" not in r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("mqbroker:")]  # other lines are JSON logs
@@ -71,7 +73,10 @@ def test_port_in_use(tmp_path: Path) -> None:
 async def test_sigterm_clean_shutdown_unregisters(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path) as ns:
         conf = tmp_path / "broker.conf"
-        conf.write_text(f"listenPort=0\nbindAddress=127.0.0.1\nstorePathRootDir={tmp_path}/store\nbrokerName=b-sig\n")
+        conf.write_text(
+            f"listenPort=0\nbindAddress=127.0.0.1\nstorePathRootDir={tmp_path}/store\nbrokerName=b-sig\n"
+            f"logDir={tmp_path}/logs\n"
+        )
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -1,0 +1,93 @@
+"""BrokerMetrics: the broker's metrics registry, its RPC latency counts and the ``/metrics`` ``/healthz``
+``/readyz`` endpoint on ``metricsPromExporterHost:metricsPromExporterPort`` (J 5.x keys; host "" → brokerIP1).
+
+Built by ``BrokerApp`` only when ``metricsExporterType=PROM``. ``observe`` is the RemotingServer's request
+observer; ``collector.extra`` takes more collectors (HA replication lag). Readiness is decided by the callable the
+app passes (store open and registered with at least one name server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from broker.metrics.collector import BrokerCollector
+from broker.services.broker_stats import BrokerStats
+from protocol.remoting.exporter import MetricsEndpoint, Readiness, RpcLatencyCollector
+from protocol.remoting.rpc_stats import RpcStats
+
+if TYPE_CHECKING:
+    from broker.config import BrokerConfig
+    from broker.services.client_registry import ClientRegistry
+    from broker.services.consumer_offsets import ConsumerOffsetTable
+    from broker.services.long_polling import LongPollingService
+    from broker.services.subscription_groups import SubscriptionGroupTable
+    from broker.services.topic_config import TopicConfigTable
+    from broker.store.message_store import MessageStore
+
+
+def const_labels(cfg: BrokerConfig) -> dict[str, str]:
+    """J's constant labels: cluster, node_type, node_id, then the ``metricsLabel`` pairs."""
+    return {
+        "cluster": cfg.identity.broker_cluster_name,
+        "node_type": "broker",
+        "node_id": cfg.identity.broker_name,
+        **cfg.observability.labels,
+    }
+
+
+class BrokerMetrics:
+    def __init__(
+        self,
+        cfg: BrokerConfig,
+        stats: BrokerStats,
+        topics: TopicConfigTable,
+        groups: SubscriptionGroupTable,
+        offsets: ConsumerOffsetTable,
+        clients: ClientRegistry,
+        polling: LongPollingService,
+        store: Callable[[], MessageStore | None],
+        ready: Readiness,
+    ) -> None:
+        labels = const_labels(cfg)
+        self.rpc = RpcStats()
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.collector = BrokerCollector(
+            labels,
+            stats,
+            topics,
+            groups,
+            offsets,
+            clients,
+            polling,
+            store,
+            lambda: cfg.identity.broker_permission,
+        )
+        self.registry.register(self.collector)
+        self.registry.register(RpcLatencyCollector(self.rpc, lambda: labels))
+        obs = cfg.observability
+        self.endpoint = MetricsEndpoint(
+            self.registry,
+            obs.metrics_prom_exporter_host or cfg.identity.broker_ip1,
+            obs.metrics_prom_exporter_port,
+            ready,
+            name="broker",
+        )
+        self.observe = self.rpc.observe
+
+    def add_collector(self, collector: Collector) -> None:
+        """More broker series on the same endpoint and constant labels (the hook HA uses for replication lag per
+        slave: a collector reading the HA service's offsets at scrape time)."""
+        self.collector.extra.append(collector)
+
+    @property
+    def port(self) -> int:
+        return self.endpoint.port
+
+    async def start(self) -> None:
+        await self.endpoint.start()
+
+    async def stop(self) -> None:
+        await self.endpoint.stop()
