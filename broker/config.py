@@ -7,8 +7,9 @@ RocketMQ's except where a dev box needs something else (``brokerName`` "broker-a
 names the key (J silently ignores unknown keys, a known usability trap). A few J keys that people copy from sample
 configs are accepted with no effect (``NO_EFFECT_KEYS``).
 
-Accepted but without effect yet: ``brokerIP2``, ``haListenPort`` (only reported as the haServerAddr at
-registration), ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``, and ``brokerRole=SLAVE`` (no replication yet).
+Accepted but without effect yet: ``brokerIP2``, ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``.
+Replication (``brokerRole``, ``haListenPort`` and the ``ha`` section) is ``broker.ha``'s: ``haListenPort`` defaults to
+listenPort + 1 as J's BrokerStartup sets it (0 with listenPort 0), and an explicit value wins.
 ``serverChannelMaxIdleTimeSeconds`` (0 = never) closes connections idle that long.
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
@@ -197,12 +198,43 @@ class FeaturesConfig(_Section):
         return v
 
 
+class HASection(_Section):
+    """Master/slave replication (J ``MessageStoreConfig`` / ``BrokerConfig`` keys, plus ``haMasterForceWritable``)."""
+
+    ha_master_address: str = ""
+    ha_send_heartbeat_interval: int = Field(5000, gt=0)
+    ha_housekeeping_interval: int = Field(20_000, gt=0)
+    ha_transfer_batch_size: int = Field(32768, ge=1024, le=8 * 1024 * 1024)
+    ha_slave_fallbehind_max: int = Field(256 * 1024 * 1024, gt=0)
+    slave_timeout: int = Field(3000, gt=0)
+    slave_read_enable: bool = False
+    access_message_in_memory_max_ratio: int = Field(40, ge=0, le=100)
+    # ours: a master that waits for a slave's offsets at start (the name server lists a slave) takes writes anyway
+    ha_master_force_writable: bool = False
+
+    @field_validator("ha_master_address")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        if v and not _ADDR.match(v.strip()):
+            raise ValueError(f"bad address {v!r}, expected host:port")
+        return v.strip()
+
+
 class BrokerConfig(_Section):
     identity: IdentityConfig = Field(default_factory=IdentityConfig)  # type: ignore[arg-type]
     network: NetworkConfig = Field(default_factory=NetworkConfig)  # type: ignore[arg-type]
     namesrv: NamesrvSection = Field(default_factory=NamesrvSection)  # type: ignore[arg-type]
     store: StoreSection = Field(default_factory=StoreSection)  # type: ignore[arg-type]
     features: FeaturesConfig = Field(default_factory=FeaturesConfig)  # type: ignore[arg-type]
+    ha: HASection = Field(default_factory=HASection)  # type: ignore[arg-type]
+
+    @property
+    def ha_listen_port(self) -> int:
+        """The HA port to bind: ``haListenPort`` when set, else listenPort + 1 (J BrokerStartup), 0 with listenPort 0."""
+        net = self.network
+        if "ha_listen_port" in net.model_fields_set:
+            return net.ha_listen_port
+        return net.listen_port + 1 if net.listen_port else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +304,15 @@ KEYS: dict[str, _Key] = {
     "transactionTimeOut": _k("features", "transaction_time_out", int),
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
+    "haMasterAddress": _k("ha", "ha_master_address", str),
+    "haSendHeartbeatInterval": _k("ha", "ha_send_heartbeat_interval", int),
+    "haHousekeepingInterval": _k("ha", "ha_housekeeping_interval", int),
+    "haTransferBatchSize": _k("ha", "ha_transfer_batch_size", int),
+    "haSlaveFallbehindMax": _k("ha", "ha_slave_fallbehind_max", int),
+    "slaveTimeout": _k("ha", "slave_timeout", int),
+    "slaveReadEnable": _k("ha", "slave_read_enable", bool),
+    "accessMessageInMemoryMaxRatio": _k("ha", "access_message_in_memory_max_ratio", int),
+    "haMasterForceWritable": _k("ha", "ha_master_force_writable", bool),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

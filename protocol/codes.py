@@ -106,6 +106,7 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    GET_BROKER_HA_STATUS = 907  # 5.x; mqadmin haStatus
 
 
 class ResponseCode(IntEnum):

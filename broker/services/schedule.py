@@ -95,6 +95,11 @@ class ScheduleService:
     async def flush(self) -> None:
         await self._writer.flush()
 
+    def replace_offsets(self, offsets: dict[int, int]) -> None:
+        """SlaveSynchronize: the master's delay-level offsets replace ours; persisted."""
+        self._offsets = dict(offsets)
+        self._writer.mark_dirty()
+
     def offset(self, level: int) -> int:
         return self._offsets.get(level, 0)
 

@@ -1,0 +1,156 @@
+"""Master/slave replication in-process on port 0: roles and config refusals, the name server's register reply, the
+HA byte protocol copying 10,000 messages byte for byte with the slave's own consume queues and index, SYNC_MASTER
+waits and their failure codes, SlaveSynchronize, and the pull-side slave behaviour."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from broker.config import ConfigError, load_config
+from broker.services.subscription_groups import SubscriptionGroupConfig
+from broker.services.topic_config import TopicConfig
+from client import Message, Producer, SendStatus
+from client.admin.admin_client import AdminClient
+from protocol.codes import RequestCode, ResponseCode
+from protocol.headers import PullMessageRequestHeader, QueryMessageRequestHeader, SendMessageRequestHeader
+from protocol.message import decode_records
+from tests.harness import run_broker, run_namesrv
+from tests.integration.client_support import until
+from tests.integration.ha_support import log_bytes, queue_units, run_pair
+
+TOPIC = "TopicHA"
+
+
+def test_slave_with_broker_id_0_does_not_start(tmp_path: Path) -> None:
+    conf = tmp_path / "slave.conf"
+    conf.write_text("brokerName=b\nbrokerRole=SLAVE\nbrokerId=0\n")
+    with pytest.raises(ConfigError, match=r"SLAVE.*brokerId > 0"):
+        load_config(conf)
+    with pytest.raises(ConfigError, match=r"^brokerRole=slave"):
+        load_config(None, {"brokerRole": "slave"})  # case-sensitive, as J's BrokerRole.valueOf
+
+
+def test_ha_listen_port_defaults_to_listen_port_plus_one() -> None:
+    assert load_config(None, {"listenPort": 10911}).ha_listen_port == 10912
+    assert load_config(None, {"listenPort": 20911}).ha_listen_port == 20912
+    assert load_config(None, {"listenPort": 0}).ha_listen_port == 0
+    assert load_config(None, {"listenPort": 20911, "haListenPort": 0}).ha_listen_port == 0
+
+
+async def test_slave_refuses_writes_and_learns_its_master(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        assert master.ha is not None and slave.ha is not None and slave.ha.slave is not None
+        # the name server's REGISTER_BROKER reply gave the slave the master's advertised HA and remoting address
+        await until(lambda: slave.ha.slave.state.master_addr == master.addr, what="slave learns masterAddr")
+        assert slave.ha.slave.state.master_ha_addr == f"127.0.0.1:{master.ha.ha_port}"
+        assert master.ha.ha_port != 0
+        async with AdminClient(ns.addr) as admin:
+            h = SendMessageRequestHeader("PG", "TBW102", "NewTopicOnSlave", 4, -1, 0, 0, 0, "", 0, False)
+            resp = await admin.call(
+                slave.addr, RequestCode.SEND_MESSAGE, h.to_ext_fields(), b"x", ok=(ResponseCode.SERVICE_NOT_AVAILABLE,)
+            )
+            assert resp.remark is not None and "messages are put to the slave" in resp.remark
+            assert slave.topics.get("NewTopicOnSlave") is None  # refused before any auto-create
+            status = json.loads((await admin.call(slave.addr, RequestCode.GET_BROKER_HA_STATUS)).body)
+            assert status["master"] is False and status["haClientRuntimeInfo"]["masterAddr"].endswith(
+                str(master.ha.ha_port)
+            )
+
+
+async def test_10000_messages_replicated_byte_for_byte(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        master.topics.put(TopicConfig(TOPIC, 4, 4))
+        async with Producer("PG_ha", namesrv_addr=ns.addr) as p:
+            sem = asyncio.Semaphore(64)
+
+            async def one(i: int) -> None:
+                async with sem:
+                    r = await p.send(Message(TOPIC, b"m%05d" % i, tags=f"T{i % 3}", keys=[f"key-{i}"]))
+                    assert r.send_status is SendStatus.SEND_OK
+
+            await asyncio.gather(*(one(i) for i in range(10_000)))
+        end = master.store.commitlog.max_offset
+        assert master.store is not None and slave.store is not None
+        await until(lambda: slave.store.commitlog.max_offset >= end, timeout=60, what="slave catches up")
+        start = master.store.commitlog.min_offset
+        assert slave.store.commitlog.min_offset == start
+        assert log_bytes(slave.store, start, end) == log_bytes(master.store, start, end)
+        for qid in range(4):
+            assert queue_units(slave.store, TOPIC, qid) == queue_units(master.store, TOPIC, qid)
+        total = sum(len(queue_units(slave.store, TOPIC, q)) for q in range(4))
+        assert total == 10_000
+        assert slave.ha is not None and slave.ha.sync is not None
+        await until(slave.ha.sync.sync_all, what="slave copies the topic config")  # J's 10 s SlaveSynchronize
+        async with AdminClient(ns.addr) as admin:
+            # pulls from the slave return what the master returns
+            for qid in range(4):
+                h = PullMessageRequestHeader("CG_ha", TOPIC, qid, 0, 32, 0x4, 0, 0, 0, "*")
+                ext = h.to_ext_fields()
+                on_master = await admin.call(master.addr, RequestCode.PULL_MESSAGE, ext)
+                on_slave = await admin.call(slave.addr, RequestCode.PULL_MESSAGE, ext)
+                assert on_slave.body == on_master.body and len(decode_records(on_slave.body)) == 32
+            # queryMsgByKey against the slave
+            q = QueryMessageRequestHeader(TOPIC, "key-4242", 32, 0, 2**62, False).to_ext_fields()
+            resp = await admin.call(slave.addr, RequestCode.QUERY_MESSAGE, q)
+            [msg] = decode_records(resp.body)
+            assert msg.body == b"m04242" and msg.keys == ["key-4242"]
+            # the master sees the slave's ack; brokerStatus shows the lag
+            await until(lambda: master.ha.master.state.push2slave_max >= end, what="master sees the ack")
+            rt = json.loads((await admin.call(master.addr, RequestCode.GET_BROKER_RUNTIME_INFO)).body)["table"]
+            assert rt["brokerRole"] == "ASYNC_MASTER" and rt["haSlaveCount"] == "1"
+            assert (
+                int(rt["haSlaveBehindBytes"])
+                == master.store.commitlog.max_offset - master.ha.master.state.push2slave_max
+            )
+
+
+async def test_sync_master_waits_for_the_slave_and_reports_its_absence(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns:
+        async with run_pair(ns, tmp_path, role="SYNC_MASTER", slaveTimeout=1000) as (master, slave):
+            master.topics.put(TopicConfig(TOPIC, 4, 4))
+            assert master.ha is not None and master.ha.master is not None
+            await until(lambda: master.ha.master.state.links, what="slave connects")
+            async with Producer("PG_sync", namesrv_addr=ns.addr) as p:
+                results = await asyncio.gather(*(p.send(Message(TOPIC, b"s%d" % i)) for i in range(200)))
+            assert {r.send_status for r in results} == {SendStatus.SEND_OK}
+            # acknowledged means on the slave
+            assert slave.store is not None and master.store is not None
+            assert slave.store.commitlog.max_offset >= max(int(r.offset_msg_id[16:], 16) for r in results)
+            # the slave stops replicating: SYNC sends time out with FLUSH_SLAVE_TIMEOUT (stored, not confirmed)
+            assert slave.ha is not None and slave.ha.slave is not None
+            await slave.ha.slave.stop()
+            async with Producer("PG_sync2", namesrv_addr=ns.addr) as p:
+                r = await p.send(Message(TOPIC, b"late"))
+            assert r.send_status in (SendStatus.FLUSH_SLAVE_TIMEOUT, SendStatus.SLAVE_NOT_AVAILABLE)
+        # no slave at all: SLAVE_NOT_AVAILABLE at once
+        async with run_broker(
+            ns, tmp_path, brokerRole="SYNC_MASTER", brokerName="lonely", storePathRootDir=tmp_path / "lonely"
+        ) as lonely:
+            lonely.topics.put(TopicConfig("TopicLonely", 1, 1))
+            async with Producer("PG_lonely", namesrv_addr=ns.addr) as p:
+                r = await p.send(Message("TopicLonely", b"x"))
+            assert r.send_status is SendStatus.SLAVE_NOT_AVAILABLE
+
+
+async def test_slave_synchronize_copies_metadata(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        master.topics.put(TopicConfig("TopicMeta", 3, 3))
+        master.groups.put(SubscriptionGroupConfig("CG_meta", retry_max_times=5))
+        master.offsets.commit("CG_meta", "TopicMeta", 1, 42)
+        assert slave.ha is not None and slave.ha.sync is not None
+        await until(lambda: slave.ha.slave.state.master_addr, what="slave learns its master")
+        assert await slave.ha.sync.sync_all()
+        tc = slave.topics.get("TopicMeta")
+        assert tc is not None and tc.write_queue_nums == 3
+        g = slave.groups.get("CG_meta")
+        assert g is not None and g.retry_max_times == 5
+        assert slave.offsets.query("CG_meta", "TopicMeta", 1) == 42
+        await slave.topics.flush()
+        await slave.offsets.flush()
+        cfg = Path(slave.config.store.config_dir)
+        assert "TopicMeta" in (cfg / "topics.json").read_text()
+        assert "CG_meta" in (cfg / "consumerOffset.json").read_text()
