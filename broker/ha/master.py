@@ -31,7 +31,7 @@ import collections
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from broker.ha.state import MasterHAState, SlaveLink
@@ -127,6 +127,8 @@ class HAMaster:
         self._ids = itertools.count(1)
         self._catching_up = False
         self.port = 0
+        # awaited after a catch-up from a slave (that slave's remoting tables come back), before the fence lifts
+        self.before_lift: Callable[[str], Awaitable[None]] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -196,6 +198,7 @@ class HAMaster:
                 self.lift_fence(f"slave {link.peer} holds nothing beyond this master ({first} <= {end})")
             start = first if first > 0 else self.store.replication_start()
             _log.info("slave %s connected, its log ends at %d; sending from %d", link.peer, first, start)
+            writer.write(HEADER.pack(start, 0))  # an empty header at once: the slave knows it is being followed
             pusher = asyncio.get_running_loop().create_task(self._push(writer, start, link), name="ha-push")
             while True:
                 ack = await self._report(reader)
@@ -301,6 +304,8 @@ class HAMaster:
                     store.append_replicated(off, body)
             copied = store.commitlog.max_offset - end
             self.state.caught_up_from_slave += copied
+            if self.before_lift is not None:
+                await self.before_lift(link.peer)
             self.lift_fence(f"copied {copied} bytes from slave {link.peer}, whose log ended at {slave_end}")
         except ValueError as exc:
             _log.error("catching up from slave %s failed: %s", link.peer, exc)

@@ -75,7 +75,14 @@ class HAService:
             )
             slave = self.slave
             self.sync = SlaveSynchronize(
-                client, lambda: slave.state.master_addr, own_addr, topics, offsets, schedule, groups
+                client,
+                lambda: slave.state.master_addr,
+                own_addr,
+                topics,
+                offsets,
+                schedule,
+                groups,
+                replicating=lambda: slave.state.state == "REPLICATING",
             )
         else:
             self.master = HAMaster(
@@ -89,6 +96,8 @@ class HAService:
                     config.identity.broker_role == "SYNC_MASTER",
                 ),
             )
+            self._take_back = SlaveSynchronize(client, lambda: None, own_addr, topics, offsets, schedule, groups)
+            self.master.before_lift = self._tables_from_slaves
         self.ha_port = 0
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
@@ -121,13 +130,11 @@ class HAService:
         elif self.master is not None and self.master.state.fenced is not None:
             await self.check_fence()
 
-    async def check_fence(self) -> bool:
-        """Lift a master's start-up fence when no name server lists a slave of this broker name; returns whether
-        a slave is listed (the fence then stays until a slave reports, see ``broker.ha.master``)."""
-        assert self.master is not None
+    async def _listed_slaves(self) -> tuple[bool, list[str]]:
+        """(whether a name server answered, the remoting addresses it lists under ids > 0 for this broker name)."""
         name = self.config.identity.broker_name
-        listed = False
         answered = False
+        addrs: list[str] = []
         for ns in self.config.namesrv.addrs:
             try:
                 resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
@@ -137,8 +144,27 @@ class HAService:
                 continue
             answered = True
             bd = (doc.get("brokerAddrTable") or {}).get(name) or {}
-            if any(int(i) > 0 for i in (bd.get("brokerAddrs") or {})):
-                listed = True
+            for bid, addr in (bd.get("brokerAddrs") or {}).items():
+                if int(bid) > 0 and addr not in addrs:
+                    addrs.append(str(addr))
+        return answered, addrs
+
+    async def _tables_from_slaves(self, ha_peer: str) -> None:
+        """After copying the log back from the slave at ``ha_peer`` (its HA connection's address): take back its
+        tables, from the listed slave on the same host (any listed slave when none matches)."""
+        _answered, addrs = await self._listed_slaves()
+        host = ha_peer.rpartition(":")[0]
+        for addr in sorted(addrs, key=lambda a: a.rpartition(":")[0] != host):
+            if await self._take_back.take_back(addr):
+                return
+
+    async def check_fence(self) -> bool:
+        """Lift a master's start-up fence when no name server lists a slave of this broker name; returns whether
+        a slave is listed (the fence then stays until a slave reports, see ``broker.ha.master``)."""
+        assert self.master is not None
+        name = self.config.identity.broker_name
+        answered, addrs = await self._listed_slaves()
+        listed = bool(addrs)
         if not listed:
             self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
         else:

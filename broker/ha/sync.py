@@ -11,8 +11,13 @@ order  request (code, no header)             what the slave does with the body
        (201)
 =====  ====================================  ===========================================================
 
-Skipped while the master's remoting address is unknown or is this broker's own. Errors are logged; the slave keeps
-its last copy. (J sends 21 to the master's VIP port, listenPort − 2; this broker has no VIP port, so all four go to
+Skipped while the master's remoting address is unknown or is this broker's own, and while this slave is not
+replicating from it (a master that is still catching up from this slave has not got its tables back yet). Errors are
+logged; the slave keeps its last copy.
+
+The other way round (``take_back``, ours): a master that had to copy its log back from a slave first fetches the
+same four tables from that slave and merges them in — topics and groups it lacks, the larger of each consumer and
+delay offset — so a master restarted on an empty disk comes back with its topics and its consumers' positions. (J sends 21 to the master's VIP port, listenPort − 2; this broker has no VIP port, so all four go to
 the master's address.)
 """
 
@@ -50,7 +55,9 @@ class SlaveSynchronize:
         offsets: ConsumerOffsetTable,
         schedule: ScheduleService,
         groups: SubscriptionGroupTable,
+        replicating: Callable[[], bool] = lambda: True,
     ) -> None:
+        self._replicating = replicating
         self._client = client
         self._master_addr = master_addr
         self._own_addr = own_addr
@@ -96,7 +103,7 @@ class SlaveSynchronize:
     async def sync_all(self) -> bool:
         """One round, in J's order; returns whether every table was fetched."""
         addr = self._master_addr()
-        if not addr or addr == self._own_addr():
+        if not addr or addr == self._own_addr() or not self._replicating():
             return False
         ok = True
         doc = await self._get(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
@@ -130,3 +137,32 @@ class SlaveSynchronize:
         if ok:
             self.syncs += 1
         return ok
+
+    async def take_back(self, addr: str) -> bool:
+        """Merge a slave's tables into this master's (see the module docstring); returns whether all four came."""
+        docs = [
+            await self._get(addr, code)
+            for code in (
+                RequestCode.GET_ALL_TOPIC_CONFIG,
+                RequestCode.GET_ALL_CONSUMER_OFFSET,
+                RequestCode.GET_ALL_DELAY_OFFSET,
+                RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG,
+            )
+        ]
+        topics, offsets, delay, groups = docs
+        if topics is not None:
+            n = self._topics.merge_missing(topics)
+            _log.warning("took back %d topic(s) from slave %s", n, addr)
+        if offsets is not None and isinstance(offsets.get("offsetTable"), dict):
+            table = offsets["offsetTable"]
+            assert isinstance(table, dict)
+            self._offsets.merge_max(
+                {str(k): {int(q): int(o) for q, o in v.items()} for k, v in table.items() if isinstance(v, dict)}
+            )
+        if delay is not None and isinstance(delay.get("offsetTable"), dict):
+            dt = delay["offsetTable"]
+            assert isinstance(dt, dict)
+            self._schedule.merge_max({int(k): int(v) for k, v in dt.items()})
+        if groups is not None:
+            self._groups.merge_missing(groups)
+        return all(d is not None for d in docs)

@@ -148,6 +148,18 @@ class SubscriptionGroupTable:
         self._writer.mark_dirty()
         return True
 
+    def merge_missing(self, doc: dict[str, Any]) -> int:
+        """A master taking back a slave's copy: add the groups it lacks; returns how many."""
+        added = 0
+        for name, raw in (doc.get("subscriptionGroupTable") or {}).items():
+            if isinstance(raw, dict) and name not in self._groups:
+                try:
+                    self.put(SubscriptionGroupConfig.from_json(name, raw))
+                except TypeError:
+                    continue
+                added += 1
+        return added
+
     def set_auto_create(self, enabled: bool) -> None:
         """Runtime config change (UPDATE_BROKER_CONFIG autoCreateSubscriptionGroup)."""
         self._auto_create = enabled

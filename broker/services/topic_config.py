@@ -262,6 +262,17 @@ class TopicConfigTable:
         self._writer.mark_dirty()
         return True
 
+    def merge_missing(self, doc: dict[str, Any]) -> int:
+        """A master taking back a slave's copy (after losing its own): add the topics it lacks; returns how many."""
+        added = 0
+        for name, raw in (doc.get("topicConfigTable") or {}).items():
+            if isinstance(raw, dict) and name not in self._topics:
+                self._topics[name] = TopicConfig.from_json(name, raw)
+                added += 1
+        if added:
+            self._changed()
+        return added
+
     def update_features(self, features: FeaturesConfig) -> None:
         """Runtime config change (UPDATE_BROKER_CONFIG autoCreateTopicEnable): later auto-creates follow it."""
         self._features = features
