@@ -142,8 +142,7 @@ async def test_slave_synchronize_copies_metadata(tmp_path: Path) -> None:
         master.groups.put(SubscriptionGroupConfig("CG_meta", retry_max_times=5))
         master.offsets.commit("CG_meta", "TopicMeta", 1, 42)
         assert slave.ha is not None and slave.ha.sync is not None
-        await until(lambda: slave.ha.slave.state.master_addr, what="slave learns its master")
-        assert await slave.ha.sync.sync_all()
+        await until(slave.ha.sync.sync_all, what="one metadata sync round")
         tc = slave.topics.get("TopicMeta")
         assert tc is not None and tc.write_queue_nums == 3
         g = slave.groups.get("CG_meta")
