@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from client.admin import cli_ops  # noqa: F401  (imported for its @command registrations)
+from client.admin import cli_ha, cli_ops  # noqa: F401  (imported for their @command registrations)
 from client.admin.admin_client import AdminClient
 from client.admin.formatting import (
     direct_result,
@@ -38,11 +38,15 @@ __all__ = ["COMMANDS", "main"]
 @command("clusterList", "List cluster infos", lambda p: None)
 async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
     info = await admin.cluster_info()
-    print(f"{'#Cluster Name':<22}{'#Broker Name':<22}{'#BID':<6}{'#Addr':<24}{'#Version':<12}")
+    print(
+        f"{'#Cluster Name':<22}{'#Broker Name':<22}{'#BID':<6}{'#Addr':<24}{'#Version':<12}{'#Role':<14}"
+        f"{'#HAState':<18}{'#Behind(bytes)':<14}"
+    )
     for cluster, names in sorted(info.get("clusterAddrTable", {}).items()):
         for name in sorted(names):
             for bid, addr in sorted(info["brokerAddrTable"][name]["brokerAddrs"].items()):
-                print(f"{cluster:<22}{name:<22}{bid:<6}{addr:<24}{'rocketq':<12}")
+                role, state, behind = await cli_ha.role_columns(admin, addr)
+                print(f"{cluster:<22}{name:<22}{bid:<6}{addr:<24}{'rocketq':<12}{role:<14}{state:<18}{behind:<14}")
     return 0
 
 

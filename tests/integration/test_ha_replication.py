@@ -153,3 +153,23 @@ async def test_slave_synchronize_copies_metadata(tmp_path: Path) -> None:
         cfg = Path(slave.config.store.config_dir)
         assert "TopicMeta" in (cfg / "topics.json").read_text()
         assert "CG_meta" in (cfg / "consumerOffset.json").read_text()
+
+
+async def test_mqadmin_shows_roles_and_lag(tmp_path: Path) -> None:
+    from tests.integration.test_mqadmin import mqadmin
+
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        assert master.ha is not None and master.ha.master is not None
+        await until(lambda: master.ha.master.state.links, what="slave connects")
+        rc, out, err = await mqadmin("clusterList", "-n", ns.addr)
+        assert rc == 0, err
+        rows = {line.split()[3]: line.split() for line in out.splitlines()[1:] if line.strip()}
+        assert rows[master.addr][2] == "0" and rows[master.addr][5] == "ASYNC_MASTER"
+        assert rows[slave.addr][2] == "1" and rows[slave.addr][5] == "SLAVE" and rows[slave.addr][7].isdigit()
+        rc, out, err = await mqadmin("haStatus", "-n", ns.addr, "-b", master.addr)
+        assert rc == 0, err
+        assert "#InSyncSlaveNums: 1" in out and "#SlaveAddr" in out
+        rc, out, err = await mqadmin("haStatus", "-n", ns.addr, "-b", slave.addr)
+        assert rc == 0 and "#State: REPLICATING" in out and f"#MasterAddr: {master.addr}" in out
+        rc, out, err = await mqadmin("brokerStatus", "-n", ns.addr, "-b", slave.addr)
+        assert rc == 0 and "haBehindMasterBytes" in out and "brokerRole" in out
