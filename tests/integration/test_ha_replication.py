@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,63 @@ async def test_mqadmin_shows_roles_and_lag(tmp_path: Path) -> None:
         assert rc == 0 and "#State: REPLICATING" in out and f"#MasterAddr: {master.addr}" in out
         rc, out, err = await mqadmin("brokerStatus", "-n", ns.addr, "-b", slave.addr)
         assert rc == 0 and "haBehindMasterBytes" in out and "brokerRole" in out
+
+
+async def test_two_slaves_each_get_the_log(tmp_path: Path) -> None:
+    common = {"brokerName": "broker-two", "registerNameServerPeriod": 1000}
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, brokerRole="SYNC_MASTER", storePathRootDir=tmp_path / "m", **common) as master,
+        run_broker(ns, tmp_path, brokerRole="SLAVE", brokerId=1, storePathRootDir=tmp_path / "s1", **common) as s1,
+        run_broker(ns, tmp_path, brokerRole="SLAVE", brokerId=2, storePathRootDir=tmp_path / "s2", **common) as s2,
+    ):
+        assert master.ha is not None and master.ha.master is not None
+        await until(lambda: len(master.ha.master.state.links) == 2, what="both slaves connect")
+        master.topics.put(TopicConfig(TOPIC, 2, 2))
+        async with Producer("PG_two", namesrv_addr=ns.addr) as p:
+            rs = await asyncio.gather(*(p.send(Message(TOPIC, b"t%d" % i)) for i in range(300)))
+        assert {r.send_status for r in rs} == {SendStatus.SEND_OK}
+        assert master.store is not None and s1.store is not None and s2.store is not None
+        end = master.store.commitlog.max_offset
+        for s in (s1, s2):
+            await until(lambda s=s: s.store.commitlog.max_offset == end, what="each slave holds the log")
+            assert log_bytes(s.store, 0, end) == log_bytes(master.store, 0, end)
+
+
+async def test_a_slave_ahead_of_a_writable_master_keeps_its_bytes(tmp_path: Path) -> None:
+    """haMasterForceWritable: a master restarted on an empty disk takes writes at once; the slave that holds more
+    never truncates, keeps serving reads and says so."""
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        async with Producer("PG_div", namesrv_addr=ns.addr) as p:
+            for i in range(50):
+                await p.send(Message(TOPIC, b"d%d" % i))
+        assert master.store is not None
+        end = master.store.commitlog.max_offset
+        await until(lambda: slave.store is not None and slave.store.commitlog.max_offset == end, what="copied")
+        assert slave.ha is not None and slave.ha.sync is not None
+        await until(slave.ha.sync.sync_all, what="metadata copied")
+        # the master's disk is lost; it comes back forced writable while the slave keeps running
+
+        await master.stop()
+        shutil.rmtree(master.config.store.root_dir)
+        async with run_broker(
+            ns,
+            tmp_path,
+            brokerName="broker-ha",
+            registerNameServerPeriod=1000,
+            storePathRootDir=tmp_path / "master",
+            haMasterForceWritable=True,
+        ) as m2:
+            assert m2.ha is not None and m2.ha.master is not None
+            assert m2.ha.master.state.fenced is None  # writable at once
+            assert slave.ha.slave is not None
+            await until(lambda: slave.ha.slave.state.state == "AHEAD_OF_MASTER", what="slave reports divergence")
+            assert m2.ha.master.state.diverged_slaves
+            assert slave.store is not None and slave.store.commitlog.max_offset == end  # nothing truncated
+            async with AdminClient(ns.addr) as admin:
+                rt = json.loads((await admin.call(slave.addr, RequestCode.GET_BROKER_RUNTIME_INFO)).body)["table"]
+                assert rt["haState"] == "AHEAD_OF_MASTER" and int(rt["haAheadOfMasterBytes"]) == end
+                h = PullMessageRequestHeader("CG_div", TOPIC, 0, 0, 32, 0x4, 0, 0, 0, "*")
+                resp = await admin.call(slave.addr, RequestCode.PULL_MESSAGE, h.to_ext_fields())
+                assert len(decode_records(resp.body)) == 32  # still serving reads
