@@ -6,7 +6,10 @@ Each mode starts its own name server and brokers as separate processes (async fl
 trip each, so the SYNC_MASTER wait shows in every latency); msgs/s and p50/p99 send latency. With a slave, the
 bench also waits until the slave holds everything and reports how far behind it was when the last send returned.
 
-    .venv/bin/python bench/ha_bench.py [--n 20000] [--producers 64] [--catchup-mib 64]
+    .venv/bin/python bench/ha_bench.py [--n 20000] [--producers 64] [--rounds 3] [--catchup-mib 64]
+
+The three modes take turns ``--rounds`` times and the table shows medians; the CPU seconds the master and slave
+processes used during the sends show what replication itself costs, apart from the machine's noise.
 
 Targets (issue #13): ASYNC_MASTER within 10% of a single broker; SYNC_MASTER at least 50% of it.
 """
@@ -47,6 +50,12 @@ def _wait_port(port: int, deadline: float) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"nothing listens on {port}") from None
             time.sleep(0.1)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _broker(tmp: Path, name: str, ns: str, **conf: object) -> tuple[subprocess.Popen[bytes], str]:
@@ -91,12 +100,15 @@ def servers(mode: str):  # type: ignore[no-untyped-def]
         _wait_port(ns_port, time.monotonic() + 30)
         ns = f"127.0.0.1:{ns_port}"
         addrs: dict[str, str] = {}
+        pids: dict[str, int] = {}
         if mode != "single":
             p, addrs["slave"] = _broker(tmp, "slave", ns, brokerRole="SLAVE", brokerId=1)
             procs.append(p)
+            pids["slave"] = p.pid
         p, addrs["master"] = _broker(tmp, "master", ns, brokerRole="SYNC_MASTER" if mode == "sync" else "ASYNC_MASTER")
         procs.append(p)
-        yield ns, addrs, tmp
+        pids["master"] = p.pid
+        yield ns, addrs, pids
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -232,12 +244,21 @@ def main() -> None:
     ap.add_argument("--producers", type=int, default=64)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--catchup-mib", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
-    results: dict[str, dict[str, float]] = {}
-    for mode in ("single", "async", "sync"):
-        with servers(mode) as (ns, addrs, _tmp):
-            results[mode] = asyncio.run(send_workload(ns, addrs, a.n, a.producers, a.size))
-        print(json.dumps({"mode": mode, **results[mode]}), flush=True)
+    # the modes take turns, ``--rounds`` times, and each figure is the median over the rounds: on a shared machine
+    # the load of other processes moves between runs, and interleaving spreads it over every mode alike
+    runs: dict[str, list[dict[str, float]]] = {"single": [], "async": [], "sync": []}
+    for _ in range(a.rounds):
+        for mode in runs:
+            with servers(mode) as (ns, addrs, pids):
+                cpu0 = {k: cpu_seconds(v) for k, v in pids.items()}
+                r = asyncio.run(send_workload(ns, addrs, a.n, a.producers, a.size))
+                for k, v in pids.items():
+                    r[f"{k}_cpu_s"] = cpu_seconds(v) - cpu0[k]
+            runs[mode].append(r)
+            print(json.dumps({"mode": mode, **r}), flush=True)
+    results = {m: {k: statistics.median(x[k] for x in rs) for k in rs[0]} for m, rs in runs.items()}
     base = results["single"]["msgs_s"]
     rows = [
         (
@@ -248,11 +269,26 @@ def main() -> None:
             f"{r['p99_ms']:.2f}",
             f"{r.get('lag_at_end_KiB', 0):.0f}",
             f"{r['not_ok']:.0f}",
+            f"{r['master_cpu_s']:.1f}",
+            f"{r.get('slave_cpu_s', 0):.1f}",
         )
         for m, r in results.items()
     ]
     print()
-    table(rows, ("mode", "msgs/s", "vs single", "p50 ms", "p99 ms", "slave lag at end KiB", "not SEND_OK"))
+    table(
+        rows,
+        (
+            "mode",
+            "msgs/s",
+            "vs single",
+            "p50 ms",
+            "p99 ms",
+            "slave lag at end KiB",
+            "not SEND_OK",
+            "master CPU s",
+            "slave CPU s",
+        ),
+    )
     if a.catchup_mib:
         c = asyncio.run(catchup(a.catchup_mib))
         print()
