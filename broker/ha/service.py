@@ -12,6 +12,8 @@ their start and stop, decides a master's start-up fence, and answers the HA admi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -99,6 +101,7 @@ class HAService:
             self._take_back = SlaveSynchronize(client, lambda: None, own_addr, topics, offsets, schedule, groups)
             self.master.before_lift = self._tables_from_slaves
         self.ha_port = 0
+        self._fence_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -127,8 +130,17 @@ class HAService:
             self.slave.start()
             assert self.sync is not None
             self.sync.start()
-        elif self.master is not None and self.master.state.fenced is not None:
-            await self.check_fence()
+        elif self.master is not None and self.master.state.fenced is not None and await self.check_fence():
+            self._fence_task = asyncio.get_running_loop().create_task(self._watch_fence(), name="ha-fence-watch")
+
+    async def _watch_fence(self) -> None:
+        """While fenced, look again every heartbeat interval: a listed slave that died drops out of the name server
+        (channel expiry), and then there is nobody to wait for."""
+        assert self.master is not None
+        while self.master.state.fenced is not None:
+            await asyncio.sleep(self.config.ha.ha_send_heartbeat_interval / 1000)
+            if self.master.state.fenced is not None:
+                await self.check_fence(at_start=False)
 
     async def _listed_slaves(self) -> tuple[bool, list[str]]:
         """(whether a name server answered, the remoting addresses it lists under ids > 0 for this broker name)."""
@@ -158,20 +170,26 @@ class HAService:
             if await self._take_back.take_back(addr):
                 return
 
-    async def check_fence(self) -> bool:
+    async def check_fence(self, *, at_start: bool = True) -> bool:
         """Lift a master's start-up fence when no name server lists a slave of this broker name; returns whether
-        a slave is listed (the fence then stays until a slave reports, see ``broker.ha.master``)."""
+        it stays (a slave is listed: the fence then lasts until a slave reports, see ``broker.ha.master``). At
+        start, a name server that does not answer counts as "no slave"; later it keeps the fence."""
         assert self.master is not None
         name = self.config.identity.broker_name
         answered, addrs = await self._listed_slaves()
-        listed = bool(addrs)
-        if not listed:
-            self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
-        else:
-            _log.warning("a slave of %s is listed: taking no writes until it reports its offset", name)
-        return listed
+        if addrs or not (answered or at_start):
+            if addrs:
+                _log.warning("a slave of %s is listed: taking no writes until it reports its offset", name)
+            return True
+        self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
+        return False
 
     async def stop(self) -> None:
+        task, self._fence_task = self._fence_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         if self.sync is not None:
             await self.sync.stop()
         if self.slave is not None:

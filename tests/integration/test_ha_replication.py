@@ -234,3 +234,39 @@ async def test_a_slave_ahead_of_a_writable_master_keeps_its_bytes(tmp_path: Path
                 h = PullMessageRequestHeader("CG_div", TOPIC, 0, 0, 32, 0x4, 0, 0, 0, "*")
                 resp = await admin.call(slave.addr, RequestCode.PULL_MESSAGE, h.to_ext_fields())
                 assert len(decode_records(resp.body)) == 32  # still serving reads
+
+
+async def test_master_waits_for_a_listed_slave_and_not_for_a_gone_one(tmp_path: Path) -> None:
+    """A master that starts while the name server lists a slave of its group takes no writes; when that slave
+    drops out of the name server (its connection closed), the master stops waiting."""
+    from protocol.command import RemotingCommand
+    from protocol.headers import RegisterBrokerRequestHeader
+    from protocol.remoting import RemotingClient
+
+    async with run_namesrv(tmp_path) as ns:
+        ghost = RemotingClient()
+        body = json.dumps({"topicConfigSerializeWrapper": {"topicConfigTable": {}}, "filterServerList": []}).encode()
+        h = RegisterBrokerRequestHeader("broker-fw", "127.0.0.1:9", "DefaultCluster", "127.0.0.1:10", 1, False, 0)
+        resp = await ghost.invoke(
+            ns.addr, RemotingCommand.request(RequestCode.REGISTER_BROKER, h.to_ext_fields(), body)
+        )
+        assert resp.code == ResponseCode.SUCCESS
+        async with run_broker(
+            ns, tmp_path, brokerName="broker-fw", haSendHeartbeatInterval=200, storePathRootDir=tmp_path / "fw"
+        ) as master:
+            assert master.ha is not None and master.ha.master is not None
+            assert master.ha.master.state.fenced is not None
+            async with AdminClient(ns.addr) as admin:
+                sh = SendMessageRequestHeader("PG", "TBW102", "TopicFw", 4, 0, 0, 0, 0, "", 0, False)
+                refused = await admin.call(
+                    master.addr,
+                    RequestCode.SEND_MESSAGE,
+                    sh.to_ext_fields(),
+                    b"x",
+                    ok=(ResponseCode.SERVICE_NOT_AVAILABLE,),
+                )
+                assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE
+                await ghost.close()  # the listed slave is gone
+                await until(lambda: master.ha.master.state.fenced is None, what="master stops waiting")
+                ok = await admin.call(master.addr, RequestCode.SEND_MESSAGE, sh.to_ext_fields(), b"x")
+                assert ok.code == ResponseCode.SUCCESS
