@@ -270,3 +270,62 @@ async def test_master_waits_for_a_listed_slave_and_not_for_a_gone_one(tmp_path: 
                 await until(lambda: master.ha.master.state.fenced is None, what="master stops waiting")
                 ok = await admin.call(master.addr, RequestCode.SEND_MESSAGE, sh.to_ext_fields(), b"x")
                 assert ok.code == ResponseCode.SUCCESS
+
+
+async def test_pull_suggestions_as_j(tmp_path: Path) -> None:
+    """suggestWhichBrokerId: 0 by default; with slaveReadEnable, whichBrokerWhenConsumeSlowly (1) once the consumer
+    reads beyond accessMessageInMemoryMaxRatio of memory (0 % here: always); on a slave an offset it cannot serve
+    is PULL_RETRY_IMMEDIATELY with the offset kept (offsetCheckInSlave=false)."""
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_pair(ns, tmp_path, slaveReadEnable=True, accessMessageInMemoryMaxRatio=0) as (
+            master,
+            slave,
+        ),
+    ):
+        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        async with Producer("PG_sug", namesrv_addr=ns.addr) as p:
+            for i in range(5):
+                await p.send(Message(TOPIC, b"s%d" % i))
+        assert slave.ha is not None and slave.ha.sync is not None
+        await until(slave.ha.sync.sync_all, what="metadata copied")
+        assert master.store is not None and slave.store is not None
+        await until(lambda: slave.store.commitlog.max_offset == master.store.commitlog.max_offset, what="copied")
+        async with AdminClient(ns.addr) as admin:
+
+            async def pull(addr: str, offset: int) -> tuple[int, dict[str, str]]:
+                h = PullMessageRequestHeader("CG_sug", TOPIC, 0, offset, 32, 0x4, 0, 0, 0, "*")
+                resp = await admin.call(
+                    addr,
+                    RequestCode.PULL_MESSAGE,
+                    h.to_ext_fields(),
+                    ok=(ResponseCode.SUCCESS, ResponseCode.PULL_RETRY_IMMEDIATELY, ResponseCode.PULL_OFFSET_MOVED),
+                )
+                return resp.code, resp.ext_fields
+
+            code, ext = await pull(master.addr, 0)
+            assert code == ResponseCode.SUCCESS and ext["suggestWhichBrokerId"] == "1"
+            code, ext = await pull(slave.addr, 0)
+            assert code == ResponseCode.SUCCESS and ext["suggestWhichBrokerId"] == "1"
+            code, ext = await pull(slave.addr, 1000)  # beyond the slave's queue
+            assert code == ResponseCode.PULL_RETRY_IMMEDIATELY
+            assert ext["nextBeginOffset"] == "1000" and ext["suggestWhichBrokerId"] == "0"
+            code, ext = await pull(master.addr, 1000)
+            assert code == ResponseCode.PULL_OFFSET_MOVED and ext["nextBeginOffset"] == "0"  # J: minOffset 0
+
+
+async def test_default_pull_suggests_the_master(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
+        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        async with Producer("PG_sug0", namesrv_addr=ns.addr) as p:
+            await p.send(Message(TOPIC, b"x"))
+        assert slave.ha is not None and slave.ha.sync is not None and slave.store is not None
+        assert master.store is not None
+        await until(slave.ha.sync.sync_all, what="metadata copied")
+        await until(lambda: slave.store.commitlog.max_offset == master.store.commitlog.max_offset, what="copied")
+        async with AdminClient(ns.addr) as admin:
+            h = PullMessageRequestHeader("CG_sug0", TOPIC, 0, 0, 32, 0x4 | 0x1, 5, 0, 0, "*")
+            resp = await admin.call(slave.addr, RequestCode.PULL_MESSAGE, h.to_ext_fields())
+            # a slave without slaveReadEnable still returns what it has and sends the consumer back to the master
+            assert len(decode_records(resp.body)) == 1 and resp.ext_fields["suggestWhichBrokerId"] == "0"
+            assert slave.offsets.query("CG_sug0", TOPIC, 0) == -1  # the commit bit is ignored on a slave
