@@ -13,9 +13,10 @@ its unflushed tail). If the master is fenced — it has taken no write since it 
 (``PULL_FROM_SLAVE``), appends them, and only then lifts the fence. If it already takes writes the two logs have
 diverged: it tells the slave (``DIVERGED``), which keeps its bytes and keeps serving reads, and both log it.
 
-The fence: at start, when the name server lists a slave of this broker name, the master refuses puts until a slave
-has reported an end at or below its own (after a catch-up if needed), or the name server lists no slave any more,
-or ``haMasterForceWritable`` is set. A master with no slave starts writable at once.
+The fence: at start, when the name server lists slaves of this broker name, the master refuses puts until as many
+slaves as are listed are connected with an end at or below its own (after catching up from each one that was
+ahead: with several slaves, the one holding the most may not be the first to connect), or the name server lists
+fewer, or none, or ``haMasterForceWritable`` is set. A master with no slave starts writable at once.
 
 SYNC_MASTER (``GroupTransfer``, J's ``GroupTransferService``): a put that waits is answered SLAVE_NOT_AVAILABLE at
 once when no slave is connected or the best one is ``haSlaveFallbehindMax`` behind; otherwise it waits for any
@@ -126,6 +127,7 @@ class HAMaster:
         self._conns: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._catching_up = False
+        self._expected = 1 << 30  # slaves the name server lists (the fence waits for this many); set at start
         self.port = 0
         # awaited after a catch-up from a slave (that slave's remoting tables come back), before the fence lifts
         self.before_lift: Callable[[str], Awaitable[None]] | None = None
@@ -169,6 +171,17 @@ class HAMaster:
         self.store.refuse_puts(reason)
         _log.warning("master takes no writes until its slaves have reported: %s", reason)
 
+    def expect_slaves(self, n: int) -> None:
+        """The name server lists ``n`` slaves: while fenced, wait until that many are connected and level."""
+        self._expected = n
+        self._maybe_lift()
+
+    def _maybe_lift(self) -> None:
+        if self.state.fenced is not None and len(self.state.links) >= self._expected:
+            end = self.store.commitlog.max_offset
+            peers = ", ".join(link.peer for link in self.state.links.values())
+            self.lift_fence(f"{len(self.state.links)} slave(s) hold nothing beyond this master's end {end}: {peers}")
+
     def lift_fence(self, why: str) -> None:
         if self.state.fenced is None:
             return
@@ -194,8 +207,7 @@ class HAMaster:
                 return
             self.state.links[cid] = link
             self._ack(link, first)
-            if self.state.fenced is not None:
-                self.lift_fence(f"slave {link.peer} holds nothing beyond this master ({first} <= {end})")
+            self._maybe_lift()
             start = first if first > 0 else self.store.replication_start()
             _log.info("slave %s connected, its log ends at %d; sending from %d", link.peer, first, start)
             writer.write(HEADER.pack(start, 0))  # an empty header at once: the slave knows it is being followed
@@ -304,9 +316,10 @@ class HAMaster:
                     store.append_replicated(off, body)
             copied = store.commitlog.max_offset - end
             self.state.caught_up_from_slave += copied
+            _log.warning("copied %d bytes back from slave %s, whose log ended at %d", copied, link.peer, slave_end)
             if self.before_lift is not None:
                 await self.before_lift(link.peer)
-            self.lift_fence(f"copied {copied} bytes from slave {link.peer}, whose log ended at {slave_end}")
+            # the slave reconnects as an ordinary one; the fence lifts once every listed slave is level
         except ValueError as exc:
             _log.error("catching up from slave %s failed: %s", link.peer, exc)
         finally:

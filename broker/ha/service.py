@@ -179,8 +179,11 @@ class HAService:
         answered, addrs = await self._listed_slaves()
         if addrs or not (answered or at_start):
             if addrs:
-                _log.warning("a slave of %s is listed: taking no writes until it reports its offset", name)
-            return True
+                _log.warning(
+                    "%d slave(s) of %s listed: taking no writes until they report their offsets", len(addrs), name
+                )
+                self.master.expect_slaves(len(addrs))
+            return self.master.state.fenced is not None
         self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
         return False
 

@@ -329,3 +329,37 @@ async def test_default_pull_suggests_the_master(tmp_path: Path) -> None:
             # a slave without slaveReadEnable still returns what it has and sends the consumer back to the master
             assert len(decode_records(resp.body)) == 1 and resp.ext_fields["suggestWhichBrokerId"] == "0"
             assert slave.offsets.query("CG_sug0", TOPIC, 0) == -1  # the commit bit is ignored on a slave
+
+
+async def test_empty_master_takes_back_the_longest_of_two_slaves(tmp_path: Path) -> None:
+    """Two slaves, one behind the other; the master loses its disk. Whichever slave connects first, the master
+    copies back up to the longest slave's end before it takes a write."""
+    common = {"brokerName": "broker-2s", "registerNameServerPeriod": 500}
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, brokerRole="SLAVE", brokerId=1, storePathRootDir=tmp_path / "s1", **common) as s1,
+        run_broker(ns, tmp_path, brokerRole="SLAVE", brokerId=2, storePathRootDir=tmp_path / "s2", **common) as s2,
+    ):
+        assert s1.ha is not None and s1.ha.slave is not None and s1.store is not None and s2.store is not None
+        async with run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master:
+            assert master.ha is not None and master.ha.master is not None and master.store is not None
+            await until(lambda: len(master.ha.master.state.links) == 2, what="both slaves connect")
+            master.topics.put(TopicConfig(TOPIC, 2, 2))
+            async with Producer("PG_2s", namesrv_addr=ns.addr) as p:
+                for i in range(100):
+                    await p.send(Message(TOPIC, b"first%d" % i))
+                await until(lambda: s1.store.commitlog.max_offset == master.store.commitlog.max_offset, what="s1")
+                await s1.ha.slave.stop()  # s1 falls behind
+                for i in range(100):
+                    await p.send(Message(TOPIC, b"second%d" % i))
+            longest = master.store.commitlog.max_offset
+            await until(lambda: s2.store.commitlog.max_offset == longest, what="s2 holds everything")
+            assert s1.store.commitlog.max_offset < longest
+        shutil.rmtree(tmp_path / "m")
+        s1.ha.slave.start()
+        async with run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master:
+            assert master.ha is not None and master.ha.master is not None and master.store is not None
+            await until(lambda: master.ha.master.state.fenced is None, timeout=30, what="master takes writes")
+            assert master.store.commitlog.max_offset == longest
+            assert log_bytes(master.store, 0, longest) == log_bytes(s2.store, 0, longest)
+            await until(lambda: s1.store.commitlog.max_offset == longest, what="s1 catches up from the master")
