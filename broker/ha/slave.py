@@ -129,17 +129,21 @@ class HAClient:
         reported = store.commitlog.max_offset
         writer.write(REPORT.pack(reported))
         await writer.drain()
-        last_report = loop.time()
+        last_report = last_read = loop.time()
         heartbeat = self.cfg.heartbeat_s
         while True:
             try:
                 async with asyncio.timeout(max(0.001, heartbeat - (loop.time() - last_report))):
                     head = await reader.readexactly(HEADER.size)
             except TimeoutError:
+                if loop.time() - last_read > self.cfg.housekeeping_s:
+                    # the master sends at least a heartbeat header every haSendHeartbeatInterval
+                    raise TimeoutError(f"nothing from the master for {self.cfg.housekeeping_s:.0f} s") from None
                 writer.write(REPORT.pack(store.commitlog.max_offset))
                 await writer.drain()
                 last_report = loop.time()
                 continue
+            last_read = loop.time()
             off, n = HEADER.unpack(head)
             mine = store.commitlog.max_offset
             if n == DIVERGED:

@@ -363,3 +363,21 @@ async def test_empty_master_takes_back_the_longest_of_two_slaves(tmp_path: Path)
             assert master.store.commitlog.max_offset == longest
             assert log_bytes(master.store, 0, longest) == log_bytes(s2.store, 0, longest)
             await until(lambda: s1.store.commitlog.max_offset == longest, what="s1 catches up from the master")
+
+
+def test_mqbroker_refuses_a_slave_with_broker_id_0(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    conf = tmp_path / "slave.conf"
+    conf.write_text(f"brokerRole=SLAVE\nbrokerId=0\nstorePathRootDir={tmp_path}/store\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "broker", "-c", str(conf)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert "SLAVE" in line and "brokerId" in line
