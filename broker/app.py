@@ -21,6 +21,7 @@ import structlog
 
 from broker.app_part2 import Part2
 from broker.config import BrokerConfig
+from broker.ha.service import HAService
 from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
 from broker.handlers.pull import PullHandlers
@@ -92,6 +93,7 @@ class BrokerApp:
         self.schedule: ScheduleService | None = None
         self.registrar: NamesrvRegistrar | None = None
         self.part2: Part2 | None = None
+        self.ha: HAService | None = None
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
@@ -174,6 +176,8 @@ class BrokerApp:
                 max_transfer_bytes=cfg.store.max_transfer_bytes_on_message_in_memory,
                 is_slave=ident.broker_role == "SLAVE",
                 stats=self.stats,
+                slave_read_enable=cfg.ha.slave_read_enable,
+                access_message_in_memory_max_ratio=cfg.ha.access_message_in_memory_max_ratio,
             ).table()
         )
         registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
@@ -207,6 +211,22 @@ class BrokerApp:
                 lambda: self.store,
                 self._readiness,
             )
+        self._client = RemotingClient()
+        is_slave = ident.broker_role == "SLAVE"
+        ha = HAService(
+            cfg,
+            store,
+            self._client,
+            self.topics,
+            self.offsets,
+            schedule,
+            self.groups,
+            lambda: self.addr,
+            lambda: self.registrar.trigger() if self.registrar is not None else None,
+        )
+        self.ha = ha
+        ha.register(registry)
+        ha.before_serving()
         server = RemotingServer(
             registry,
             cfg.network.bind_address,
@@ -241,10 +261,11 @@ class BrokerApp:
         store.add_arrival_listener(schedule.on_arrival)
         self.clients.start()
         self.offsets.start()
-        schedule.start()
+        if not is_slave:  # a slave re-delivers no delayed message and checks no transaction (J)
+            schedule.start()
+            await self.part2.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
-        await self.part2.start()
-        self._client = RemotingClient()
+        await ha.start_listener()
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,
@@ -258,7 +279,9 @@ class BrokerApp:
         )
         self.registrar = registrar
         self.topics.add_listener(registrar.trigger)
-        await registrar.start(self.addr, f"{ident.broker_ip1}:{cfg.network.ha_listen_port}")
+        registrar.on_reply = ha.on_register_reply
+        await registrar.start(self.addr, ha.ha_addr())
+        await ha.start()
         _log.info(
             "broker started",
             addr=self.addr,
@@ -276,6 +299,8 @@ class BrokerApp:
             await self.schedule.stop()
         if self.part2 is not None:
             await self.part2.stop()
+        if self.ha is not None:
+            await self.ha.stop()
         self.polling.release_all()
         if self.registrar is not None:
             await self.registrar.stop()

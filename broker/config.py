@@ -8,8 +8,9 @@ names the key, with a "did you mean" (J silently ignores unknown keys, a known u
 RocketMQ 4.9 reads from broker.conf (``protocol.java_config_keys``) is accepted with one warning line naming the
 ones without effect here (``NO_EFFECT_KEYS``), so an operator's existing file starts unchanged.
 
-Accepted but without effect yet: ``brokerIP2``, ``haListenPort`` (only reported as the haServerAddr at
-registration), ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``, and ``brokerRole=SLAVE`` (no replication yet).
+Accepted but without effect yet: ``brokerIP2``, ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``.
+Replication (``brokerRole``, ``haListenPort`` and the ``ha`` section) is ``broker.ha``'s: ``haListenPort`` defaults to
+listenPort + 1 as J's BrokerStartup sets it (0 with listenPort 0), and an explicit value wins.
 ``serverChannelMaxIdleTimeSeconds`` (0 = never) closes connections idle that long.
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
@@ -251,6 +252,26 @@ class ObservabilityConfig(_Section):
             key, _, value = pair.partition(":")
             out[key.strip()] = value.strip()
         return out
+class HASection(_Section):
+    """Master/slave replication (J ``MessageStoreConfig`` / ``BrokerConfig`` keys, plus ``haMasterForceWritable``)."""
+
+    ha_master_address: str = ""
+    ha_send_heartbeat_interval: int = Field(5000, gt=0)
+    ha_housekeeping_interval: int = Field(20_000, gt=0)
+    ha_transfer_batch_size: int = Field(32768, ge=1024, le=8 * 1024 * 1024)
+    ha_slave_fallbehind_max: int = Field(256 * 1024 * 1024, gt=0)
+    slave_timeout: int = Field(3000, gt=0)
+    slave_read_enable: bool = False
+    access_message_in_memory_max_ratio: int = Field(40, ge=0, le=100)
+    # ours: a master that waits for a slave's offsets at start (the name server lists a slave) takes writes anyway
+    ha_master_force_writable: bool = False
+
+    @field_validator("ha_master_address")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        if v and not _ADDR.match(v.strip()):
+            raise ValueError(f"bad address {v!r}, expected host:port")
+        return v.strip()
 
 
 class BrokerConfig(_Section):
@@ -262,6 +283,15 @@ class BrokerConfig(_Section):
     # the file the config was read from ("" = none): where accepted runtime updates are persisted
     config_file: str = ""
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)  # type: ignore[arg-type]
+    ha: HASection = Field(default_factory=HASection)  # type: ignore[arg-type]
+
+    @property
+    def ha_listen_port(self) -> int:
+        """The HA port to bind: ``haListenPort`` when set, else listenPort + 1 (J BrokerStartup), 0 with listenPort 0."""
+        net = self.network
+        if "ha_listen_port" in net.model_fields_set:
+            return net.ha_listen_port
+        return net.listen_port + 1 if net.listen_port else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +371,15 @@ KEYS: dict[str, _Key] = {
     "logFormat": _k("observability", "log_format", str),
     "logFileMaxSize": _k("observability", "log_file_max_size", int),
     "logFileMaxIndex": _k("observability", "log_file_max_index", int),
+    "haMasterAddress": _k("ha", "ha_master_address", str),
+    "haSendHeartbeatInterval": _k("ha", "ha_send_heartbeat_interval", int),
+    "haHousekeepingInterval": _k("ha", "ha_housekeeping_interval", int),
+    "haTransferBatchSize": _k("ha", "ha_transfer_batch_size", int),
+    "haSlaveFallbehindMax": _k("ha", "ha_slave_fallbehind_max", int),
+    "slaveTimeout": _k("ha", "slave_timeout", int),
+    "slaveReadEnable": _k("ha", "slave_read_enable", bool),
+    "accessMessageInMemoryMaxRatio": _k("ha", "access_message_in_memory_max_ratio", int),
+    "haMasterForceWritable": _k("ha", "ha_master_force_writable", bool),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

@@ -145,6 +145,7 @@ class ClientInstance:
         )
         self.api = ClientAPI(self.remoting, self.config.serialize)
         self.routes: dict[str, TopicRoute] = {}
+        self.pull_from_which: dict[MessageQueue, int] = {}  # suggestWhichBrokerId of the last pull reply
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
         self._ns_index = 0
@@ -298,6 +299,27 @@ class ClientInstance:
             if addr:
                 return addr
         return None
+
+    def _subscribe_addr(self, mq: MessageQueue) -> tuple[str, int] | None:
+        suggested = self.pull_from_which.get(mq, 0)
+        for route in self.routes.values():
+            bd = route.brokers.get(mq.broker_name)
+            found = bd.find_in_subscribe(suggested) if bd is not None else None
+            if found is not None:
+                return found
+        return None
+
+    async def find_pull_addr(self, mq: MessageQueue) -> tuple[str, bool]:
+        """Where the next pull of ``mq`` goes (J ``PullAPIWrapper``): the broker id the last pull reply suggested
+        (``suggestWhichBrokerId``, kept in ``pull_from_which``), else any replica of the group — so a consumer
+        keeps reading from a slave while the master is gone. Returns the address and whether it is a slave."""
+        found = self._subscribe_addr(mq)
+        if found is None:
+            await self.get_route(mq.topic, refresh=True)
+            found = self._subscribe_addr(mq)
+        if found is None:
+            raise NoBrokerAvailableError(f"no address for broker {mq.broker_name} of topic {mq.topic}")
+        return found[0], found[1] != 0
 
     async def find_broker_addr(self, mq: MessageQueue, *, master_only: bool = True) -> str:
         """The address of ``mq``'s broker (its master, or any replica when ``master_only`` is false)."""

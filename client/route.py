@@ -24,6 +24,17 @@ class BrokerData:
     def master_addr(self) -> str | None:
         return self.addrs.get(MASTER_ID)
 
+    def find_in_subscribe(self, broker_id: int) -> tuple[str, int] | None:
+        """J ``findBrokerAddressInSubscribe(name, id, onlyThisBroker=false)``: the address of ``broker_id``; for a
+        slave id the next one (id + 1); else any address of the group (the master first). With its broker id."""
+        for bid in (broker_id, broker_id + 1) if broker_id != MASTER_ID else (broker_id,):
+            if bid in self.addrs:
+                return self.addrs[bid], bid
+        if not self.addrs:
+            return None
+        bid = MASTER_ID if MASTER_ID in self.addrs else min(self.addrs)
+        return self.addrs[bid], bid
+
     def any_addr(self) -> str | None:
         if MASTER_ID in self.addrs:
             return self.addrs[MASTER_ID]

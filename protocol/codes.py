@@ -108,6 +108,7 @@ class RequestCode(IntEnum):
     DELETE_EXPIRED_COMMITLOG = 329
     # rocketq's own (no RocketMQ equivalent): the store's integrity report, mqadmin checkStore
     CHECK_STORE = 60001
+    GET_BROKER_HA_STATUS = 907  # 5.x; mqadmin haStatus
 
 
 class ResponseCode(IntEnum):

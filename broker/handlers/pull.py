@@ -25,10 +25,21 @@ never by the client's ``codeSet`` (C++ sends ``[0,0]``).
 
 A PULL_NOT_FOUND with the SUSPEND flag (0x2) is held by ``LongPollingService`` for ``suspendTimeoutMillis`` (capped
 at ``MAX_HOLD_MS``, under every official client's pull timeout) or ``shortPollingTimeMills`` when long polling is
-off, then re-run once and answered. The COMMIT_OFFSET flag (0x1) stores ``commitOffset`` when it is ≥ 0.
+off, then re-run once and answered. The COMMIT_OFFSET flag (0x1) stores ``commitOffset`` when it is ≥ 0 (not on a slave).
+
+``suggestWhichBrokerId`` (J): with ``slaveReadEnable`` it is the group's ``whichBrokerWhenConsumeSlowly`` when the
+consumer reads data that has probably left the page cache (the commit log's end is more than
+``accessMessageInMemoryMaxRatio`` % of physical memory past the last message read), else the group's ``brokerId``;
+without it, 0 (the master). A slave without ``slaveReadEnable`` still returns what it found (J's status switch
+overwrites its PULL_RETRY_IMMEDIATELY). On a slave (``offsetCheckInSlave`` false, J's default) an offset the slave
+cannot serve is never corrected: PULL_OFFSET_MOVED becomes PULL_RETRY_IMMEDIATELY with the group's ``brokerId``,
+and ``nextBeginOffset`` stays the offset asked for (J ``nextOffsetCorrection``).
 """
 
 from __future__ import annotations
+
+import os
+import struct
 
 from broker import topics as T
 from broker.filter import SubscriptionParseError, TagFilter, build_subscription, make_filter
@@ -50,6 +61,32 @@ FLAG_SUSPEND = 0x2
 FLAG_SUBSCRIPTION = 0x4
 MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
 _SUB_CACHE_MAX = 4096
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_POS_PHYSICALOFFSET = 28
+# statuses whose nextBeginOffset J corrects only on a master (nextOffsetCorrection)
+_CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 << 30
+
+
+def _last_phys(buffer: bytes) -> int:
+    """PHYSICALOFFSET of the last record in a pull body (records back to back)."""
+    pos = last = 0
+    while pos < len(buffer):
+        last = pos
+        (size,) = _I32.unpack_from(buffer, pos)
+        if size <= 0:
+            break
+        pos += size
+    (phys,) = _I64.unpack_from(buffer, last + _POS_PHYSICALOFFSET)
+    return int(phys)
+
 
 _STATUS_CODE: dict[str, ResponseCode] = {
     "FOUND": ResponseCode.SUCCESS,
@@ -79,6 +116,8 @@ class PullHandlers:
         max_transfer_bytes: int,
         is_slave: bool = False,
         stats: BrokerStats | None = None,
+        slave_read_enable: bool = False,
+        access_message_in_memory_max_ratio: int = 40,
     ) -> None:
         self._stats = stats
         self._store = store
@@ -93,6 +132,8 @@ class PullHandlers:
         self._short_polling_s = short_polling_ms / 1000
         self._max_bytes = max_transfer_bytes
         self._is_slave = is_slave
+        self._slave_read = slave_read_enable
+        self._in_memory_max = _physical_memory() * access_message_in_memory_max_ratio // 100
         self._sub_cache: dict[tuple[str, str, str], SubscriptionData] = {}
 
     def table(self) -> dict[int, Handler]:
@@ -209,9 +250,26 @@ class PullHandlers:
         code = _STATUS_CODE.get(status)
         if code is None:  # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE
             code = ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        suggest = 0
+        next_begin = result.next_begin_offset
+        if self._slave_read or self._is_slave:
+            group = self._groups.get(h.consumer_group)
+            group_broker = group.broker_id if group is not None else 0
+            if self._slave_read:
+                slow = (
+                    code == ResponseCode.SUCCESS
+                    and self._store.commitlog.max_offset - _last_phys(result.buffer) > self._in_memory_max
+                )
+                suggest = (group.which_broker_when_consume_slowly if group is not None else 1) if slow else group_broker
+            if self._is_slave:
+                if status in _CORRECTED:
+                    next_begin = h.queue_offset
+                if code == ResponseCode.PULL_OFFSET_MOVED:
+                    code = ResponseCode.PULL_RETRY_IMMEDIATELY
+                    suggest = group_broker
         ext = {
-            "suggestWhichBrokerId": "0",
-            "nextBeginOffset": str(result.next_begin_offset),
+            "suggestWhichBrokerId": str(suggest),
+            "nextBeginOffset": str(next_begin),
             "minOffset": str(result.min_offset),
             "maxOffset": str(result.max_offset),
         }

@@ -165,6 +165,9 @@ class SendHandlers:
                 f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
+        if self._store.puts_refused is not None:  # a slave, or a master catching up from one: before auto-create
+            code, remark = _PUT_STATUS["SERVICE_NOT_AVAILABLE"]
+            raise HandlerError(code, remark or "")
         tc = self._check(ctx, h)
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
         if len(cmd.body) > self._max_size:

@@ -88,6 +88,22 @@ class ConsumerOffsetTable:
             queues[queue_id] = offset
             self._writer.mark_dirty_later()
 
+    def put_all(self, table: dict[str, dict[int, int]]) -> None:
+        """SlaveSynchronize: the master's ``topic@group → queue → offset`` entries overwrite ours (J ``putAll``);
+        keys only this slave has stay."""
+        for key, queues in table.items():
+            self._table[key] = dict(queues)
+        self._writer.mark_dirty()
+
+    def merge_max(self, table: dict[str, dict[int, int]]) -> None:
+        """A master taking back a slave's copy: per queue, the larger of the two offsets."""
+        for key, queues in table.items():
+            mine = self._table.setdefault(key, {})
+            for qid, off in queues.items():
+                if off > mine.get(qid, -1):
+                    mine[qid] = off
+        self._writer.mark_dirty()
+
     def query(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1 when none is stored."""
         queues = self._table.get(topic + TOPIC_GROUP_SEPARATOR + group)

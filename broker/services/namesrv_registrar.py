@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -30,7 +31,7 @@ from broker.services.topic_config import TopicConfigTable
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
-from protocol.headers import RegisterBrokerRequestHeader, UnregisterBrokerRequestHeader
+from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.runtime import stop_tasks
 
@@ -65,6 +66,8 @@ class NamesrvRegistrar:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.registrations = 0  # successful REGISTER_BROKER replies, for tests and stats
+        # a slave learns its master's HA and remoting address from each reply (J handleRegisterBrokerResult)
+        self.on_reply: Callable[[RegisterBrokerResponseHeader], None] | None = None
 
     @property
     def namesrv_addrs(self) -> list[str]:
@@ -129,6 +132,8 @@ class NamesrvRegistrar:
             _log.warning("register broker refused", namesrv=addr, code=resp.code, remark=resp.remark)
             return
         self.registrations += 1
+        if self.on_reply is not None:
+            self.on_reply(RegisterBrokerResponseHeader.from_ext_fields(resp.ext_fields))
 
     async def _unregister(self, addr: str) -> None:
         header = UnregisterBrokerRequestHeader(self._name, self._broker_addr, self._cluster, self._id)

@@ -95,6 +95,18 @@ class ScheduleService:
     async def flush(self) -> None:
         await self._writer.flush()
 
+    def replace_offsets(self, offsets: dict[int, int]) -> None:
+        """SlaveSynchronize: the master's delay-level offsets replace ours; persisted."""
+        self._offsets = dict(offsets)
+        self._writer.mark_dirty()
+
+    def merge_max(self, offsets: dict[int, int]) -> None:
+        """A master taking back a slave's copy: per level, the larger offset."""
+        for level, off in offsets.items():
+            if off > self._offsets.get(level, 0):
+                self._offsets[level] = off
+        self._writer.mark_dirty()
+
     def offset(self, level: int) -> int:
         return self._offsets.get(level, 0)
 

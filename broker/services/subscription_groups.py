@@ -131,6 +131,35 @@ class SubscriptionGroupTable:
     def all(self) -> list[SubscriptionGroupConfig]:
         return list(self._groups.values())
 
+    def replace_from_master(self, doc: dict[str, Any]) -> bool:
+        """SlaveSynchronize: adopt the master's whole table and dataVersion when its dataVersion differs; persisted."""
+        dv = DataVersion.from_json(doc.get("dataVersion"))
+        if dv.to_json() == self.data_version.to_json():
+            return False
+        groups: dict[str, SubscriptionGroupConfig] = {}
+        for name, raw in (doc.get("subscriptionGroupTable") or {}).items():
+            if isinstance(raw, dict):
+                try:
+                    groups[name] = SubscriptionGroupConfig.from_json(name, raw)
+                except TypeError as exc:
+                    _log.warning("bad subscription group entry from master skipped", group=name, error=str(exc))
+        self._groups = groups
+        self.data_version = dv
+        self._writer.mark_dirty()
+        return True
+
+    def merge_missing(self, doc: dict[str, Any]) -> int:
+        """A master taking back a slave's copy: add the groups it lacks; returns how many."""
+        added = 0
+        for name, raw in (doc.get("subscriptionGroupTable") or {}).items():
+            if isinstance(raw, dict) and name not in self._groups:
+                try:
+                    self.put(SubscriptionGroupConfig.from_json(name, raw))
+                except TypeError:
+                    continue
+                added += 1
+        return added
+
     def set_auto_create(self, enabled: bool) -> None:
         """Runtime config change (UPDATE_BROKER_CONFIG autoCreateSubscriptionGroup)."""
         self._auto_create = enabled

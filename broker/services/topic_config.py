@@ -282,6 +282,29 @@ class TopicConfigTable:
         self.put(replace(tc, perm=perm))
         return self._topics[topic]
 
+    def replace_from_master(self, doc: dict[str, Any]) -> bool:
+        """SlaveSynchronize: adopt the master's whole table and dataVersion when its dataVersion differs from ours;
+        persisted. Listeners are not called (a slave's topics do not make routes). Returns whether it changed."""
+        dv = DataVersion.from_json(doc.get("dataVersion"))
+        if dv.to_json() == self.data_version.to_json():
+            return False
+        table = doc.get("topicConfigTable") or {}
+        self._topics = {n: TopicConfig.from_json(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
+        self.data_version = dv
+        self._writer.mark_dirty()
+        return True
+
+    def merge_missing(self, doc: dict[str, Any]) -> int:
+        """A master taking back a slave's copy (after losing its own): add the topics it lacks; returns how many."""
+        added = 0
+        for name, raw in (doc.get("topicConfigTable") or {}).items():
+            if isinstance(raw, dict) and name not in self._topics:
+                self._topics[name] = TopicConfig.from_json(name, raw)
+                added += 1
+        if added:
+            self._changed()
+        return added
+
     def update_features(self, features: FeaturesConfig) -> None:
         """Runtime config change (UPDATE_BROKER_CONFIG autoCreateTopicEnable): later auto-creates follow it."""
         self._features = features

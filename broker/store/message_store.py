@@ -40,7 +40,7 @@ from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.cq_repair import check_units, repair_one
-from broker.store.dispatcher import ArrivalListener, Dispatcher
+from broker.store.dispatcher import ArrivalListener, Dispatcher, dispatchable
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
@@ -49,6 +49,7 @@ from broker.store.put import Appender, Host
 from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, load_crc_since, write_crc_since
 from broker.store.recovery import recover
+from broker.store.replica import ReplicaParser
 from broker.store.results import (
     ConsumeQueueSlice,
     ConsumeQueueUnit,
@@ -78,6 +79,9 @@ _log = logging.getLogger("rocketq.store")
 TagsCodeFilter = Callable[[int], bool]
 TagsFilter = Callable[[str | None], bool]
 RecordFilter = Callable[[memoryview], bool]
+
+# replica ack for a put ending at this offset: a status now, or a future of one (broker.ha, SYNC_MASTER)
+ReplicaWait = Callable[[int], "PutMessageStatus | asyncio.Future[PutMessageStatus]"]
 
 # RocketMQ scans at most max(16000 bytes, maxMsgNums * 20) of consume-queue units per get
 _MAX_SCAN_UNITS = 16000 // UNIT_SIZE
@@ -129,6 +133,9 @@ class MessageStore:
         self._crc_since = 0
         self._bad_logged: set[int] = set()
         self.stats = StoreStats()  # group-commit size, fsync latency (read by the broker's metrics)
+        self.puts_refused: str | None = None
+        self._replica_wait: ReplicaWait | None = None
+        self._replica_parser: ReplicaParser | None = None
 
     @property
     def config(self) -> StoreConfig:
@@ -399,8 +406,10 @@ class MessageStore:
         Returns PUT_OK with one ``AppendResult`` (physical offset, size, queue offset, store time, offset msgId);
         with SYNC_FLUSH and ``wait`` only once an fsync covers it (FLUSH_DISK_TIMEOUT, items filled, when that takes
         longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``."""
-        if self._closed:
-            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
+        if self._closed or self.puts_refused is not None:
+            return PutMessageResult(
+                PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
+            )
         appender = self._appender
         if (refused := appender.disk_refusal()) is not None:
             return refused
@@ -419,13 +428,8 @@ class MessageStore:
             )
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
-        gc = self._group_commit
-        if gc is not None and wait and res.status is PutMessageStatus.PUT_OK:
-            it = res.items[0]
-            fut = gc.request(it.wrote_offset + it.size)
-            if fut is not None and not await fut:
-                res.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-                res.remark = "flush disk timeout"
+        if wait and (self._group_commit is not None or self._replica_wait is not None):
+            return await self._after_append(res, wait)
         return res
 
     async def put_messages(
@@ -440,8 +444,10 @@ class MessageStore:
         wait: bool = True,
     ) -> PutMessageResult:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
-        if self._closed:
-            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark="store is closed")
+        if self._closed or self.puts_refused is not None:
+            return PutMessageResult(
+                PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
+            )
         appender = self._appender
         if (refused := appender.disk_refusal()) is not None:
             return refused
@@ -452,15 +458,99 @@ class MessageStore:
         return await self._after_append(res, wait)
 
     async def _after_append(self, res: PutMessageResult, wait: bool) -> PutMessageResult:
+        """With ``wait``: the group-commit flush and the replica ack (``set_replica_wait``) are requested together
+        and awaited together; a flush failure wins over a replica failure, as in J's ``asyncPutMessage``."""
         gc = self._group_commit
-        if gc is None or not wait or res.status is not PutMessageStatus.PUT_OK:
+        replica = self._replica_wait
+        if (gc is None and replica is None) or not wait or res.status is not PutMessageStatus.PUT_OK:
             return res
         last = res.items[-1]
-        fut = gc.request(last.wrote_offset + last.size)
+        end = last.wrote_offset + last.size
+        rep = replica(end) if replica is not None else PutMessageStatus.PUT_OK
+        fut = gc.request(end) if gc is not None else None
         if fut is not None and not await fut:
             res.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
             res.remark = "flush disk timeout"
+        if not isinstance(rep, PutMessageStatus):
+            rep = await rep
+        if rep is not PutMessageStatus.PUT_OK and res.status is PutMessageStatus.PUT_OK:
+            res.status = rep
         return res
+
+    # -- replication (the HA service in broker.ha drives these) -------------------------------------------------
+
+    def refuse_puts(self, reason: str | None) -> None:
+        """Refuse every put with SERVICE_NOT_AVAILABLE and this remark (a slave; a master catching up from a slave
+        that is ahead of it), or accept puts again with None. Reads go on either way."""
+        self.puts_refused = reason
+        if reason is None:
+            self._replica_parser = None  # puts move the end on; a later replica append parses from there
+
+    def set_replica_wait(self, wait: ReplicaWait | None) -> None:
+        """Called with the end offset of every put that waits (``wait=True``); answers a status at once (PUT_OK,
+        SLAVE_NOT_AVAILABLE) or a future of one (a SYNC_MASTER waiting for a slave's ack)."""
+        self._replica_wait = wait
+
+    def replication_start(self) -> int:
+        """Where a replica with an empty log starts copying: the first byte this store still holds."""
+        return self.commitlog.min_offset
+
+    def read_replication_chunk(self, offset: int, max_bytes: int) -> bytes | None:
+        """Commit-log bytes from ``offset`` to the written end of the segment file holding it, at most
+        ``max_bytes`` (a chunk never crosses a file); None when there is nothing there (yet, or any more)."""
+        mf = self.commitlog.queue.find(offset)
+        if mf is None:
+            return None
+        pos = offset - mf.start
+        end = min(mf.wrote, pos + max_bytes)
+        if end <= pos:
+            return None
+        return bytes(mf.buf[pos:end])
+
+    def append_replicated(self, offset: int, data: bytes | memoryview) -> int:
+        """Append raw commit-log bytes copied from another replica at ``offset``, which must be this log's end (or,
+        for an empty log, the start of a segment file); ``data`` must not cross a segment file. Every record that
+        is now whole is dispatched (consume queues, index, arrival listeners) and takes its queue offset, so this
+        store serves pulls and queries of it — and could take puts after it. Returns the new end offset; raises
+        ValueError for bytes that do not fit there."""
+        if self._closed:
+            raise StoreClosedError("store is closed")
+        q = self.commitlog.queue
+        fsize = q.file_size
+        if q.files:
+            if offset != q.max_offset:
+                raise ValueError(f"replicated bytes at {offset}, but the commit log ends at {q.max_offset}")
+            mf = q.files[-1]
+            if mf.is_full:
+                mf = q.new_file(mf.start + fsize)
+        else:
+            if offset % fsize:
+                raise ValueError(f"an empty commit log can only start at a file boundary, not at {offset}")
+            mf = q.new_file(offset)
+        if len(data) > mf.size - mf.wrote:
+            raise ValueError(f"{len(data)} replicated bytes at {offset} cross the end of file {mf.path}")
+        if data:
+            mf.write(data)
+        parser = self._replica_parser
+        if parser is None:
+            start = max(self.dispatcher.dispatched_offset, q.min_offset)
+            parser = self._replica_parser = ReplicaParser(q, start)
+        offsets = self._queue_offsets
+        appender = self._appender
+        submit = self.dispatcher.submit
+        for phys, size, topic, qid, qoff, sys_flag, store_ts, props in parser.records():
+            if dispatchable(sys_flag):
+                offsets[(topic, qid)] = qoff + 1
+            if store_ts > appender.last_store_ts:
+                appender.last_store_ts = store_ts
+            submit(topic, qid, qoff, phys, [size], sys_flag, store_ts, [props])
+        return q.max_offset
+
+    @property
+    def replica_dispatched_offset(self) -> int:
+        """How far replicated bytes have been parsed into whole records (the end when nothing is partial)."""
+        parser = self._replica_parser
+        return parser.reput if parser is not None else self.commitlog.max_offset
 
     # -- get -------------------------------------------------------------------------------------------------------
 

@@ -330,6 +330,10 @@ class AdminClient:
         """The broker store's integrity report (rocketq's CHECK_STORE)."""
         resp = await self.call(addr, RequestCode.CHECK_STORE)
         return dict(json.loads(resp.body)) if resp.body else {}
+    async def ha_status(self, addr: str) -> dict[str, Any]:
+        """GET_BROKER_HA_STATUS (907): the broker's replication state (J 5.x ``HARuntimeInfo`` shape)."""
+        resp = await self.call(addr, RequestCode.GET_BROKER_HA_STATUS)
+        return dict(loads_lenient(resp.body)) if resp.body else {}
 
     async def broker_config(self, addr: str) -> str:
         resp = await self.call(addr, RequestCode.GET_BROKER_CONFIG)
@@ -404,10 +408,11 @@ class AdminClient:
         out: list[MessageExt] = []
         h = QueryMessageRequestHeader(topic, key, max_num, 0, 2**62, unique)
         for bd in route.brokers.values():
-            if not bd.master_addr:
+            addr = bd.any_addr()  # the master, else a slave (J ``selectBrokerAddr``)
+            if not addr:
                 continue
             resp = await self.call(
-                bd.master_addr,
+                addr,
                 RequestCode.QUERY_MESSAGE,
                 h.to_ext_fields(),
                 ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),

@@ -19,6 +19,7 @@ import time
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
     cli_cluster,
     cli_groups,
+    cli_ha,
     cli_json,
     cli_messages,
     cli_more,
@@ -40,7 +41,7 @@ from protocol.errors import RemotingError
 __all__ = ["COMMANDS", "main"]
 
 
-_CLUSTER_ROW = "{:<16}  {:<22}  {:<4}  {:<22} {:<16} {:>19} {:>19} {:>10} {:>5} {:>6}"
+_CLUSTER_ROW = "{:<16}  {:<22}  {:<4}  {:<22} {:<16} {:>19} {:>19} {:>10} {:>5} {:>6}  {:<14}{:<18}{:<14}"
 
 
 def _cluster_columns(kv: dict[str, str], now_ms: int) -> tuple[str, str, str, str, str, str]:
@@ -83,6 +84,9 @@ async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
             "#PCWait(ms)",
             "#Hour",
             "#SPACE",
+            "#Role",
+            "#HAState",
+            "#Behind(bytes)",
         )
     )
     for cluster, names in sorted(info.get("clusterAddrTable", {}).items()):
@@ -93,7 +97,8 @@ async def cluster_list(admin: AdminClient, a: argparse.Namespace) -> int:
                 except (RemotingError, OSError):
                     kv = {}
                 cols = _cluster_columns(kv, int(time.time() * 1000))
-                print(_CLUSTER_ROW.format(cluster, name, bid, addr, *cols))
+                role, state, behind = await cli_ha.role_columns(admin, addr)
+                print(_CLUSTER_ROW.format(cluster, name, bid, addr, *cols, role, state, behind))
     return 0
 
 

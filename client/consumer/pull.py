@@ -243,7 +243,7 @@ class PullConsumer:
 
     async def committed(self, mq: MessageQueue) -> int | None:
         """The group's offset for ``mq`` on its broker (None when there is none)."""
-        addr = await self.instance.find_broker_addr(mq)
+        addr = await self.instance.find_broker_addr(mq, master_only=False)
         return await self.instance.api.query_consumer_offset(addr, self.group, mq, self.instance.request_timeout)
 
     # -- assignment ------------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ class PullConsumer:
         todo = offsets if offsets is not None else self.consumed_positions()
 
         async def one(mq: MessageQueue, off: int) -> None:
-            addr = await self.instance.find_broker_addr(mq)
+            addr = await self.instance.find_broker_addr(mq, master_only=False)
             await self.instance.api.update_consumer_offset(
                 addr, self.group, mq, off, timeout=self.instance.request_timeout
             )

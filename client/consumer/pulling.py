@@ -4,9 +4,14 @@ Reply codes map to statuses as the J client does: SUCCESS → FOUND, PULL_NOT_FO
 PULL_RETRY_IMMEDIATELY → NO_MATCHED_MSG, PULL_OFFSET_MOVED → OFFSET_ILLEGAL. Found messages are re-checked against
 the subscription's tags (the broker filters by hash first), compressed bodies are inflated, and messages that came
 back through ``%RETRY%<group>`` get their original topic restored from the RETRY_TOPIC property.
+
+The address follows ``suggestWhichBrokerId`` of the previous reply for the queue and falls back to any replica
+(``ClientInstance.find_pull_addr``): with the master gone, pulls go to a slave, without the commit-offset bit.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from client.instance import ClientInstance
 from client.message import MessageQueue
@@ -73,8 +78,11 @@ async def pull_once(
         subscription=expression or "*",
         expression_type="TAG",
     )
-    addr = await instance.find_broker_addr(mq, master_only=False)
+    addr, on_slave = await instance.find_pull_addr(mq)
+    if on_slave and sys_flag & PULL_FLAG_COMMIT_OFFSET:  # J clears the commit bit for a slave
+        header = dataclasses.replace(header, sys_flag=sys_flag & ~PULL_FLAG_COMMIT_OFFSET)
     code, resp, body = await instance.api.pull(addr, header, timeout)
+    instance.pull_from_which[mq] = resp.suggest_which_broker_id
     status = _STATUS[code]
     msgs: list[MessageExt] = []
     if status is PullStatus.FOUND and body:

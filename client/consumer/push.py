@@ -375,7 +375,9 @@ class PushConsumer:
     # -- pulling ---------------------------------------------------------------------------------------------------
 
     async def _master_addr(self, mq: MessageQueue) -> str:
-        return await self.instance.find_broker_addr(mq)
+        """Offsets go to the master, else to a slave (J ``findBrokerAddressInSubscribe(name, 0, true)`` then
+        ``(name, 0, false)``): with the master down, commits and queries reach a slave."""
+        return await self.instance.find_broker_addr(mq, master_only=False)
 
     async def _start_offset(self, mq: MessageQueue) -> int:
         """J ``computePullFromWhere``: the committed offset, else per ``consume_from_where``."""

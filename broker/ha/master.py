@@ -1,0 +1,326 @@
+"""The master's side of replication: the HA listener on ``haListenPort``, one connection per slave, the SYNC_MASTER
+waits, and the start-up fence that keeps a master from forking the log of a slave that is ahead of it.
+
+Per slave connection (RocketMQ's ``HAConnection``; the byte layout is in ``broker.ha.wire``): the first 8-byte
+report says where the slave's log ends. An empty slave (0) is sent everything this store still holds (J sends only
+the last file; a full copy is what makes a replica worth having); any other slave is sent from its end. A writer
+task streams ``HEADER`` + up to ``haTransferBatchSize`` bytes, never across a file, as soon as they are written (not
+flushed), and an empty header every ``haSendHeartbeatInterval`` when idle; a reader task takes every later report as
+the slave's ack. A connection silent for ``haHousekeepingInterval`` is dropped.
+
+A slave whose first report is *beyond* this master's end holds bytes the master lacks (the master lost its disk, or
+its unflushed tail). If the master is fenced — it has taken no write since it started — it asks for them
+(``PULL_FROM_SLAVE``), appends them, and only then lifts the fence. If it already takes writes the two logs have
+diverged: it tells the slave (``DIVERGED``), which keeps its bytes and keeps serving reads, and both log it.
+
+The fence: at start, when the name server lists slaves of this broker name, the master refuses puts until as many
+slaves as are listed are connected with an end at or below its own (after catching up from each one that was
+ahead: with several slaves, the one holding the most may not be the first to connect), or the name server lists
+fewer, or none, or ``haMasterForceWritable`` is set. A master with no slave starts writable at once.
+
+SYNC_MASTER (``GroupTransfer``, J's ``GroupTransferService``): a put that waits is answered SLAVE_NOT_AVAILABLE at
+once when no slave is connected or the best one is ``haSlaveFallbehindMax`` behind; otherwise it waits for any
+slave's ack to reach its end, at most ``slaveTimeout`` (then FLUSH_SLAVE_TIMEOUT). Waiters sit in one deque in put
+order, an ack resolves every waiter it covers in one pass, and one timer serves every deadline — no task and no
+timer per put, as with the group-commit flush.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from broker.ha.state import MasterHAState, SlaveLink
+from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
+from broker.store.message_store import MessageStore
+from broker.store.results import PutMessageStatus
+
+_log = logging.getLogger("rocketq.broker.ha")
+
+_IDLE_POLL_S = 0.02  # an ASYNC_MASTER's writer looks for new bytes this often when idle (J parks 100 ms)
+
+
+@dataclass(frozen=True, slots=True)
+class HAConfig:
+    heartbeat_s: float = 5.0  # haSendHeartbeatInterval
+    housekeeping_s: float = 20.0  # haHousekeepingInterval
+    batch_size: int = 32768  # haTransferBatchSize
+    fallbehind_max: int = 256 * 1024 * 1024  # haSlaveFallbehindMax
+    slave_timeout_s: float = 3.0  # slaveTimeout
+    sync_master: bool = False
+
+
+class GroupTransfer:
+    """SYNC_MASTER waits for a slave's ack, grouped: one deque, one timer."""
+
+    def __init__(self, store: MessageStore, state: MasterHAState, cfg: HAConfig, wake: Callable[[], None]) -> None:
+        self._store = store
+        self._state = state
+        self._cfg = cfg
+        self._wake = wake
+        self._waiters: collections.deque[tuple[int, asyncio.Future[PutMessageStatus], float]] = collections.deque()
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.timeouts = 0
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+
+    def request(self, end: int) -> PutMessageStatus | asyncio.Future[PutMessageStatus]:
+        """The store's replica hook: called right after the append that ends at ``end``."""
+        state = self._state
+        if not state.links or self._store.commitlog.max_offset - state.push2slave_max >= self._cfg.fallbehind_max:
+            return PutMessageStatus.SLAVE_NOT_AVAILABLE
+        if end <= state.push2slave_max:
+            return PutMessageStatus.PUT_OK
+        loop = self._loop
+        assert loop is not None
+        fut: asyncio.Future[PutMessageStatus] = loop.create_future()
+        deadline = loop.time() + self._cfg.slave_timeout_s
+        self._waiters.append((end, fut, deadline))
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._expire)
+        self._wake()
+        return fut
+
+    def on_ack(self, ack: int) -> None:
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= ack:
+            fut = waiters.popleft()[1]
+            if not fut.done():
+                fut.set_result(PutMessageStatus.PUT_OK)
+
+    def _expire(self) -> None:
+        assert self._loop is not None
+        now = self._loop.time()
+        waiters = self._waiters
+        while waiters and waiters[0][2] <= now:
+            fut = waiters.popleft()[1]
+            if not fut.done():
+                self.timeouts += 1
+                fut.set_result(PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
+        self._timer = self._loop.call_at(waiters[0][2], self._expire) if waiters else None
+
+    def stop(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()[1]
+            if not fut.done():
+                fut.set_result(PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+class HAMaster:
+    def __init__(self, store: MessageStore, cfg: HAConfig, state: MasterHAState | None = None) -> None:
+        self.store = store
+        self.cfg = cfg
+        self.state = state or MasterHAState()
+        self._wakes: set[asyncio.Event] = set()  # one per pusher: new bytes to push (set by SYNC_MASTER puts)
+        self.transfer = GroupTransfer(store, self.state, cfg, self._notify)
+        self._server: asyncio.Server | None = None
+        self._conns: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count(1)
+        self._catching_up = False
+        self._expected = 1 << 30  # slaves the name server lists (the fence waits for this many); set at start
+        self.port = 0
+        # awaited after a catch-up from a slave (that slave's remoting tables come back), before the fence lifts
+        self.before_lift: Callable[[str], Awaitable[None]] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen on ``host:port`` (0 = any free port); returns the bound port."""
+        self.transfer.start()
+        if self.cfg.sync_master:
+            self.store.set_replica_wait(self.transfer.request)
+        self._server = await asyncio.start_server(self._accept, host, port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        _log.info("HA service listening on %s:%d (%s)", host, self.port, "SYNC" if self.cfg.sync_master else "ASYNC")
+        return self.port
+
+    async def stop(self) -> None:
+        self.store.set_replica_wait(None)
+        self.transfer.stop()
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for t in list(self._conns):
+            t.cancel()
+        for t in list(self._conns):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t
+        if server is not None:
+            await server.wait_closed()
+
+    def _notify(self) -> None:
+        for ev in self._wakes:
+            if not ev.is_set():
+                ev.set()
+
+    # -- the fence -------------------------------------------------------------------------------------------------
+
+    def fence(self, reason: str) -> None:
+        """Take no writes until ``lift_fence`` (a slave may hold bytes this master lacks)."""
+        self.state.fenced = reason
+        self.store.refuse_puts(reason)
+        _log.warning("master takes no writes until its slaves have reported: %s", reason)
+
+    def expect_slaves(self, n: int) -> None:
+        """The name server lists ``n`` slaves: while fenced, wait until that many are connected and level."""
+        self._expected = n
+        self._maybe_lift()
+
+    def _maybe_lift(self) -> None:
+        if self.state.fenced is not None and len(self.state.links) >= self._expected:
+            end = self.store.commitlog.max_offset
+            peers = ", ".join(link.peer for link in self.state.links.values())
+            self.lift_fence(f"{len(self.state.links)} slave(s) hold nothing beyond this master's end {end}: {peers}")
+
+    def lift_fence(self, why: str) -> None:
+        if self.state.fenced is None:
+            return
+        self.state.fenced = None
+        self.store.refuse_puts(None)
+        _log.warning("master takes writes: %s", why)
+
+    # -- connections -----------------------------------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._conns.add(task)
+        peer = writer.get_extra_info("peername")
+        link = SlaveLink(f"{peer[0]}:{peer[1]}" if peer else "?")
+        cid = next(self._ids)
+        pusher: asyncio.Task[None] | None = None
+        try:
+            first = await self._report(reader)
+            end = self.store.commitlog.max_offset
+            if first > end:
+                await self._slave_ahead(first, reader, writer, link)
+                return
+            self.state.links[cid] = link
+            self._ack(link, first)
+            self._maybe_lift()
+            start = first if first > 0 else self.store.replication_start()
+            _log.info("slave %s connected, its log ends at %d; sending from %d", link.peer, first, start)
+            writer.write(HEADER.pack(start, 0))  # an empty header at once: the slave knows it is being followed
+            pusher = asyncio.get_running_loop().create_task(self._push(writer, start, link), name="ha-push")
+            while True:
+                ack = await self._report(reader)
+                if ack > self.store.commitlog.max_offset:
+                    _log.error("slave %s acked %d, beyond this master's end: closing", link.peer, ack)
+                    return
+                self._ack(link, ack)
+        except (asyncio.IncompleteReadError, ConnectionError, TimeoutError, OSError) as exc:
+            _log.info("slave %s disconnected: %r", link.peer, exc)
+        finally:
+            self._conns.discard(task)
+            self.state.links.pop(cid, None)
+            if pusher is not None:
+                pusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pusher
+            writer.close()
+
+    async def _report(self, reader: asyncio.StreamReader) -> int:
+        async with asyncio.timeout(self.cfg.housekeeping_s):
+            (value,) = REPORT.unpack(await reader.readexactly(REPORT.size))
+        return int(value)
+
+    def _ack(self, link: SlaveLink, ack: int) -> None:
+        link.ack_offset = ack
+        link.last_report_at = asyncio.get_running_loop().time()
+        state = self.state
+        if ack > state.push2slave_max:
+            state.push2slave_max = ack
+            self.transfer.on_ack(ack)
+
+    async def _push(self, writer: asyncio.StreamWriter, offset: int, link: SlaveLink) -> None:
+        """Stream the log to one slave from ``offset``: data as soon as it is written, heartbeats when idle."""
+        loop = asyncio.get_running_loop()
+        store = self.store
+        batch = self.cfg.batch_size
+        heartbeat = self.cfg.heartbeat_s
+        wake = asyncio.Event()
+        self._wakes.add(wake)
+        idle = _IDLE_POLL_S if not self.cfg.sync_master else heartbeat
+        last_write = loop.time()
+        try:
+            while True:
+                wake.clear()
+                chunk = store.read_replication_chunk(offset, batch)
+                if chunk:
+                    writer.write(HEADER.pack(offset, len(chunk)))
+                    writer.write(chunk)
+                    offset += len(chunk)
+                    link.transferred += len(chunk)
+                    await writer.drain()
+                    last_write = loop.time()
+                    continue
+                if offset < store.commitlog.min_offset:
+                    _log.error("slave %s needs offset %d, which this master no longer holds", link.peer, offset)
+                    writer.close()
+                    return
+                now = loop.time()
+                if now - last_write >= heartbeat:
+                    writer.write(HEADER.pack(offset, 0))
+                    await writer.drain()
+                    last_write = now
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.001, min(idle, heartbeat - (now - last_write)))):
+                        await wake.wait()
+        except (ConnectionError, OSError) as exc:
+            _log.info("push to slave %s stopped: %r", link.peer, exc)
+            writer.close()
+        finally:
+            self._wakes.discard(wake)
+
+    async def _slave_ahead(
+        self, slave_end: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: SlaveLink
+    ) -> None:
+        store = self.store
+        end = store.commitlog.max_offset
+        if self.state.fenced is None:
+            _log.error(
+                "slave %s holds %d bytes beyond this master's end %d, but this master already takes writes: the logs "
+                "have diverged; the slave keeps its bytes",
+                link.peer,
+                slave_end - end,
+                end,
+            )
+            self.state.diverged_slaves[link.peer] = slave_end
+            writer.write(HEADER.pack(end, DIVERGED))
+            await writer.drain()
+            return
+        if self._catching_up:
+            return  # another slave is being copied from; this one reconnects and reports again
+        self._catching_up = True
+        try:
+            _log.warning("slave %s is ahead (%d > %d): copying its log before taking writes", link.peer, slave_end, end)
+            writer.write(HEADER.pack(end, PULL_FROM_SLAVE))
+            await writer.drain()
+            while await self._report(reader) != REVERSE_MARK:
+                pass
+            while store.commitlog.max_offset < slave_end:
+                async with asyncio.timeout(self.cfg.housekeeping_s):
+                    off, n = HEADER.unpack(await reader.readexactly(HEADER.size))
+                    body = await reader.readexactly(n) if n > 0 else b""
+                if body:
+                    store.append_replicated(off, body)
+            copied = store.commitlog.max_offset - end
+            self.state.caught_up_from_slave += copied
+            _log.warning("copied %d bytes back from slave %s, whose log ended at %d", copied, link.peer, slave_end)
+            if self.before_lift is not None:
+                await self.before_lift(link.peer)
+            # the slave reconnects as an ordinary one; the fence lifts once every listed slave is level
+        except ValueError as exc:
+            _log.error("catching up from slave %s failed: %s", link.peer, exc)
+        finally:
+            self._catching_up = False

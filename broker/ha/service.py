@@ -1,0 +1,290 @@
+"""HAService: the one object ``BrokerApp`` builds for replication. It picks the parts a role needs — a master's HA
+listener and SYNC_MASTER waits (``master``), a slave's HA client and metadata copy (``slave``, ``sync``) — owns
+their start and stop, decides a master's start-up fence, and answers the HA admin views:
+
+* GET_BROKER_HA_STATUS (907, 5.x's code; ``mqadmin haStatus``): a JSON body shaped like J's ``HARuntimeInfo``
+  (``master``, ``masterCommitLogMaxOffset``, ``inSyncSlaveNums``, ``haConnectionInfo[]``, ``haClientRuntimeInfo``)
+  plus this project's state (``fenced``, ``state``, ``aheadOfMasterBytes``).
+* GET_BROKER_RUNTIME_INFO (28): the reply's table gains ``brokerRole``, ``haState``, ``haSlaveCount``,
+  ``haPush2SlaveMaxOffset``, ``haSlaveBehindBytes`` (master: the worst connected slave) or ``haMasterAddr``,
+  ``haBehindMasterBytes``, ``haAheadOfMasterBytes`` (slave) — what ``brokerStatus`` and ``clusterList`` show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from broker.config import BrokerConfig
+from broker.ha.master import HAConfig, HAMaster
+from broker.ha.slave import HAClient, SlaveConfig
+from broker.ha.sync import SlaveSynchronize
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.schedule import ScheduleService
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.message_store import MessageStore
+from protocol.bodies import BodyDecodeError, loads_lenient
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.errors import RemotingError
+from protocol.headers import RegisterBrokerResponseHeader
+from protocol.remoting import HandlerRegistry, RemotingClient
+from protocol.remoting.handler import Handler, RequestContext
+
+_log = logging.getLogger("rocketq.broker.ha")
+
+# J's SERVICE_NOT_AVAILABLE remark is sent by the send handler; this is the store's reason, shown in logs and status
+SLAVE_REFUSAL = "messages are put to the slave"
+FENCE_REASON = "the name server lists a slave of this broker; waiting for its offset (a slave may hold more)"
+
+
+class HAService:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        store: MessageStore,
+        client: RemotingClient,
+        topics: TopicConfigTable,
+        offsets: ConsumerOffsetTable,
+        schedule: ScheduleService,
+        groups: SubscriptionGroupTable,
+        own_addr: Callable[[], str],
+        reregister: Callable[[], None],
+    ) -> None:
+        self.config = config
+        self.store = store
+        self._client = client
+        ha = config.ha
+        self.is_slave = config.identity.broker_role == "SLAVE"
+        self.master: HAMaster | None = None
+        self.slave: HAClient | None = None
+        self.sync: SlaveSynchronize | None = None
+        if self.is_slave:
+            self.slave = HAClient(
+                store,
+                SlaveConfig(
+                    ha.ha_send_heartbeat_interval / 1000,
+                    ha.ha_housekeeping_interval / 1000,
+                    ha.ha_transfer_batch_size,
+                    ha.ha_master_address or None,
+                ),
+                on_lost=reregister,
+            )
+            slave = self.slave
+            self.sync = SlaveSynchronize(
+                client,
+                lambda: slave.state.master_addr,
+                own_addr,
+                topics,
+                offsets,
+                schedule,
+                groups,
+                replicating=lambda: slave.state.state == "REPLICATING",
+            )
+        else:
+            self.master = HAMaster(
+                store,
+                HAConfig(
+                    ha.ha_send_heartbeat_interval / 1000,
+                    ha.ha_housekeeping_interval / 1000,
+                    ha.ha_transfer_batch_size,
+                    ha.ha_slave_fallbehind_max,
+                    ha.slave_timeout / 1000,
+                    config.identity.broker_role == "SYNC_MASTER",
+                ),
+            )
+            self._take_back = SlaveSynchronize(client, lambda: None, own_addr, topics, offsets, schedule, groups)
+            self.master.before_lift = self._tables_from_slaves
+        self.ha_port = 0
+        self._fence_task: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    def before_serving(self) -> None:
+        """Before the remoting server accepts anything: a slave refuses puts; a master that may have slaves ahead
+        of it refuses them until ``start`` has looked."""
+        if self.is_slave:
+            self.store.refuse_puts(SLAVE_REFUSAL)
+        elif self.config.namesrv.addrs and not self.config.ha.ha_master_force_writable:
+            assert self.master is not None
+            self.master.fence(FENCE_REASON)
+
+    async def start_listener(self) -> None:
+        """A master binds its HA port (before registering, which advertises it)."""
+        if self.master is not None:
+            self.ha_port = await self.master.start(self.config.network.bind_address, self.config.ha_listen_port)
+
+    def ha_addr(self) -> str:
+        ident = self.config.identity
+        port = self.ha_port if self.master is not None else self.config.ha_listen_port
+        return f"{ident.broker_ip2 or ident.broker_ip1}:{port}"
+
+    async def start(self) -> None:
+        """After the first registration: a slave starts copying; a master decides its fence."""
+        if self.slave is not None:
+            self.slave.start()
+            assert self.sync is not None
+            self.sync.start()
+        elif self.master is not None and self.master.state.fenced is not None and await self.check_fence():
+            self._fence_task = asyncio.get_running_loop().create_task(self._watch_fence(), name="ha-fence-watch")
+
+    async def _watch_fence(self) -> None:
+        """While fenced, look again every heartbeat interval: a listed slave that died drops out of the name server
+        (channel expiry), and then there is nobody to wait for."""
+        assert self.master is not None
+        while self.master.state.fenced is not None:
+            await asyncio.sleep(self.config.ha.ha_send_heartbeat_interval / 1000)
+            if self.master.state.fenced is not None:
+                await self.check_fence(at_start=False)
+
+    async def _listed_slaves(self) -> tuple[bool, list[str]]:
+        """(whether a name server answered, the remoting addresses it lists under ids > 0 for this broker name)."""
+        name = self.config.identity.broker_name
+        answered = False
+        addrs: list[str] = []
+        for ns in self.config.namesrv.addrs:
+            try:
+                resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
+                doc = loads_lenient(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else {}
+            except (RemotingError, BodyDecodeError) as exc:
+                _log.warning("cluster info from %s failed: %s", ns, exc)
+                continue
+            answered = True
+            bd = (doc.get("brokerAddrTable") or {}).get(name) or {}
+            for bid, addr in (bd.get("brokerAddrs") or {}).items():
+                if int(bid) > 0 and addr not in addrs:
+                    addrs.append(str(addr))
+        return answered, addrs
+
+    async def _tables_from_slaves(self, ha_peer: str) -> None:
+        """After copying the log back from the slave at ``ha_peer`` (its HA connection's address): take back its
+        tables, from the listed slave on the same host (any listed slave when none matches)."""
+        _answered, addrs = await self._listed_slaves()
+        host = ha_peer.rpartition(":")[0]
+        for addr in sorted(addrs, key=lambda a: a.rpartition(":")[0] != host):
+            if await self._take_back.take_back(addr):
+                return
+
+    async def check_fence(self, *, at_start: bool = True) -> bool:
+        """Lift a master's start-up fence when no name server lists a slave of this broker name; returns whether
+        it stays (a slave is listed: the fence then lasts until a slave reports, see ``broker.ha.master``). At
+        start, a name server that does not answer counts as "no slave"; later it keeps the fence."""
+        assert self.master is not None
+        name = self.config.identity.broker_name
+        answered, addrs = await self._listed_slaves()
+        if addrs or not (answered or at_start):
+            if addrs:
+                _log.warning(
+                    "%d slave(s) of %s listed: taking no writes until they report their offsets", len(addrs), name
+                )
+                self.master.expect_slaves(len(addrs))
+            return self.master.state.fenced is not None
+        self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
+        return False
+
+    async def stop(self) -> None:
+        task, self._fence_task = self._fence_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.sync is not None:
+            await self.sync.stop()
+        if self.slave is not None:
+            await self.slave.stop()
+        if self.master is not None:
+            await self.master.stop()
+
+    def on_register_reply(self, reply: RegisterBrokerResponseHeader) -> None:
+        if self.slave is not None:
+            self.slave.set_master(reply.ha_server_addr, reply.master_addr)
+
+    # -- views -----------------------------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        end = self.store.commitlog.max_offset
+        if self.master is not None:
+            st = self.master.state
+            conns = [
+                {
+                    "addr": link.peer,
+                    "slaveAckOffset": link.ack_offset,
+                    "diff": max(0, end - link.ack_offset) if link.ack_offset >= 0 else end,
+                    "inSync": link.ack_offset >= 0 and end - link.ack_offset < self.config.ha.ha_slave_fallbehind_max,
+                    "transferredBytes": link.transferred,
+                }
+                for link in st.links.values()
+            ]
+            return {
+                "master": True,
+                "brokerRole": self.config.identity.broker_role,
+                "masterCommitLogMaxOffset": end,
+                "push2SlaveMaxOffset": st.push2slave_max,
+                "inSyncSlaveNums": sum(1 for c in conns if c["inSync"]),
+                "haConnectionInfo": conns,
+                "fenced": st.fenced or "",
+                "caughtUpFromSlaveBytes": st.caught_up_from_slave,
+                "divergedSlaves": st.diverged_slaves,
+                "haServerAddr": self.ha_addr(),
+            }
+        assert self.slave is not None
+        sst = self.slave.state
+        return {
+            "master": False,
+            "brokerRole": "SLAVE",
+            "haClientRuntimeInfo": {
+                "masterAddr": sst.master_ha_addr or "",
+                "masterRemotingAddr": sst.master_addr or "",
+                "maxOffset": end,
+                "masterOffset": sst.master_offset,
+                "behindBytes": max(0, sst.master_offset - end),
+                "state": sst.state,
+                "aheadOfMasterBytes": sst.ahead_by,
+                "connects": sst.connects,
+            },
+            "metadataSyncs": self.sync.syncs if self.sync is not None else 0,
+        }
+
+    def runtime_entries(self) -> dict[str, str]:
+        st = self.status()
+        out = {"brokerRole": st["brokerRole"]}
+        if st["master"]:
+            behind = [c["diff"] for c in st["haConnectionInfo"]]
+            out["haState"] = "FENCED" if st["fenced"] else "SERVING"
+            out["haSlaveCount"] = str(len(behind))
+            out["haPush2SlaveMaxOffset"] = str(st["push2SlaveMaxOffset"])
+            out["haSlaveBehindBytes"] = str(max(behind) if behind else -1)
+            out["haServerAddr"] = st["haServerAddr"]
+        else:
+            c = st["haClientRuntimeInfo"]
+            out["haState"] = c["state"]
+            out["haMasterAddr"] = c["masterAddr"]
+            out["haBehindMasterBytes"] = str(c["behindBytes"])
+            out["haAheadOfMasterBytes"] = str(c["aheadOfMasterBytes"])
+        return out
+
+    def register(self, registry: HandlerRegistry) -> None:
+        registry.register_all({RequestCode.GET_BROKER_HA_STATUS: self._ha_status})
+        if RequestCode.GET_BROKER_RUNTIME_INFO in registry:
+            registry.wrap(RequestCode.GET_BROKER_RUNTIME_INFO, self._runtime_info)
+
+    async def _ha_status(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        body = json.dumps(self.status(), separators=(",", ":")).encode()
+        return cmd.make_response(body=body)
+
+    def _runtime_info(self, inner: Handler) -> Handler:
+        async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+            resp = await inner(ctx, cmd)
+            if resp is None or resp.code != ResponseCode.SUCCESS or not resp.body:
+                return resp
+            doc = json.loads(resp.body)
+            doc.setdefault("table", {}).update(self.runtime_entries())
+            resp.body = json.dumps(doc, separators=(",", ":")).encode()
+            return resp
+
+        return handle

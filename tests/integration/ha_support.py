@@ -1,0 +1,150 @@
+"""Shared pieces of the replication tests: in-process master + slave pairs on port 0, and byte/queue comparisons of
+their stores."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from broker.app import BrokerApp
+from broker.store.message_store import MessageStore
+from client.admin.admin_client import AdminClient
+from namesrv.app import NamesrvApp
+from protocol.codes import RequestCode, ResponseCode
+from protocol.headers import PullMessageRequestHeader
+from protocol.message import decode_records
+from tests.harness import run_broker
+
+
+@asynccontextmanager
+async def run_pair(
+    ns: NamesrvApp, tmp_path: Path, *, role: str = "ASYNC_MASTER", **overrides: Any
+) -> AsyncIterator[tuple[BrokerApp, BrokerApp]]:
+    """A master (``role``) and one slave of ``broker-ha``, the slave learning its master from the name server."""
+    common: dict[str, Any] = {"brokerName": "broker-ha", "registerNameServerPeriod": 1000, **overrides}
+    async with (
+        run_broker(ns, tmp_path, brokerRole=role, storePathRootDir=tmp_path / "master", **common) as master,
+        run_broker(
+            ns, tmp_path, brokerRole="SLAVE", brokerId=1, storePathRootDir=tmp_path / "slave", **common
+        ) as slave,
+    ):
+        yield master, slave
+
+
+def log_bytes(store: MessageStore, start: int, end: int) -> bytes:
+    """The commit log's bytes in [start, end), across files."""
+    out = bytearray()
+    off = start
+    while off < end:
+        chunk = store.read_replication_chunk(off, end - off)
+        assert chunk, f"no bytes at {off}"
+        out += chunk
+        off += len(chunk)
+    return bytes(out)
+
+
+def queue_units(store: MessageStore, topic: str, queue_id: int) -> list[tuple[int, int, int]]:
+    units: list[tuple[int, int, int]] = []
+    index = 0
+    while True:
+        sl = store.read_consume_queue(topic, queue_id, index, 10_000)
+        assert sl is not None
+        if not sl.units:
+            return units
+        units += [(u.phys_offset, u.size, u.tags_code) for u in sl.units]
+        index += len(sl.units)
+
+
+# -- brokers as real processes (SIGKILL, SIGSTOP) ---------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class BrokerProc:
+    proc: asyncio.subprocess.Process
+    addr: str
+    conf: Path
+    out: Path
+
+    async def kill(self) -> None:
+        """SIGKILL (after SIGCONT, in case it is stopped) and reap."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGCONT)
+                self.proc.kill()
+            await self.proc.wait()
+
+
+async def start_broker_proc(tmp_path: Path, name: str, ns_addr: str, **conf: Any) -> BrokerProc:
+    """``python -m broker -c <conf>`` on port 0; returns once it printed its boot line (the address is in it)."""
+    settings: dict[str, Any] = {
+        "listenPort": 0,
+        "bindAddress": "127.0.0.1",
+        "brokerIP1": "127.0.0.1",
+        "namesrvAddr": ns_addr,
+        "mappedFileSizeCommitLog": 1024 * 1024,
+        "mappedFileSizeConsumeQueue": 30_000 * 20,
+        "registerNameServerPeriod": 1000,
+        **conf,
+    }
+    path = tmp_path / f"{name}.conf"
+    path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    out = tmp_path / f"{name}.out"
+    with out.open("ab") as sink:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "broker", "-c", str(path), cwd=REPO, stdout=sink, stderr=asyncio.subprocess.STDOUT
+        )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    seen = out.stat().st_size if out.exists() else 0
+    pattern = re.compile(rb"boot success.*?|The broker\[[^,]+, ([0-9.]+:[0-9]+)\] boot success")
+    while True:
+        text = out.read_bytes()
+        for m in pattern.finditer(text, max(0, seen - 200)):
+            if m.group(1):
+                return BrokerProc(proc, m.group(1).decode(), path, out)
+        if proc.returncode is not None or loop.time() > deadline:
+            proc.returncode is None and proc.kill()
+            raise AssertionError(f"broker {name} did not start: {text[-2000:].decode(errors='replace')}")
+        await asyncio.sleep(0.05)
+
+
+async def read_bodies(
+    admin: AdminClient, addr: str, topic: str, queues: int, group: str = "CG_readback"
+) -> list[bytes]:
+    """Every message body of ``topic`` held by the broker at ``addr``, by raw pulls from offset 0 of each queue."""
+    out: list[bytes] = []
+    for qid in range(queues):
+        offset = 0
+        while True:
+            h = PullMessageRequestHeader(group, topic, qid, offset, 32, 0x4, 0, 0, 0, "*")
+            resp = await admin.call(
+                addr,
+                RequestCode.PULL_MESSAGE,
+                h.to_ext_fields(),
+                ok=(
+                    ResponseCode.SUCCESS,
+                    ResponseCode.PULL_NOT_FOUND,
+                    ResponseCode.PULL_RETRY_IMMEDIATELY,
+                    ResponseCode.PULL_OFFSET_MOVED,
+                ),
+            )
+            if resp.code != ResponseCode.SUCCESS:
+                break
+            out.extend(m.body for m in decode_records(resp.body))
+            offset = int(resp.ext_fields["nextBeginOffset"])
+    return out
+
+
+async def ha_status(admin: AdminClient, addr: str) -> dict[str, Any]:
+    return dict(json.loads((await admin.call(addr, RequestCode.GET_BROKER_HA_STATUS)).body))
