@@ -21,6 +21,7 @@ import structlog
 
 from broker.app_part2 import Part2
 from broker.config import BrokerConfig
+from broker.handlers.admin_acl import AclAdminHandlers
 from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
 from broker.handlers.pull import PullHandlers
@@ -35,7 +36,10 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
+from protocol.acl.rules import AclError
+from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
+from protocol.remoting.acl_hook import AclWatcher
 
 _log = structlog.get_logger("rocketq.broker")
 
@@ -87,6 +91,7 @@ class BrokerApp:
         self.schedule: ScheduleService | None = None
         self.registrar: NamesrvRegistrar | None = None
         self.part2: Part2 | None = None
+        self.acl: AclWatcher | None = None
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
@@ -110,6 +115,12 @@ class BrokerApp:
         if self._server is not None:
             raise RuntimeError("broker already started")
         cfg = self.config
+        sec = cfg.security
+        if cfg.features.acl_enable:
+            try:
+                self.acl = AclWatcher(cfg.identity.rocketmq_home, interval_s=sec.acl_reload_interval / 1000)
+            except AclError as exc:
+                raise BrokerStartError(f"ACL files under {cfg.identity.rocketmq_home}/conf: {exc}") from None
         try:
             self.topics.load()
             self.groups.load()
@@ -169,12 +180,22 @@ class BrokerApp:
             lambda: self.addr,
         )
         self.part2.register(registry)
+        if self.acl is not None:
+            registry.register_all(
+                AclAdminHandlers(
+                    self.acl,
+                    broker_name=ident.broker_name,
+                    cluster_name=ident.broker_cluster_name,
+                    broker_addr=lambda: self.addr,
+                ).table()
+            )
         server = RemotingServer(
             registry,
             cfg.network.bind_address,
             cfg.network.listen_port,
             name="broker",
             idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
+            request_hook=self.acl.hook if self.acl is not None else None,
         )
         try:
             await server.start()
@@ -189,11 +210,14 @@ class BrokerApp:
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival)
         store.add_arrival_listener(schedule.on_arrival)
+        if self.acl is not None:
+            self.acl.start()
         self.clients.start()
         self.offsets.start()
         schedule.start()
         await self.part2.start()
-        self._client = RemotingClient()
+        creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
+        self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None)
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,
@@ -229,6 +253,8 @@ class BrokerApp:
         if self.registrar is not None:
             await self.registrar.stop()
         await server.stop(grace)
+        if self.acl is not None:
+            await self.acl.stop()
         await self.clients.stop()
         await self.offsets.stop()
         await self.topics.flush()

@@ -189,12 +189,28 @@ class FeaturesConfig(_Section):
     transaction_check_max: int = Field(15, ge=1)
     transaction_check_interval: int = Field(60_000, gt=0)
 
-    @field_validator("acl_enable")
-    @classmethod
-    def _acl(cls, v: bool) -> bool:
-        if v:
-            raise ValueError("ACL is not supported yet; only false is accepted")
-        return v
+
+class SecurityConfig(_Section):
+    """ACL 1.0, TLS (J's ``tls.*`` names, reference acl.md §8), connection limits, credentials towards name servers."""
+
+    acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
+    inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)
+    inner_secret_key: str = ""
+    server_max_connections: int = Field(10_000, ge=1)
+    server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
+    tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
+    tls_enable: bool = False
+    tls_test_mode_enable: bool = False
+    tls_server_need_client_auth: Literal["none", "optional", "require"] = "none"
+    tls_server_key_path: str = ""
+    tls_server_key_password: str = ""
+    tls_server_cert_path: str = ""
+    tls_server_trust_cert_path: str = ""
+    tls_client_key_path: str = ""
+    tls_client_key_password: str = ""
+    tls_client_cert_path: str = ""
+    tls_client_auth_server: bool = False
+    tls_client_trust_cert_path: str = ""
 
 
 class BrokerConfig(_Section):
@@ -203,6 +219,13 @@ class BrokerConfig(_Section):
     namesrv: NamesrvSection = Field(default_factory=NamesrvSection)  # type: ignore[arg-type]
     store: StoreSection = Field(default_factory=StoreSection)  # type: ignore[arg-type]
     features: FeaturesConfig = Field(default_factory=FeaturesConfig)  # type: ignore[arg-type]
+    security: SecurityConfig = Field(default_factory=SecurityConfig)  # type: ignore[arg-type]
+
+    @model_validator(mode="after")
+    def _acl_home(self) -> BrokerConfig:
+        if self.features.acl_enable and not self.identity.rocketmq_home:
+            raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +295,24 @@ KEYS: dict[str, _Key] = {
     "transactionTimeOut": _k("features", "transaction_time_out", int),
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
+    "aclReloadInterval": _k("security", "acl_reload_interval", int),
+    "innerAccessKey": _k("security", "inner_access_key", str),
+    "innerSecretKey": _k("security", "inner_secret_key", str),
+    "serverMaxConnections": _k("security", "server_max_connections", int),
+    "serverMaxPendingFrameBytes": _k("security", "server_max_pending_frame_bytes", int),
+    "tls.server.mode": _k("security", "tls_server_mode", str),
+    "tls.enable": _k("security", "tls_enable", bool),
+    "tls.test.mode.enable": _k("security", "tls_test_mode_enable", bool),
+    "tls.server.need.client.auth": _k("security", "tls_server_need_client_auth", str),
+    "tls.server.keyPath": _k("security", "tls_server_key_path", str),
+    "tls.server.keyPassword": _k("security", "tls_server_key_password", str),
+    "tls.server.certPath": _k("security", "tls_server_cert_path", str),
+    "tls.server.trustCertPath": _k("security", "tls_server_trust_cert_path", str),
+    "tls.client.keyPath": _k("security", "tls_client_key_path", str),
+    "tls.client.keyPassword": _k("security", "tls_client_key_password", str),
+    "tls.client.certPath": _k("security", "tls_client_cert_path", str),
+    "tls.client.authServer": _k("security", "tls_client_auth_server", bool),
+    "tls.client.trustCertPath": _k("security", "tls_client_trust_cert_path", str),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

@@ -103,8 +103,18 @@ class RunningInfo:
 
 
 class AdminClient:
-    def __init__(self, namesrv_addr: str | None = None, *, timeout: float = 5.0) -> None:
-        self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin")
+    def __init__(
+        self,
+        namesrv_addr: str | None = None,
+        *,
+        timeout: float = 5.0,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+    ) -> None:
+        creds: dict[str, Any] = (
+            {"access_key": access_key, "secret_key": secret_key} if access_key and secret_key else {}
+        )
+        self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin", **creds)
         self.timeout = timeout
 
     async def __aenter__(self) -> AdminClient:

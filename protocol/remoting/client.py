@@ -44,8 +44,10 @@ class RemotingClient:
         connect_timeout: float = 3.0,
         max_frame: int = MAX_FRAME,
         on_connection_closed: Callable[[str], None] | None = None,
+        rpc_hook: Callable[[RemotingCommand], None] | None = None,
     ) -> None:
         self._registry = registry
+        self.rpc_hook = rpc_hook  # J RPCHook.doBeforeRequest: e.g. SessionCredentials.sign (ACL)
         self._connect_timeout = connect_timeout
         self._max_frame = max_frame
         self._conns: dict[str, RemotingConnection] = {}
@@ -106,6 +108,8 @@ class RemotingClient:
         # already done (a cached connection always is), so a task cancelled during a request would keep running
         async with asyncio.timeout(timeout):
             conn = await self.get_connection(addr)
+        if self.rpc_hook is not None:
+            self.rpc_hook(cmd)
         return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
 
     async def invoke_checked(
@@ -119,6 +123,8 @@ class RemotingClient:
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
         conn = await self.get_connection(addr)
+        if self.rpc_hook is not None:
+            self.rpc_hook(cmd)
         conn.invoke_oneway(cmd)
 
     def close_connection(self, addr: str) -> None:

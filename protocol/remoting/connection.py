@@ -66,8 +66,10 @@ class RemotingConnection(asyncio.Protocol):
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         on_close: Callable[[RemotingConnection], None] | None = None,
         role: str = "server",
+        request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
     ) -> None:
         self._registry = registry
+        self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
@@ -318,7 +320,9 @@ class RemotingConnection(asyncio.Protocol):
     async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
         resp: RemotingCommand | None
-        if handler is None:
+        if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
+            resp = denied
+        elif handler is None:
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
             ctx = RequestContext(self, cmd, self.log, received_at)

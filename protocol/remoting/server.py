@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 import structlog
 
+from protocol.command import RemotingCommand
 from protocol.frame import MAX_FRAME
 from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection
-from protocol.remoting.handler import HandlerRegistry
+from protocol.remoting.handler import Channel, HandlerRegistry
 
 _log = structlog.get_logger("rocketq.remoting.server")
 
@@ -40,7 +41,9 @@ class RemotingServer:
         name: str = "remoting",
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         frame_deadline_s: float = FRAME_DEADLINE_S,
+        request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
     ) -> None:
+        self.request_hook = request_hook
         self._registry = registry
         self._host = host
         self._port = port
@@ -76,6 +79,7 @@ class RemotingServer:
             max_in_flight=self._max_in_flight,
             on_close=self._connections.discard,
             role=self._name,
+            request_hook=self.request_hook,
         )
         self._connections.add(conn)
         if self._on_connection is not None:

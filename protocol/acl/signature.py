@@ -1,0 +1,76 @@
+"""The ACL 1.0 request signature, as J's ``AclClientRPCHook`` signs and ``PlainAccessValidator`` verifies it.
+Pure: no IO. Shared by the servers (verify) and every client of ours (sign).
+
+=================== ============================================================================================
+step                rule
+=================== ============================================================================================
+content             the values of every ext field, sorted by key (Java ``TreeMap``: code-unit order, uppercase
+                    before lowercase), leaving out ``Signature`` (and, on verification, optionally
+                    ``_UNIQUE_KEY_QUERY``), concatenated, UTF-8; then the raw body bytes appended
+signature           ``Base64(HmacSHA1(key=secretKey UTF-8, content))``, standard alphabet, with padding
+fields added        ``AccessKey``, ``Signature``, and ``SecurityToken`` when a token is set (signed too)
+=================== ============================================================================================
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+from typing import Final
+
+from protocol.command import RemotingCommand
+
+ACCESS_KEY: Final = "AccessKey"
+SECRET_KEY: Final = "SecretKey"
+SIGNATURE: Final = "Signature"
+SECURITY_TOKEN: Final = "SecurityToken"
+UNIQUE_KEY_QUERY: Final = "_UNIQUE_KEY_QUERY"
+
+
+def signature_content(ext_fields: dict[str, str], body: bytes, *, drop: tuple[str, ...] = (SIGNATURE,)) -> bytes:
+    """The bytes J signs: sorted ext-field values without the ``drop`` keys, then the body."""
+    text = "".join(ext_fields[k] for k in sorted(ext_fields) if k not in drop)
+    data = text.encode("utf-8")
+    return data + body if body else data
+
+
+def calc_signature(content: bytes, secret_key: str) -> str:
+    """``Base64(HmacSHA1(secretKey, content))`` (J ``AclUtils.calSignature``)."""
+    digest = hmac.new(secret_key.encode("utf-8"), content, hashlib.sha1).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str) -> bool:
+    """True when ``Signature`` matches; like J 4.9 the ``_UNIQUE_KEY_QUERY`` field is left out, and like J ≥ 5.1
+    clients sign it, so either variant is accepted (reference acl.md §5)."""
+    sent = ext_fields.get(SIGNATURE)
+    if sent is None:
+        return False
+    variants: list[tuple[str, ...]] = [(SIGNATURE, UNIQUE_KEY_QUERY)]
+    if UNIQUE_KEY_QUERY in ext_fields:
+        variants.append((SIGNATURE,))
+    for drop in variants:
+        expected = calc_signature(signature_content(ext_fields, body, drop=drop), secret_key)
+        if hmac.compare_digest(expected, sent):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCredentials:
+    """What a client signs with (J ``SessionCredentials``)."""
+
+    access_key: str
+    secret_key: str
+    security_token: str | None = None
+
+    def sign(self, cmd: RemotingCommand) -> None:
+        """Add ``AccessKey`` (+ ``SecurityToken``) and ``Signature`` to ``cmd`` in place (J ``doBeforeRequest``)."""
+        ext = cmd.ext_fields
+        ext.pop(SIGNATURE, None)
+        ext[ACCESS_KEY] = self.access_key
+        if self.security_token:
+            ext[SECURITY_TOKEN] = self.security_token
+        ext[SIGNATURE] = calc_signature(signature_content(ext, cmd.body), self.secret_key)
