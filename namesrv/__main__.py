@@ -16,6 +16,7 @@ import sys
 from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
+from protocol.acl.rules import AclError
 from protocol.remoting.runtime import configure_logging, fail, run, serve
 
 PROG = "mqnamesrv"
@@ -35,7 +36,7 @@ async def _serve(cfg: NamesrvConfig) -> int:
         prog=PROG,
         listen=f"{cfg.listen_address}:{cfg.listen_port}",
         banner=lambda: "The Name Server boot success. serializeType=JSON",
-        start_errors=(KvConfigError,),
+        start_errors=(KvConfigError, AclError),
     )
 
 

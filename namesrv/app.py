@@ -19,6 +19,7 @@ from namesrv.housekeeping import BrokerHousekeeping
 from namesrv.kv_config import KvConfig
 from namesrv.route_table import RouteTable, monotonic_ms
 from protocol.remoting import HandlerRegistry, RemotingServer
+from protocol.remoting.acl_hook import NAMESRV_WRITE_CODES, AclWatcher
 
 _log = structlog.get_logger("rocketq.namesrv")
 
@@ -36,6 +37,7 @@ class NamesrvApp:
         self._kv: KvConfig | None = None
         self._server: RemotingServer | None = None
         self._port: int | None = None
+        self.acl: AclWatcher | None = None
 
     @property
     def config(self) -> NamesrvConfig:
@@ -84,14 +86,24 @@ class NamesrvApp:
             raise RuntimeError("name server already started")
         cfg = self.config
         kv = KvConfig.load(Path(cfg.kv_config_path).expanduser())
+        if cfg.acl_enable:  # AclError (a bad ACL file) propagates: the name server must not start without its rules
+            self.acl = AclWatcher(
+                cfg.rocketmq_home,
+                interval_s=cfg.acl_reload_interval / 1000,
+                admin_codes=NAMESRV_WRITE_CODES,
+                only_codes=NAMESRV_WRITE_CODES,
+            )
         server = RemotingServer(
             self._registry(kv),
             cfg.listen_address,
             cfg.listen_port,
             name="namesrv",
             idle_timeout_s=cfg.server_channel_max_idle_time_seconds,
+            request_hook=self.acl.hook if self.acl is not None else None,
         )
         await server.start()
+        if self.acl is not None:
+            self.acl.start()
         self._kv, self._server, self._port = kv, server, server.port
         self._housekeeping.start()
         _log.info("name server started", port=server.port, kv_config_path=str(kv.path))
@@ -102,6 +114,8 @@ class NamesrvApp:
         server, self._server = self._server, None
         if server is not None:
             await server.stop(grace)
+        if self.acl is not None:
+            await self.acl.stop()
 
     async def __aenter__(self) -> Self:
         await self.start()

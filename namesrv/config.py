@@ -20,7 +20,15 @@ serverChannelMaxIdleTimeSeconds  120                   close a connection idle t
                                                        NettyServerConfig
 clusterTest                  false                     accepted for compatibility; no effect
 productEnvName               center                    accepted for compatibility; no effect
-rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
+rocketmqHome                 $ROCKETMQ_HOME or ""      with aclEnable: the ACL files are under <rocketmqHome>/conf
+aclEnable                    false                     beyond J: with accounts, the write codes (REGISTER_BROKER,
+                                                       KV writes, write perms, …) need a signed admin account
+aclReloadInterval            5000 (ms)                 ACL file check period (0 = no hot reload); ours
+serverMaxConnections         10000                     accepted connections beyond this are closed; ours
+serverMaxPendingFrameBytes   268435456                 cap on bytes buffered for incomplete frames, all
+                                                       connections together; ours
+tls.server.mode              disabled                  disabled / permissive / enforcing (J's key)
+tls.server.certPath, tls.server.keyPath, tls.server.trustCertPath, tls.server.need.client.auth: J's TLS keys
 ============================ ========================= =======================================================
 
 Unknown keys are an error naming the key (J silently ignores them, a known usability trap). Runtime updates accept
@@ -33,9 +41,9 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
@@ -59,6 +67,21 @@ class NamesrvConfig(BaseModel):
     cluster_test: bool = False
     product_env_name: str = "center"
     rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
+    acl_enable: bool = False
+    acl_reload_interval: int = Field(5000, ge=0)
+    server_max_connections: int = Field(10_000, ge=1)
+    server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
+    tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
+    tls_server_need_client_auth: Literal["none", "optional", "require"] = "none"
+    tls_server_cert_path: str = ""
+    tls_server_key_path: str = ""
+    tls_server_trust_cert_path: str = ""
+
+    @model_validator(mode="after")
+    def _acl_home(self) -> NamesrvConfig:
+        if self.acl_enable and not self.rocketmq_home:
+            raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +103,15 @@ KEYS: dict[str, _Key] = {
     "clusterTest": _Key("cluster_test", bool),
     "productEnvName": _Key("product_env_name", str),
     "rocketmqHome": _Key("rocketmq_home", str),
+    "aclEnable": _Key("acl_enable", bool),
+    "aclReloadInterval": _Key("acl_reload_interval", int),
+    "serverMaxConnections": _Key("server_max_connections", int),
+    "serverMaxPendingFrameBytes": _Key("server_max_pending_frame_bytes", int),
+    "tls.server.mode": _Key("tls_server_mode", str),
+    "tls.server.need.client.auth": _Key("tls_server_need_client_auth", str),
+    "tls.server.certPath": _Key("tls_server_cert_path", str),
+    "tls.server.keyPath": _Key("tls_server_key_path", str),
+    "tls.server.trustCertPath": _Key("tls_server_trust_cert_path", str),
 }
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 
@@ -87,7 +119,16 @@ ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 RUNTIME_KEYS: frozenset[str] = frozenset(
     {"orderMessageEnable", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime"}
 )
-PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome"})
+PATH_KEYS: frozenset[str] = frozenset(
+    {
+        "kvConfigPath",
+        "configStorePath",
+        "rocketmqHome",
+        "tls.server.certPath",
+        "tls.server.keyPath",
+        "tls.server.trustCertPath",
+    }
+)
 
 
 class ConfigError(ValueError):

@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from client.admin import cli_ops  # noqa: F401  (imported for its @command registrations)
+from client.admin import cli_acl, cli_ops  # noqa: F401  (imported for their @command registrations)
 from client.admin.admin_client import AdminClient
 from client.admin.formatting import (
     direct_result,
@@ -361,11 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     help_text, add_args, fn = COMMANDS[name]
     parser = argparse.ArgumentParser(prog=f"mqadmin {argv[0]}", description=help_text)
     parser.add_argument("-n", "--namesrvAddr", help="name server address list, e.g. '127.0.0.1:9876'")
+    parser.add_argument("--accessKey", help="ACL accessKey to sign with (default: $ROCKETMQ_HOME/conf/tools.yml)")
+    parser.add_argument("--secretKey", help="ACL secretKey to sign with")
     add_args(parser)
     args = parser.parse_args(argv[1:])
+    creds = (args.accessKey, args.secretKey) if args.accessKey and args.secretKey else cli_acl.tools_credentials()
 
     async def run() -> int:
-        async with AdminClient(args.namesrvAddr) as admin:
+        ak, sk = creds or (None, None)
+        async with AdminClient(args.namesrvAddr, access_key=ak, secret_key=sk) as admin:
             return await fn(admin, args)
 
     try:
