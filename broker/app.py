@@ -107,6 +107,11 @@ class BrokerApp:
         return self._port
 
     @property
+    def server(self) -> RemotingServer | None:
+        """The listening server (its ``stats``, ``connection_count``, ``pending_bytes``); None when stopped."""
+        return self._server
+
+    @property
     def addr(self) -> str:
         """``brokerIP1:port``, the address this broker registers and clients dial."""
         return f"{self.config.identity.broker_ip1}:{self.port}"
@@ -196,6 +201,8 @@ class BrokerApp:
             name="broker",
             idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
             request_hook=self.acl.hook if self.acl is not None else None,
+            max_connections=sec.server_max_connections,
+            max_pending_bytes=sec.server_max_pending_frame_bytes,
         )
         try:
             await server.start()

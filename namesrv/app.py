@@ -66,6 +66,11 @@ class NamesrvApp:
         return self._port
 
     @property
+    def server(self) -> RemotingServer | None:
+        """The listening server (its ``stats``, ``connection_count``, ``pending_bytes``); None when stopped."""
+        return self._server
+
+    @property
     def addr(self) -> str:
         """``host:port`` to dial this name server (loopback when bound to all interfaces)."""
         host = self.config.listen_address
@@ -100,6 +105,8 @@ class NamesrvApp:
             name="namesrv",
             idle_timeout_s=cfg.server_channel_max_idle_time_seconds,
             request_hook=self.acl.hook if self.acl is not None else None,
+            max_connections=cfg.server_max_connections,
+            max_pending_bytes=cfg.server_max_pending_frame_bytes,
         )
         await server.start()
         if self.acl is not None:

@@ -7,6 +7,10 @@ in-flight requests finish within a grace period, cancel the rest, close the sock
 The sweep runs every ``SWEEP_S`` seconds (less for short deadlines) and asks each connection to close itself when it
 has been idle for ``idle_timeout_s`` (J ``serverChannelMaxIdleTimeSeconds``, 120 s: clients heartbeat every 30 s, so
 only dead or abandoned peers reach it) or has left a frame incomplete for ``frame_deadline_s`` (slow-loris peers).
+
+Limits against a hostile peer: at most ``max_connections`` connections (one more is closed at once, and counted),
+and at most ``max_pending_bytes`` buffered for incomplete frames over all connections (``PendingBudget``: over it
+the connections holding the most are aborted). ``stats`` is a plain object with the counts (for metrics).
 """
 
 from __future__ import annotations
@@ -18,12 +22,33 @@ import structlog
 
 from protocol.command import RemotingCommand
 from protocol.frame import MAX_FRAME
-from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection
+from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, PendingBudget, RemotingConnection
 from protocol.remoting.handler import Channel, HandlerRegistry
 
 _log = structlog.get_logger("rocketq.remoting.server")
 
 SWEEP_S = 5.0
+MAX_CONNECTIONS = 10_000
+MAX_PENDING_BYTES = 256 * 1024 * 1024
+
+
+class ServerStats:
+    """Counters of one server, read by metrics: plain attributes, no locking (one event loop)."""
+
+    __slots__ = ("accepted", "refused")
+
+    def __init__(self) -> None:
+        self.accepted = 0
+        self.refused = 0  # connections closed at once because max_connections was reached
+
+
+class _Refused(asyncio.Protocol):
+    """A connection over the limit: closed as soon as it is made."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.abort()  # type: ignore[attr-defined]
+
+
 IDLE_TIMEOUT_S = 120.0
 FRAME_DEADLINE_S = 30.0
 
@@ -42,8 +67,13 @@ class RemotingServer:
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         frame_deadline_s: float = FRAME_DEADLINE_S,
         request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
     ) -> None:
         self.request_hook = request_hook
+        self.max_connections = max_connections
+        self.budget = PendingBudget(max_pending_bytes)
+        self.stats = ServerStats()
         self._registry = registry
         self._host = host
         self._port = port
@@ -72,7 +102,27 @@ class RemotingServer:
     def connections(self) -> list[RemotingConnection]:
         return list(self._connections)
 
-    def _make_connection(self) -> RemotingConnection:
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes currently buffered for incomplete frames, all connections together."""
+        return self.budget.total
+
+    def _make_connection(self) -> asyncio.Protocol:
+        if len(self._connections) >= self.max_connections:
+            self.stats.refused += 1
+            if self.stats.refused & (self.stats.refused - 1) == 0:  # 1st, 2nd, 4th, 8th…: a flood logs little
+                _log.warning(
+                    "connection limit reached, closing new connections",
+                    server=self._name,
+                    limit=self.max_connections,
+                    refused=self.stats.refused,
+                )
+            return _Refused()
+        self.stats.accepted += 1
         conn = RemotingConnection(
             self._registry,
             max_frame=self._max_frame,
@@ -80,6 +130,7 @@ class RemotingServer:
             on_close=self._connections.discard,
             role=self._name,
             request_hook=self.request_hook,
+            budget=self.budget,
         )
         self._connections.add(conn)
         if self._on_connection is not None:
