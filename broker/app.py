@@ -40,6 +40,7 @@ from protocol.acl.rules import AclError
 from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 from protocol.remoting.acl_hook import AclWatcher
+from protocol.remoting.tls import TlsConfigError, client_context, server_context
 
 _log = structlog.get_logger("rocketq.broker")
 
@@ -127,6 +128,30 @@ class BrokerApp:
             except AclError as exc:
                 raise BrokerStartError(f"ACL files under {cfg.identity.rocketmq_home}/conf: {exc}") from None
         try:
+            server_ssl = (
+                server_context(
+                    sec.tls_server_cert_path,
+                    sec.tls_server_key_path,
+                    key_password=sec.tls_server_key_password,
+                    trust_cert_path=sec.tls_server_trust_cert_path,
+                    need_client_auth=sec.tls_server_need_client_auth,
+                )
+                if sec.tls_server_mode != "disabled"
+                else None
+            )
+            client_ssl = (
+                client_context(
+                    trust_cert_path=sec.tls_client_trust_cert_path if sec.tls_client_auth_server else "",
+                    cert_path=sec.tls_client_cert_path,
+                    key_path=sec.tls_client_key_path,
+                    key_password=sec.tls_client_key_password,
+                )
+                if sec.tls_enable
+                else None
+            )
+        except TlsConfigError as exc:
+            raise BrokerStartError(str(exc)) from None
+        try:
             self.topics.load()
             self.groups.load()
             self.offsets.load()
@@ -203,6 +228,8 @@ class BrokerApp:
             request_hook=self.acl.hook if self.acl is not None else None,
             max_connections=sec.server_max_connections,
             max_pending_bytes=sec.server_max_pending_frame_bytes,
+            tls_mode=sec.tls_server_mode,
+            ssl_context=server_ssl,
         )
         try:
             await server.start()
@@ -224,7 +251,7 @@ class BrokerApp:
         schedule.start()
         await self.part2.start()
         creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
-        self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None)
+        self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None, ssl_context=client_ssl)
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,

@@ -47,6 +47,7 @@ from protocol.headers import (
 from protocol.message import MessageExt, PropertyKey, RecordError, decode_record, decode_records
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
+from protocol.remoting.tls import client_context
 
 _log = get_logger("rocketq.client")
 
@@ -151,6 +152,15 @@ class ClientInstance:
             connect_timeout=self.config.connect_timeout,
             on_connection_closed=self._on_connection_closed,
             rpc_hook=creds.sign if creds is not None else None,
+            ssl_context=(
+                client_context(
+                    trust_cert_path=self.config.tls_trust_cert_path or "",
+                    cert_path=self.config.tls_cert_path or "",
+                    key_path=self.config.tls_key_path or "",
+                )
+                if self.config.use_tls
+                else None
+            ),
         )
         self.api = ClientAPI(self.remoting, self.config.serialize)
         self.routes: dict[str, TopicRoute] = {}

@@ -18,6 +18,7 @@ from namesrv.config import ConfigError, NamesrvConfig, format_config, load_confi
 from namesrv.kv_config import KvConfigError
 from protocol.acl.rules import AclError
 from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.tls import TlsConfigError
 
 PROG = "mqnamesrv"
 
@@ -36,7 +37,7 @@ async def _serve(cfg: NamesrvConfig) -> int:
         prog=PROG,
         listen=f"{cfg.listen_address}:{cfg.listen_port}",
         banner=lambda: "The Name Server boot success. serializeType=JSON",
-        start_errors=(KvConfigError, AclError),
+        start_errors=(KvConfigError, AclError, TlsConfigError),
     )
 
 

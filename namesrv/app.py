@@ -20,6 +20,7 @@ from namesrv.kv_config import KvConfig
 from namesrv.route_table import RouteTable, monotonic_ms
 from protocol.remoting import HandlerRegistry, RemotingServer
 from protocol.remoting.acl_hook import NAMESRV_WRITE_CODES, AclWatcher
+from protocol.remoting.tls import server_context
 
 _log = structlog.get_logger("rocketq.namesrv")
 
@@ -27,7 +28,8 @@ _log = structlog.get_logger("rocketq.namesrv")
 class NamesrvApp:
     """One name server. ``async with NamesrvApp(cfg) as ns:`` or ``await start()`` / ``await stop()``.
 
-    ``start`` raises ``OSError`` when the port cannot be bound and ``KvConfigError`` when the KV file is unusable.
+    ``start`` raises ``OSError`` when the port cannot be bound, ``KvConfigError`` when the KV file is unusable,
+    ``AclError`` for a bad ACL file and ``TlsConfigError`` for unusable TLS files.
     """
 
     def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = monotonic_ms) -> None:
@@ -107,6 +109,17 @@ class NamesrvApp:
             request_hook=self.acl.hook if self.acl is not None else None,
             max_connections=cfg.server_max_connections,
             max_pending_bytes=cfg.server_max_pending_frame_bytes,
+            tls_mode=cfg.tls_server_mode,
+            ssl_context=(
+                server_context(
+                    cfg.tls_server_cert_path,
+                    cfg.tls_server_key_path,
+                    trust_cert_path=cfg.tls_server_trust_cert_path,
+                    need_client_auth=cfg.tls_server_need_client_auth,
+                )
+                if cfg.tls_server_mode != "disabled"
+                else None
+            ),
         )
         await server.start()
         if self.acl is not None:
