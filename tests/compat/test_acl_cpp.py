@@ -113,3 +113,30 @@ def test_cpp_client_with_credentials(tmp_path: Path) -> None:
             assert anon.msgs == []
         finally:
             anon.stop()
+
+
+def test_cpp_client_plain_against_a_permissive_tls_broker(tmp_path: Path) -> None:
+    """tls.server.mode=permissive: the C++ client (plain) keeps producing and consuming on the TLS-capable port."""
+    import trustme
+
+    from tests.compat.test_cpp_client import start_servers
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "server.pem"))
+    cert.private_key_pem.write_to_path(str(tmp_path / "server.key"))
+    extra = (
+        f"tls.server.mode=permissive\ntls.server.certPath={tmp_path}/server.pem\n"
+        f"tls.server.keyPath={tmp_path}/server.key\n"
+    )
+    with start_servers(tmp_path, extra) as s:
+        assert produce(s, "TlsPermissive", "p", 5) == {"event": "done", "ok": 5, "failed": 0}
+        c = Consumer(s, "TlsPermissive", "CG_tls_permissive", "tls-consumer")
+        try:
+            end = time.monotonic() + 60
+            while len({m["keys"] for m in c.msgs}) < 5:
+                assert time.monotonic() < end, f"consumed {len(c.msgs)}"
+                time.sleep(0.2)
+                c.drain()
+        finally:
+            c.stop()
