@@ -323,6 +323,8 @@ ALIASES: dict[str, str] = {
 NO_EFFECT_KEYS: frozenset[str] = frozenset(
     {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "useEpollNativeSelector"}
 )
+# Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
+SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
 _BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}
 
 
@@ -416,5 +418,7 @@ def format_config(cfg: BrokerConfig, *, important_only: bool = False) -> str:
         value = getattr(getattr(cfg, spec.section), spec.field)
         if name == "storePathCommitLog" and not value:
             value = cfg.store.commit_log_dir
+        if name in SECRET_KEYS and value:
+            value = "******"  # GET_BROKER_CONFIG answers anyone who may ask: never a secret
         lines.append(f"{name}={str(value).lower() if isinstance(value, bool) else value}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,8 @@
 ``RemoteAddressStrategyFactory``), pure: accounts and whitelists in, allow or an ``AclError`` out. No IO.
 
 The reusable API is ``AclRules.check(remote_ip, cmd)`` for remoting requests and, for other front ends (gRPC),
-``AclRules.account(access_key)`` + ``Account.authorize(code, resources)``.
+``AclRules.validate(remote_ip, access_key, signature_ok, code, resources)`` (the same check order with the front
+end's own signature check and resource list) or ``AclRules.account(access_key)`` + ``Account.authorize``.
 
 Permission bits (J ``Permission``)::
 
@@ -38,7 +39,7 @@ else → that one address (IPv6 compared expanded).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -369,18 +370,35 @@ class AclRules:
 
     def check(self, remote_ip: str, cmd: RemotingCommand) -> None:
         """J ``validate`` for one remoting request; raises AclError with J's message when refused."""
+        ext = cmd.ext_fields
+        self.validate(
+            remote_ip,
+            ext.get(ACCESS_KEY),
+            lambda secret: verify_signature(ext, cmd.body, secret),
+            cmd.code,
+            lambda: required_resources(cmd),
+        )
+
+    def validate(
+        self,
+        remote_ip: str,
+        access_key: str | None,
+        signature_ok: Callable[[str], bool],
+        code: int,
+        resources: Callable[[], dict[str, int]],
+    ) -> None:
+        """The check order for any front end (remoting here; gRPC with its own signature and resource mapping):
+        ``signature_ok(secret_key)`` verifies the request's signature, ``resources()`` lists what it needs."""
         for pattern in self.global_white:
             if pattern.matches(remote_ip):
                 return
-        ext = cmd.ext_fields
-        ak = ext.get(ACCESS_KEY)
-        if ak is None:
+        if access_key is None:
             raise AclError("No accessKey is configured")
-        acct = self.accounts.get(ak)
+        acct = self.accounts.get(access_key)
         if acct is None:
-            raise AclError(f"No acl config for {ak}")
+            raise AclError(f"No acl config for {access_key}")
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
-        if not verify_signature(ext, cmd.body, acct.secret_key):
-            raise AclError(f"Check signature failed for accessKey={ak}")
-        acct.authorize(cmd.code, required_resources(cmd), self.admin_codes)
+        if not signature_ok(acct.secret_key):
+            raise AclError(f"Check signature failed for accessKey={access_key}")
+        acct.authorize(code, resources(), self.admin_codes)

@@ -19,3 +19,10 @@ def test_examples_load() -> None:
     rules = AclConfig.load(EXAMPLE).rules
     acct = rules.account("RocketMQ")
     assert acct is not None and not acct.admin and rules.account("rocketmq2") is not None
+
+
+def test_secrets_are_not_printed() -> None:
+    from broker.config import format_config
+
+    text = format_config(load_broker(EXAMPLE / "broker-secure.conf"))
+    assert "innerSecretKey=******" in text and "12345678" not in text
