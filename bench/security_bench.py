@@ -6,7 +6,7 @@
         256 MiB. Reports the broker's peak RSS, how many attackers it closed, and a well-behaved producer's p99.
     .venv/bin/python bench/security_bench.py fuzz   [--rounds 3 --frames 60000]
         rounds of damaged frames (bad lengths, bad serialize types, bad headers, random bytes), each on its own
-        connection; reports the broker's RSS and anonymous RSS after every round.
+        connection; reports the broker's (``--namesrv``: the name server's) RSS and anonymous RSS after every round.
 
 Everything targets 127.0.0.1 only and is bounded in count and time.
 """
@@ -148,6 +148,7 @@ def bench_acl(n: int, rounds: int) -> None:
                 try:
                     time.sleep(1.0)  # registration
                     results[mode].append(asyncio.run(acl_workload(f"127.0.0.1:{ns_port}", n, creds, mode)))
+                    print(f"round {r + 1} ACL {mode}: send {results[mode][-1][0]:,.0f}/s pull {results[mode][-1][1]:,.0f}/s")
                 finally:
                     for p in (br_proc, ns_proc):
                         p.terminate()
@@ -299,10 +300,10 @@ async def fuzz_round(port: int, frames: int, seed: int, parallel: int = 64) -> N
     await asyncio.gather(*(one(bad_frame(rng)) for _ in range(frames)))
 
 
-def bench_fuzz(rounds: int, frames: int) -> None:
+def bench_fuzz(rounds: int, frames: int, namesrv: bool) -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        br, port = start(tmp, "")
+        br, port = start(tmp, None if namesrv else "")
         rows = []
         try:
             time.sleep(1)
@@ -316,7 +317,8 @@ def bench_fuzz(rounds: int, frames: int) -> None:
         finally:
             br.terminate()
             br.wait(30)
-        table(rows, (f"{frames} bad frames per round", "VmRSS MiB", "RssAnon MiB", "round s"))
+        who = "name server" if namesrv else "broker"
+        table(rows, (f"{who}: {frames} bad frames per round", "VmRSS MiB", "RssAnon MiB", "round s"))
 
 
 def main() -> None:
@@ -327,13 +329,14 @@ def main() -> None:
     ap.add_argument("--conns", type=int, default=100)
     ap.add_argument("--mib", type=int, default=15)
     ap.add_argument("--frames", type=int, default=60_000)
+    ap.add_argument("--namesrv", action="store_true", help="fuzz: target the name server instead of the broker")
     a = ap.parse_args()
     if a.what == "acl":
         bench_acl(a.n, a.rounds)
     elif a.what == "attack":
         bench_attack(a.conns, a.mib)
     else:
-        bench_fuzz(a.rounds, a.frames)
+        bench_fuzz(a.rounds, a.frames, a.namesrv)
 
 
 if __name__ == "__main__":

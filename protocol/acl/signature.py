@@ -15,7 +15,6 @@ fields added        ``AccessKey``, ``Signature``, and ``SecurityToken`` when a t
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 from dataclasses import dataclass
 from typing import Final
@@ -29,17 +28,27 @@ SECURITY_TOKEN: Final = "SecurityToken"
 UNIQUE_KEY_QUERY: Final = "_UNIQUE_KEY_QUERY"
 
 
+def _text(ext_fields: dict[str, str], drop: tuple[str, ...]) -> bytes:
+    return "".join([v for k, v in sorted(ext_fields.items()) if k not in drop]).encode("utf-8")
+
+
 def signature_content(ext_fields: dict[str, str], body: bytes, *, drop: tuple[str, ...] = (SIGNATURE,)) -> bytes:
     """The bytes J signs: sorted ext-field values without the ``drop`` keys, then the body."""
-    text = "".join(ext_fields[k] for k in sorted(ext_fields) if k not in drop)
-    data = text.encode("utf-8")
+    data = _text(ext_fields, drop)
     return data + body if body else data
 
 
 def calc_signature(content: bytes, secret_key: str) -> str:
     """``Base64(HmacSHA1(secretKey, content))`` (J ``AclUtils.calSignature``)."""
-    digest = hmac.new(secret_key.encode("utf-8"), content, hashlib.sha1).digest()
-    return base64.b64encode(digest).decode("ascii")
+    return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), content, "sha1")).decode("ascii")
+
+
+def _sign(ext_fields: dict[str, str], body: bytes, secret_key: str, drop: tuple[str, ...] = (SIGNATURE,)) -> str:
+    """``calc_signature(signature_content(...))`` without copying the body."""
+    h = hmac.new(secret_key.encode("utf-8"), _text(ext_fields, drop), "sha1")
+    if body:
+        h.update(body)
+    return base64.b64encode(h.digest()).decode("ascii")
 
 
 def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str) -> bool:
@@ -48,12 +57,10 @@ def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str) -
     sent = ext_fields.get(SIGNATURE)
     if sent is None:
         return False
-    variants: list[tuple[str, ...]] = [(SIGNATURE, UNIQUE_KEY_QUERY)]
-    if UNIQUE_KEY_QUERY in ext_fields:
-        variants.append((SIGNATURE,))
-    for drop in variants:
-        expected = calc_signature(signature_content(ext_fields, body, drop=drop), secret_key)
-        if hmac.compare_digest(expected, sent):
+    if UNIQUE_KEY_QUERY not in ext_fields:  # the hot path: one HMAC
+        return hmac.compare_digest(_sign(ext_fields, body, secret_key), sent)
+    for drop in ((SIGNATURE, UNIQUE_KEY_QUERY), (SIGNATURE,)):
+        if hmac.compare_digest(_sign(ext_fields, body, secret_key, drop), sent):
             return True
     return False
 
@@ -73,4 +80,4 @@ class SessionCredentials:
         ext[ACCESS_KEY] = self.access_key
         if self.security_token:
             ext[SECURITY_TOKEN] = self.security_token
-        ext[SIGNATURE] = calc_signature(signature_content(ext, cmd.body), self.secret_key)
+        ext[SIGNATURE] = _sign(ext, cmd.body, self.secret_key)
