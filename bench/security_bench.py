@@ -148,7 +148,9 @@ def bench_acl(n: int, rounds: int) -> None:
                 try:
                     time.sleep(1.0)  # registration
                     results[mode].append(asyncio.run(acl_workload(f"127.0.0.1:{ns_port}", n, creds, mode)))
-                    print(f"round {r + 1} ACL {mode}: send {results[mode][-1][0]:,.0f}/s pull {results[mode][-1][1]:,.0f}/s")
+                    print(
+                        f"round {r + 1} ACL {mode}: send {results[mode][-1][0]:,.0f}/s pull {results[mode][-1][1]:,.0f}/s"
+                    )
                 finally:
                     for p in (br_proc, ns_proc):
                         p.terminate()
