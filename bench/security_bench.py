@@ -1,6 +1,8 @@
 """Security benches, servers as separate processes (full size; the tests run scaled-down versions):
 
-    .venv/bin/python bench/security_bench.py acl    [--n 20000]   send + pull throughput, ACL off vs on, same run
+    .venv/bin/python bench/security_bench.py acl    [--n 20000 --burst 1000]
+        send and pull, ACL off vs on in the same run: both setups run at once and take turns in bursts (so both see
+        the same machine load); reports throughput and the broker's CPU time per message (the steadier figure).
     .venv/bin/python bench/security_bench.py attack [--conns 100 --mib 15]
         100 connections each declare a 16 MiB frame and send 15 MiB of it; the broker's pending-frame cap is
         256 MiB. Reports the broker's peak RSS, how many attackers it closed, and a well-behaved producer's p99.
@@ -17,7 +19,6 @@ import argparse
 import asyncio
 import os
 import random
-import statistics
 import struct
 import subprocess
 import sys
@@ -87,83 +88,124 @@ def rss(pid: int) -> tuple[int, int]:
 # -- acl on vs off ----------------------------------------------------------------------------------------------------
 
 
-async def acl_workload(ns: str, n: int, creds: dict[str, str], tag: str) -> tuple[float, float]:
-    from client import ConsumeResult, Message, Producer, PushConsumer
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    topic = f"AclBench{tag}{random.randrange(1 << 30)}"
+
+async def acl_bursts(setups: dict[str, tuple[str, int, dict[str, str]]], n: int, burst: int) -> dict[str, list[float]]:
+    """Alternate bursts of sends, then of pulls, between the ACL-off and ACL-on setups, so both see the same
+    machine load; per mode: [send s, pull s, broker CPU s during sends, broker CPU s during pulls]."""
+    from client import Message, Producer, PullConsumer
+
+    out = {m: [0.0, 0.0, 0.0, 0.0] for m in setups}
     body = b"x" * 1024
-    async with Producer(f"pg_{tag}", namesrv_addr=ns, **creds) as p:
-        await p.send(Message(topic, body))
-        t0 = time.perf_counter()
-        window: list[asyncio.Future[object]] = []
-        for _ in range(n - 1):
-            window.append(asyncio.ensure_future(p.send(Message(topic, body))))
-            if len(window) >= 64:
-                await window.pop(0)
-        await asyncio.gather(*window)
-        send_rate = n / (time.perf_counter() - t0)
-    got = 0
-    done = asyncio.Event()
+    topic = f"AclBench{random.randrange(1 << 30)}"
+    producers = {}
+    for mode, (ns, _pid, creds) in setups.items():
+        producers[mode] = Producer(f"pg_{mode}", namesrv_addr=ns, **creds)
+        await producers[mode].start()
+        await producers[mode].send(Message(topic, body))
+    cpu0 = {m: cpu_s(setups[m][1]) for m in setups}  # the whole phase: a tick is 10 ms, a burst takes a few
+    try:
+        for k in range(n // burst):
+            for mode in list(setups) if k % 2 == 0 else list(reversed(setups)):
+                p = producers[mode]
+                t0 = time.perf_counter()
+                window: list[asyncio.Future[object]] = []
+                for _ in range(burst):
+                    window.append(asyncio.ensure_future(p.send(Message(topic, body))))
+                    if len(window) >= 64:
+                        await window.pop(0)
+                await asyncio.gather(*window)
+                out[mode][0] += time.perf_counter() - t0
+    finally:
+        for m in setups:
+            out[m][2] = cpu_s(setups[m][1]) - cpu0[m]
+        for p in producers.values():
+            await p.close()
+    # pulls: one consumer at a time (a consumer prefetches in the background, so two at once would time each
+    # other's prefetch), two rounds in alternating order, each reading the whole topic with a fresh group
+    for rnd in range(2):
+        for mode in list(setups) if rnd % 2 == 0 else list(reversed(setups)):
+            ns, pid, creds = setups[mode]
+            c = PullConsumer(
+                f"cg_{mode}_{rnd}", namesrv_addr=ns, consume_from_where="FIRST_OFFSET", pull_batch_size=32, **creds
+            )
+            c.subscribe(topic, "*")
+            await c.start()
+            try:
+                got = 0
+                while not got:  # warm up: rebalance done, first pull answered
+                    got = len(await c.poll(timeout=1.0, max_records=1))
+                c0, t0 = cpu_s(pid), time.perf_counter()
+                while got < n:
+                    got += len(await c.poll(timeout=1.0, max_records=1000))
+                out[mode][1] += time.perf_counter() - t0
+                out[mode][3] += cpu_s(pid) - c0
+            finally:
+                await c.close()
+    return out
 
-    async def on_msgs(msgs: list[object]) -> ConsumeResult:
-        nonlocal got
-        got += len(msgs)
-        if got >= n:
-            done.set()
-        return ConsumeResult.SUCCESS
 
-    c = PushConsumer(
-        f"cg_{tag}",
-        namesrv_addr=ns,
-        consume_from_where="FIRST_OFFSET",
-        pull_batch_size=32,
-        consume_message_batch_max_size=32,
-        **creds,
-    )
-    c.subscribe(topic, "*", on_msgs)
-    t0 = time.perf_counter()
-    async with c:
-        await asyncio.wait_for(done.wait(), 600)
-        pull_rate = n / (time.perf_counter() - t0)
-    return send_rate, pull_rate
-
-
-def bench_acl(n: int, rounds: int) -> None:
+def bench_acl(n: int, burst: int) -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        results: dict[str, list[tuple[float, float]]] = {"off": [], "on": []}
-        for mode in ("off", "on"):
-            home = tmp / f"home-{mode}"
-            (home / "conf").mkdir(parents=True)
-            (home / "conf" / "plain_acl.yml").write_text(ACL_YML)
-        for r in range(rounds):
-            for mode in ("off", "on") if r % 2 == 0 else ("on", "off"):
-                # one name server + one broker per measurement so the route holds only that broker
-                sub = tmp / f"{mode}-{r}"
+        home = tmp / "home"
+        (home / "conf").mkdir(parents=True)
+        (home / "conf" / "plain_acl.yml").write_text(ACL_YML)
+        procs: list[subprocess.Popen[bytes]] = []
+        setups: dict[str, tuple[str, int, dict[str, str]]] = {}
+        try:
+            for mode in ("off", "on"):
+                sub = tmp / mode
                 sub.mkdir()
                 ns_proc, ns_port = start(sub, None)
-                extra = f"aclEnable=true\nrocketmqHome={tmp}/home-on\n" if mode == "on" else ""
+                extra = f"aclEnable=true\nrocketmqHome={home}\n" if mode == "on" else ""
                 br_proc, _ = start(sub, f"127.0.0.1:{ns_port}", extra)
+                procs += [br_proc, ns_proc]
                 creds = {"access_key": "benchUser1", "secret_key": "benchSecret1"} if mode == "on" else {}
-                try:
-                    time.sleep(1.0)  # registration
-                    results[mode].append(asyncio.run(acl_workload(f"127.0.0.1:{ns_port}", n, creds, mode)))
-                    print(
-                        f"round {r + 1} ACL {mode}: send {results[mode][-1][0]:,.0f}/s pull {results[mode][-1][1]:,.0f}/s"
-                    )
-                finally:
-                    for p in (br_proc, ns_proc):
-                        p.terminate()
-                        p.wait(30)
+                setups[mode] = (f"127.0.0.1:{ns_port}", br_proc.pid, creds)
+            time.sleep(1.0)  # registration
+            res = asyncio.run(acl_bursts(setups, n, burst))
+        finally:
+            for p in procs:
+                p.terminate()
+                p.wait(30)
         rows = []
         for mode in ("off", "on"):
-            s = statistics.median(x[0] for x in results[mode])
-            q = statistics.median(x[1] for x in results[mode])
-            rows.append((f"ACL {mode}", f"{s:,.0f}", f"{q:,.0f}"))
-        off_s, off_p = (statistics.median(x[i] for x in results["off"]) for i in (0, 1))
-        on_s, on_p = (statistics.median(x[i] for x in results["on"]) for i in (0, 1))
-        rows.append(("on / off", f"{on_s / off_s:.3f}", f"{on_p / off_p:.3f}"))
-        table(rows, ("run (median of rounds)", "send msg/s", "pull msg/s"))
+            send_s, pull_s, send_cpu, pull_cpu = res[mode]
+            pull_s, pull_cpu = pull_s / 2, pull_cpu / 2  # two rounds of n
+            rows.append(
+                (
+                    f"ACL {mode}",
+                    f"{n / send_s:,.0f}",
+                    f"{n / pull_s:,.0f}",
+                    f"{send_cpu / n * 1e6:.0f}",
+                    f"{pull_cpu / n * 1e6:.0f}",
+                )
+            )
+        off, on = res["off"], res["on"]
+        rows.append(
+            (
+                "on / off",
+                f"{off[0] / on[0]:.3f}",
+                f"{off[1] / on[1]:.3f}",
+                f"{on[2] / off[2]:.3f}",
+                f"{on[3] / off[3]:.3f}",
+            )
+        )
+        table(
+            rows,
+            (
+                f"{n} x 1 KiB, alternating bursts of {burst}",
+                "send msg/s",
+                "pull msg/s",
+                "broker CPU us/send",
+                "broker CPU us/pulled msg",
+            ),
+        )
 
 
 # -- partial-frame attack ----------------------------------------------------------------------------------------------
@@ -327,6 +369,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("acl", "attack", "fuzz"))
     ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--burst", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--conns", type=int, default=100)
     ap.add_argument("--mib", type=int, default=15)
@@ -334,7 +377,7 @@ def main() -> None:
     ap.add_argument("--namesrv", action="store_true", help="fuzz: target the name server instead of the broker")
     a = ap.parse_args()
     if a.what == "acl":
-        bench_acl(a.n, a.rounds)
+        bench_acl(a.n, a.burst)
     elif a.what == "attack":
         bench_attack(a.conns, a.mib)
     else:

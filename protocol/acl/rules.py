@@ -38,12 +38,13 @@ else → that one address (IPv6 compared expanded).
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from protocol.acl.signature import ACCESS_KEY, verify_signature
+from protocol.acl.signature import ACCESS_KEY, keyed_mac, verify_signature
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 
@@ -114,7 +115,7 @@ def retry_topic(group: str | None) -> str | None:
 def host_of(peer: str) -> str:
     """``ip:port`` / ``[v6]:port`` → the ip (J cuts everything after the last ``:``)."""
     host = peer.rpartition(":")[0] if ":" in peer else peer
-    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return host[1:-1] if host[:1] == "[" and host[-1:] == "]" else host
 
 
 def _ipv4(text: str) -> bool:
@@ -249,6 +250,7 @@ class Account:
     perms: dict[str, int] | None = field(default=None, compare=False)  # None: no entries at all
     topic_default: int = field(default=DENY, compare=False)
     group_default: int = field(default=DENY, compare=False)
+    mac: hmac.HMAC | None = field(default=None, compare=False, repr=False)  # keyed with secret_key
 
     @classmethod
     def build(
@@ -290,6 +292,7 @@ class Account:
             perms=perms or None,
             topic_default=parse_perm(default_topic_perm),
             group_default=parse_perm(default_group_perm),
+            mac=keyed_mac(secret_key),
         )
 
     def authorize(self, code: int, resources: dict[str, int], admin_codes: frozenset[int] = ADMIN_CODES) -> None:
@@ -383,7 +386,7 @@ class AclRules:
             raise AclError(f"No acl config for {ak}")
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
-        if not verify_signature(ext, cmd.body, acct.secret_key):
+        if not verify_signature(ext, cmd.body, acct.mac or acct.secret_key):
             raise AclError(f"Check signature failed for accessKey={ak}")
         acct.authorize(cmd.code, required_resources(cmd), self.admin_codes)
 

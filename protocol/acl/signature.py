@@ -28,8 +28,20 @@ SECURITY_TOKEN: Final = "SecurityToken"
 UNIQUE_KEY_QUERY: Final = "_UNIQUE_KEY_QUERY"
 
 
+# Field order → the keys to sign, sorted, without the dropped ones. Requests of one kind from one client arrive
+# with their fields in the same order, so this is a handful of entries; cleared when a peer sends many shapes.
+_ORDER: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+_ORDER_MAX = 1024
+
+
 def _text(ext_fields: dict[str, str], drop: tuple[str, ...]) -> bytes:
-    return "".join([v for k, v in sorted(ext_fields.items()) if k not in drop]).encode("utf-8")
+    shape = (tuple(ext_fields), drop)
+    order = _ORDER.get(shape)
+    if order is None:
+        if len(_ORDER) >= _ORDER_MAX:
+            _ORDER.clear()
+        order = _ORDER[shape] = tuple(k for k in sorted(ext_fields) if k not in drop)
+    return "".join(map(ext_fields.__getitem__, order)).encode("utf-8")
 
 
 def signature_content(ext_fields: dict[str, str], body: bytes, *, drop: tuple[str, ...] = (SIGNATURE,)) -> bytes:
@@ -43,17 +55,25 @@ def calc_signature(content: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), content, "sha1")).decode("ascii")
 
 
-def _sign(ext_fields: dict[str, str], body: bytes, secret_key: str, drop: tuple[str, ...] = (SIGNATURE,)) -> str:
+def keyed_mac(secret_key: str) -> hmac.HMAC:
+    """An HMAC-SHA1 keyed with ``secret_key``, to ``copy()`` per request (saves the key schedule)."""
+    return hmac.new(secret_key.encode("utf-8"), digestmod="sha1")
+
+
+def _sign(
+    ext_fields: dict[str, str], body: bytes, secret: str | hmac.HMAC, drop: tuple[str, ...] = (SIGNATURE,)
+) -> str:
     """``calc_signature(signature_content(...))`` without copying the body."""
-    h = hmac.new(secret_key.encode("utf-8"), _text(ext_fields, drop), "sha1")
+    h = keyed_mac(secret) if isinstance(secret, str) else secret.copy()
+    h.update(_text(ext_fields, drop))
     if body:
         h.update(body)
     return base64.b64encode(h.digest()).decode("ascii")
 
 
-def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str) -> bool:
+def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str | hmac.HMAC) -> bool:
     """True when ``Signature`` matches; like J 4.9 the ``_UNIQUE_KEY_QUERY`` field is left out, and like J ≥ 5.1
-    clients sign it, so either variant is accepted (reference acl.md §5)."""
+    clients sign it, so either variant is accepted (reference acl.md §5). ``secret_key`` may be a ``keyed_mac``."""
     sent = ext_fields.get(SIGNATURE)
     if sent is None:
         return False
