@@ -22,6 +22,7 @@ import structlog
 from broker.app_part2 import Part2
 from broker.config import BrokerConfig
 from broker.ha.service import HAService
+from broker.handlers.admin_acl import AclAdminHandlers
 from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
 from broker.handlers.pull import PullHandlers
@@ -39,7 +40,11 @@ from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode
+from protocol.acl.rules import AclError
+from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
+from protocol.remoting.acl_hook import AclWatcher
+from protocol.remoting.tls import TlsConfigError, client_context, server_context
 
 _log = structlog.get_logger("rocketq.broker")
 
@@ -94,6 +99,7 @@ class BrokerApp:
         self.registrar: NamesrvRegistrar | None = None
         self.part2: Part2 | None = None
         self.ha: HAService | None = None
+        self.acl: AclWatcher | None = None
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
@@ -124,6 +130,11 @@ class BrokerApp:
         return self._port
 
     @property
+    def server(self) -> RemotingServer | None:
+        """The listening server (its ``stats``, ``connection_count``, ``pending_bytes``); None when stopped."""
+        return self._server
+
+    @property
     def addr(self) -> str:
         """``brokerIP1:port``, the address this broker registers and clients dial."""
         return f"{self.config.identity.broker_ip1}:{self.port}"
@@ -132,6 +143,36 @@ class BrokerApp:
         if self._server is not None:
             raise RuntimeError("broker already started")
         cfg = self.config
+        sec = cfg.security
+        if cfg.features.acl_enable:
+            try:
+                self.acl = AclWatcher(cfg.identity.rocketmq_home, interval_s=sec.acl_reload_interval / 1000)
+            except AclError as exc:
+                raise BrokerStartError(f"ACL files under {cfg.identity.rocketmq_home}/conf: {exc}") from None
+        try:
+            server_ssl = (
+                server_context(
+                    sec.tls_server_cert_path,
+                    sec.tls_server_key_path,
+                    key_password=sec.tls_server_key_password,
+                    trust_cert_path=sec.tls_server_trust_cert_path,
+                    need_client_auth=sec.tls_server_need_client_auth,
+                )
+                if sec.tls_server_mode != "disabled"
+                else None
+            )
+            client_ssl = (
+                client_context(
+                    trust_cert_path=sec.tls_client_trust_cert_path if sec.tls_client_auth_server else "",
+                    cert_path=sec.tls_client_cert_path,
+                    key_path=sec.tls_client_key_path,
+                    key_password=sec.tls_client_key_password,
+                )
+                if sec.tls_enable
+                else None
+            )
+        except TlsConfigError as exc:
+            raise BrokerStartError(str(exc)) from None
         try:
             self.topics.load()
             self.groups.load()
@@ -211,7 +252,8 @@ class BrokerApp:
                 lambda: self.store,
                 self._readiness,
             )
-        self._client = RemotingClient()
+        creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
+        self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None, ssl_context=client_ssl)
         is_slave = ident.broker_role == "SLAVE"
         ha = HAService(
             cfg,
@@ -227,6 +269,15 @@ class BrokerApp:
         self.ha = ha
         ha.register(registry)
         ha.before_serving()
+        if self.acl is not None:
+            registry.register_all(
+                AclAdminHandlers(
+                    self.acl,
+                    broker_name=ident.broker_name,
+                    cluster_name=ident.broker_cluster_name,
+                    broker_addr=lambda: self.addr,
+                ).table()
+            )
         server = RemotingServer(
             registry,
             cfg.network.bind_address,
@@ -234,6 +285,11 @@ class BrokerApp:
             name="broker",
             idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
             observer=self.metrics.observe if self.metrics is not None else None,
+            request_hook=self.acl.hook if self.acl is not None else None,
+            max_connections=sec.server_max_connections,
+            max_pending_bytes=sec.server_max_pending_frame_bytes,
+            tls_mode=sec.tls_server_mode,
+            ssl_context=server_ssl,
         )
         try:
             await server.start()
@@ -259,6 +315,8 @@ class BrokerApp:
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival)
         store.add_arrival_listener(schedule.on_arrival)
+        if self.acl is not None:
+            self.acl.start()
         self.clients.start()
         self.offsets.start()
         if not is_slave:  # a slave re-delivers no delayed message and checks no transaction (J)
@@ -308,6 +366,8 @@ class BrokerApp:
         await self.stats.stop()
         if self.metrics is not None:
             await self.metrics.stop()
+        if self.acl is not None:
+            await self.acl.stop()
         await self.clients.stop()
         await self.offsets.stop()
         await self.topics.flush()

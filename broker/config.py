@@ -194,12 +194,28 @@ class FeaturesConfig(_Section):
     transaction_check_max: int = Field(15, ge=1)
     transaction_check_interval: int = Field(60_000, gt=0)
 
-    @field_validator("acl_enable")
-    @classmethod
-    def _acl(cls, v: bool) -> bool:
-        if v:
-            raise ValueError("ACL is not supported yet; only false is accepted")
-        return v
+
+class SecurityConfig(_Section):
+    """ACL 1.0, TLS (J's ``tls.*`` names, reference acl.md §8), connection limits, credentials towards name servers."""
+
+    acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
+    inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)
+    inner_secret_key: str = ""
+    server_max_connections: int = Field(10_000, ge=1)
+    server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
+    tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
+    tls_enable: bool = False
+    tls_test_mode_enable: bool = False
+    tls_server_need_client_auth: Literal["none", "optional", "require"] = "none"
+    tls_server_key_path: str = ""
+    tls_server_key_password: str = ""
+    tls_server_cert_path: str = ""
+    tls_server_trust_cert_path: str = ""
+    tls_client_key_path: str = ""
+    tls_client_key_password: str = ""
+    tls_client_cert_path: str = ""
+    tls_client_auth_server: bool = False
+    tls_client_trust_cert_path: str = ""
 
 
 _EXPORTER_TYPES = {"0": "DISABLE", "1": "OTLP_GRPC", "2": "PROM", "3": "LOG"}
@@ -292,6 +308,13 @@ class BrokerConfig(_Section):
         if "ha_listen_port" in net.model_fields_set:
             return net.ha_listen_port
         return net.listen_port + 1 if net.listen_port else 0
+    security: SecurityConfig = Field(default_factory=SecurityConfig)  # type: ignore[arg-type]
+
+    @model_validator(mode="after")
+    def _acl_home(self) -> BrokerConfig:
+        if self.features.acl_enable and not self.identity.rocketmq_home:
+            raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +403,24 @@ KEYS: dict[str, _Key] = {
     "slaveReadEnable": _k("ha", "slave_read_enable", bool),
     "accessMessageInMemoryMaxRatio": _k("ha", "access_message_in_memory_max_ratio", int),
     "haMasterForceWritable": _k("ha", "ha_master_force_writable", bool),
+    "aclReloadInterval": _k("security", "acl_reload_interval", int),
+    "innerAccessKey": _k("security", "inner_access_key", str),
+    "innerSecretKey": _k("security", "inner_secret_key", str),
+    "serverMaxConnections": _k("security", "server_max_connections", int),
+    "serverMaxPendingFrameBytes": _k("security", "server_max_pending_frame_bytes", int),
+    "tls.server.mode": _k("security", "tls_server_mode", str),
+    "tls.enable": _k("security", "tls_enable", bool),
+    "tls.test.mode.enable": _k("security", "tls_test_mode_enable", bool),
+    "tls.server.need.client.auth": _k("security", "tls_server_need_client_auth", str),
+    "tls.server.keyPath": _k("security", "tls_server_key_path", str),
+    "tls.server.keyPassword": _k("security", "tls_server_key_password", str),
+    "tls.server.certPath": _k("security", "tls_server_cert_path", str),
+    "tls.server.trustCertPath": _k("security", "tls_server_trust_cert_path", str),
+    "tls.client.keyPath": _k("security", "tls_client_key_path", str),
+    "tls.client.keyPassword": _k("security", "tls_client_key_password", str),
+    "tls.client.certPath": _k("security", "tls_client_cert_path", str),
+    "tls.client.authServer": _k("security", "tls_client_auth_server", bool),
+    "tls.client.trustCertPath": _k("security", "tls_client_trust_cert_path", str),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {
@@ -389,6 +430,12 @@ ALIASES: dict[str, str] = {
 # Keys RocketMQ 4.9 reads from broker.conf (protocol.java_config_keys) that do nothing here: accepted with one
 # warning line naming them, their values checked against J's kind. Adding a key to KEYS takes it off this list.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(BROKER_FILE_KEYS) - set(KEYS) - set(ALIASES)
+# J keys people copy from sample configs that do nothing here; accepted so such files load.
+NO_EFFECT_KEYS: frozenset[str] = frozenset(
+    {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "useEpollNativeSelector"}
+)
+# Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
+SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
 _BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}
 
 
@@ -509,5 +556,7 @@ def format_config(cfg: BrokerConfig, *, important_only: bool = False) -> str:
         value = getattr(getattr(cfg, spec.section), spec.field)
         if name == "storePathCommitLog" and not value:
             value = cfg.store.commit_log_dir
+        if name in SECRET_KEYS and value:
+            value = "******"  # GET_BROKER_CONFIG answers anyone who may ask: never a secret
         lines.append(f"{name}={str(value).lower() if isinstance(value, bool) else value}")
     return "\n".join(lines) + "\n"

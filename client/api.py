@@ -72,6 +72,8 @@ class ClientAPI:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         conn = await self.remoting.get_connection(addr)
+        if self.remoting.rpc_hook is not None:
+            self.remoting.rpc_hook(cmd)
         return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
 
     async def _ok(
@@ -117,9 +119,10 @@ class ClientAPI:
 
     def end_transaction_on(self, channel: Channel, header: EndTransactionRequestHeader) -> None:
         """END_TRANSACTION answering a CHECK_TRANSACTION_STATE, on the connection the check came in on."""
-        channel.invoke_oneway(
-            self._cmd(RequestCode.END_TRANSACTION, header.to_ext_fields(), oneway=True, st=SerializeType.JSON)
-        )
+        cmd = self._cmd(RequestCode.END_TRANSACTION, header.to_ext_fields(), oneway=True, st=SerializeType.JSON)
+        if self.remoting.rpc_hook is not None:
+            self.remoting.rpc_hook(cmd)
+        channel.invoke_oneway(cmd)
 
     # -- pull and offsets ------------------------------------------------------------------------------------------
 

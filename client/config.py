@@ -46,6 +46,17 @@ class ClientConfig(_Config):
     request_timeout: float = Field(default=3.0, gt=0)
     """Timeout of ordinary requests (routes, offsets, heartbeats); sends and pulls have their own."""
     connect_timeout: float = Field(default=3.0, gt=0)
+    access_key: str | None = None
+    """ACL 1.0 credentials: with ``access_key`` and ``secret_key`` set every request is signed (J AclClientRPCHook)."""
+    secret_key: str | None = None
+    security_token: str | None = None
+    use_tls: bool = False
+    """Dial brokers and name servers over TLS (J ``tls.enable``)."""
+    tls_trust_cert_path: str | None = None
+    """PEM CA bundle to verify servers with; ``None`` = trust any certificate (J ``tls.test.mode.enable``)."""
+    tls_cert_path: str | None = None
+    """Client certificate chain (PEM) and key, for servers that require mutual TLS."""
+    tls_key_path: str | None = None
 
     @field_validator("namesrv_addr")
     @classmethod

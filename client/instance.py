@@ -32,6 +32,7 @@ from client.config import ClientConfig
 from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
 from client.route import TopicRoute
+from protocol.acl.signature import SessionCredentials
 from protocol.bodies import ConsumeMessageDirectlyResult, decode_reset_offset_body
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -46,6 +47,7 @@ from protocol.headers import (
 from protocol.message import MessageExt, PropertyKey, RecordError, decode_record, decode_records
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
+from protocol.remoting.tls import client_context
 
 _log = get_logger("rocketq.client")
 
@@ -140,8 +142,25 @@ class ClientInstance:
         registry.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction)
         registry.register(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, self._on_consumer_status)
         registry.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self._on_consume_directly)
+        creds = (
+            SessionCredentials(self.config.access_key, self.config.secret_key, self.config.security_token)
+            if self.config.access_key and self.config.secret_key
+            else None
+        )
         self.remoting = RemotingClient(
-            registry, connect_timeout=self.config.connect_timeout, on_connection_closed=self._on_connection_closed
+            registry,
+            connect_timeout=self.config.connect_timeout,
+            on_connection_closed=self._on_connection_closed,
+            rpc_hook=creds.sign if creds is not None else None,
+            ssl_context=(
+                client_context(
+                    trust_cert_path=self.config.tls_trust_cert_path or "",
+                    cert_path=self.config.tls_cert_path or "",
+                    key_path=self.config.tls_key_path or "",
+                )
+                if self.config.use_tls
+                else None
+            ),
         )
         self.api = ClientAPI(self.remoting, self.config.serialize)
         self.routes: dict[str, TopicRoute] = {}

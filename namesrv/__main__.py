@@ -18,7 +18,9 @@ from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
 from protocol.remoting.logsetup import LogSettings
+from protocol.acl.rules import AclError
 from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.tls import TlsConfigError
 
 PROG = "mqnamesrv"
 
@@ -49,7 +51,7 @@ async def _serve(cfg: NamesrvConfig) -> int:
         prog=PROG,
         listen=f"{cfg.listen_address}:{cfg.listen_port}",
         banner=lambda: "The Name Server boot success. serializeType=JSON",
-        start_errors=(KvConfigError,),
+        start_errors=(KvConfigError, AclError, TlsConfigError),
     )
 
 

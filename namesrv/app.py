@@ -20,6 +20,8 @@ from namesrv.kv_config import KvConfig
 from namesrv.metrics import NamesrvMetrics
 from namesrv.route_table import RouteTable, monotonic_ms
 from protocol.remoting import HandlerRegistry, RemotingServer
+from protocol.remoting.acl_hook import NAMESRV_WRITE_CODES, AclWatcher
+from protocol.remoting.tls import server_context
 
 _log = structlog.get_logger("rocketq.namesrv")
 
@@ -27,7 +29,8 @@ _log = structlog.get_logger("rocketq.namesrv")
 class NamesrvApp:
     """One name server. ``async with NamesrvApp(cfg) as ns:`` or ``await start()`` / ``await stop()``.
 
-    ``start`` raises ``OSError`` when the port cannot be bound and ``KvConfigError`` when the KV file is unusable.
+    ``start`` raises ``OSError`` when the port cannot be bound, ``KvConfigError`` when the KV file is unusable,
+    ``AclError`` for a bad ACL file and ``TlsConfigError`` for unusable TLS files.
     """
 
     def __init__(self, config: NamesrvConfig, *, clock: Callable[[], int] = monotonic_ms) -> None:
@@ -38,6 +41,7 @@ class NamesrvApp:
         self._server: RemotingServer | None = None
         self._port: int | None = None
         self.metrics: NamesrvMetrics | None = None
+        self.acl: AclWatcher | None = None
 
     @property
     def config(self) -> NamesrvConfig:
@@ -66,6 +70,11 @@ class NamesrvApp:
         return self._port
 
     @property
+    def server(self) -> RemotingServer | None:
+        """The listening server (its ``stats``, ``connection_count``, ``pending_bytes``); None when stopped."""
+        return self._server
+
+    @property
     def addr(self) -> str:
         """``host:port`` to dial this name server (loopback when bound to all interfaces)."""
         host = self.config.listen_address
@@ -90,6 +99,13 @@ class NamesrvApp:
             self.metrics = NamesrvMetrics(
                 cfg, self._routes, lambda: self.addr if self._port is not None else "", self._readiness
             )
+        if cfg.acl_enable:  # AclError (a bad ACL file) propagates: the name server must not start without its rules
+            self.acl = AclWatcher(
+                cfg.rocketmq_home,
+                interval_s=cfg.acl_reload_interval / 1000,
+                admin_codes=NAMESRV_WRITE_CODES,
+                only_codes=NAMESRV_WRITE_CODES,
+            )
         server = RemotingServer(
             self._registry(kv),
             cfg.listen_address,
@@ -97,6 +113,20 @@ class NamesrvApp:
             name="namesrv",
             idle_timeout_s=cfg.server_channel_max_idle_time_seconds,
             observer=self.metrics.observe if self.metrics is not None else None,
+            request_hook=self.acl.hook if self.acl is not None else None,
+            max_connections=cfg.server_max_connections,
+            max_pending_bytes=cfg.server_max_pending_frame_bytes,
+            tls_mode=cfg.tls_server_mode,
+            ssl_context=(
+                server_context(
+                    cfg.tls_server_cert_path,
+                    cfg.tls_server_key_path,
+                    trust_cert_path=cfg.tls_server_trust_cert_path,
+                    need_client_auth=cfg.tls_server_need_client_auth,
+                )
+                if cfg.tls_server_mode != "disabled"
+                else None
+            ),
         )
         await server.start()
         if self.metrics is not None:
@@ -105,6 +135,8 @@ class NamesrvApp:
             except OSError:
                 await server.stop(0)
                 raise
+        if self.acl is not None:
+            self.acl.start()
         self._kv, self._server, self._port = kv, server, server.port
         self._housekeeping.start()
         _log.info("name server started", port=server.port, kv_config_path=str(kv.path))
@@ -117,6 +149,8 @@ class NamesrvApp:
             await server.stop(grace)
         if self.metrics is not None:
             await self.metrics.stop()
+        if self.acl is not None:
+            await self.acl.stop()
 
     def _readiness(self) -> tuple[bool, str]:
         return (True, "") if self._server is not None else (False, "not listening")

@@ -20,12 +20,20 @@ serverChannelMaxIdleTimeSeconds  120                   close a connection idle t
                                                        NettyServerConfig
 clusterTest                  false                     accepted for compatibility; no effect
 productEnvName               center                    accepted for compatibility; no effect
-rocketmqHome                 $ROCKETMQ_HOME or ""      accepted for compatibility; never used for anything
+rocketmqHome                 $ROCKETMQ_HOME or ""      with aclEnable: the ACL files are under <rocketmqHome>/conf
 metricsExporterType          DISABLE                   PROM serves /metrics /healthz /readyz (README "Observability")
 metricsPromExporterHost      "" (→ listenAddress)      interface of the metrics endpoint
 metricsPromExporterPort      5558                      its port; the broker's default is 5557, so both fit one host
 metricsLabel                 ""                        k1:v1,k2:v2 constant labels on every series
 logDir / logLevel / logFormat / logFileMaxSize / logFileMaxIndex   log files, as the broker's (README)
+aclEnable                    false                     beyond J: with accounts, the write codes (REGISTER_BROKER,
+                                                       KV writes, write perms, …) need a signed admin account
+aclReloadInterval            5000 (ms)                 ACL file check period (0 = no hot reload); ours
+serverMaxConnections         10000                     accepted connections beyond this are closed; ours
+serverMaxPendingFrameBytes   268435456                 cap on bytes buffered for incomplete frames, all
+                                                       connections together; ours
+tls.server.mode              disabled                  disabled / permissive / enforcing (J's key)
+tls.server.certPath, tls.server.keyPath, tls.server.trustCertPath, tls.server.need.client.auth: J's TLS keys
 ============================ ========================= =======================================================
 
 Unknown keys are an error naming the key, with a "did you mean" (J silently ignores them, a known usability trap);
@@ -42,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from protocol.java_config_keys import NAMESRV_FILE_KEYS, check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
@@ -99,6 +107,21 @@ class NamesrvConfig(BaseModel):
             key, _, value = pair.partition(":")
             out[key.strip()] = value.strip()
         return out
+    acl_enable: bool = False
+    acl_reload_interval: int = Field(5000, ge=0)
+    server_max_connections: int = Field(10_000, ge=1)
+    server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
+    tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
+    tls_server_need_client_auth: Literal["none", "optional", "require"] = "none"
+    tls_server_cert_path: str = ""
+    tls_server_key_path: str = ""
+    tls_server_trust_cert_path: str = ""
+
+    @model_validator(mode="after")
+    def _acl_home(self) -> NamesrvConfig:
+        if self.acl_enable and not self.rocketmq_home:
+            raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +152,15 @@ KEYS: dict[str, _Key] = {
     "logFormat": _Key("log_format", str),
     "logFileMaxSize": _Key("log_file_max_size", int),
     "logFileMaxIndex": _Key("log_file_max_index", int),
+    "aclEnable": _Key("acl_enable", bool),
+    "aclReloadInterval": _Key("acl_reload_interval", int),
+    "serverMaxConnections": _Key("server_max_connections", int),
+    "serverMaxPendingFrameBytes": _Key("server_max_pending_frame_bytes", int),
+    "tls.server.mode": _Key("tls_server_mode", str),
+    "tls.server.need.client.auth": _Key("tls_server_need_client_auth", str),
+    "tls.server.certPath": _Key("tls_server_cert_path", str),
+    "tls.server.keyPath": _Key("tls_server_key_path", str),
+    "tls.server.trustCertPath": _Key("tls_server_trust_cert_path", str),
 }
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 
@@ -140,6 +172,16 @@ RUNTIME_KEYS: frozenset[str] = frozenset(
 # nothing here: accepted with one warning line naming them.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(NAMESRV_FILE_KEYS) - set(KEYS) - set(ALIASES)
 PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome", "logDir"})
+PATH_KEYS: frozenset[str] = frozenset(
+    {
+        "kvConfigPath",
+        "configStorePath",
+        "rocketmqHome",
+        "tls.server.certPath",
+        "tls.server.keyPath",
+        "tls.server.trustCertPath",
+    }
+)
 
 
 class ConfigError(ValueError):

@@ -55,6 +55,11 @@ class FrameDecoder:
         """Bytes received but not yet returned as frames (a partial frame in progress)."""
         return len(self._buf) - self._pos
 
+    def discard(self) -> None:
+        """Drop every buffered byte and release the buffer (the connection is being closed)."""
+        self._buf = bytearray()
+        self._pos = 0
+
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         if self._pos and self._pos >= _COMPACT_AT:
             del self._buf[: self._pos]

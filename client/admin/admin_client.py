@@ -112,8 +112,18 @@ class AdminClient:
     """Admin RPCs. Name-server requests fail over along ``-n``'s list like the SDK (``call_namesrv``): a name server
     that cannot be reached or does not answer in time is skipped; an answer (even an error code) is final."""
 
-    def __init__(self, namesrv_addr: str | None = None, *, timeout: float = 5.0) -> None:
-        self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin")
+    def __init__(
+        self,
+        namesrv_addr: str | None = None,
+        *,
+        timeout: float = 5.0,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+    ) -> None:
+        creds: dict[str, Any] = (
+            {"access_key": access_key, "secret_key": secret_key} if access_key and secret_key else {}
+        )
+        self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin", **creds)
         self.timeout = timeout
         self._ns_index = 0
 

@@ -17,6 +17,7 @@ import sys
 import time
 
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
+    cli_acl,
     cli_cluster,
     cli_groups,
     cli_ha,
@@ -390,11 +391,15 @@ def main(argv: list[str] | None = None) -> int:
     help_text, add_args, fn = COMMANDS[name]
     parser = argparse.ArgumentParser(prog=f"mqadmin {argv[0]}", description=help_text)
     parser.add_argument("-n", "--namesrvAddr", help="name server address list, e.g. '127.0.0.1:9876'")
+    parser.add_argument("--accessKey", help="ACL accessKey to sign with (default: $ROCKETMQ_HOME/conf/tools.yml)")
+    parser.add_argument("--secretKey", help="ACL secretKey to sign with")
     add_args(parser)
     args = parser.parse_args(argv[1:])
+    creds = (args.accessKey, args.secretKey) if args.accessKey and args.secretKey else cli_acl.tools_credentials()
 
     async def run() -> int:
-        async with AdminClient(args.namesrvAddr) as admin:
+        ak, sk = creds or (None, None)
+        async with AdminClient(args.namesrvAddr, access_key=ak, secret_key=sk) as admin:
             return await fn(admin, args)
 
     try:

@@ -8,6 +8,7 @@ single dial. Requests that the remote side sends us (broker → client) go to th
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Callable
 
 import structlog
@@ -44,8 +45,12 @@ class RemotingClient:
         connect_timeout: float = 3.0,
         max_frame: int = MAX_FRAME,
         on_connection_closed: Callable[[str], None] | None = None,
+        rpc_hook: Callable[[RemotingCommand], None] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self._ssl = ssl_context  # dial over TLS (J tls.enable)
         self._registry = registry
+        self.rpc_hook = rpc_hook  # J RPCHook.doBeforeRequest: e.g. SessionCredentials.sign (ACL)
         self._connect_timeout = connect_timeout
         self._max_frame = max_frame
         self._conns: dict[str, RemotingConnection] = {}
@@ -85,8 +90,13 @@ class RemotingClient:
 
         try:
             async with asyncio.timeout(self._connect_timeout):  # not wait_for (see invoke)
-                _t, conn = await loop.create_connection(factory, host, port)
-        except (OSError, TimeoutError) as exc:
+                if self._ssl is None:
+                    _t, conn = await loop.create_connection(factory, host, port)
+                else:
+                    _t, conn = await loop.create_connection(
+                        factory, host, port, ssl=self._ssl, server_hostname=host if self._ssl.check_hostname else None
+                    )
+        except (OSError, TimeoutError, ssl.SSLError) as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {exc or type(exc).__name__}") from None
         self._conns[addr] = conn
         conn.add_close_callback(lambda _c: self._forget(addr, conn))
@@ -106,6 +116,8 @@ class RemotingClient:
         # already done (a cached connection always is), so a task cancelled during a request would keep running
         async with asyncio.timeout(timeout):
             conn = await self.get_connection(addr)
+        if self.rpc_hook is not None:
+            self.rpc_hook(cmd)
         return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
 
     async def invoke_checked(
@@ -119,6 +131,8 @@ class RemotingClient:
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
         conn = await self.get_connection(addr)
+        if self.rpc_hook is not None:
+            self.rpc_hook(cmd)
         conn.invoke_oneway(cmd)
 
     def close_connection(self, addr: str) -> None:

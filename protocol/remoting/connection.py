@@ -56,6 +56,50 @@ class _Expired(Exception):
     pass
 
 
+class PendingBudget:
+    """A cap on the bytes all connections of one server hold for frames not yet complete (and frames held by
+    back-pressure). Over the cap, the connections holding the most are aborted, largest first, one log line each,
+    until the total fits: a peer that declares 16 MiB frames and trickles them cannot make the server hold
+    ``connections × 16 MiB``."""
+
+    __slots__ = ("cap", "evicted", "holders", "total")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self.evicted = 0
+        self.holders: set[RemotingConnection] = set()
+
+    def charge(self, conn: RemotingConnection, buffered: int) -> None:
+        """``conn`` now holds ``buffered`` bytes."""
+        self.total += buffered - conn.charged
+        conn.charged = buffered
+        if buffered:
+            self.holders.add(conn)
+        else:
+            self.holders.discard(conn)
+        if self.total > self.cap:
+            self._evict()
+
+    def _evict(self) -> None:
+        for conn in sorted(self.holders, key=lambda c: c.charged, reverse=True):
+            if self.total <= self.cap:
+                return
+            held = conn.charged
+            self.evicted += 1
+            conn.log.warning(
+                "pending-frame budget exceeded, closing the connection holding the most",
+                held=held,
+                total=self.total,
+                cap=self.cap,
+            )
+            self.total -= held
+            conn.charged = 0
+            self.holders.discard(conn)
+            conn.drop_buffered()
+            conn.abort(f"pending-frame budget of {self.cap} bytes exceeded (held {held})")
+
+
 def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
     if not fut.done():
         fut.set_exception(_Expired())
@@ -71,9 +115,14 @@ class RemotingConnection(asyncio.Protocol):
         on_close: Callable[[RemotingConnection], None] | None = None,
         role: str = "server",
         observer: RequestObserver | None = None,
+        request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
+        budget: PendingBudget | None = None,
     ) -> None:
         self._registry = registry
         self._observer = observer
+        self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
+        self._budget = budget
+        self.charged = 0  # bytes of this connection's decoder counted in the budget
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
@@ -209,6 +258,8 @@ class RemotingConnection(asyncio.Protocol):
             if self._out:
                 self._flush()
         self._track_partial(now)
+        if self._budget is not None and self._decoder.buffered != self.charged:
+            self._budget.charge(self, self._decoder.buffered)
 
     def _track_partial(self, now: float) -> None:
         """Keep ``partial_since`` (see the module invariants) after a read or a resume."""
@@ -267,6 +318,9 @@ class RemotingConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._out.clear()
+        if self._budget is not None:
+            self._budget.charge(self, 0)
+        self._decoder.discard()
         if self.close_reason is None:
             self.close_reason = f"peer closed: {exc}" if exc else "peer closed"
         pending, self._pending = self._pending, {}
@@ -320,13 +374,17 @@ class RemotingConnection(asyncio.Protocol):
             self._drain_frames()  # frames that arrived before the pause
             if self._loop is not None:
                 self._track_partial(self._loop.time())
+            if self._budget is not None and self._decoder.buffered != self.charged:
+                self._budget.charge(self, self._decoder.buffered)
 
     async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
         handler = self._registry.get(cmd.code) if self._registry is not None else None
         resp: RemotingCommand | None
         ctx: RequestContext | None = None
         result = RESULT_SUCCESS
-        if handler is None:
+        if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
+            resp = denied
+        elif handler is None:
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
             ctx = RequestContext(self, cmd, self.log, received_at)
@@ -406,6 +464,11 @@ class RemotingConnection(asyncio.Protocol):
             transport.write(out[0])
         else:
             transport.writelines(out)
+
+    def drop_buffered(self) -> None:
+        """Release the bytes of incomplete frames now (the connection is being aborted)."""
+        self._decoder.discard()
+        self.partial_since = None
 
     async def wait_idle(self) -> None:
         """Wait until no request from the peer is in flight."""

@@ -14,6 +14,7 @@ librocketmq is not fork-safe and can crash its host process, so compat tests run
         --broadcast puts the consumer in BROADCASTING mode (offsets kept by the client, every consumer gets all).
     produce --mode orderly sends with send_orderly, sharding key = seq % 4 (property "shard").
     produce --mode batch sends with send_batch, ten messages per batch.
+    produce/consume --ak AK --sk SK sign every request (set_session_credentials, channel "ALIYUN").
     produce --delay L sets delay level L on every message; --body-size N pads each body to N bytes (the C++ producer
         compresses bodies over 4 KiB). Message lines carry body_len and body_sha (sha256, 16 hex) and only carry the
         body itself when it is under 200 bytes.
@@ -61,6 +62,8 @@ def produce(args: argparse.Namespace) -> int:
 
     producer = Producer(args.group, timeout=10_000)
     producer.set_namesrv_addr(args.namesrv)
+    if args.ak:
+        producer.set_session_credentials(args.ak, args.sk, "ALIYUN")
     producer.start()
     ok = failed = 0
     pending = threading.Semaphore(0)
@@ -177,6 +180,8 @@ def consume(args: argparse.Namespace) -> int:
     if args.instance:
         consumer.set_instance_name(args.instance)
     consumer.set_thread_count(2)
+    if args.ak:
+        consumer.set_session_credentials(args.ak, args.sk, "ALIYUN")
 
     def on_message(msg: Any) -> None:
         if args.fail_first and msg.reconsume_times == 0:
@@ -213,6 +218,8 @@ def main() -> int:
     pp.add_argument("--prefix", default="m")
     pp.add_argument("--delay", type=int, default=0)
     pp.add_argument("--body-size", type=int, default=0)
+    pp.add_argument("--ak", default="")
+    pp.add_argument("--sk", default="")
     pc = sub.add_parser("consume")
     pc.add_argument("--namesrv", required=True)
     pc.add_argument("--topic", required=True)
@@ -222,6 +229,8 @@ def main() -> int:
     pc.add_argument("--orderly", action="store_true")
     pc.add_argument("--fail-first", action="store_true")
     pc.add_argument("--broadcast", action="store_true")
+    pc.add_argument("--ak", default="")
+    pc.add_argument("--sk", default="")
     pl = sub.add_parser("pull")
     pl.add_argument("--namesrv", required=True)
     pl.add_argument("--topic", required=True)

@@ -17,7 +17,10 @@ const { Producer, Consumer, Message } = require('ali-ons');
 
 const TAGS = ['TagA', 'TagB', 'TagC'];
 const emit = obj => process.stdout.write(JSON.stringify(obj) + '\n');
-const common = nameSrv => ({ httpclient: urllib, accessKeyId: 'ak', accessKeySecret: 'sk', nameSrv });
+// credentials: ONS_AK / ONS_SK from the environment (ACL tests), else ali-ons' placeholder pair
+const common = nameSrv => ({
+  httpclient: urllib, accessKeyId: process.env.ONS_AK || 'ak', accessKeySecret: process.env.ONS_SK || 'sk', nameSrv,
+});
 
 async function produce(nameSrv, topic, prefix, count) {
   const producer = new Producer(Object.assign({ producerGroup: 'PID_ons_compat' }, common(nameSrv)));

@@ -1,0 +1,87 @@
+"""Name-server accounts: the REGISTER_BROKER hijack and the other write codes need a signed admin account, route reads
+stay open to unsigned clients, and a broker with ``innerAccessKey`` registers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from protocol.codes import RequestCode, ResponseCode
+from protocol.command import RemotingCommand
+from protocol.remoting import RemotingClient
+from tests.harness import run_broker, run_namesrv
+from tests.integration.acl_support import ADMIN, NORMAL, poll, refused, signed, write_acl
+from tests.integration.test_namesrv import register_cmd
+
+
+def _route(topic: str) -> RemotingCommand:
+    return RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+
+
+async def test_hijack_refused_routes_open(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_acl(home)
+    async with (
+        run_namesrv(tmp_path, aclEnable=True, rocketmqHome=home) as ns,
+        run_broker(ns, tmp_path, innerAccessKey=ADMIN.access_key, innerSecretKey=ADMIN.secret_key) as broker,
+    ):
+        assert broker.registrar is not None
+        await poll(lambda: broker.registrar is not None and broker.registrar.registrations > 0)
+        client = RemotingClient()
+        try:
+            # the attacker re-registers broker-a at its own address: unsigned, then with a non-admin account
+            for creds in (None, NORMAL):
+                hijack = register_cmd("DefaultCluster", "broker-a", "6.6.6.6:10911", 0, {"TopicTest": 4})
+                r = await client.invoke(ns.addr, signed(hijack, creds), 5.0)
+                assert refused(r), r.remark
+            writes = [
+                RemotingCommand.request(
+                    RequestCode.PUT_KV_CONFIG, {"namespace": "ORDER_TOPIC_CONFIG", "key": "T", "value": "broker-a:4"}
+                ),
+                RemotingCommand.request(RequestCode.DELETE_KV_CONFIG, {"namespace": "ORDER_TOPIC_CONFIG", "key": "T"}),
+                RemotingCommand.request(RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}),
+                RemotingCommand.request(RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"}),
+                RemotingCommand.request(RequestCode.DELETE_TOPIC_IN_NAMESRV, {"topic": "TBW102"}),
+                RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, {}, b"orderMessageEnable=true"),
+                RemotingCommand.request(
+                    RequestCode.UNREGISTER_BROKER,
+                    {
+                        "brokerName": "broker-a",
+                        "brokerAddr": broker.addr,
+                        "clusterName": "DefaultCluster",
+                        "brokerId": "0",
+                    },
+                ),
+            ]
+            for cmd in writes:
+                r = await client.invoke(ns.addr, cmd, 5.0)
+                assert refused(r) and "No accessKey is configured" in (r.remark or ""), cmd.code
+            # route reads are open and still point at the real broker
+            r = await client.invoke(ns.addr, _route("TBW102"), 5.0)
+            assert r.code == ResponseCode.SUCCESS and broker.addr in r.body.decode()
+            assert "6.6.6.6" not in r.body.decode()
+            assert ns.kv_config.get("ORDER_TOPIC_CONFIG", "T") is None
+            # an admin account may write
+            r = await client.invoke(
+                ns.addr,
+                signed(
+                    RemotingCommand.request(RequestCode.PUT_KV_CONFIG, {"namespace": "N", "key": "k", "value": "v"}),
+                    ADMIN,
+                ),
+                5.0,
+            )
+            assert r.code == ResponseCode.SUCCESS, r.remark
+        finally:
+            await client.close()
+
+
+async def test_unsigned_broker_cannot_register(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_acl(home)
+    async with run_namesrv(tmp_path, aclEnable=True, rocketmqHome=home) as ns, run_broker(ns, tmp_path) as broker:
+        client = RemotingClient()
+        try:
+            r = await client.invoke(ns.addr, _route("TBW102"), 5.0)
+            assert r.code == ResponseCode.TOPIC_NOT_EXIST
+            assert broker.registrar is not None and broker.registrar.registrations == 0
+        finally:
+            await client.close()
