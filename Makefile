@@ -27,10 +27,10 @@ BASE_PYTHON ?= $(shell for p in python3.11 python3 python3.12 python3.13; do \
 	&& { echo $$p; break; }; done)
 
 ifeq ($(SPARK),0)
-EXTRAS := test,dev
+EXTRAS := test,dev,grpc
 SPARK_MARK := -m "not spark"
 else
-EXTRAS := test,dev,spark
+EXTRAS := test,dev,spark,grpc
 SPARK_MARK :=
 endif
 comma := ,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import structlog
 
@@ -36,6 +36,9 @@ from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
+
+if TYPE_CHECKING:
+    from broker.proxy.server import ProxyServer
 
 _log = structlog.get_logger("rocketq.broker")
 
@@ -87,6 +90,7 @@ class BrokerApp:
         self.schedule: ScheduleService | None = None
         self.registrar: NamesrvRegistrar | None = None
         self.part2: Part2 | None = None
+        self.proxy: ProxyServer | None = None  # the RocketMQ 5 gRPC endpoint (enableProxy / --enable-proxy)
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
@@ -193,6 +197,13 @@ class BrokerApp:
         self.offsets.start()
         schedule.start()
         await self.part2.start()
+        if cfg.proxy.enable_proxy:
+            from broker.proxy.server import ProxyServer  # grpcio is the optional extra [grpc]
+
+            self.proxy = ProxyServer(
+                cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self.part2.transactions
+            )
+            await self.proxy.start()
         self._client = RemotingClient()
         registrar = NamesrvRegistrar(
             self._client,
@@ -221,6 +232,8 @@ class BrokerApp:
         if server is None:
             return
         server.stop_accepting()
+        if self.proxy is not None:
+            await self.proxy.stop()
         if self.schedule is not None:
             await self.schedule.stop()
         if self.part2 is not None:

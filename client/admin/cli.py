@@ -117,6 +117,7 @@ def _sub_group_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--retryQueueNums", type=int, default=1)
     p.add_argument("-d", "--consumeBroadcastEnable", default="false")
     p.add_argument("-s", "--consumeEnable", default="true")
+    p.add_argument("-o", "--consumeMessageOrderly", default="false", help="a FIFO group for RocketMQ 5 clients")
 
 
 @command("updateSubGroup", "Update or create subscription group", _sub_group_args)
@@ -132,6 +133,8 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
         "whichBrokerWhenConsumeSlowly": 1,
         "notifyConsumerIdsChangedEnable": True,
     }
+    if a.consumeMessageOrderly.lower() == "true":
+        cfg["consumeMessageOrderly"] = True
     for addr in await target_brokers(admin, a):
         await admin.create_group(addr, cfg)
         print(f"create subscription group to {addr} success.")
