@@ -69,7 +69,9 @@ _PUT_CODE: dict[str, int] = {
     "MESSAGE_ILLEGAL": pb.Code.BAD_REQUEST,
     "PROPERTIES_SIZE_EXCEEDED": pb.Code.MESSAGE_PROPERTIES_TOO_LARGE,
 }
-CONSUME_TYPE_POP = "CONSUME_POP"
+# 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
+# receives actively, a push consumer passively
+_CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
 
 
 def _status(code: int, message: str = "") -> pb.Status:
@@ -182,7 +184,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             self._pop.ensure_group(group, entry.topic.name)
         self._clients.register_consumer(
-            group, info, CONSUME_TYPE_POP, "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, notify=False
+            group,
+            info,
+            _CONSUME_TYPE.get(s.client_type, "CONSUME_PASSIVELY"),
+            "CLUSTERING",
+            "CONSUME_FROM_LAST_OFFSET",
+            subs,
+            notify=False,
         )
 
     # -- helpers ---------------------------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ class Servers:
 
 
 @contextlib.contextmanager
-def start_servers(tmp: Path, broker_extra: str = "") -> Iterator[Servers]:
+def start_servers(tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...] = ()) -> Iterator[Servers]:
     """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``."""
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(
@@ -112,7 +112,10 @@ def start_servers(tmp: Path, broker_extra: str = "") -> Iterator[Servers]:
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
     try:
         ns.wait_line(lambda ln: "boot success" in ln, 30)
-        br = Proc([sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr], tmp / "broker.log")
+        br = Proc(
+            [sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr, *broker_args],
+            tmp / "broker.log",
+        )
         s.procs.append(br)
         br.wait_line(lambda ln: "boot success" in ln, 30)
         yield s

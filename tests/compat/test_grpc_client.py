@@ -1,0 +1,161 @@
+"""The official RocketMQ 5.x Python client (PyPI ``rocketmq-python-client`` 5.1.2, gRPC) against ``mqbroker
+--enable-proxy`` (``broker.proxy``), all in separate processes: the name server and the broker as in
+test_cpp_client, the 5.x clients in ``grpc_driver.py`` reporting JSON lines. Waits poll for lines or broker state
+with a deadline; nothing sleeps to synchronise and no timing is asserted.
+
+The broker runs with short delay levels ("1s 2s 3s 4s 5s": the consumers' retry backoff and the delay messages) and
+a 1 s transaction check, so the retry, DLQ, delay and orphaned-transaction cases finish in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.admin.admin_client import AdminClient
+from protocol.errors import RemotingError
+from tests.compat.test_cpp_client import Proc, Servers, free_port, start_servers
+
+pytestmark = pytest.mark.compat
+
+DRIVER = Path(__file__).with_name("grpc_driver.py")
+BROKER_EXTRA = "messageDelayLevel=1s 2s 3s 4s 5s\ntransactionTimeOut=1000\ntransactionCheckInterval=1000\n"
+
+
+@dataclass
+class Env:
+    servers: Servers
+    endpoint: str
+
+    def driver(self, cmd: str, *args: str, name: str) -> Proc:
+        return Proc(
+            [sys.executable, str(DRIVER), cmd, "--endpoint", self.endpoint, *args],
+            self.servers.tmp / f"{name}.log",
+        )
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("grpc")
+    port = free_port()
+    with start_servers(tmp, f"grpcServerPort={port}\n{BROKER_EXTRA}", ("--enable-proxy",)) as s:
+        yield Env(s, f"127.0.0.1:{port}")
+
+
+def admin(env: Env, fn: Any) -> Any:
+    async def run() -> Any:
+        async with AdminClient(env.servers.ns_addr) as a:
+            return await fn(a)
+
+    return asyncio.run(run())
+
+
+def create_topic(env: Env, topic: str, queues: int = 4) -> None:
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, topic, queues, queues, 6, False))
+
+
+def create_group(env: Env, group: str, *, retry_max: int = 16, orderly: bool = False) -> None:
+    cfg: dict[str, Any] = {"groupName": group, "retryMaxTimes": retry_max, "consumeEnable": True}
+    if orderly:
+        cfg["consumeMessageOrderly"] = True
+    admin(env, lambda a: a.create_group(env.servers.broker_addr, cfg))
+
+
+def wait_online(env: Env, group: str, deadline: float = 30) -> None:
+    """Poll the broker until ``group`` has a consumer online (its pop offsets are set by then)."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            conn = admin(env, lambda a: a.consumer_connections(env.servers.broker_addr, group))
+            if conn.connection_set:
+                return
+        except RemotingError:
+            pass
+        assert time.monotonic() < end, f"consumer group {group} not online within {deadline}s"
+        time.sleep(0.1)
+
+
+def events(proc: Proc, until: Any, deadline: float = 90) -> list[dict[str, Any]]:
+    """JSON events from ``proc`` up to and including the first for which ``until(event, seen)`` is true."""
+    seen: list[dict[str, Any]] = []
+
+    def take(line: str) -> bool:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            return False
+        seen.append(ev)
+        return bool(until(ev, seen))
+
+    proc.wait_line(take, deadline)
+    return seen
+
+
+def produce(env: Env, topic: str, count: int, prefix: str, *extra: str) -> list[dict[str, Any]]:
+    p = env.driver(
+        "produce", "--topic", topic, "--count", str(count), "--prefix", prefix, *extra, name=f"produce-{prefix}"
+    )
+    try:
+        evs = events(p, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        p.stop()
+    assert [e["ok"] for e in evs if e["event"] == "done"] == [count]
+    return [e for e in evs if e["event"] == "sent"]
+
+
+def start_consumer(env: Env, kind: str, topic: str, group: str, *extra: str) -> Proc:
+    c = env.driver(kind, "--topic", topic, "--group", group, *extra, name=f"{kind}-{group}")
+    events(c, lambda ev, _s: ev["event"] == "started", 60)
+    wait_online(env, group)
+    return c
+
+
+def msgs(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in evs if e["event"] == "msg"]
+
+
+def test_producer_to_simple_consumer_1000_exactly_once(env: Env) -> None:
+    topic, group, n = "G5Main", "GID_g5_main", 1000
+    create_topic(env, topic)
+    create_group(env, group)
+    c = start_consumer(env, "simple", topic, group, "--count", str(n), "--invisible", "60")
+    try:
+        sent = produce(env, topic, n, "m")
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 180)
+    finally:
+        c.stop()
+    got = msgs(evs)
+    assert [e["acked"] for e in evs if e["event"] == "done"] == [n]
+    keys = [m["keys"] for m in got]
+    assert len(keys) == n and len(set(keys)) == n  # every message exactly once
+    ids = {s["keys"]: s["id"] for s in sent}
+    for m in got:
+        i = int(m["keys"].rsplit("-", 1)[1])
+        assert m["body"] == f"m-body-{i}"
+        assert m["tag"] == ("TagA", "TagB", "TagC")[i % 3]
+        assert m["props"] == {"seq": str(i), "origin": "py5"}
+        assert m["attempt"] == 1 and m["acked"]
+        assert m["id"] == ids[m["keys"]]  # the producer's message id survives the broker
+
+
+def test_unacked_message_reappears_with_attempt_2(env: Env) -> None:
+    topic, group = "G5Redeliver", "GID_g5_redeliver"
+    create_topic(env, topic, 2)
+    create_group(env, group)
+    c = start_consumer(env, "simple", topic, group, "--count", "1", "--no-ack-first", "--invisible", "10")
+    try:
+        produce(env, topic, 1, "r")
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 90)
+    finally:
+        c.stop()
+    got = msgs(evs)
+    assert [(m["attempt"], m["acked"]) for m in got] == [(1, False), (2, True)]
+    assert got[0]["id"] == got[1]["id"] and got[0]["keys"] == got[1]["keys"] == "r-key-0"
