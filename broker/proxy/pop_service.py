@@ -1,7 +1,8 @@
 """PopService: POP consumption over the broker's store for the gRPC endpoint — the timing and IO around the pure
 ``pop_state.PopState``: long-polling receives woken by store arrivals or by the next invisibility deadline, reads
 through ``MessageStore.get_message`` (tag filtering as pulls do), redelivery of due messages, the dead-letter put to
-``%DLQ%<group>`` at max attempts, and persistence (``pop_store``) after every change.
+``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once a second for groups nobody receives
+from), and persistence (``pop_store``) after every change.
 
 Pop offsets are mirrored into the consumer offset table (``group@topic``), so ``mqadmin consumerProgress`` shows a
 POP group's progress like any other; the pop state file is authoritative for the pop endpoint. A 4.x consumer and a
@@ -28,6 +29,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.results import GetMessageStatus
 from protocol.message import MessageExt, PropertyKey, encode_properties
+from protocol.remoting.runtime import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.pop")
 
@@ -44,6 +46,9 @@ _ADVANCE = frozenset(
 )
 
 
+_REVIVE_PERIOD_S = 1.0
+
+
 @dataclass(slots=True)
 class Popped:
     message: MessageExt
@@ -58,8 +63,11 @@ class PopService:
         offsets: ConsumerOffsetTable,
         config_dir: str,
         *,
+        max_attempts: Callable[[str], int] = lambda _g: 17,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self._max_attempts = max_attempts
+        self._task: asyncio.Task[None] | None = None
         self._store = store
         self._topics = topics
         self._offsets = offsets
@@ -81,6 +89,44 @@ class PopService:
 
     def now_ms(self) -> int:
         return int(self._clock() * 1000)
+
+    # -- revive: dead-letter exhausted messages even when no consumer receives ------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._revive_loop(), name="pop-revive")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        await stop_tasks(task)
+        await self.flush()
+
+    async def _revive_loop(self) -> None:
+        while True:
+            await asyncio.sleep(_REVIVE_PERIOD_S)
+            try:
+                await self.revive_once()
+            except Exception:
+                _log.exception("pop revive pass failed")
+
+    async def revive_once(self) -> int:
+        """Dead-letter every due in-flight message that has had its group's max attempts; returns how many.
+        (Due messages with attempts left wait for the next receive, which redelivers them.)"""
+        now = self.now_ms()
+        moved = 0
+        for group, topic in list(self.state.inflight):
+            limit = self._max_attempts(group)
+            for e in self.state.due(group, topic, now):
+                if e.attempt < limit:
+                    continue
+                msg = self._store.look_message_by_offset(e.phys)
+                if msg is None:
+                    self.state.remove(e)
+                else:
+                    await self.forward_to_dlq(e, msg)
+                moved += 1
+        if moved:
+            self._pop.changed()
+        return moved
 
     # -- arrivals and waiting -------------------------------------------------------------------------------------
 

@@ -47,7 +47,12 @@ class ProxyServer:
         transactions: TransactionService,
     ) -> None:
         self._config = config
-        self.pop = PopService(store, topics, offsets, config.store.config_dir)
+
+        def max_attempts(group: str) -> int:
+            g = groups.get(group)
+            return (g.retry_max_times if g is not None else 16) + 1
+
+        self.pop = PopService(store, topics, offsets, config.store.config_dir, max_attempts=max_attempts)
         self.pop.load()
         self.service = MessagingService(
             config,
@@ -83,6 +88,7 @@ class ProxyServer:
             raise OSError(f"cannot bind the gRPC endpoint to {addr}")
         await server.start()
         self._server, self._port = server, port
+        self.pop.start()
         _log.info("gRPC endpoint started", addr=f"{cfg.identity.broker_ip1}:{port}")
 
     async def stop(self, grace: float = 1.0) -> None:
@@ -91,4 +97,4 @@ class ProxyServer:
             return
         self.service.close_all()
         await server.stop(grace)
-        await self.pop.flush()
+        await self.pop.stop()

@@ -74,7 +74,7 @@ def produce(a: argparse.Namespace) -> None:
         if a.kind == "fifo":
             m.message_group = f"{a.prefix}-g{i % a.groups}"
         if a.kind == "delay":
-            m.delivery_timestamp = now_ms() + a.delay_ms
+            m.delivery_timestamp = (now_ms() + a.delay_ms) // 1000  # the client takes epoch seconds
         if a.kind == "tx":
             tx = p.begin_transaction()
             r = p.send(m, tx)

@@ -23,6 +23,7 @@ import pytest
 from client.admin.admin_client import AdminClient
 from protocol.errors import RemotingError
 from tests.compat.test_cpp_client import Proc, Servers, free_port, start_servers
+from tests.compat.test_mixed_clients import consume_ours
 
 pytestmark = pytest.mark.compat
 
@@ -159,3 +160,100 @@ def test_unacked_message_reappears_with_attempt_2(env: Env) -> None:
     got = msgs(evs)
     assert [(m["attempt"], m["acked"]) for m in got] == [(1, False), (2, True)]
     assert got[0]["id"] == got[1]["id"] and got[0]["keys"] == got[1]["keys"] == "r-key-0"
+
+
+def test_push_consumer_consumes_all_retries_failures_then_dead_letters(env: Env) -> None:
+    """retryMaxTimes 2 → max attempts 3: a message that always fails is delivered 3 times, then is in %DLQ%."""
+    topic, group, n = "G5Push", "GID_g5_push", 30
+    create_topic(env, topic)
+    create_group(env, group, retry_max=2)
+    c = start_consumer(env, "push", topic, group, "--fail-prefix", "p-key-1")  # p-key-1, p-key-10..19 fail
+
+    try:
+        produce(env, topic, n, "p")
+        failing = {f"p-key-{i}" for i in range(n) if f"p-key-{i}".startswith("p-key-1")}
+
+        def finished(_ev: dict[str, Any], seen: list[dict[str, Any]]) -> bool:
+            ok = {m["keys"] for m in msgs(seen) if not m["failed"]}
+            third = {m["keys"] for m in msgs(seen) if m["failed"] and m["attempt"] == 3}
+            return len(ok) == n - len(failing) and third == failing
+
+        evs = events(c, finished, 120)
+        # the failures reach the group's dead-letter queue once their last nack expires: read it with our 4.x SDK
+        # (5.x → 4.x over one store) while the push consumer is still up
+        dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", len(failing), "CID_g5_dlq_reader"))
+    finally:
+        if c.p.stdin is not None:
+            c.p.stdin.close()
+        c.stop()
+    got = msgs(evs)
+    for key in failing:
+        assert sorted(m["attempt"] for m in got if m["keys"] == key) == [1, 2, 3]
+    ok = [m for m in got if not m["failed"]]
+    assert {m["keys"] for m in ok} == {f"p-key-{i}" for i in range(n)} - failing
+    assert set(dlq) == failing
+    for key, m in dlq.items():
+        assert m.body.decode() == key.replace("key", "body")
+        assert m.properties["DLQ_ORIGIN_TOPIC"] == topic
+
+
+def test_fifo_group_stays_ordered(env: Env) -> None:
+    topic, group, n = "G5Fifo", "GID_g5_fifo", 60
+    create_topic(env, topic)
+    create_group(env, group, orderly=True)
+    c = start_consumer(env, "push", topic, group)
+    try:
+        produce(env, topic, n, "f", "--kind", "fifo", "--groups", "3")
+        evs = events(c, lambda _ev, seen: len({m["keys"] for m in msgs(seen)}) == n, 120)
+    finally:
+        if c.p.stdin is not None:
+            c.p.stdin.close()
+        c.stop()
+    by_group: dict[str, list[int]] = {}
+    for m in msgs(evs):
+        by_group.setdefault(m["group"], []).append(int(m["props"]["seq"]))
+    assert set(by_group) == {"f-g0", "f-g1", "f-g2"}
+    for g, seqs in by_group.items():
+        k = int(g[-1])
+        assert seqs == [i for i in range(n) if i % 3 == k]  # in send order, each once
+
+
+def test_transactions_commit_rollback_and_orphan_recovery(env: Env) -> None:
+    """tx 0 commits, tx 1 rolls back, tx 2 is left open: the broker's check asks the producer (Telemetry
+    RecoverOrphanedTransactionCommand), whose checker commits it."""
+    topic, group = "G5Tx", "GID_g5_tx"
+    create_topic(env, topic)
+    create_group(env, group)
+    c = start_consumer(env, "simple", topic, group, "--count", "2")
+    p = env.driver(
+        "produce", "--topic", topic, "--count", "3", "--prefix", "t", "--kind", "tx", "--tx", "commit,rollback,open",
+        "--linger", name="produce-tx",
+    )  # fmt: skip
+    try:
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 90)
+        checks = [e for e in events(p, lambda ev, _s: ev["event"] == "check", 60) if e["event"] == "check"]
+    finally:
+        if p.p.stdin is not None:
+            p.p.stdin.close()
+        p.stop()
+        c.stop()
+    assert sorted(m["keys"] for m in msgs(evs)) == ["t-key-0", "t-key-2"]
+    assert checks and checks[0]["keys"] == "t-key-2"
+
+
+def test_delay_message_arrives_after_its_delay(env: Env) -> None:
+    topic, group = "G5Delay", "GID_g5_delay"
+    create_topic(env, topic)
+    create_group(env, group)
+    c = start_consumer(env, "simple", topic, group, "--count", "3")
+    try:
+        sent = produce(env, topic, 3, "d", "--kind", "delay", "--delay-ms", "2000")
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 90)
+    finally:
+        c.stop()
+    got = msgs(evs)
+    assert sorted(m["keys"] for m in got) == ["d-key-0", "d-key-1", "d-key-2"]
+    sent_at = {s["keys"]: s["at"] for s in sent}
+    for m in got:
+        assert m["delivery_ts"] is not None and m["delivery_ts"] >= sent_at[m["keys"]]
+        assert m["at"] >= m["delivery_ts"]  # not handed out before its delivery time
