@@ -22,7 +22,9 @@ import pytest
 
 from client.admin.admin_client import AdminClient
 from protocol.errors import RemotingError
-from tests.compat.test_cpp_client import Proc, Servers, free_port, start_servers
+from tests.compat.test_cpp_client import Consumer as CppConsumer
+from tests.compat.test_cpp_client import Proc, Servers, expected, free_port, start_servers, wait_total
+from tests.compat.test_cpp_client import produce as cpp_produce
 from tests.compat.test_mixed_clients import consume_ours
 
 pytestmark = pytest.mark.compat
@@ -257,3 +259,178 @@ def test_delay_message_arrives_after_its_delay(env: Env) -> None:
     for m in got:
         assert m["delivery_ts"] is not None and m["delivery_ts"] >= sent_at[m["keys"]]
         assert m["at"] >= m["delivery_ts"]  # not handed out before its delivery time
+
+
+# -- bad input: raw v2 requests with our stubs, from this process (the broker is another process) --------------------
+
+MD = (("x-mq-client-id", "compat-raw@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
+
+
+@pytest.fixture()
+def stub(env: Env) -> Iterator[Any]:
+    import grpc
+
+    from broker.proxy.pb import service_pb2_grpc
+
+    with grpc.insecure_channel(env.endpoint) as ch:
+        yield service_pb2_grpc.MessagingServiceStub(ch)
+
+
+def _message(topic: str, body: bytes, msg_id: str = "01ABCDEF") -> Any:
+    from broker.proxy.pb import definition_pb2 as pb
+
+    m = pb.Message(body=body)
+    m.topic.name = topic
+    m.system_properties.message_id = msg_id
+    m.system_properties.message_type = pb.MessageType.NORMAL
+    return m
+
+
+def test_bad_input_gets_the_status_codes_clients_expect(env: Env, stub: Any) -> None:
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.pb import service_pb2 as spb
+
+    topic, group = "G5Bad", "GID_g5_bad"
+    create_topic(env, topic, 1)
+    create_group(env, group)
+    unknown = spb.QueryRouteRequest()
+    unknown.topic.name = "G5NoSuchTopic"
+    assert stub.QueryRoute(unknown, metadata=MD, timeout=5).status.code == pb.Code.TOPIC_NOT_FOUND
+    system = spb.QueryRouteRequest()
+    system.topic.name = "RMQ_SYS_TRANS_HALF_TOPIC"
+    assert stub.QueryRoute(system, metadata=MD, timeout=5).status.code == pb.Code.ILLEGAL_TOPIC
+    assert stub.QueryRoute(unknown, timeout=5).status.code == pb.Code.CLIENT_ID_REQUIRED
+    big = spb.SendMessageRequest(messages=[_message(topic, b"x" * (4 * 1024 * 1024 + 1))])
+    resp = stub.SendMessage(big, metadata=MD, timeout=10)
+    assert resp.status.code == pb.Code.MESSAGE_BODY_TOO_LARGE
+    assert [e.status.code for e in resp.entries] == [pb.Code.MESSAGE_BODY_TOO_LARGE]
+    empty = stub.SendMessage(spb.SendMessageRequest(messages=[_message(topic, b"")]), metadata=MD, timeout=5)
+    assert empty.status.code == pb.Code.MESSAGE_BODY_EMPTY
+    reserved = _message(topic, b"x")
+    reserved.user_properties["UNIQ_KEY"] = "mine"
+    resp = stub.SendMessage(spb.SendMessageRequest(messages=[reserved]), metadata=MD, timeout=5)
+    assert resp.status.code == pb.Code.ILLEGAL_MESSAGE_PROPERTY_KEY
+    hb = spb.HeartbeatRequest(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    hb.group.name = group
+    assert stub.Heartbeat(hb, metadata=MD, timeout=5).status.code == pb.Code.UNRECOGNIZED_CLIENT_TYPE
+    for handle in ("garbage", "1_999999_0_1"):
+        ack = spb.AckMessageRequest(entries=[spb.AckMessageEntry(message_id="01ABCDEF", receipt_handle=handle)])
+        ack.group.name, ack.topic.name = group, topic
+        resp = stub.AckMessage(ack, metadata=MD, timeout=5)
+        assert resp.status.code == pb.Code.INVALID_RECEIPT_HANDLE
+        assert [e.status.code for e in resp.entries] == [pb.Code.INVALID_RECEIPT_HANDLE]
+    change = spb.ChangeInvisibleDurationRequest(receipt_handle="garbage", message_id="01ABCDEF")
+    change.group.name, change.topic.name = group, topic
+    change.invisible_duration.FromSeconds(5)
+    assert stub.ChangeInvisibleDuration(change, metadata=MD, timeout=5).status.code == pb.Code.INVALID_RECEIPT_HANDLE
+    end = spb.EndTransactionRequest(message_id="01ABCDEF", transaction_id="nope", resolution=pb.COMMIT)
+    end.topic.name = topic
+    assert stub.EndTransaction(end, metadata=MD, timeout=5).status.code == pb.Code.INVALID_TRANSACTION_ID
+    short = _receive_request(topic, group, invisible_s=1)
+    first = next(iter(stub.ReceiveMessage(short, metadata=MD, timeout=10)))
+    assert first.status.code == pb.Code.ILLEGAL_INVISIBLE_TIME
+
+
+def _receive_request(topic: str, group: str, *, invisible_s: int = 15, poll_s: int = 5) -> Any:
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.pb import service_pb2 as spb
+
+    req = spb.ReceiveMessageRequest(batch_size=8, auto_renew=False)
+    req.group.name = group
+    req.message_queue.topic.name = topic
+    req.message_queue.id = -1
+    req.filter_expression.type = pb.FilterType.TAG
+    req.filter_expression.expression = "*"
+    req.invisible_duration.FromSeconds(invisible_s)
+    req.long_polling_timeout.FromSeconds(poll_s)
+    return req
+
+
+def test_client_vanishing_mid_receive_leaves_the_broker_serving(env: Env, stub: Any) -> None:
+    """A receive cancelled while it long-polls takes nothing with it: the next message goes to the next receive,
+    and the official client still works."""
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.pb import service_pb2 as spb
+
+    topic, group = "G5Vanish", "GID_g5_vanish"
+    create_topic(env, topic, 1)
+    create_group(env, group)
+    # register the consumer (Telemetry settings) so the group's pop offsets start before anything is sent
+    settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    settings.subscription.group.name = group
+    sub = settings.subscription.subscriptions.add()
+    sub.topic.name = topic
+    sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
+    telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
+    reply = next(iter(telemetry))
+    assert reply.status.code == pb.Code.OK and reply.settings.backoff_policy.max_attempts == 17
+    assert reply.settings.subscription.receive_batch_size == 32
+    telemetry.cancel()
+    held = stub.ReceiveMessage(_receive_request(topic, group, poll_s=20), metadata=MD, timeout=25)
+    held.cancel()  # the client goes away mid long-poll
+    with pytest.raises(Exception, match=r"CANCELLED|Cancelled"):
+        next(iter(held))
+    sent = stub.SendMessage(spb.SendMessageRequest(messages=[_message(topic, b"after")]), metadata=MD, timeout=5)
+    assert sent.status.code == pb.Code.OK
+    got = list(stub.ReceiveMessage(_receive_request(topic, group), metadata=MD, timeout=10))
+    assert got[0].status.code == pb.Code.OK
+    assert [r.message.body for r in got if r.HasField("message")] == [b"after"]
+    ack = spb.AckMessageRequest()
+    ack.group.name, ack.topic.name = group, topic
+    m = next(r.message for r in got if r.HasField("message"))
+    ack.entries.append(
+        spb.AckMessageEntry(
+            message_id=m.system_properties.message_id, receipt_handle=m.system_properties.receipt_handle
+        )
+    )
+    assert stub.AckMessage(ack, metadata=MD, timeout=5).status.code == pb.Code.OK
+    again = stub.AckMessage(ack, metadata=MD, timeout=5)  # a handle that was used is stale
+    assert again.status.code == pb.Code.INVALID_RECEIPT_HANDLE
+    produce(env, topic, 1, "v")  # the official client is unaffected
+
+
+# -- mixed 4.x / 5.x over one store ---------------------------------------------------------------------------------
+
+
+def test_cpp_producer_to_a_5x_consumer(env: Env) -> None:
+    topic, group, n = "G5FromCpp", "GID_g5_from_cpp", 50
+    create_topic(env, topic)
+    create_group(env, group)
+    c = start_consumer(env, "simple", topic, group, "--count", str(n))
+    try:
+        assert cpp_produce(env.servers, topic, "sync", "c", count=n)["ok"] == n
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        c.stop()
+    got = {m["keys"]: m for m in msgs(evs)}
+    assert len(got) == n
+    for i in range(n):
+        want = expected("c", i)
+        m = got[want["keys"]]
+        assert (m["body"], m["tag"]) == (want["body"], want["tags"])
+        assert {k: m["props"][k] for k in want["props"]} == want["props"]
+        assert m["id"]  # the C++ client's UNIQ_KEY is the 5.x message id
+
+
+def test_5x_producer_to_our_4x_consumer_and_the_cpp_consumer(env: Env) -> None:
+    topic, n = "G5ToMixed", 50
+    create_topic(env, topic)
+    sent = produce(env, topic, n, "x")
+    ours = asyncio.run(consume_ours(env.servers.ns_addr, topic, n, "CID_g5_to_ours"))
+    cpp = CppConsumer(env.servers, topic, "CID_g5_to_cpp", "g5-cpp")
+    try:
+        wait_total([cpp], n, 90)
+    finally:
+        cpp.stop()
+    ids = {s["keys"]: s["id"] for s in sent}
+    for i in range(n):
+        key = f"x-key-{i}"
+        m = ours[key]
+        assert m.body.decode() == f"x-body-{i}" and m.tags == ("TagA", "TagB", "TagC")[i % 3]
+        assert m.properties["seq"] == str(i) and m.properties["origin"] == "py5"
+        assert m.properties["UNIQ_KEY"] == ids[key]
+    got = {m["keys"]: m for m in cpp.msgs}
+    for i in range(n):
+        m = got[f"x-key-{i}"]
+        assert m["body"] == f"x-body-{i}" and m["tags"] == ("TagA", "TagB", "TagC")[i % 3]
+        assert m["topic"] == topic
