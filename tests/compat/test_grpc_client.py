@@ -434,3 +434,71 @@ def test_5x_producer_to_our_4x_consumer_and_the_cpp_consumer(env: Env) -> None:
         m = got[f"x-key-{i}"]
         assert m["body"] == f"x-body-{i}" and m["tags"] == ("TagA", "TagB", "TagC")[i % 3]
         assert m["topic"] == topic
+
+
+# -- POP state survives a broker restart ----------------------------------------------------------------------------
+
+
+def restart_broker(servers: Servers) -> None:
+    old = servers.procs.pop()
+    assert old.stop() == 0, f"broker did not stop cleanly; see {old.log}"
+    conf = servers.tmp / "broker.conf"
+    br = Proc(
+        [sys.executable, "-m", "broker", "-c", str(conf), "-n", servers.ns_addr, "--enable-proxy"],
+        servers.tmp / "broker-restarted.log",
+    )
+    servers.procs.append(br)
+    br.wait_line(lambda ln: "boot success" in ln, 30)
+
+
+def register_simple(stub: Any, group: str, topic: str) -> None:
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.pb import service_pb2 as spb
+
+    settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    settings.subscription.group.name = group
+    sub = settings.subscription.subscriptions.add()
+    sub.topic.name = topic
+    sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
+    telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
+    assert next(iter(telemetry)).status.code == pb.Code.OK
+    telemetry.cancel()
+
+
+def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stub: Any) -> None:
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.pb import service_pb2 as spb
+
+    topic, group = "G5Restart", "GID_g5_restart"
+    create_topic(env, topic, 1)
+    create_group(env, group)
+    register_simple(stub, group, topic)
+    for i in range(3):
+        m = _message(topic, f"r{i}".encode(), f"01RESTART{i}")
+        assert stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD, timeout=5).status.code == pb.Code.OK
+    got = [r.message for r in stub.ReceiveMessage(_receive_request(topic, group), metadata=MD, timeout=10)]
+    got = [m for m in got if m.body]
+    assert [m.body for m in got] == [b"r0", b"r1", b"r2"]
+
+    def ack(m: Any) -> int:
+        req = spb.AckMessageRequest()
+        req.group.name, req.topic.name = group, topic
+        req.entries.append(
+            spb.AckMessageEntry(
+                message_id=m.system_properties.message_id, receipt_handle=m.system_properties.receipt_handle
+            )
+        )
+        return int(stub.AckMessage(req, metadata=MD, timeout=5).status.code)
+
+    assert ack(got[0]) == pb.Code.OK
+    restart_broker(env.servers)
+    assert ack(got[1]) == pb.Code.OK  # a handle issued before the restart still acks
+    end = time.monotonic() + 60
+    again: list[Any] = []
+    while not again:
+        assert time.monotonic() < end, "the un-acked message did not come back"
+        resp = list(stub.ReceiveMessage(_receive_request(topic, group), metadata=MD, timeout=10))
+        again = [r.message for r in resp if r.HasField("message")]
+    assert [(m.body, m.system_properties.delivery_attempt) for m in again] == [(b"r2", 2)]
+    assert again[0].system_properties.message_id == "01RESTART2"
+    assert ack(again[0]) == pb.Code.OK
