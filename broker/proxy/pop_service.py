@@ -4,8 +4,9 @@ through ``MessageStore.get_message`` (tag filtering as pulls do), redelivery of 
 ``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once a second for groups nobody receives
 from), and persistence (``pop_store``) after every change.
 
-Pop offsets are mirrored into the consumer offset table (``group@topic``), so ``mqadmin consumerProgress`` shows a
-POP group's progress like any other; the pop state file is authoritative for the pop endpoint. A 4.x consumer and a
+The consumer offset table (``group@topic``) gets each queue's *acked* low watermark — the queue offset of its oldest
+message still in flight, else the pop offset — so ``mqadmin consumerProgress`` shows a POP group's progress (and
+counts in-flight messages as not yet consumed) like any other; the pop state file is authoritative for the endpoint. A 4.x consumer and a
 5.x consumer of different groups share a topic freely: each group has its own offsets.
 """
 
@@ -277,7 +278,7 @@ class PopService:
                     out.append(Popped(m, e))
             if res.status in _ADVANCE and res.next_begin_offset != off:
                 st.set_offset(group, topic, qid, res.next_begin_offset)
-                self._offsets.commit(group, topic, qid, res.next_begin_offset)
+                self._commit(group, topic, qid)
                 changed = True
         if changed or out:
             self._pop.changed()
@@ -285,9 +286,19 @@ class PopService:
 
     # -- ack / change / DLQ ----------------------------------------------------------------------------------------
 
+    def _commit(self, group: str, topic: str, queue_id: int) -> None:
+        """The consumer offset of a POP queue: its oldest in-flight message, else the pop offset."""
+        table = self.state.inflight.get((group, topic), {})
+        low = min((e.queue_offset for e in table.values() if e.queue_id == queue_id), default=None)
+        if low is None:
+            low = self.state.offset(group, topic, queue_id)
+        if low is not None:
+            self._offsets.commit(group, topic, queue_id, low)
+
     def ack(self, group: str, topic: str, handle: str) -> HandleStatus:
-        status, _e = self.state.ack(group, topic, handle, self.now_ms())
-        if status is HandleStatus.OK:
+        status, e = self.state.ack(group, topic, handle, self.now_ms())
+        if status is HandleStatus.OK and e is not None:
+            self._commit(group, topic, e.queue_id)
             self._pop.changed()
             self.wake_all_for(topic)
         return status
@@ -343,5 +354,6 @@ class PopService:
             _log.warning("dead-letter put failed; kept in flight", group=e.group, status=result.status.name)
             return
         self.state.remove(e)
+        self._commit(e.group, e.topic, e.queue_id)
         self.to_dlq += 1
         _log.info("message dead-lettered", group=e.group, topic=e.topic, message_id=e.message_id, attempts=e.attempt)
