@@ -204,6 +204,7 @@ class BrokerApp:
                 cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self.part2.transactions
             )
             await self.proxy.start()
+            self.part2.consume_stats.pull_offset = self.proxy.pop.state.offset
         self._client = RemotingClient()
         registrar = NamesrvRegistrar(
             self._client,

@@ -164,6 +164,7 @@ def _progress_args(p: argparse.ArgumentParser) -> None:
 @command("consumerProgress", "Query consumers's progress, speed", _progress_args)
 async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
     total = 0
+    in_flight = 0
     tps = 0.0
     print(offset_header())
     for addr in await admin.broker_addrs():
@@ -175,8 +176,11 @@ async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
         total += stats.total_diff()
         for mq, w in sorted(stats.offset_table.items()):
             print(offset_row(mq, w.broker_offset, w.consumer_offset, w.last_timestamp))
+            in_flight += max(w.pull_offset - w.consumer_offset, 0)
     print(f"\nConsume TPS: {tps:.2f}")
     print(f"Diff Total: {total}")
+    if in_flight:  # a POP group of RocketMQ 5 clients: popped, not yet acked
+        print(f"InFlight Total: {in_flight}")
     return 0
 
 

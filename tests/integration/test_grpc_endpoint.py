@@ -16,6 +16,7 @@ from broker.app import BrokerApp
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc
+from client.admin.admin_client import AdminClient
 from tests.harness import run_broker
 
 MD = (("x-mq-client-id", "it@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
@@ -120,8 +121,16 @@ async def test_delay_beyond_the_last_level_waits_until_its_time(broker: BrokerAp
     # consumer progress: the in-flight message is not consumed yet; acked, it is
     qid = msgs[0].system_properties.queue_id
     assert broker.offsets.query("GID_delay", "GT", qid) == msgs[0].system_properties.queue_offset
+    assert await _in_flight(broker, "GID_delay") == 1  # mqadmin consumerProgress: pullOffset − consumerOffset
     ack = spb.AckMessageRequest()
     ack.group.name, ack.topic.name = "GID_delay", "GT"
     ack.entries.add(message_id="01DELAY", receipt_handle=msgs[0].system_properties.receipt_handle)
     assert (await stub.AckMessage(ack, metadata=MD)).status.code == pb.Code.OK
     assert broker.offsets.query("GID_delay", "GT", qid) == msgs[0].system_properties.queue_offset + 1
+    assert await _in_flight(broker, "GID_delay") == 0
+
+
+async def _in_flight(broker: BrokerApp, group: str) -> int:
+    async with AdminClient("127.0.0.1:1") as admin:
+        stats = await admin.consume_stats(broker.addr, group, "GT")
+    return sum(w.pull_offset - w.consumer_offset for w in stats.offset_table.values())
