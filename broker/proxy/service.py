@@ -41,6 +41,7 @@ from google.protobuf.duration_pb2 import Duration
 from broker import topics as T
 from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
+from broker.proxy import auth
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
 from broker.proxy.convert import InvalidMessage, Limits, delay_level, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
@@ -106,7 +107,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         transactions: TransactionService,
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
+        secret_of: Callable[[str], str | None] | None = None,
     ) -> None:
+        # ACL: access key → secret key; None = no authentication (aclEnable=false)
+        self._secret_of = secret_of
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
         self._max_body = config.store.max_message_size
@@ -127,6 +131,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             p.max_delay_time_mills,
         )  # fmt: skip
 
+    def set_accounts(self, secret_of: Callable[[str], str | None] | None) -> None:
+        """Verify every request's ``authorization`` header against these accounts (access key → secret key), or
+        stop verifying (None). The broker's ACL engine plugs in here when ``aclEnable`` is on."""
+        self._secret_of = secret_of
+
     # -- sessions -----------------------------------------------------------------------------------------------
 
     def sessions(self) -> dict[str, GrpcClientChannel]:
@@ -141,6 +150,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         client_id = str(md.get("x-mq-client-id") or "")
         if not client_id:
             raise ClientError(pb.Code.CLIENT_ID_REQUIRED, "x-mq-client-id header is required")
+        if self._secret_of is not None:
+            try:
+                auth.verify(md.get("authorization"), md.get("x-mq-date-time"), self._secret_of)
+            except auth.AuthError as exc:
+                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
         chan = self._sessions.get(client_id)
         if chan is None or chan.is_closed:
             peer = context.peer() or ""

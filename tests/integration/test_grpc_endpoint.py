@@ -134,3 +134,25 @@ async def _in_flight(broker: BrokerApp, group: str) -> int:
     async with AdminClient("127.0.0.1:1") as admin:
         stats = await admin.consume_stats(broker.addr, group, "GT")
     return sum(w.pull_offset - w.consumer_offset for w in stats.offset_table.values())
+
+
+async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: Any) -> None:
+    from broker.proxy import auth
+
+    assert broker.proxy is not None
+    broker.proxy.service.set_accounts({"AK1": "sk1"}.get)
+    req = spb.QueryRouteRequest()
+    req.topic.name = "GT"
+    assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.UNAUTHORIZED
+    date = "20261123T200000Z"
+    signed = (
+        *MD,
+        ("x-mq-date-time", date),
+        (
+            "authorization",
+            f"MQv2-HMAC-SHA1 Credential=AK1, SignedHeaders=x-mq-date-time, Signature={auth.sign('sk1', date)}",
+        ),
+    )
+    assert (await stub.QueryRoute(req, metadata=signed)).status.code == pb.Code.OK
+    broker.proxy.service.set_accounts(None)
+    assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.OK
