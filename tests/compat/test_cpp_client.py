@@ -54,7 +54,8 @@ class Proc:
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.p.stdout is not None
@@ -85,6 +86,10 @@ class Proc:
                 self.p.kill()
                 self.p.wait()
         self._err.close()
+        self._reader.join(10)  # EOF once the child is gone; then the pipes can be closed (no ResourceWarning)
+        for pipe in (self.p.stdin, self.p.stdout):
+            if pipe is not None and not pipe.closed and not (pipe is self.p.stdout and self._reader.is_alive()):
+                pipe.close()
         return self.p.returncode
 
 
