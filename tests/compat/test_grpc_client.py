@@ -220,6 +220,27 @@ def test_fifo_group_stays_ordered(env: Env) -> None:
         assert seqs == [i for i in range(n) if i % 3 == k]  # in send order, each once
 
 
+def test_fifo_failure_is_retried_locally_then_forwarded_to_the_dlq_and_the_group_goes_on(env: Env) -> None:
+    """retryMaxTimes 1 → 2 attempts: the Python FIFO push consumer retries f-key-4 locally, then calls
+    ForwardMessageToDeadLetterQueue; its message group then continues in order."""
+    topic, group, n = "G5FifoDlq", "GID_g5_fifo_dlq", 12
+    create_topic(env, topic)
+    create_group(env, group, retry_max=1, orderly=True)
+    c = start_consumer(env, "push", topic, group, "--fail-prefix", "ff-key-4")
+    try:
+        produce(env, topic, n, "ff", "--kind", "fifo", "--groups", "2")
+        evs = events(c, lambda _ev, seen: len({m["keys"] for m in msgs(seen) if not m["failed"]}) == n - 1, 120)
+        dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", 1, "CID_g5_fifo_dlq_reader"))
+    finally:
+        if c.p.stdin is not None:
+            c.p.stdin.close()
+        c.stop()
+    assert set(dlq) == {"ff-key-4"}
+    assert [m["keys"] for m in msgs(evs) if m["failed"]] == ["ff-key-4", "ff-key-4"]  # 2 local attempts
+    g0 = [int(m["props"]["seq"]) for m in msgs(evs) if m["group"] == "ff-g0" and not m["failed"]]
+    assert g0 == [0, 2, 6, 8, 10]  # in order, without the dead-lettered 4
+
+
 def test_transactions_commit_rollback_and_orphan_recovery(env: Env) -> None:
     """tx 0 commits, tx 1 rolls back, tx 2 is left open: the broker's check asks the producer (Telemetry
     RecoverOrphanedTransactionCommand), whose checker commits it."""

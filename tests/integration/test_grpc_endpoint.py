@@ -93,6 +93,13 @@ async def test_admin_sees_5x_clients(broker: BrokerApp, stub: Any) -> None:
     term.group.name = "GID_admin"
     assert (await stub.NotifyClientTermination(term, metadata=MD)).status.code == pb.Code.OK
     assert broker.clients.client_ids("GID_admin") == []
+    # a producer is listed under its topics (RocketMQ 5: producer group = topic)
+    await _telemetry(stub, _settings(pb.ClientType.PRODUCER))
+    hb = spb.HeartbeatRequest(client_type=pb.ClientType.PRODUCER)
+    assert (await stub.Heartbeat(hb, metadata=MD)).status.code == pb.Code.OK
+    async with AdminClient("127.0.0.1:1") as admin:
+        conns = await admin.producer_connections(broker.addr, "GT")
+    assert [(c.client_id, c.language) for c in conns.connection_set] == [("it@1@0@x", "PYTHON")]
 
 
 async def test_delay_beyond_the_last_level_waits_until_its_time(broker: BrokerApp, stub: Any) -> None:
