@@ -2,7 +2,7 @@
 ``pop_state.PopState``: long-polling receives woken by store arrivals or by the next invisibility deadline, reads
 through ``MessageStore.get_message`` (tag filtering as pulls do), redelivery of due messages, the dead-letter put to
 ``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once a second for groups nobody receives
-from), and persistence (``pop_store``) after every change.
+from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
 
 The consumer offset table (``group@topic``) gets each queue's *acked* low watermark — the queue offset of its oldest
 message still in flight, else the pop offset — so ``mqadmin consumerProgress`` shows a POP group's progress (and
@@ -48,6 +48,8 @@ _ADVANCE = frozenset(
 
 
 _REVIVE_PERIOD_S = 1.0
+_RENEW_AHEAD_MS = 10_000  # proxy: renew 10 s before the deadline …
+_RENEW_MAX_MS = 3 * 3_600_000  # … for at most 3 h
 
 
 @dataclass(slots=True)
@@ -65,8 +67,12 @@ class PopService:
         config_dir: str,
         *,
         max_attempts: Callable[[str], int] = lambda _g: 17,
+        default_invisible_ms: int = 60_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self._default_invisible_ms = default_invisible_ms
+        # is this gRPC client still connected (auto-renew stops when not); set by the endpoint
+        self.alive: Callable[[str], bool] = lambda _c: False
         self._max_attempts = max_attempts
         self._task: asyncio.Task[None] | None = None
         self._store = store
@@ -113,6 +119,9 @@ class PopService:
         """Dead-letter every due in-flight message that has had its group's max attempts; returns how many.
         (Due messages with attempts left wait for the next receive, which redelivers them.)"""
         now = self.now_ms()
+        inv = self._default_invisible_ms
+        if self.state.renew(now, min(_RENEW_AHEAD_MS, inv // 2), inv, _RENEW_MAX_MS, self.alive):
+            self._pop.changed()
         moved = 0
         for group, topic in list(self.state.inflight):
             limit = self._max_attempts(group)
@@ -180,6 +189,7 @@ class PopService:
         max_attempts: int,
         poll_s: float,
         queue_id: int = -1,
+        renew_client: str = "",
     ) -> list[Popped]:
         """Pop up to ``batch`` messages (from every queue, or only ``queue_id`` ≥ 0), waiting up to ``poll_s`` for
         one to arrive or become due."""
@@ -192,7 +202,9 @@ class PopService:
         try:
             while True:
                 ev.clear()
-                got = await self._pop_once(group, topic, tag_filter, batch, invisible_ms, fifo, max_attempts, queue_id)
+                got = await self._pop_once(
+                    group, topic, tag_filter, batch, invisible_ms, fifo, max_attempts, queue_id, renew_client
+                )
                 remaining = end - loop.time()
                 if got or remaining <= 0:
                     return got
@@ -217,6 +229,7 @@ class PopService:
         fifo: bool,
         max_attempts: int,
         queue_id: int = -1,
+        renew_client: str = "",
     ) -> list[Popped]:
         st = self.state
         now = self.now_ms()
@@ -235,7 +248,7 @@ class PopService:
             if e.attempt >= max_attempts:
                 await self.forward_to_dlq(e, msg)
                 continue
-            st.redeliver(e, now, invisible_ms)
+            st.redeliver(e, now, invisible_ms, renew_client)
             out.append(Popped(msg, e))
         tc = self._topics.get(topic)
         n = tc.read_queue_nums if tc is not None else 0
@@ -274,6 +287,7 @@ class PopService:
                         now_ms=now,
                         invisible_ms=invisible_ms,
                         fifo=fifo,
+                        renew_client=renew_client,
                     )
                     out.append(Popped(m, e))
             if res.status in _ADVANCE and res.next_begin_offset != off:

@@ -10,6 +10,8 @@ It owns, per consumer group and topic:
 * **redelivery**: an in-flight message whose deadline has passed is *due*; the next receive hands it out again with
   ``attempt + 1`` (instead of RocketMQ's re-put to ``%RETRY%<group>+<topic>``); at the group's max attempts it goes to
   ``%DLQ%<group>`` instead (the service does the put);
+* **auto-renew** (a push consumer's receive): while its client is connected, the deadline is pushed forward shortly
+  before it passes (up to a cap), and the handle stays valid; a nack (ChangeInvisibleDuration) ends the renewal;
 * **FIFO**: for a FIFO group, a queue with any message in flight is locked: no new message is popped from it until
   every earlier one is acked or dead-lettered, and due ones are redelivered in queue-offset order.
 
@@ -28,7 +30,7 @@ e.g. ``1_42_0_1732390000000``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -56,6 +58,10 @@ class InFlight:
     attempt: int  # delivery attempt of the current delivery, 1 = first
     deadline_ms: int
     fifo: bool = False
+    # auto-renew (push consumers' receives): the client whose invisibility is extended while it is connected, and
+    # when the message was first handed to it; "" = the deadline is fixed
+    renew_client: str = ""
+    renew_since_ms: int = 0
 
     @property
     def handle(self) -> str:
@@ -103,6 +109,7 @@ class PopState:
         invisible_ms: int,
         fifo: bool = False,
         attempt: int = 1,
+        renew_client: str = "",
     ) -> InFlight:
         e = InFlight(
             self.next_id,
@@ -117,6 +124,8 @@ class PopState:
             attempt,
             now_ms + invisible_ms,
             fifo,
+            renew_client,
+            now_ms,
         )
         self.next_id += 1
         self.inflight.setdefault((group, topic), {})[e.id] = e
@@ -131,7 +140,8 @@ class PopState:
         if e is None:
             # acked already, or never ours: a well-formed handle of a finished message reads as expired
             return (HandleStatus.EXPIRED if hid < self.next_id else HandleStatus.INVALID), None
-        if e.gen != gen or deadline != e.deadline_ms or e.deadline_ms <= now_ms:
+        # an auto-renewed message keeps its handle while its deadline moves
+        if e.gen != gen or (deadline != e.deadline_ms and not e.renew_client) or e.deadline_ms <= now_ms:
             return HandleStatus.EXPIRED, e
         return HandleStatus.OK, e
 
@@ -148,6 +158,7 @@ class PopState:
         if status is HandleStatus.OK and e is not None:
             e.gen += 1
             e.deadline_ms = now_ms + invisible_ms
+            e.renew_client = ""  # a nack's backoff is kept, not renewed away
         return status, e
 
     def remove(self, e: InFlight) -> None:
@@ -162,10 +173,26 @@ class PopState:
             (e for e in table.values() if e.deadline_ms <= now_ms), key=lambda e: (e.queue_id, e.queue_offset)
         )
 
-    def redeliver(self, e: InFlight, now_ms: int, invisible_ms: int) -> None:
+    def redeliver(self, e: InFlight, now_ms: int, invisible_ms: int, renew_client: str = "") -> None:
         e.gen += 1
         e.attempt += 1
         e.deadline_ms = now_ms + invisible_ms
+        e.renew_client, e.renew_since_ms = renew_client, now_ms
+
+    def renew(self, now_ms: int, ahead_ms: int, invisible_ms: int, max_ms: int, alive: Callable[[str], bool]) -> int:
+        """Extend auto-renewed messages whose deadline is within ``ahead_ms`` while their client is alive (for at
+        most ``max_ms`` since delivery); a gone client's messages keep their deadline. Returns how many changed."""
+        n = 0
+        for table in self.inflight.values():
+            for e in table.values():
+                if not e.renew_client or e.deadline_ms - now_ms > ahead_ms or e.deadline_ms <= now_ms:
+                    continue
+                if alive(e.renew_client) and now_ms - e.renew_since_ms < max_ms:
+                    e.deadline_ms = now_ms + invisible_ms
+                else:
+                    e.renew_client = ""
+                n += 1
+        return n
 
     def locked_queues(self, group: str, topic: str) -> set[int]:
         """FIFO: queues with a message in flight (nothing new is popped from them)."""

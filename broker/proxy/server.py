@@ -52,7 +52,14 @@ class ProxyServer:
             g = groups.get(group)
             return (g.retry_max_times if g is not None else 16) + 1
 
-        self.pop = PopService(store, topics, offsets, config.store.config_dir, max_attempts=max_attempts)
+        self.pop = PopService(
+            store,
+            topics,
+            offsets,
+            config.store.config_dir,
+            max_attempts=max_attempts,
+            default_invisible_ms=config.proxy.default_invisible_time_mills,
+        )
         self.pop.load()
         self.service = MessagingService(
             config,
@@ -65,6 +72,7 @@ class ProxyServer:
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),
         )
+        self.pop.alive = self.service.is_connected
         store.add_arrival_listener(self.pop.on_arrival)
         self._server: grpc.aio.Server | None = None
         self._port: int | None = None

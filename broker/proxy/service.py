@@ -141,6 +141,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     def sessions(self) -> dict[str, GrpcClientChannel]:
         return dict(self._sessions)
 
+    def is_connected(self, client_id: str) -> bool:
+        chan = self._sessions.get(client_id)
+        return chan is not None and not chan.is_closed
+
     def close_all(self) -> None:
         for chan in list(self._sessions.values()):
             chan.close()
@@ -438,7 +442,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     ) -> AsyncIterator[spb.ReceiveMessageResponse]:
         cfg = self._cfg
         try:
-            self._session(context)
+            chan = self._session(context)
             tc = self._topic(request.message_queue.topic.name)
             g = self._group(request.group.name)
             if not T.is_readable(tc.perm):
@@ -475,6 +479,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             max_attempts=g.retry_max_times + 1,
             poll_s=poll_ms / 1000,
             queue_id=request.message_queue.id if g.consume_message_orderly else -1,
+            renew_client=chan.client_id if request.auto_renew else "",
         )
         if not got:
             yield spb.ReceiveMessageResponse(status=_status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))

@@ -163,3 +163,50 @@ async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: 
     assert (await stub.QueryRoute(req, metadata=signed)).status.code == pb.Code.OK
     broker.proxy.service.set_accounts(None)
     assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.OK
+
+
+def _recv(group: str, *, auto_renew: bool, poll_s: int) -> spb.ReceiveMessageRequest:
+    req = spb.ReceiveMessageRequest(batch_size=8, auto_renew=auto_renew)
+    req.group.name = group
+    req.message_queue.topic.name = "GT"
+    req.message_queue.id = -1
+    req.filter_expression.type, req.filter_expression.expression = pb.FilterType.TAG, "*"
+    if not auto_renew:
+        req.invisible_duration.FromSeconds(10)
+    req.long_polling_timeout.FromSeconds(poll_s)
+    return req
+
+
+async def test_auto_renew_holds_messages_while_the_client_is_connected(tmp_path: Path) -> None:
+    """defaultInvisibleTimeMills 2 s: an auto-renewed receive stays invisible past it (and its handle acks) while
+    the push consumer is connected; after it terminates, its un-acked message comes back with attempt 2."""
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, defaultInvisibleTimeMills=2000) as b:
+        b.topics.create_if_absent("GT", 1, 6)
+        assert b.proxy is not None
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{b.proxy.port}") as ch:
+            stub = service_pb2_grpc.MessagingServiceStub(ch)
+            await _telemetry(stub, _settings(pb.ClientType.PUSH_CONSUMER, "GID_renew"))
+            for i in range(2):
+                m = pb.Message(body=f"m{i}".encode())
+                m.topic.name = "GT"
+                m.system_properties.message_id = f"01RENEW{i}"
+                assert (await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)).status.code == 20000
+            got = [r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=True, poll_s=5), metadata=MD)]
+            held = [r.message for r in got if r.HasField("message")]
+            assert [m.body for m in held] == [b"m0", b"m1"]
+            # longer than the 2 s invisible time: nothing comes back while the client is connected
+            again = [r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=True, poll_s=5), metadata=MD)]
+            assert again[0].status.code == pb.Code.MESSAGE_NOT_FOUND
+            ack = spb.AckMessageRequest()
+            ack.group.name, ack.topic.name = "GID_renew", "GT"
+            ack.entries.add(message_id="01RENEW0", receipt_handle=held[0].system_properties.receipt_handle)
+            assert (await stub.AckMessage(ack, metadata=MD)).status.code == pb.Code.OK  # the first handle still acks
+            term = spb.NotifyClientTerminationRequest()
+            term.group.name = "GID_renew"
+            assert (await stub.NotifyClientTermination(term, metadata=MD)).status.code == pb.Code.OK
+            other = (("x-mq-client-id", "it@2@0@y"),)
+            back = [
+                r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=False, poll_s=8), metadata=other)
+            ]
+            msgs = [r.message for r in back if r.HasField("message")]
+            assert [(m.body, m.system_properties.delivery_attempt) for m in msgs] == [(b"m1", 2)]

@@ -108,3 +108,15 @@ def test_to_v2_digest_is_uppercase_md5_and_user_properties_exclude_reserved() ->
 def test_delay_level_rounds_up() -> None:
     levels = (1000, 5000, 10_000)
     assert [convert.delay_level(ms, levels) for ms in (1, 1000, 1001, 9000, 99_999)] == [1, 1, 2, 3, 3]
+
+
+def test_renew_extends_only_live_clients_and_a_nack_ends_it() -> None:
+    st = PopState()
+    a = st.add("G", "T", 0, 0, 100, 50, "a", now_ms=0, invisible_ms=10_000, renew_client="c1")
+    b = st.add("G", "T", 0, 1, 150, 50, "b", now_ms=0, invisible_ms=10_000, renew_client="gone")
+    handle = a.handle
+    assert st.renew(9_000, 2_000, 10_000, 3_600_000, lambda c: c == "c1") == 2
+    assert a.deadline_ms == 19_000 and b.deadline_ms == 10_000 and not b.renew_client
+    assert st.find("G", "T", handle, 15_000)[0] is HandleStatus.OK  # the handle survives renewal
+    st.change_invisible("G", "T", handle, 15_000, 1_000)
+    assert not a.renew_client and st.renew(15_500, 2_000, 10_000, 3_600_000, lambda c: True) == 0
