@@ -86,6 +86,19 @@ def wait_online(env: Env, group: str, deadline: float = 30) -> None:
         time.sleep(0.1)
 
 
+def wait_topic(env: Env, topic: str, deadline: float = 60) -> None:
+    """Poll the name server until ``topic`` has a route (a dead-letter topic appears with its first message)."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            admin(env, lambda a: a.topic_route(topic))
+            return
+        except RemotingError:
+            pass
+        assert time.monotonic() < end, f"topic {topic} has no route within {deadline}s"
+        time.sleep(0.1)
+
+
 def events(proc: Proc, until: Any, deadline: float = 90) -> list[dict[str, Any]]:
     """JSON events from ``proc`` up to and including the first for which ``until(event, seen)`` is true."""
     seen: list[dict[str, Any]] = []
@@ -183,6 +196,7 @@ def test_push_consumer_consumes_all_retries_failures_then_dead_letters(env: Env)
         evs = events(c, finished, 120)
         # the failures reach the group's dead-letter queue once their last nack expires: read it with our 4.x SDK
         # (5.x → 4.x over one store) while the push consumer is still up
+        wait_topic(env, f"%DLQ%{group}")
         dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", len(failing), "CID_g5_dlq_reader"))
     finally:
         if c.p.stdin is not None:
@@ -230,6 +244,7 @@ def test_fifo_failure_is_retried_locally_then_forwarded_to_the_dlq_and_the_group
     try:
         produce(env, topic, n, "ff", "--kind", "fifo", "--groups", "2")
         evs = events(c, lambda _ev, seen: len({m["keys"] for m in msgs(seen) if not m["failed"]}) == n - 1, 120)
+        wait_topic(env, f"%DLQ%{group}")
         dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", 1, "CID_g5_fifo_dlq_reader"))
     finally:
         if c.p.stdin is not None:
