@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -59,6 +60,18 @@ def admin(env: Env, fn: Any) -> Any:
             return await fn(a)
 
     return asyncio.run(run())
+
+
+def mqadmin(env: Env, *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "client.admin", args[0], "-n", env.servers.ns_addr, *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(Path(__file__).resolve().parents[2]),
+        check=True,
+    )
+    return out.stdout
 
 
 def create_topic(env: Env, topic: str, queues: int = 4) -> None:
@@ -144,10 +157,14 @@ def test_producer_to_simple_consumer_1000_exactly_once(env: Env) -> None:
     create_group(env, group)
     c = start_consumer(env, "simple", topic, group, "--count", str(n), "--invisible", "60")
     try:
+        conn = mqadmin(env, "consumerConnection", "-g", group)  # the 5.x client, as 4.x tools show it
+        assert "PYTHON" in conn and topic in conn, conn
         sent = produce(env, topic, n, "m")
         evs = events(c, lambda ev, _s: ev["event"] == "stopped", 180)
     finally:
         c.stop()
+    progress = mqadmin(env, "consumerProgress", "-g", group)
+    assert "Diff Total: 0" in progress and "InFlight" not in progress, progress
     got = msgs(evs)
     assert [e["acked"] for e in evs if e["event"] == "done"] == [n]
     keys = [m["keys"] for m in got]
