@@ -1,9 +1,9 @@
 # rocketq developer entry points. A new user needs two: `make run` and `make test`.
 #
-#   make venv              .venv with `-e .[test,dev,spark]` (SPARK=0 leaves out pyspark)
+#   make venv              .venv with `-e .[test,dev,spark,grpc]` (SPARK=0 leaves out pyspark)
 #   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both
 #   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
-#                          and, when npm is on PATH, the Node.js client ali-ons for tests/compat (npm ci)
+#                          and, when npm is on PATH, the Node.js clients ali-ons and rocketmq-client-nodejs (npm ci)
 #   make test-unit | test-integration | test-compat | test-spark
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
 #   make bench             every bench/*.py in its default mode (make bench-setup first for the Redis anchor)
@@ -27,10 +27,10 @@ BASE_PYTHON ?= $(shell for p in python3.11 python3 python3.12 python3.13; do \
 	&& { echo $$p; break; }; done)
 
 ifeq ($(SPARK),0)
-EXTRAS := test,dev
+EXTRAS := test,dev,grpc
 SPARK_MARK := -m "not spark"
 else
-EXTRAS := test,dev,spark
+EXTRAS := test,dev,spark,grpc
 SPARK_MARK :=
 endif
 comma := ,
@@ -38,10 +38,12 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons lint bench bench-setup clean distclean
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
+NODE5 := tests/compat/node5
+NODE5_STAMP := $(NODE5)/node_modules/.stamp
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -75,7 +77,16 @@ $(ONS_STAMP): $(ONS)/package.json $(ONS)/package-lock.json
 	@if npm ci --prefix $(ONS) --no-audit --no-fund --loglevel=error; then touch $@; \
 	else echo "make ons: npm ci failed (no registry?); the ali-ons compat tests will be skipped" >&2; fi
 
-test: venv java ons
+# rocketmq-client-nodejs (npm, the Node.js 5.x gRPC client) for tests/compat/test_grpc_node_client.py; skips without npm.
+node5:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NODE5_STAMP); \
+	else echo "make node5: npm not found; the Node.js 5.x compat tests will be skipped"; fi
+
+$(NODE5_STAMP): $(NODE5)/package.json $(NODE5)/package-lock.json
+	@if npm ci --prefix $(NODE5) --no-audit --no-fund --loglevel=error; then touch $@; \
+	else echo "make node5: npm ci failed (no registry?); the Node.js 5.x compat tests will be skipped" >&2; fi
+
+test: venv java ons node5
 	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
 
 test-unit: venv
@@ -84,7 +95,7 @@ test-unit: venv
 test-integration: venv
 	$(RUN_PYTEST) tests/integration $(PYTEST_ARGS)
 
-test-compat: venv ons
+test-compat: venv ons node5
 	$(RUN_PYTEST) -m compat $(PYTEST_ARGS)
 
 test-spark: venv java
@@ -114,4 +125,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) $(ONS)/node_modules
+	rm -rf $(VENV) $(ONS)/node_modules $(NODE5)/node_modules

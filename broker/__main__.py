@@ -1,6 +1,6 @@
 """``mqbroker`` / ``python -m broker``: parse RocketMQ's flags, load the config, run BrokerApp on uvloop.
 
-    mqbroker [-n "ns1:9876;ns2:9876"] [-c broker.conf] [-p | -m]
+    mqbroker [-n "ns1:9876;ns2:9876"] [-c broker.conf] [--enable-proxy] [-p | -m]
 
 The name-server list comes from ``-n``, else ``namesrvAddr`` in the config file, else the ``NAMESRV_ADDR``
 environment variable (the only place the environment is read). ``-p`` prints every effective config item as
@@ -29,6 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="RocketMQ-compatible broker")
     p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help='name server address list, e.g. "ns1:9876;ns2:9876"')
     p.add_argument("-c", "--configFile", metavar="FILE", help="broker config file (Java properties, broker.conf)")
+    p.add_argument(
+        "--enable-proxy",
+        action="store_true",
+        help="also serve RocketMQ 5 gRPC clients in this process (grpcServerPort, default 8081)",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
     group.add_argument("-m", "--printImportantConfig", action="store_true", help="print important config items")
@@ -40,6 +45,8 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
     overrides: dict[str, Any] = {}
     if args.namesrvAddr:
         overrides["namesrvAddr"] = args.namesrvAddr
+    if getattr(args, "enable_proxy", False):
+        overrides["enableProxy"] = True
     cfg = load_config(args.configFile, overrides)
     if not cfg.namesrv.namesrv_addr and environ.get("NAMESRV_ADDR"):
         cfg = load_config(args.configFile, {**overrides, "namesrvAddr": environ["NAMESRV_ADDR"]})

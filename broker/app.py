@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 import structlog
 
@@ -45,6 +45,9 @@ from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.tls import TlsConfigError, client_context, server_context
+
+if TYPE_CHECKING:
+    from broker.proxy.server import ProxyServer
 
 _log = structlog.get_logger("rocketq.broker")
 
@@ -100,6 +103,7 @@ class BrokerApp:
         self.part2: Part2 | None = None
         self.ha: HAService | None = None
         self.acl: AclWatcher | None = None
+        self.proxy: ProxyServer | None = None  # the RocketMQ 5 gRPC endpoint (enableProxy / --enable-proxy)
 
     def _set_config(self, config: BrokerConfig) -> None:
         self.config = config
@@ -324,6 +328,14 @@ class BrokerApp:
             await self.part2.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
         await ha.start_listener()
+        if cfg.proxy.enable_proxy:
+            from broker.proxy.server import ProxyServer  # grpcio is the optional extra [grpc]
+
+            self.proxy = ProxyServer(
+                cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self.part2.transactions
+            )
+            await self.proxy.start()
+            self.part2.consume_stats.pull_offset = self.proxy.pop.state.offset
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,
@@ -353,6 +365,8 @@ class BrokerApp:
         if server is None:
             return
         server.stop_accepting()
+        if self.proxy is not None:
+            await self.proxy.stop()
         if self.schedule is not None:
             await self.schedule.stop()
         if self.part2 is not None:

@@ -117,7 +117,9 @@ class Part2:
             max_message_size=config.store.max_message_size,
             is_slave=ident.broker_role == "SLAVE",
         )
-        consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
+        self.consume_stats = consume_stats = ConsumeStatsBuilder(
+            store, topics, offsets, clients, broker_name=ident.broker_name
+        )
         self._tables = [
             self.send_back.table(),
             LockHandlers(self.locks).table(),

@@ -15,7 +15,7 @@ listenPort + 1 as J's BrokerStartup sets it (0 with listenPort 0), and an explic
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
 ``store`` (the message store; turned into ``broker.store.config.StoreConfig`` by ``broker.app``), ``features``
-(auto-create, polling, persistence periods).
+(auto-create, polling, persistence periods), ``proxy`` (the RocketMQ 5 gRPC endpoint, ``broker.proxy``).
 """
 
 from __future__ import annotations
@@ -290,6 +290,24 @@ class HASection(_Section):
         return v.strip()
 
 
+class ProxySection(_Section):
+    """The RocketMQ 5 gRPC endpoint (``broker.proxy``), RocketMQ 5 proxy key names (``rmq-proxy.json``)."""
+
+    enable_proxy: bool = False  # ``mqbroker --enable-proxy``
+    grpc_server_port: int = Field(8081, ge=0, le=65535)
+    default_invisible_time_mills: int = Field(60_000, gt=0)
+    min_invisible_time_mills_for_recv: int = Field(10_000, gt=0)
+    max_invisible_time_mills: int = Field(12 * 3_600_000, gt=0)
+    max_delay_time_mills: int = Field(86_400_000, gt=0)
+    user_property_max_num: int = Field(128, gt=0)
+    max_user_property_size: int = Field(16 * 1024, gt=0)
+    max_message_group_size: int = Field(64, gt=0)
+    grpc_client_producer_max_attempts: int = Field(3, gt=0)
+    grpc_client_consumer_min_long_polling_timeout_millis: int = Field(5_000, ge=0)
+    grpc_client_consumer_max_long_polling_timeout_millis: int = Field(20_000, gt=0)
+    grpc_client_consumer_long_polling_batch_size: int = Field(32, gt=0)
+
+
 class BrokerConfig(_Section):
     identity: IdentityConfig = Field(default_factory=IdentityConfig)  # type: ignore[arg-type]
     network: NetworkConfig = Field(default_factory=NetworkConfig)  # type: ignore[arg-type]
@@ -315,6 +333,7 @@ class BrokerConfig(_Section):
         if self.features.acl_enable and not self.identity.rocketmq_home:
             raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
         return self
+    proxy: ProxySection = Field(default_factory=ProxySection)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +440,24 @@ KEYS: dict[str, _Key] = {
     "tls.client.certPath": _k("security", "tls_client_cert_path", str),
     "tls.client.authServer": _k("security", "tls_client_auth_server", bool),
     "tls.client.trustCertPath": _k("security", "tls_client_trust_cert_path", str),
+    # the RocketMQ 5 gRPC endpoint (broker.proxy); enableProxy is what ``mqbroker --enable-proxy`` sets
+    "enableProxy": _k("proxy", "enable_proxy", bool, True),
+    "grpcServerPort": _k("proxy", "grpc_server_port", int, True),
+    "defaultInvisibleTimeMills": _k("proxy", "default_invisible_time_mills", int),
+    "minInvisibleTimeMillsForRecv": _k("proxy", "min_invisible_time_mills_for_recv", int),
+    "maxInvisibleTimeMills": _k("proxy", "max_invisible_time_mills", int),
+    "maxDelayTimeMills": _k("proxy", "max_delay_time_mills", int),
+    "userPropertyMaxNum": _k("proxy", "user_property_max_num", int),
+    "maxUserPropertySize": _k("proxy", "max_user_property_size", int),
+    "maxMessageGroupSize": _k("proxy", "max_message_group_size", int),
+    "grpcClientProducerMaxAttempts": _k("proxy", "grpc_client_producer_max_attempts", int),
+    "grpcClientConsumerMinLongPollingTimeoutMillis": _k(
+        "proxy", "grpc_client_consumer_min_long_polling_timeout_millis", int
+    ),
+    "grpcClientConsumerMaxLongPollingTimeoutMillis": _k(
+        "proxy", "grpc_client_consumer_max_long_polling_timeout_millis", int
+    ),
+    "grpcClientConsumerLongPollingBatchSize": _k("proxy", "grpc_client_consumer_long_polling_batch_size", int),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

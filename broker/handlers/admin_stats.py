@@ -89,6 +89,9 @@ class ConsumeStatsBuilder:
         self._offsets = offsets
         self._clients = clients
         self._broker_name = broker_name
+        # POP groups (the gRPC endpoint, broker.proxy): the queue's pop offset → OffsetWrapper.pullOffset, so
+        # pullOffset − consumerOffset counts messages popped and not yet acked (J 5's #Inflight)
+        self.pull_offset: Callable[[str, str, int], int | None] | None = None
 
     def topic_offsets(
         self, group: str, topic: str, *, write_queues: bool = False
@@ -110,7 +113,10 @@ class ConsumeStatsBuilder:
             last = 0
             if consumer_off - 1 >= 0:
                 last = max(self._store.get_message_store_timestamp(topic, qid, consumer_off - 1), 0)
-            out[MessageQueue(topic, self._broker_name, qid)] = OffsetWrapper(broker_off, consumer_off, last)
+            pulled = self.pull_offset(group, topic, qid) if self.pull_offset is not None else None
+            out[MessageQueue(topic, self._broker_name, qid)] = OffsetWrapper(
+                broker_off, consumer_off, last, pulled if pulled is not None else 0
+            )
         return out
 
 

@@ -14,6 +14,9 @@ Progress per level is persisted every ``flushDelayOffsetInterval`` and at stop t
 
     {"offsetTable": {"1": 5, "2": 0}}
 
+A message whose TIMER_DELIVER_MS (a RocketMQ 5 delivery time, ``broker.proxy``) is still ahead when its level is due
+is scheduled again at the level that covers the rest, so delays beyond the last level are honoured.
+
 A crash between a delivery and the next persist re-delivers those messages after restart (at-least-once).
 """
 
@@ -35,6 +38,9 @@ from protocol.remoting.runtime import stop_tasks
 _log = structlog.get_logger("rocketq.broker.schedule")
 
 SCHEDULE_GROUP = "SCHEDULE_CONSUMER"
+# RocketMQ 5's delivery time (epoch ms) of a message sent through the gRPC endpoint: still in the future when its
+# level is due (beyond the last level), the message is scheduled again instead of delivered
+TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
 _BATCH = 32
 _RETRY_AFTER_S = 1.0
 
@@ -199,6 +205,13 @@ class ScheduleService:
             return
         qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
         props.pop(PropertyKey.DELAY, None)
+        deliver_at = props.get(TIMER_DELIVER_MS, "")
+        if deliver_at.isdigit() and int(deliver_at) > time.time() * 1000:
+            # a RocketMQ 5 delivery time beyond the last level (gRPC endpoint): wait another round
+            left = int(deliver_at) - time.time() * 1000
+            level = next((i + 1 for i, ms in enumerate(self._levels) if ms >= left), self.max_level)
+            props[PropertyKey.DELAY] = str(level)
+            topic, qid = T.SCHEDULE_TOPIC, level - 1
         result = await self._store.put_message(
             topic,
             qid,

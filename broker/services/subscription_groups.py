@@ -38,6 +38,7 @@ _JSON_NAMES = {
     "broker_id": "brokerId",
     "which_broker_when_consume_slowly": "whichBrokerWhenConsumeSlowly",
     "notify_consumer_ids_changed_enable": "notifyConsumerIdsChangedEnable",
+    "consume_message_orderly": "consumeMessageOrderly",
 }
 
 
@@ -52,9 +53,15 @@ class SubscriptionGroupConfig:
     broker_id: int = 0
     which_broker_when_consume_slowly: int = 1
     notify_consumer_ids_changed_enable: bool = True
+    # RocketMQ 5: a FIFO group for 5.x (gRPC) consumers (``updateSubGroup -o true``); written only when true
+    consume_message_orderly: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {_JSON_NAMES[f.name]: getattr(self, f.name) for f in fields(self)}
+        return {
+            _JSON_NAMES[f.name]: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "consume_message_orderly" or self.consume_message_orderly
+        }
 
     @classmethod
     def from_json(cls, name: str, d: dict[str, Any]) -> SubscriptionGroupConfig:

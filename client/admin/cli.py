@@ -182,6 +182,7 @@ def _sub_group_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--brokerId", type=int, default=0, help="consume from which broker id")
     p.add_argument("-w", "--whichBrokerWhenConsumeSlowly", type=int, default=1)
     p.add_argument("-a", "--notifyConsumerIdsChanged", default="true")
+    p.add_argument("-o", "--consumeMessageOrderly", default="false", help="a FIFO group for RocketMQ 5 clients")
 
 
 @command("updateSubGroup", "Update or create subscription group", _sub_group_args)
@@ -197,6 +198,8 @@ async def update_sub_group(admin: AdminClient, a: argparse.Namespace) -> int:
         "whichBrokerWhenConsumeSlowly": a.whichBrokerWhenConsumeSlowly,
         "notifyConsumerIdsChangedEnable": a.notifyConsumerIdsChanged.lower() == "true",
     }
+    if a.consumeMessageOrderly.lower() == "true":
+        cfg["consumeMessageOrderly"] = True
     for addr in await target_brokers(admin, a):
         await admin.create_group(addr, cfg)
         print(f"create subscription group to {addr} success.")

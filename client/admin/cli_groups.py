@@ -108,6 +108,9 @@ async def consumer_progress(admin: AdminClient, a: argparse.Namespace) -> int:
     table(a, heads, rows, widths)
     print(f"\nConsume TPS: {stats.consume_tps:.2f}")
     print(f"Diff Total: {stats.total_diff()}")
+    in_flight = sum(max(w.pull_offset - w.consumer_offset, 0) for w in stats.offset_table.values())
+    if in_flight:  # a POP group of RocketMQ 5 clients: popped, not yet acked
+        print(f"InFlight Total: {in_flight}")
     return 0
 
 

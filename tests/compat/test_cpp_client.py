@@ -54,7 +54,8 @@ class Proc:
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.p.stdout is not None
@@ -85,6 +86,10 @@ class Proc:
                 self.p.kill()
                 self.p.wait()
         self._err.close()
+        self._reader.join(10)  # EOF once the child is gone; then the pipes can be closed (no ResourceWarning)
+        for pipe in (self.p.stdin, self.p.stdout):
+            if pipe is not None and not pipe.closed and not (pipe is self.p.stdout and self._reader.is_alive()):
+                pipe.close()
         return self.p.returncode
 
 
@@ -97,7 +102,7 @@ class Servers:
 
 
 @contextlib.contextmanager
-def start_servers(tmp: Path, broker_extra: str = "") -> Iterator[Servers]:
+def start_servers(tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...] = ()) -> Iterator[Servers]:
     """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``."""
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(
@@ -112,7 +117,10 @@ def start_servers(tmp: Path, broker_extra: str = "") -> Iterator[Servers]:
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
     try:
         ns.wait_line(lambda ln: "boot success" in ln, 30)
-        br = Proc([sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr], tmp / "broker.log")
+        br = Proc(
+            [sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr, *broker_args],
+            tmp / "broker.log",
+        )
         s.procs.append(br)
         br.wait_line(lambda ln: "boot success" in ln, 30)
         yield s

@@ -1,0 +1,108 @@
+"""ProxyServer: the RocketMQ 5 gRPC endpoint's lifecycle inside the broker process (``mqbroker --enable-proxy``,
+RocketMQ 5's proxy in local mode): a ``grpc.aio`` server on the broker's event loop, on ``bindAddress:grpcServerPort``
+(0 picks a free port; ``port`` tells which), serving ``service.MessagingService`` over the broker's services, plus the
+``PopService`` (loaded from and flushed to ``popState.json``) and its store arrival listener.
+
+Start after the broker's services; stop before them: stop accepting, cancel held receives (their messages stay in
+flight and are redelivered), close the 5.x client channels, flush the POP state.
+"""
+
+from __future__ import annotations
+
+import grpc
+import structlog
+
+from broker.config import BrokerConfig
+from broker.proxy.pb import service_pb2_grpc as spb_grpc
+from broker.proxy.pop_service import PopService
+from broker.proxy.service import MessagingService
+from broker.services.client_registry import ClientRegistry
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.schedule import ScheduleService
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.services.transactions import TransactionService
+from broker.store.message_store import MessageStore
+
+_log = structlog.get_logger("rocketq.broker.proxy")
+
+# unlimited message sizes, as the clients configure their channels; body limits are checked per message
+_OPTIONS = [
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.max_send_message_length", -1),
+    ("grpc.so_reuseport", 0),
+]
+
+
+class ProxyServer:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        groups: SubscriptionGroupTable,
+        offsets: ConsumerOffsetTable,
+        clients: ClientRegistry,
+        schedule: ScheduleService,
+        transactions: TransactionService,
+    ) -> None:
+        self._config = config
+
+        def max_attempts(group: str) -> int:
+            g = groups.get(group)
+            return (g.retry_max_times if g is not None else 16) + 1
+
+        self.pop = PopService(
+            store,
+            topics,
+            offsets,
+            config.store.config_dir,
+            max_attempts=max_attempts,
+            default_invisible_ms=config.proxy.default_invisible_time_mills,
+        )
+        self.pop.load()
+        self.service = MessagingService(
+            config,
+            store,
+            topics,
+            groups,
+            clients,
+            schedule,
+            transactions,
+            self.pop,
+            lambda: (config.identity.broker_ip1, self.port),
+        )
+        self.pop.alive = self.service.is_connected
+        store.add_arrival_listener(self.pop.on_arrival)
+        self._server: grpc.aio.Server | None = None
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("gRPC endpoint not started")
+        return self._port
+
+    async def start(self) -> None:
+        cfg = self._config
+        server = grpc.aio.server(options=_OPTIONS)
+        spb_grpc.add_MessagingServiceServicer_to_server(self.service, server)
+        addr = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
+        try:
+            port = server.add_insecure_port(addr)
+        except RuntimeError as exc:
+            raise OSError(f"cannot bind the gRPC endpoint to {addr}: {exc}") from None
+        if port == 0:
+            raise OSError(f"cannot bind the gRPC endpoint to {addr}")
+        await server.start()
+        self._server, self._port = server, port
+        self.pop.start()
+        _log.info("gRPC endpoint started", addr=f"{cfg.identity.broker_ip1}:{port}")
+
+    async def stop(self, grace: float = 1.0) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self.service.close_all()
+        await server.stop(grace)
+        await self.pop.stop()

@@ -1,0 +1,606 @@
+"""``MessagingService`` (apache.rocketmq.v2) on the broker's services: the RPC adapters of the RocketMQ 5 gRPC
+endpoint, like RocketMQ 5's proxy in local mode. Each RPC decodes its request, calls a broker service (topics,
+groups, client registry, store, schedule, transactions, ``PopService``) and builds the response; business errors
+travel in ``status`` with gRPC OK, as the clients expect (reference grpc_v5.md §2–§4).
+
+============================== ==============================================================================
+RPC                            behaviour
+============================== ==============================================================================
+QueryRoute                     one MessageQueue per queue id of this broker, endpoints = brokerIP1:grpcPort;
+                               accept_message_types = all four (topics here are MIXED); unknown → 40402;
+                               system topics → 40002
+Heartbeat                      needs the client's Settings (Telemetry) first, else 40015; registers the
+                               producer (group = each publishing topic) or the consumer group (CONSUME_POP)
+Telemetry                      stores Settings, replies merged Settings (max_body_size, backoff, fifo, polling);
+                               carries RecoverOrphanedTransactionCommand to the client
+SendMessage                    one entry per message; queue = hash(message_group) or round robin; delay via the
+                               schedule service's levels; TRANSACTION → half message
+QueryAssignment                queue -1 per broker (non-FIFO group) or every readable queue (FIFO group)
+ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline
+AckMessage                     per entry; stale/expired handle → 40013
+ChangeInvisibleDuration        new receipt handle
+ForwardMessageToDeadLetterQueue %DLQ%<group>, acked
+EndTransaction                 COMMIT / ROLLBACK of the half named by transaction_id
+NotifyClientTermination        unregisters the client and closes its channel
+PullMessage, UpdateOffset, …   UNIMPLEMENTED (as proxy 5.3.2)
+============================== ==============================================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import structlog
+from google.protobuf.duration_pb2 import Duration
+
+from broker import topics as T
+from broker.config import BrokerConfig
+from broker.filter import SubscriptionParseError, build_subscription, make_filter
+from broker.proxy import auth
+from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
+from broker.proxy.convert import InvalidMessage, Limits, delay_level, from_v2, to_v2
+from broker.proxy.pb import definition_pb2 as pb
+from broker.proxy.pb import service_pb2 as spb
+from broker.proxy.pb import service_pb2_grpc as spb_grpc
+from broker.proxy.pop_service import PopService
+from broker.proxy.pop_state import HandleStatus
+from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
+from broker.services.schedule import ScheduleService
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.services.transactions import TransactionError, TransactionService
+from broker.store.message_store import MessageStore
+from protocol.message import PropertyKey, encode_properties, java_string_hash
+
+_log = structlog.get_logger("rocketq.broker.proxy")
+
+Context = Any  # grpc.aio.ServicerContext (grpcio ships no type stubs)
+
+# PutMessageStatus name → v2 Code (proxy ResponseBuilder / SendMessageActivity)
+_PUT_CODE: dict[str, int] = {
+    "PUT_OK": pb.Code.OK,
+    "FLUSH_DISK_TIMEOUT": pb.Code.MASTER_PERSISTENCE_TIMEOUT,
+    "FLUSH_SLAVE_TIMEOUT": pb.Code.SLAVE_PERSISTENCE_TIMEOUT,
+    "SLAVE_NOT_AVAILABLE": pb.Code.HA_NOT_AVAILABLE,
+    "MESSAGE_ILLEGAL": pb.Code.BAD_REQUEST,
+    "PROPERTIES_SIZE_EXCEEDED": pb.Code.MESSAGE_PROPERTIES_TOO_LARGE,
+}
+# 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
+# receives actively, a push consumer passively
+_CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
+
+
+def _status(code: int, message: str = "") -> pb.Status:
+    return pb.Status(code=code, message=message or pb.Code.Name(code))  # type: ignore[arg-type]
+
+
+def _duration_ms(d: Duration) -> int:
+    return d.seconds * 1000 + d.nanos // 1_000_000
+
+
+def _ms_duration(ms: int) -> Duration:
+    d = Duration()
+    d.FromMilliseconds(ms)
+    return d
+
+
+class ClientError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class MessagingService(spb_grpc.MessagingServiceServicer):
+    def __init__(
+        self,
+        config: BrokerConfig,
+        store: MessageStore,
+        topics: TopicConfigTable,
+        groups: SubscriptionGroupTable,
+        clients: ClientRegistry,
+        schedule: ScheduleService,
+        transactions: TransactionService,
+        pop: PopService,
+        endpoint: Callable[[], tuple[str, int]],
+        secret_of: Callable[[str], str | None] | None = None,
+    ) -> None:
+        # ACL: access key → secret key; None = no authentication (aclEnable=false)
+        self._secret_of = secret_of
+        self._cfg = config.proxy
+        self._broker_name = config.identity.broker_name
+        self._max_body = config.store.max_message_size
+        self._store = store
+        self._topics = topics
+        self._groups = groups
+        self._clients = clients
+        self._schedule = schedule
+        self._levels = config.store.delay_levels_ms
+        self._tx = transactions
+        self._pop = pop
+        self._endpoint = endpoint
+        self._sessions: dict[str, GrpcClientChannel] = {}
+        self._rr = itertools.count()
+        p = config.proxy
+        self._limits = Limits(
+            self._max_body, p.user_property_max_num, p.max_user_property_size, p.max_message_group_size,
+            p.max_delay_time_mills,
+        )  # fmt: skip
+
+    def set_accounts(self, secret_of: Callable[[str], str | None] | None) -> None:
+        """Verify every request's ``authorization`` header against these accounts (access key → secret key), or
+        stop verifying (None). The broker's ACL engine plugs in here when ``aclEnable`` is on."""
+        self._secret_of = secret_of
+
+    # -- sessions -----------------------------------------------------------------------------------------------
+
+    def sessions(self) -> dict[str, GrpcClientChannel]:
+        return dict(self._sessions)
+
+    def is_connected(self, client_id: str) -> bool:
+        chan = self._sessions.get(client_id)
+        return chan is not None and not chan.is_closed
+
+    def close_all(self) -> None:
+        for chan in list(self._sessions.values()):
+            chan.close()
+
+    def _session(self, context: Context) -> GrpcClientChannel:
+        md: dict[str, Any] = {k: v for k, v in (context.invocation_metadata() or ())}
+        client_id = str(md.get("x-mq-client-id") or "")
+        if not client_id:
+            raise ClientError(pb.Code.CLIENT_ID_REQUIRED, "x-mq-client-id header is required")
+        if self._secret_of is not None:
+            try:
+                auth.verify(md.get("authorization"), md.get("x-mq-date-time"), self._secret_of)
+            except auth.AuthError as exc:
+                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
+        chan = self._sessions.get(client_id)
+        if chan is None or chan.is_closed:
+            peer = context.peer() or ""
+            for prefix in ("ipv4:", "ipv6:"):
+                peer = peer.removeprefix(prefix)
+            chan = GrpcClientChannel(
+                client_id,
+                peer,
+                language_of(str(md.get("x-mq-language") or "")),
+                str(md.get("x-mq-client-version") or ""),
+            )
+            self._sessions[client_id] = chan
+            chan.add_close_callback(self._forget)
+        return chan
+
+    def _forget(self, chan: Any) -> None:
+        if isinstance(chan, GrpcClientChannel) and self._sessions.get(chan.client_id) is chan:
+            del self._sessions[chan.client_id]
+
+    def _register(self, chan: GrpcClientChannel, group: str = "") -> None:
+        """Register the client with the client registry from its settings (Heartbeat, and Settings on Telemetry)."""
+        s = chan.settings
+        if s is None:
+            raise ClientError(pb.Code.UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")
+        info = ClientChannel(chan, chan.client_id, chan.language, 0)
+        if s.client_type == pb.ClientType.PRODUCER:
+            for topic in s.publishing.topics:
+                self._clients.register_producer(topic.name, info)
+            return
+        group = group or s.subscription.group.name
+        if not group:
+            raise ClientError(pb.Code.ILLEGAL_CONSUMER_GROUP, "consumer group is required")
+        if self._groups.find_or_create(group) is None:
+            raise ClientError(pb.Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group {group} not found")
+        subs: list[SubscriptionData] = []
+        for entry in s.subscription.subscriptions:
+            expr = entry.expression
+            try:
+                subs.append(build_subscription(entry.topic.name, expr.expression or "*"))
+            except SubscriptionParseError as exc:
+                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
+            self._pop.ensure_group(group, entry.topic.name)
+        self._clients.register_consumer(
+            group,
+            info,
+            _CONSUME_TYPE.get(s.client_type, "CONSUME_PASSIVELY"),
+            "CLUSTERING",
+            "CONSUME_FROM_LAST_OFFSET",
+            subs,
+            notify=False,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------------------------------
+
+    def _endpoints(self) -> pb.Endpoints:
+        host, port = self._endpoint()
+        try:
+            ipaddress.IPv4Address(host)
+            scheme = pb.AddressScheme.IPv4
+        except ValueError:
+            scheme = pb.AddressScheme.DOMAIN_NAME
+        return pb.Endpoints(scheme=scheme, addresses=[pb.Address(host=host, port=port)])
+
+    def _queue(self, topic: str, qid: int, perm: int) -> pb.MessageQueue:
+        mq = pb.MessageQueue(id=qid, permission=perm)  # type: ignore[arg-type]
+        mq.topic.name = topic
+        mq.broker.name = self._broker_name
+        mq.broker.id = 0
+        mq.broker.endpoints.CopyFrom(self._endpoints())
+        mq.accept_message_types.extend(
+            [pb.MessageType.NORMAL, pb.MessageType.FIFO, pb.MessageType.DELAY, pb.MessageType.TRANSACTION]
+        )
+        return mq
+
+    def _topic(self, name: str) -> Any:
+        if not name or T.topic_error(name) is not None:
+            raise ClientError(pb.Code.ILLEGAL_TOPIC, f"topic {name!r} is illegal")
+        if name in self._topics.system_topic_names() or name.startswith(T.SYSTEM_TOPIC_PREFIX):
+            raise ClientError(pb.Code.ILLEGAL_TOPIC, f"topic {name} is a system topic")
+        tc = self._topics.get(name)
+        if tc is None:
+            raise ClientError(pb.Code.TOPIC_NOT_FOUND, f"topic {name} not found")
+        return tc
+
+    def _group(self, name: str) -> Any:
+        if not name or T.group_error(name) is not None:
+            raise ClientError(pb.Code.ILLEGAL_CONSUMER_GROUP, f"consumer group {name!r} is illegal")
+        g = self._groups.find_or_create(name)
+        if g is None:
+            raise ClientError(pb.Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group {name} not found")
+        if not g.consume_enable:
+            raise ClientError(pb.Code.FORBIDDEN, f"consumer group {name} is disabled")
+        return g
+
+    def settings_reply(self, client: pb.Settings) -> pb.Settings:
+        """Client settings merged with the server's values (proxy ``GrpcClientSettingsManager``)."""
+        s = pb.Settings()
+        s.CopyFrom(client)
+        if client.HasField("publishing"):
+            s.publishing.max_body_size = self._max_body
+            s.publishing.validate_message_type = True
+            bp = s.backoff_policy
+            bp.Clear()
+            bp.max_attempts = self._cfg.grpc_client_producer_max_attempts
+            bp.exponential_backoff.initial.CopyFrom(_ms_duration(10))
+            bp.exponential_backoff.max.CopyFrom(_ms_duration(1000))
+            bp.exponential_backoff.multiplier = 2.0
+        elif client.HasField("subscription"):
+            g = self._groups.find_or_create(client.subscription.group.name) if client.subscription.group.name else None
+            retry_max = g.retry_max_times if g is not None else 16
+            bp = s.backoff_policy
+            bp.Clear()
+            bp.max_attempts = retry_max + 1
+            bp.customized_backoff.next.extend(_ms_duration(ms) for ms in self._levels)
+            s.subscription.fifo = bool(g is not None and g.consume_message_orderly)
+            s.subscription.receive_batch_size = self._cfg.grpc_client_consumer_long_polling_batch_size
+            if client.client_type != pb.ClientType.SIMPLE_CONSUMER or not client.subscription.HasField(
+                "long_polling_timeout"
+            ):
+                s.subscription.long_polling_timeout.CopyFrom(
+                    _ms_duration(self._cfg.grpc_client_consumer_max_long_polling_timeout_millis)
+                )
+        s.metric.Clear()
+        s.metric.on = False
+        return s
+
+    # -- RPCs ----------------------------------------------------------------------------------------------------
+
+    async def QueryRoute(self, request: spb.QueryRouteRequest, context: Context) -> spb.QueryRouteResponse:
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+        except ClientError as exc:
+            return spb.QueryRouteResponse(status=_status(exc.code, str(exc)))
+        r, w = tc.read_queue_nums, tc.write_queue_nums
+        readable, writeable = T.is_readable(tc.perm), T.is_writeable(tc.perm)
+        queues: list[pb.MessageQueue] = []
+        name = tc.topic_name
+        if r == w and readable and writeable:
+            queues = [self._queue(name, i, pb.Permission.READ_WRITE) for i in range(r)]
+        else:
+            both = min(r, w) if readable and writeable else 0
+            ro = [i for i in range(r) if readable and i >= both]
+            wo = [i for i in range(w) if writeable and i >= both]
+            queues.extend(self._queue(name, i, pb.Permission.READ) for i in ro)
+            queues.extend(self._queue(name, i, pb.Permission.WRITE) for i in wo)
+            queues.extend(self._queue(name, i, pb.Permission.READ_WRITE) for i in range(both))
+            if not queues:
+                queues = [self._queue(name, i, pb.Permission.NONE) for i in range(max(r, w))]
+        return spb.QueryRouteResponse(status=_status(pb.Code.OK), message_queues=queues)
+
+    async def Heartbeat(self, request: spb.HeartbeatRequest, context: Context) -> spb.HeartbeatResponse:
+        try:
+            chan = self._session(context)
+            self._register(chan, request.group.name if request.HasField("group") else "")
+        except ClientError as exc:
+            return spb.HeartbeatResponse(status=_status(exc.code, str(exc)))
+        return spb.HeartbeatResponse(status=_status(pb.Code.OK))
+
+    async def Telemetry(
+        self, request_iterator: AsyncIterator[spb.TelemetryCommand], context: Context
+    ) -> AsyncIterator[spb.TelemetryCommand]:
+        try:
+            chan = self._session(context)
+        except ClientError as exc:
+            yield spb.TelemetryCommand(status=_status(exc.code, str(exc)))
+            return
+        outbox: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
+        chan.add_stream(outbox)
+
+        async def read() -> None:
+            try:
+                async for cmd in request_iterator:
+                    if cmd.HasField("settings"):
+                        chan.settings = cmd.settings
+                        reply = spb.TelemetryCommand(status=_status(pb.Code.OK))
+                        reply.settings.CopyFrom(self.settings_reply(cmd.settings))
+                        try:
+                            self._register(chan)
+                        except ClientError as exc:
+                            reply.status.CopyFrom(_status(exc.code, str(exc)))
+                        outbox.put_nowait(reply)
+            finally:
+                outbox.put_nowait(None)
+
+        reader = asyncio.get_running_loop().create_task(read(), name=f"telemetry-{chan.client_id}")
+        try:
+            while True:
+                item = await outbox.get()
+                if item is None:
+                    break
+                yield item
+        finally:
+            chan.remove_stream(outbox)
+            reader.cancel()
+
+    async def SendMessage(self, request: spb.SendMessageRequest, context: Context) -> spb.SendMessageResponse:
+        resp = spb.SendMessageResponse()
+        try:
+            chan = self._session(context)
+            if not request.messages:
+                raise ClientError(pb.Code.BAD_REQUEST, "no message to send")
+            for m in request.messages:
+                resp.entries.append(await self._send_one(m, chan))
+        except ClientError as exc:
+            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            return resp
+        codes = {e.status.code for e in resp.entries}
+        if len(codes) == 1:
+            resp.status.CopyFrom(resp.entries[0].status)
+        else:
+            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+        return resp
+
+    async def _send_one(self, m: pb.Message, chan: GrpcClientChannel) -> spb.SendResultEntry:
+        entry = spb.SendResultEntry(message_id=m.system_properties.message_id)
+        now_ms = int(time.time() * 1000)
+        try:
+            tc = self._topic(m.topic.name)
+            if not T.is_writeable(tc.perm):
+                raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not writeable")
+            out = from_v2(m, self._limits, now_ms)
+        except InvalidMessage as exc:
+            entry.status.CopyFrom(_status(exc.code, str(exc)))
+            return entry
+        except ClientError as exc:
+            entry.status.CopyFrom(_status(exc.code, str(exc)))
+            return entry
+        n = max(tc.write_queue_nums, 1)
+        if out.message_group:
+            qid = abs(java_string_hash(out.message_group)) % n
+        else:
+            qid = next(self._rr) % n
+        born_host = chan.peer
+        if out.transactional:
+            result = await self._tx.put_half(
+                out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0
+            )
+        else:
+            topic, q, props = out.topic, qid, out.properties
+            if out.delivery_ms:
+                props[PropertyKey.DELAY] = str(delay_level(out.delivery_ms - now_ms, self._levels))
+                topic, q, pstr = self._schedule.divert(out.topic, qid, encode_properties(props))
+            else:
+                pstr = encode_properties(props)
+            result = await self._store.put_message(
+                topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr
+            )
+        code = _PUT_CODE.get(result.status.name, pb.Code.INTERNAL_SERVER_ERROR)
+        if code != pb.Code.OK or not result.items:
+            entry.status.CopyFrom(_status(code, result.remark or result.status.name))
+            return entry
+        item = result.items[0]
+        entry.status.CopyFrom(_status(pb.Code.OK))
+        entry.offset = item.queue_offset
+        if out.transactional:
+            entry.transaction_id = transaction_id(item.queue_offset, item.wrote_offset)
+        return entry
+
+    async def QueryAssignment(
+        self, request: spb.QueryAssignmentRequest, context: Context
+    ) -> spb.QueryAssignmentResponse:
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+            g = self._group(request.group.name)
+        except ClientError as exc:
+            return spb.QueryAssignmentResponse(status=_status(exc.code, str(exc)))
+        if not T.is_readable(tc.perm) or tc.read_queue_nums == 0:
+            return spb.QueryAssignmentResponse(status=_status(pb.Code.FORBIDDEN, "no readable queue"))
+        ids = range(tc.read_queue_nums) if g.consume_message_orderly else [-1]
+        return spb.QueryAssignmentResponse(
+            status=_status(pb.Code.OK),
+            assignments=[
+                pb.Assignment(message_queue=self._queue(tc.topic_name, i, pb.Permission.READ_WRITE)) for i in ids
+            ],
+        )
+
+    async def ReceiveMessage(
+        self, request: spb.ReceiveMessageRequest, context: Context
+    ) -> AsyncIterator[spb.ReceiveMessageResponse]:
+        cfg = self._cfg
+        try:
+            chan = self._session(context)
+            tc = self._topic(request.message_queue.topic.name)
+            g = self._group(request.group.name)
+            if not T.is_readable(tc.perm):
+                raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not readable")
+            fe = request.filter_expression
+            if fe.type == pb.FilterType.SQL:
+                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, "SQL92 filtering is not supported")
+            try:
+                sub = build_subscription(tc.topic_name, fe.expression or "*")
+            except SubscriptionParseError as exc:
+                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
+            if request.auto_renew or not request.HasField("invisible_duration"):
+                invisible_ms = cfg.default_invisible_time_mills
+            else:
+                invisible_ms = _duration_ms(request.invisible_duration)
+                if not cfg.min_invisible_time_mills_for_recv <= invisible_ms <= cfg.max_invisible_time_mills:
+                    raise ClientError(
+                        pb.Code.ILLEGAL_INVISIBLE_TIME,
+                        f"the invisible time must be within [{cfg.min_invisible_time_mills_for_recv},"
+                        f" {cfg.max_invisible_time_mills}] ms",
+                    )
+            poll_ms = self._polling_ms(request, context)
+        except ClientError as exc:
+            yield spb.ReceiveMessageResponse(status=_status(exc.code, str(exc)))
+            return
+        batch = max(1, min(request.batch_size or 32, 1024))
+        got = await self._pop.receive(
+            g.group_name,
+            tc.topic_name,
+            make_filter(sub),
+            batch=batch,
+            invisible_ms=invisible_ms,
+            fifo=g.consume_message_orderly,
+            max_attempts=g.retry_max_times + 1,
+            poll_s=poll_ms / 1000,
+            queue_id=request.message_queue.id if g.consume_message_orderly else -1,
+            renew_client=chan.client_id if request.auto_renew else "",
+        )
+        if not got:
+            yield spb.ReceiveMessageResponse(status=_status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))
+            return
+        yield spb.ReceiveMessageResponse(status=_status(pb.Code.OK))
+        for p in got:
+            e = p.entry
+            yield spb.ReceiveMessageResponse(
+                message=to_v2(p.message, receipt_handle=e.handle, attempt=e.attempt, queue_offset=e.queue_offset)
+            )
+        resp = spb.ReceiveMessageResponse()
+        resp.delivery_timestamp.FromMilliseconds(int(time.time() * 1000))
+        yield resp
+
+    def _polling_ms(self, request: spb.ReceiveMessageRequest, context: Context) -> int:
+        cfg = self._cfg
+        lo = cfg.grpc_client_consumer_min_long_polling_timeout_millis
+        hi = cfg.grpc_client_consumer_max_long_polling_timeout_millis
+        remaining = context.time_remaining()
+        remaining_ms = int(remaining * 1000) if remaining is not None else hi + 3000
+        if request.HasField("long_polling_timeout"):
+            want = _duration_ms(request.long_polling_timeout)
+        else:
+            want = remaining_ms - 1500
+        want = max(lo, min(hi, want))
+        # answer before the client's deadline: keep a margin for the reply to travel
+        budget = remaining_ms - min(1000, remaining_ms // 4)
+        if budget < lo:
+            if budget <= 0:
+                raise ClientError(pb.Code.ILLEGAL_POLLING_TIME, "the deadline leaves no time to poll")
+            return budget
+        return min(want, budget)
+
+    async def AckMessage(self, request: spb.AckMessageRequest, context: Context) -> spb.AckMessageResponse:
+        resp = spb.AckMessageResponse()
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+            g = self._group(request.group.name)
+        except ClientError as exc:
+            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            return resp
+        for e in request.entries:
+            st = self._pop.ack(g.group_name, tc.topic_name, e.receipt_handle)
+            out = spb.AckMessageResultEntry(message_id=e.message_id, receipt_handle=e.receipt_handle)
+            out.status.CopyFrom(self._handle_status(st))
+            resp.entries.append(out)
+        codes = {e.status.code for e in resp.entries}
+        if len(codes) == 1:
+            resp.status.CopyFrom(resp.entries[0].status)
+        elif not codes:
+            resp.status.CopyFrom(_status(pb.Code.OK))
+        else:
+            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+        return resp
+
+    @staticmethod
+    def _handle_status(st: HandleStatus) -> pb.Status:
+        if st is HandleStatus.OK:
+            return _status(pb.Code.OK)
+        if st is HandleStatus.EXPIRED:
+            return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
+        return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is invalid")
+
+    async def ChangeInvisibleDuration(
+        self, request: spb.ChangeInvisibleDurationRequest, context: Context
+    ) -> spb.ChangeInvisibleDurationResponse:
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+            g = self._group(request.group.name)
+            ms = _duration_ms(request.invisible_duration)
+            if not 0 <= ms <= self._cfg.max_invisible_time_mills:
+                raise ClientError(pb.Code.ILLEGAL_INVISIBLE_TIME, "illegal invisible time")
+        except ClientError as exc:
+            return spb.ChangeInvisibleDurationResponse(status=_status(exc.code, str(exc)))
+        st, e = self._pop.change_invisible(g.group_name, tc.topic_name, request.receipt_handle, ms)
+        if st is not HandleStatus.OK or e is None:
+            return spb.ChangeInvisibleDurationResponse(status=self._handle_status(st))
+        return spb.ChangeInvisibleDurationResponse(status=_status(pb.Code.OK), receipt_handle=e.handle)
+
+    async def ForwardMessageToDeadLetterQueue(
+        self, request: spb.ForwardMessageToDeadLetterQueueRequest, context: Context
+    ) -> spb.ForwardMessageToDeadLetterQueueResponse:
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+            g = self._group(request.group.name)
+        except ClientError as exc:
+            return spb.ForwardMessageToDeadLetterQueueResponse(status=_status(exc.code, str(exc)))
+        st = await self._pop.forward_handle_to_dlq(g.group_name, tc.topic_name, request.receipt_handle)
+        return spb.ForwardMessageToDeadLetterQueueResponse(status=self._handle_status(st))
+
+    async def EndTransaction(self, request: spb.EndTransactionRequest, context: Context) -> spb.EndTransactionResponse:
+        try:
+            self._session(context)
+            tc = self._topic(request.topic.name)
+            parsed = parse_transaction_id(request.transaction_id)
+            if parsed is None:
+                raise ClientError(
+                    pb.Code.INVALID_TRANSACTION_ID, f"transaction id {request.transaction_id!r} is invalid"
+                )
+            qoff, phys = parsed
+            if request.resolution == pb.TransactionResolution.COMMIT:
+                await self._tx.commit(tc.topic_name, qoff, phys)
+            elif request.resolution == pb.TransactionResolution.ROLLBACK:
+                await self._tx.rollback(tc.topic_name, qoff, phys)
+            else:
+                raise ClientError(pb.Code.BAD_REQUEST, "transaction resolution is required")
+        except ClientError as exc:
+            return spb.EndTransactionResponse(status=_status(exc.code, str(exc)))
+        except TransactionError as exc:
+            return spb.EndTransactionResponse(status=_status(pb.Code.INVALID_TRANSACTION_ID, str(exc)))
+        return spb.EndTransactionResponse(status=_status(pb.Code.OK))
+
+    async def NotifyClientTermination(
+        self, request: spb.NotifyClientTerminationRequest, context: Context
+    ) -> spb.NotifyClientTerminationResponse:
+        try:
+            chan = self._session(context)
+        except ClientError as exc:
+            return spb.NotifyClientTerminationResponse(status=_status(exc.code, str(exc)))
+        chan.close()
+        return spb.NotifyClientTerminationResponse(status=_status(pb.Code.OK))

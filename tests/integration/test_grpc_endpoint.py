@@ -1,0 +1,212 @@
+"""The RocketMQ 5 gRPC endpoint in-process (``run_broker(..., enableProxy=True, grpcServerPort=0)``) with raw v2
+calls over loopback: the port-0 bind, the advertised route, Settings, delay beyond the last level, admin views of
+5.x clients, and consumer progress of a POP group."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from broker.app import BrokerApp
+from broker.proxy.pb import definition_pb2 as pb
+from broker.proxy.pb import service_pb2 as spb
+from broker.proxy.pb import service_pb2_grpc
+from client.admin.admin_client import AdminClient
+from tests.harness import run_broker
+
+MD = (("x-mq-client-id", "it@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
+
+
+@pytest.fixture()
+async def broker(tmp_path: Path) -> AsyncIterator[BrokerApp]:
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, messageDelayLevel="1s") as b:
+        b.topics.create_if_absent("GT", 2, 6)
+        yield b
+
+
+@pytest.fixture()
+async def stub(broker: BrokerApp) -> AsyncIterator[Any]:
+    assert broker.proxy is not None
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{broker.proxy.port}") as ch:
+        yield service_pb2_grpc.MessagingServiceStub(ch)
+
+
+def _settings(kind: int, group: str = "", topic: str = "GT") -> spb.TelemetryCommand:
+    s = pb.Settings(client_type=kind)  # type: ignore[arg-type]
+    if kind == pb.ClientType.PRODUCER:
+        s.publishing.topics.add().name = topic
+    else:
+        s.subscription.group.name = group
+        sub = s.subscription.subscriptions.add()
+        sub.topic.name = topic
+        sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
+    return spb.TelemetryCommand(settings=s)
+
+
+async def _telemetry(stub: Any, cmd: spb.TelemetryCommand) -> spb.TelemetryCommand:
+    call = stub.Telemetry(metadata=MD)
+    await call.write(cmd)
+    reply = await call.read()
+    await call.done_writing()
+    return reply  # type: ignore[no-any-return]
+
+
+async def test_port_zero_route_advertises_broker_ip_and_grpc_port(broker: BrokerApp, stub: Any) -> None:
+    req = spb.QueryRouteRequest()
+    req.topic.name = "GT"
+    resp = await stub.QueryRoute(req, metadata=MD)
+    assert resp.status.code == pb.Code.OK
+    assert [q.id for q in resp.message_queues] == [0, 1]
+    assert broker.proxy is not None
+    for q in resp.message_queues:
+        assert q.permission == pb.Permission.READ_WRITE and q.broker.id == 0
+        assert [(a.host, a.port) for a in q.broker.endpoints.addresses] == [("127.0.0.1", broker.proxy.port)]
+        assert q.broker.endpoints.scheme == pb.AddressScheme.IPv4
+
+
+async def test_settings_replies_carry_what_clients_require(stub: Any) -> None:
+    prod = await _telemetry(stub, _settings(pb.ClientType.PRODUCER))
+    assert prod.status.code == pb.Code.OK
+    assert prod.settings.publishing.max_body_size == 4 * 1024 * 1024
+    assert prod.settings.backoff_policy.max_attempts == 3
+    push = await _telemetry(stub, _settings(pb.ClientType.PUSH_CONSUMER, "GID_it"))
+    s = push.settings
+    assert s.subscription.long_polling_timeout.seconds == 20 and s.subscription.receive_batch_size == 32
+    assert s.backoff_policy.max_attempts == 17 and len(s.backoff_policy.customized_backoff.next) == 1
+    assert s.subscription.fifo is False
+
+
+async def test_admin_sees_5x_clients(broker: BrokerApp, stub: Any) -> None:
+    await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_admin"))
+    hb = spb.HeartbeatRequest(client_type=pb.ClientType.SIMPLE_CONSUMER)
+    hb.group.name = "GID_admin"
+    assert (await stub.Heartbeat(hb, metadata=MD)).status.code == pb.Code.OK
+    assert broker.clients.client_ids("GID_admin") == ["it@1@0@x"]
+    grp = broker.clients.consumer_group("GID_admin")
+    assert grp is not None and set(grp.subscriptions) == {"GT"}
+    term = spb.NotifyClientTerminationRequest()
+    term.group.name = "GID_admin"
+    assert (await stub.NotifyClientTermination(term, metadata=MD)).status.code == pb.Code.OK
+    assert broker.clients.client_ids("GID_admin") == []
+    # a producer is listed under its topics (RocketMQ 5: producer group = topic)
+    await _telemetry(stub, _settings(pb.ClientType.PRODUCER))
+    hb = spb.HeartbeatRequest(client_type=pb.ClientType.PRODUCER)
+    assert (await stub.Heartbeat(hb, metadata=MD)).status.code == pb.Code.OK
+    async with AdminClient("127.0.0.1:1") as admin:
+        conns = await admin.producer_connections(broker.addr, "GT")
+    assert [(c.client_id, c.language) for c in conns.connection_set] == [("it@1@0@x", "PYTHON")]
+
+
+async def test_delay_beyond_the_last_level_waits_until_its_time(broker: BrokerApp, stub: Any) -> None:
+    """Only one level (1 s): a 2.5 s delay is scheduled again at the level's end and arrives after its time."""
+    await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_delay"))
+    m = pb.Message(body=b"later")
+    m.topic.name = "GT"
+    m.system_properties.message_id = "01DELAY"
+    m.system_properties.message_type = pb.MessageType.DELAY
+    at_ms = int(time.time() * 1000) + 2500
+    m.system_properties.delivery_timestamp.FromMilliseconds(at_ms)
+    resp = await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)
+    assert resp.status.code == pb.Code.OK
+    req = spb.ReceiveMessageRequest(batch_size=4)
+    req.group.name = "GID_delay"
+    req.message_queue.topic.name = "GT"
+    req.message_queue.id = -1
+    req.filter_expression.type, req.filter_expression.expression = pb.FilterType.TAG, "*"
+    req.invisible_duration.FromSeconds(30)
+    req.long_polling_timeout.FromSeconds(10)
+    got = [r async for r in stub.ReceiveMessage(req, metadata=MD, timeout=15)]
+    msgs = [r.message for r in got if r.HasField("message")]
+    assert [x.body for x in msgs] == [b"later"]
+    assert msgs[0].system_properties.message_type == pb.MessageType.DELAY
+    assert msgs[0].system_properties.store_timestamp.ToMilliseconds() >= at_ms
+    # consumer progress: the in-flight message is not consumed yet; acked, it is
+    qid = msgs[0].system_properties.queue_id
+    assert broker.offsets.query("GID_delay", "GT", qid) == msgs[0].system_properties.queue_offset
+    assert await _in_flight(broker, "GID_delay") == 1  # mqadmin consumerProgress: pullOffset − consumerOffset
+    ack = spb.AckMessageRequest()
+    ack.group.name, ack.topic.name = "GID_delay", "GT"
+    ack.entries.add(message_id="01DELAY", receipt_handle=msgs[0].system_properties.receipt_handle)
+    assert (await stub.AckMessage(ack, metadata=MD)).status.code == pb.Code.OK
+    assert broker.offsets.query("GID_delay", "GT", qid) == msgs[0].system_properties.queue_offset + 1
+    assert await _in_flight(broker, "GID_delay") == 0
+
+
+async def _in_flight(broker: BrokerApp, group: str) -> int:
+    async with AdminClient("127.0.0.1:1") as admin:
+        stats = await admin.consume_stats(broker.addr, group, "GT")
+    return sum(w.pull_offset - w.consumer_offset for w in stats.offset_table.values())
+
+
+async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: Any) -> None:
+    from broker.proxy import auth
+
+    assert broker.proxy is not None
+    broker.proxy.service.set_accounts({"AK1": "sk1"}.get)
+    req = spb.QueryRouteRequest()
+    req.topic.name = "GT"
+    assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.UNAUTHORIZED
+    date = "20261123T200000Z"
+    signed = (
+        *MD,
+        ("x-mq-date-time", date),
+        (
+            "authorization",
+            f"MQv2-HMAC-SHA1 Credential=AK1, SignedHeaders=x-mq-date-time, Signature={auth.sign('sk1', date)}",
+        ),
+    )
+    assert (await stub.QueryRoute(req, metadata=signed)).status.code == pb.Code.OK
+    broker.proxy.service.set_accounts(None)
+    assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.OK
+
+
+def _recv(group: str, *, auto_renew: bool, poll_s: int) -> spb.ReceiveMessageRequest:
+    req = spb.ReceiveMessageRequest(batch_size=8, auto_renew=auto_renew)
+    req.group.name = group
+    req.message_queue.topic.name = "GT"
+    req.message_queue.id = -1
+    req.filter_expression.type, req.filter_expression.expression = pb.FilterType.TAG, "*"
+    if not auto_renew:
+        req.invisible_duration.FromSeconds(10)
+    req.long_polling_timeout.FromSeconds(poll_s)
+    return req
+
+
+async def test_auto_renew_holds_messages_while_the_client_is_connected(tmp_path: Path) -> None:
+    """defaultInvisibleTimeMills 2 s: an auto-renewed receive stays invisible past it (and its handle acks) while
+    the push consumer is connected; after it terminates, its un-acked message comes back with attempt 2."""
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, defaultInvisibleTimeMills=2000) as b:
+        b.topics.create_if_absent("GT", 1, 6)
+        assert b.proxy is not None
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{b.proxy.port}") as ch:
+            stub = service_pb2_grpc.MessagingServiceStub(ch)
+            await _telemetry(stub, _settings(pb.ClientType.PUSH_CONSUMER, "GID_renew"))
+            for i in range(2):
+                m = pb.Message(body=f"m{i}".encode())
+                m.topic.name = "GT"
+                m.system_properties.message_id = f"01RENEW{i}"
+                assert (await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)).status.code == 20000
+            got = [r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=True, poll_s=5), metadata=MD)]
+            held = [r.message for r in got if r.HasField("message")]
+            assert [m.body for m in held] == [b"m0", b"m1"]
+            # longer than the 2 s invisible time: nothing comes back while the client is connected
+            again = [r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=True, poll_s=5), metadata=MD)]
+            assert again[0].status.code == pb.Code.MESSAGE_NOT_FOUND
+            ack = spb.AckMessageRequest()
+            ack.group.name, ack.topic.name = "GID_renew", "GT"
+            ack.entries.add(message_id="01RENEW0", receipt_handle=held[0].system_properties.receipt_handle)
+            assert (await stub.AckMessage(ack, metadata=MD)).status.code == pb.Code.OK  # the first handle still acks
+            term = spb.NotifyClientTerminationRequest()
+            term.group.name = "GID_renew"
+            assert (await stub.NotifyClientTermination(term, metadata=MD)).status.code == pb.Code.OK
+            other = (("x-mq-client-id", "it@2@0@y"),)
+            back = [
+                r async for r in stub.ReceiveMessage(_recv("GID_renew", auto_renew=False, poll_s=8), metadata=other)
+            ]
+            msgs = [r.message for r in back if r.HasField("message")]
+            assert [(m.body, m.system_properties.delivery_attempt) for m in msgs] == [(b"m1", 2)]
