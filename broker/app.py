@@ -39,9 +39,9 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
-from protocol.codes import RequestCode
 from protocol.acl.rules import AclError
 from protocol.acl.signature import SessionCredentials
+from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.tls import TlsConfigError, client_context, server_context

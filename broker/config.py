@@ -268,6 +268,8 @@ class ObservabilityConfig(_Section):
             key, _, value = pair.partition(":")
             out[key.strip()] = value.strip()
         return out
+
+
 class HASection(_Section):
     """Master/slave replication (J ``MessageStoreConfig`` / ``BrokerConfig`` keys, plus ``haMasterForceWritable``)."""
 
@@ -326,6 +328,7 @@ class BrokerConfig(_Section):
         if "ha_listen_port" in net.model_fields_set:
             return net.ha_listen_port
         return net.listen_port + 1 if net.listen_port else 0
+
     security: SecurityConfig = Field(default_factory=SecurityConfig)  # type: ignore[arg-type]
 
     @model_validator(mode="after")
@@ -333,6 +336,7 @@ class BrokerConfig(_Section):
         if self.features.acl_enable and not self.identity.rocketmq_home:
             raise ValueError("aclEnable=true needs rocketmqHome (the ACL files are <rocketmqHome>/conf/plain_acl.yml)")
         return self
+
     proxy: ProxySection = Field(default_factory=ProxySection)  # type: ignore[arg-type]
 
 
@@ -467,10 +471,6 @@ ALIASES: dict[str, str] = {
 # Keys RocketMQ 4.9 reads from broker.conf (protocol.java_config_keys) that do nothing here: accepted with one
 # warning line naming them, their values checked against J's kind. Adding a key to KEYS takes it off this list.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(BROKER_FILE_KEYS) - set(KEYS) - set(ALIASES)
-# J keys people copy from sample configs that do nothing here; accepted so such files load.
-NO_EFFECT_KEYS: frozenset[str] = frozenset(
-    {"sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "useEpollNativeSelector"}
-)
 # Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
 SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
 _BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}

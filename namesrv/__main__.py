@@ -17,8 +17,8 @@ import sys
 from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
-from protocol.remoting.logsetup import LogSettings
 from protocol.acl.rules import AclError
+from protocol.remoting.logsetup import LogSettings
 from protocol.remoting.runtime import configure_logging, fail, run, serve
 from protocol.remoting.tls import TlsConfigError
 

@@ -107,6 +107,7 @@ class NamesrvConfig(BaseModel):
             key, _, value = pair.partition(":")
             out[key.strip()] = value.strip()
         return out
+
     acl_enable: bool = False
     acl_reload_interval: int = Field(5000, ge=0)
     server_max_connections: int = Field(10_000, ge=1)
@@ -171,12 +172,12 @@ RUNTIME_KEYS: frozenset[str] = frozenset(
 # Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; protocol.java_config_keys) that do
 # nothing here: accepted with one warning line naming them.
 NO_EFFECT_KEYS: frozenset[str] = frozenset(NAMESRV_FILE_KEYS) - set(KEYS) - set(ALIASES)
-PATH_KEYS: frozenset[str] = frozenset({"kvConfigPath", "configStorePath", "rocketmqHome", "logDir"})
 PATH_KEYS: frozenset[str] = frozenset(
     {
         "kvConfigPath",
         "configStorePath",
         "rocketmqHome",
+        "logDir",
         "tls.server.certPath",
         "tls.server.keyPath",
         "tls.server.trustCertPath",

@@ -340,6 +340,7 @@ class AdminClient:
         """The broker store's integrity report (rocketq's CHECK_STORE)."""
         resp = await self.call(addr, RequestCode.CHECK_STORE)
         return dict(json.loads(resp.body)) if resp.body else {}
+
     async def ha_status(self, addr: str) -> dict[str, Any]:
         """GET_BROKER_HA_STATUS (907): the broker's replication state (J 5.x ``HARuntimeInfo`` shape)."""
         resp = await self.call(addr, RequestCode.GET_BROKER_HA_STATUS)
