@@ -18,6 +18,13 @@ class ClientOptions(TypedDict, total=False):
     heartbeat_broker_interval: float
     request_timeout: float
     connect_timeout: float
+    access_key: str | None
+    secret_key: str | None
+    security_token: str | None
+    use_tls: bool
+    tls_trust_cert_path: str | None
+    tls_cert_path: str | None
+    tls_key_path: str | None
 
 
 class ProducerOptions(ClientOptions, total=False):

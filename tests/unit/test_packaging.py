@@ -31,7 +31,7 @@ KNOWN_BROKER_KEYS = frozenset(
         "sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "waitTimeMillsInSendQueue",
         "osPageCacheBusyTimeOutMills", "enableDLegerCommitLog", "traceTopicEnable", "msgTraceTopicName",
         "slaveReadEnable", "messageIndexEnable", "maxHashSlotNum", "maxIndexNum", "checkCRCOnRecover",
-        "serverChannelMaxIdleTimeSeconds",
+        "serverChannelMaxIdleTimeSeconds", "maxTransferCountOnMessageInMemory", "maxTransferBytesOnMessageInMemory",
         # RocketMQ 5.x metrics keys
         "metricsExporterType", "metricsPromExporterHost", "metricsPromExporterPort", "metricsLabel",
     }
