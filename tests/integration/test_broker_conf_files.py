@@ -60,7 +60,7 @@ def test_an_operators_file_loads_with_one_warning_line(capsys: pytest.CaptureFix
     assert cfg.store.message_delay_level.split()[-4:] == ["20m", "30m", "1h", "2h"]  # the continued line
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    for key in ("transientStorePoolEnable", "slaveReadEnable", "maxIndexNum", "useTLS", "sendMessageThreadPoolNums"):
+    for key in ("transientStorePoolEnable", "maxHashSlotNum", "maxIndexNum", "useTLS", "sendMessageThreadPoolNums"):
         assert key in err[0]
     assert "operator-broker.conf" in err[0]
 
