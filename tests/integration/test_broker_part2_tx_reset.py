@@ -134,7 +134,7 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             await send(client, broker.addr, "RT", f"old{i}".encode(), queue_nums=1)
         r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
         t = messages(r)[0].store_timestamp + 1  # 1 ms after the last old message, before the new ones
-        while time.time() * 1000 <= t:
+        while time.time() * 1000 < t + 1:  # store times are whole ms: the new ones are stored at t + 1 or later
             await asyncio.sleep(0.001)
         for i in range(2):
             await send(client, broker.addr, "RT", f"new{i}".encode(), queue_nums=1)

@@ -63,6 +63,13 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return hits[0]
 
 
+def value_or_0(samples: Samples, name: str, **labels: str) -> float:
+    """Like ``value``, but 0 when the series does not exist yet (a counter before its first increment)."""
+    hits = [v for lab, v in samples.get(name, []) if all(lab.get(k) == want for k, want in labels.items())]
+    assert len(hits) <= 1, f"{name} {labels}: {hits}"
+    return hits[0] if hits else 0.0
+
+
 async def test_metrics_after_known_workload(tmp_path: Path, client: RemotingClient) -> None:
     async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, **METRICS) as broker:
         assert broker.metrics is not None
@@ -200,14 +207,21 @@ async def test_namesrv_metrics(tmp_path: Path, client: RemotingClient) -> None:
         port = ns.metrics.port
         assert (await http_get(port, "/healthz"))[0] == 200
         assert (await http_get(port, "/readyz"))[0] == 200
+        base = {"node_type": "namesrv", "node_id": ns.addr}
+        rpc = {**base, "protocol_type": "remoting", "result": "success", "response_code": "success"}
+        # the broker asks for cluster info too (a master looks for listed slaves at start): count ours as the delta
+        before = value_or_0(
+            await scrape(port), "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="get_broker_cluster_info"
+        )
         r = await client.invoke(ns.addr, simple_cmd(RequestCode.GET_BROKER_CLUSTER_INFO), 5.0)
         assert r.code == ResponseCode.SUCCESS
         s = await scrape(port)
-        base = {"node_type": "namesrv", "node_id": ns.addr}
         assert value(s, "rocketq_namesrv_live_brokers", **base) == 1
         assert value(s, "rocketq_namesrv_clusters", **base) == 1
-        rpc = {**base, "protocol_type": "remoting", "result": "success", "response_code": "success"}
-        assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="get_broker_cluster_info") == 1
+        assert (
+            value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="get_broker_cluster_info")
+            == before + 1
+        )
         assert value(s, "rocketmq_rpc_latency_milliseconds_count", **rpc, request_code="register_broker") >= 1
 
 
