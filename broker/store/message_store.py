@@ -47,7 +47,7 @@ from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.put import Appender, Host
 from broker.store.quarantine import Quarantine
-from broker.store.record_check import check_read, load_crc_since, write_crc_since
+from broker.store.record_check import check_read, load_crc_since, verify, write_crc_since
 from broker.store.recovery import recover
 from broker.store.results import (
     ConsumeQueueSlice,
@@ -700,7 +700,16 @@ class MessageStore:
             if size is None or size <= 0:
                 return None
         view = self.commitlog.read(phys, size)
-        return bytes(view) if view is not None else None
+        if view is None:
+            return None
+        if phys < self._trusted_from:
+            try:
+                verify(view, 0, require_seal=phys >= self._crc_since)
+            except ValueError as exc:  # RecordError included
+                _log.warning("damaged message not served: commit-log offset %d: %s", phys, exc)
+                self.integrity.skipped_reads += 1
+                return None
+        return bytes(view)
 
     def look_message_by_offset(self, phys: int) -> MessageExt | None:
         raw = self.select_one_message_by_offset(phys)

@@ -151,6 +151,7 @@ async def test_damaged_record(tmp_path: Path, kind: str, where: str, stop: str, 
             assert [m.body for m in got] == [w.body for w in want]  # every undamaged message, in order
             assert all(m.properties.get("TAGS") == "tagA" for m in got)
         assert sum(len(v) for v in served.values()) == N - 1
+        assert store.look_message_by_offset(victim.at.wrote_offset) is None  # nor by id (VIEW_MESSAGE_BY_ID)
         rep = store.integrity
         assert rep.quarantined_records + rep.skipped_reads >= 1
         assert str(victim.at.wrote_offset) in caplog.text  # says what it did, naming the record's offset
