@@ -120,8 +120,8 @@ def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool 
     is the one the writer produced and no field-by-field walk is needed."""
     try:
         size, magic, bcrc = _HEAD3.unpack_from(buf, pos)
-    except struct.error:
-        raise RecordError(f"no room for a record header at {pos}") from None
+    except struct.error:  # maybe an 8-byte blank filler at the very end of a file: check_record decides
+        size = magic = bcrc = 0
     end = pos + size
     if magic == MAGIC_V1 and size >= _MIN_SEALED and end <= len(buf):
         mv = memoryview(buf)

@@ -412,3 +412,20 @@ async def test_body_flip_after_a_real_sigkill(tmp_path: Path, caplog) -> None:
         assert str(victim[3]) in caplog.text
     finally:
         await store.close()
+
+
+async def test_eight_byte_blank_filler_at_a_file_end_is_not_damage(tmp_path: Path) -> None:
+    """A record that leaves exactly the 8-byte blank filler at the end of its file (found by the kill -9 cycles)."""
+    root = tmp_path / "s"
+    store = MessageStore.open(_cfg(root))
+    first = await store.put_message(T, 0, 0, 0, 1, BORN, b"f" * (FILE - 8 - 123), {})
+    assert first.ok and first.items[0].size == FILE - 8
+    assert (await store.put_message(T, 0, 0, 0, 1, BORN, b"second", {})).items[0].wrote_offset == FILE
+    store.dispatcher.drain()
+    store._release()  # a crash with no checkpoint: the whole log is scanned
+    store = MessageStore.open(_cfg(root))
+    try:
+        assert [len(m.body) for m in _served(store)[0]] == [FILE - 8 - 123, 6]
+        assert store.integrity.quarantined_records == 0 and not (root / "quarantine").exists()
+    finally:
+        await store.close()
