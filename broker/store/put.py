@@ -294,7 +294,7 @@ class Appender:
         )  # fmt: skip
         tail = b"".join((topic_block, _pack_i16(plen), props_b))
         if sealed:
-            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
         else:
             data = b"".join((head, body, tail))
         return self._commit(mf, data, topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text])
@@ -412,7 +412,7 @@ class Appender:
             )  # fmt: skip
             if is_sealed:
                 tail = b"".join((topic_block, _pack_i16(len(raw) + _DIGITS), raw))
-                add((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+                add((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
             else:
                 add((head, body, topic_block, _pack_i16(len(raw)), raw))
             phys += size
