@@ -36,7 +36,7 @@ from typing import Final
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher, Properties
 from broker.store.mapped_file import MappedFile
-from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, seal, trailer_props
+from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.message import (
     FIXED_SIZE_V4,
@@ -72,6 +72,10 @@ _pack_head = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
 _crc32 = zlib.crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
+_digits = b"%010d\x02".__mod__
+_MAX_SEALABLE: Final = MAX_SEALABLE_PROPERTIES
+_TRAILER: Final = TRAILER_PREFIX
+_SEP_TRAILER: Final = b"\x02" + TRAILER_PREFIX
 
 Host = str | tuple[str, int]
 
@@ -267,9 +271,9 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        sealed = plen <= MAX_SEALABLE_PROPERTIES
-        if sealed:
-            props_b = trailer_props(props_b)
+        sealed = plen <= _MAX_SEALABLE
+        if sealed:  # record_check.trailer_props, inlined (hot path)
+            props_b = props_b + _TRAILER if not props_b or props_b[-1] == 2 else props_b + _SEP_TRAILER
             plen = len(props_b) + _DIGITS
         born_block = self._born_block(born_host)
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
@@ -294,7 +298,7 @@ class Appender:
         )  # fmt: skip
         tail = b"".join((topic_block, _pack_i16(plen), props_b))
         if sealed:
-            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
+            data = b"".join((head, body, tail, _digits(_crc32(head + tail, crc))))
         else:
             data = b"".join((head, body, tail))
         return self._commit(mf, data, topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text])
@@ -412,7 +416,7 @@ class Appender:
             )  # fmt: skip
             if is_sealed:
                 tail = b"".join((topic_block, _pack_i16(len(raw) + _DIGITS), raw))
-                add((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
+                add((head, body, tail, _digits(_crc32(head + tail, crc))))
             else:
                 add((head, body, topic_block, _pack_i16(len(raw)), raw))
             phys += size
