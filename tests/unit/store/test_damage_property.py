@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from pathlib import Path
 
+import pytest
 from _store_util import BORN, small_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,10 +21,10 @@ N = 40
 _template: dict[str, object] = {}
 
 
-def _populated() -> tuple[Path, list[tuple[int, int, int, bytes]]]:
-    """One populated store (built once), copied for every example: (phys, size, qid, body) per message."""
+def _populated(factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, int, int, bytes]]]:
+    """One populated store (built once per session), copied for every example: (phys, size, qid, body) each."""
     if not _template:
-        root = Path(tempfile.mkdtemp(prefix="store-prop-"))
+        root = factory.mktemp("template") / "s"
 
         async def fill() -> list[tuple[int, int, int, bytes]]:
             store = MessageStore.open(small_config(root, mapped_file_size_commit_log=FILE))
@@ -48,7 +48,7 @@ def _populated() -> tuple[Path, list[tuple[int, int, int, bytes]]]:
     crash=st.booleans(),
 )
 def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, crash) -> None:
-    src, records = _populated()
+    src, records = _populated(tmp_path_factory)
     root = tmp_path_factory.mktemp("dmg") / "s"
     shutil.copytree(src, root)
     end = max(p + n for p, n, _q, _b in records)
