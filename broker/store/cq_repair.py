@@ -58,8 +58,11 @@ def iter_records(commitlog: CommitLog, lo: int, hi: int) -> Iterator[tuple[int, 
         mf.release(max(0, lo - mf.start), stop)
 
 
-def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, report: IntegrityReport) -> None:
-    """Put back the units damaged queues lost, from the commit log up to ``upto`` (recovery dispatches the rest)."""
+def rebuild(
+    commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, report: IntegrityReport, *, force: bool = True
+) -> None:
+    """Put back the units damaged queues lost, from the commit log up to ``upto`` (recovery dispatches the rest).
+    Reported per queue (always, or with ``force=False`` only when units came back)."""
     todo = {(cq.topic, cq.queue_id): cq for cq in queues}
     if not todo or not commitlog.queue.files:
         return
@@ -76,6 +79,8 @@ def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, rep
             q.put(missing, MARKER_PHYS, 1, 0)
         q.put(msg.queue_offset, phys, msg.store_size, tag_hash(msg.tags))
     for key, cq in todo.items():
+        if cq.max_offset == before[key] and not force:
+            continue
         report.rebuilt_queues += 1
         report.repaired(
             "consume queue %s-%d rebuilt from the commit log: %d units put back",

@@ -154,7 +154,13 @@ def recover(
     if index is not None:
         index.truncate_beyond(end)
     dispatcher.dispatched_offset = start
-    redone = dispatcher.redispatch(commitlog, records, fill_gaps=True)
+
+    def on_gap(cq: ConsumeQueue, phys: int) -> None:
+        # units missing below a record: from the log where they exist (a consume queue shorter than the
+        # checkpoint promised), else they are quarantined records and get markers
+        rebuild(commitlog, [cq], phys, report, force=False)
+
+    redone = dispatcher.redispatch(commitlog, records, on_gap=on_gap)
     dispatcher.dispatched_offset = end
     for mf in commitlog.queue.files:  # re-dispatch read the records again: give those pages back too
         if mf.start + mf.size > start:

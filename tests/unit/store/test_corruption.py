@@ -52,7 +52,9 @@ async def _write(root: Path, *, crash: bool) -> list[Written]:
         out.append(Written(qid, i // 2, body, res.items[0]))
         if crash and i == N // 2:
             store.dispatcher.drain()
+            store.commitlog.flush()
             store._flush_logics()  # the checkpoint a crash leaves behind: half-way
+            assert 0 < store._checkpoint.dispatched_offset < FILE * 4
     if crash:
         store.dispatcher.drain()
         store._release()  # no final flush, no checkpoint, abort marker stays
@@ -427,5 +429,24 @@ async def test_eight_byte_blank_filler_at_a_file_end_is_not_damage(tmp_path: Pat
     try:
         assert [len(m.body) for m in _served(store)[0]] == [FILE - 8 - 123, 6]
         assert store.integrity.quarantined_records == 0 and not (root / "quarantine").exists()
+    finally:
+        await store.close()
+
+
+async def test_consume_queue_shorter_than_the_checkpoint_promised(tmp_path: Path, caplog) -> None:
+    """After a crash, a consume queue lost units the checkpoint said were durable (zeroed, same file size): the
+    records after the checkpoint reveal the gap and the missing units come back from the commit log, not as
+    markers."""
+    root = tmp_path / "s"
+    written = await _write(root, crash=True)
+    with open(_cq_path(root, 0), "r+b") as f:
+        f.seek(20 * 10)
+        f.write(bytes(20 * 20))  # units 10..29 of queue 0 gone
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(_cfg(root))
+    try:
+        served = _served(store)
+        assert [m.body for m in served[0]] == [w.body for w in written if w.qid == 0]
+        assert store.integrity.rebuilt_queues == 1 and "rebuilt from the commit log" in caplog.text
     finally:
         await store.close()
