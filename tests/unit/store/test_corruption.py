@@ -19,8 +19,8 @@ import pytest
 from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
-from broker.store.record_check import body_bounds, is_sealed
-from protocol.message import MessageExt, encode_record
+from broker.store.record_check import body_bounds, is_sealed, seal, trailer_props, verify
+from protocol.message import MessageExt, RecordError, encode_record
 
 T = "TopicCorrupt"
 FILE = 4096
@@ -126,7 +126,13 @@ def _magic_flip(rec: bytes) -> tuple[int, bytes]:
     return 4, bytes([rec[4] ^ 0x10])
 
 
+def _trailer_name_flip(rec: bytes) -> tuple[int, bytes]:
+    at = len(rec) - 20 + 3  # a byte of "__CRC32#": would pass the record off as unsealed
+    return at, bytes([rec[at] ^ 0x01])
+
+
 DAMAGE = {
+    "trailer-name": _trailer_name_flip,
     "body": _body_flip,
     "props-valid-utf8": _props_valid,
     "props-invalid-utf8": _props_invalid,
@@ -450,3 +456,17 @@ async def test_consume_queue_shorter_than_the_checkpoint_promised(tmp_path: Path
         assert store.integrity.rebuilt_queues == 1 and "rebuilt from the commit log" in caplog.text
     finally:
         await store.close()
+
+
+def test_unsealed_records_after_crc_since_read_unless_a_damaged_trailer() -> None:
+    """A broker downgraded and upgraded again wrote unsealed records after ``crc_since``: they verify; a record
+    whose trailer name lost a byte does not."""
+    plain = bytes(encode_record(topic=T, body=b"b", properties="TAGS\x01t\x02KEYS\x01k1700000000000\x02"))
+    assert verify(plain, 0, require_seal=True) == len(plain)
+    props = trailer_props(b"TAGS\x01t\x02") + b"0" * 10 + b"\x02"
+    rec = encode_record(topic=T, body=b"b", properties=props)
+    seal(rec)
+    assert verify(bytes(rec), 0, require_seal=True) == len(rec)
+    rec[len(rec) - 20 + 2] ^= 0x40
+    with pytest.raises(RecordError):
+        verify(bytes(rec), 0, require_seal=True)
