@@ -108,6 +108,7 @@ class MessageStore:
             store_host=config.store_host,
             max_message_size=config.max_message_size,
             free_space=free_space,
+            seal=config.seal_records,
         )
         self._config = config
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")

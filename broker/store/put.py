@@ -73,7 +73,6 @@ _pack_i16 = I16.pack
 _crc32 = zlib.crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
 _digits = b"%010d\x02".__mod__
-_MAX_SEALABLE: Final = MAX_SEALABLE_PROPERTIES
 _TRAILER: Final = TRAILER_PREFIX
 _SEP_TRAILER: Final = b"\x02" + TRAILER_PREFIX
 
@@ -126,8 +125,11 @@ class Appender:
         store_host: tuple[str, int],
         max_message_size: int,
         free_space: Callable[[], int] | None = None,
+        seal: bool = True,
     ) -> None:
         self.commitlog = commitlog
+        # records get the whole-record CRC trailer unless their properties leave no room: the length limit
+        self._seal_max = MAX_SEALABLE_PROPERTIES if seal else -1
         self.disk_full = False
         self._free_space = free_space or (lambda: free_bytes(commitlog.queue.dir))
         self.next_probe = 0.0  # store-clock time of the next free-space probe
@@ -271,7 +273,7 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        sealed = plen <= _MAX_SEALABLE
+        sealed = plen <= self._seal_max
         if sealed:  # record_check.trailer_props, inlined (hot path)
             props_b = props_b + _TRAILER if not props_b or props_b[-1] == 2 else props_b + _SEP_TRAILER
             plen = len(props_b) + _DIGITS
@@ -323,7 +325,7 @@ class Appender:
         now = self._now()
 
         props_b = props_text.encode()
-        sealed = len(props_b) <= MAX_SEALABLE_PROPERTIES
+        sealed = len(props_b) <= self._seal_max
         if sealed:
             props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
 
@@ -387,7 +389,7 @@ class Appender:
                     PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {len(raw)}"
                 )
             texts.append(text)
-            if len(raw) <= MAX_SEALABLE_PROPERTIES:
+            if len(raw) <= self._seal_max:
                 raw = trailer_props(raw)
                 sizes.append(fixed + len(it.body) + len(raw) + _DIGITS)
             else:
