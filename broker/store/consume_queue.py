@@ -41,6 +41,14 @@ def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[i
         i += k
 
 
+def _written_after(mf: MappedFile, pos: int) -> bool:
+    """Whether any byte at or after ``pos`` is not zero (only the file's written ranges are read)."""
+    for start, stop in mf.data_ranges(pos):
+        if bytes(mf.buf[max(start, pos) : stop]).count(0) != stop - max(start, pos):
+            return True
+    return False
+
+
 class ConsumeQueue:
     __slots__ = ("min_logic_offset", "queue", "queue_id", "topic", "verified")
 
@@ -57,8 +65,9 @@ class ConsumeQueue:
         return self.queue.load(on_repair)
 
     def recover(self) -> bool:
-        """Find the end of written units in every file (a zero-size unit ends it). Returns True when a non-last
-        file ended early: the units after the gap were dropped and must be rebuilt."""
+        """Find the end of written units in every file (a zero-size unit ends it). Returns True when a file ended
+        early — a non-last file, or a unit zeroed with written units after it: the units after the gap were
+        dropped and must be rebuilt."""
         gap = False
         files = self.queue.files
         for i, mf in enumerate(files):
@@ -71,8 +80,9 @@ class ConsumeQueue:
                 break
             mf.wrote = pos
             mf.flushed = pos
-            if pos < mf.size and i < len(files) - 1:
-                # a gap in a non-last file: everything after it is unreachable, drop it
+            if pos < mf.size and (i < len(files) - 1 or _written_after(mf, pos)):
+                # a gap in a non-last file, or a zeroed (damaged) unit with units after it: what follows is
+                # unreachable, drop it (recovery rebuilds it from the commit log)
                 self.queue.truncate(mf.start + pos)
                 gap = True
                 break

@@ -543,7 +543,7 @@ class MessageStore:
                 if phys == MARKER_PHYS:
                     self._skip_damaged(topic, queue_id, offset + i - 1, phys, "record quarantined or missing")
                     continue
-                if phys < cl_min:  # a removed file: J's skip to the next file
+                if 0 <= phys < cl_min:  # a removed file: J's skip to the next file
                     if not parts:
                         status = GetMessageStatus.MESSAGE_WAS_REMOVING
                     next_phy_file_start = commitlog.roll_next_file(phys)

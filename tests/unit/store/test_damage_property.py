@@ -42,16 +42,27 @@ def _populated(factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, i
     return _template["root"], _template["records"]  # type: ignore[return-value]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     hits=st.lists(st.tuples(st.integers(0, 10**9), st.binary(min_size=1, max_size=8)), min_size=1, max_size=3),
+    cq_hits=st.lists(
+        st.tuples(st.sampled_from([0, 1]), st.integers(0, 10**9), st.binary(min_size=1, max_size=8)), max_size=2
+    ),
     crash=st.booleans(),
 )
-def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, crash) -> None:
+def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, cq_hits, crash) -> None:
+    """Damage in the commit log (and, derived data, in the consume queues): only damaged records go missing."""
     src, records = _populated(tmp_path_factory)
     root = tmp_path_factory.mktemp("dmg") / "s"
     shutil.copytree(src, root)
     end = max(p + n for p, n, _q, _b in records)
+    for qid, where, data in cq_hits:
+        (path,) = (root / "consumequeue" / T / str(qid)).iterdir()
+        units = sum(1 for _p, _n, q, _b in records if q == qid)
+        at = where % (units * 20)
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write(data[: units * 20 - at])
     damaged: set[int] = set()
     for where, data in hits:
         at = where % end
