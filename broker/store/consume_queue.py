@@ -165,19 +165,6 @@ class ConsumeQueue:
         per_file = self.queue.file_size // UNIT_SIZE
         return queue_offset + per_file - queue_offset % per_file
 
-    def truncate_beyond(self, commit_log_end: int) -> None:
-        """Drop trailing units that point at or past ``commit_log_end`` (the commit log was truncated)."""
-        mx = self.max_offset
-        lo = self.min_offset
-        cut = mx
-        while cut > lo:
-            u = self.unit(cut - 1)
-            if u is None or u[0] + u[1] <= commit_log_end:
-                break
-            cut -= 1
-        if cut < mx:
-            self.queue.truncate(cut * UNIT_SIZE)
-
     def correct_min(self, commit_log_min: int) -> list[MappedFile]:
         """Advance ``min_logic_offset`` past units whose message lies before ``commit_log_min`` (deleted), and drop
         whole files that hold only such units; returns those files for the caller to destroy."""
