@@ -1,6 +1,6 @@
 """Message-store benchmark (in process, 1 KiB messages) with the disk ceilings measured in the same run.
 
-    python bench/store_bench.py                 # put / batch put / sync group commit / get + disk anchors (< 2 min)
+    python bench/store_bench.py                 # put / batch put / sync group commit / get / seal cost + disk anchors
     python bench/store_bench.py --profile       # also cProfile the single put path (top 15)
     python bench/store_bench.py --memory [--gb N]   # tracemalloc heap of the store after 100 MB (and N GB)
 
@@ -119,6 +119,32 @@ def bench_get(store: MessageStore, n: int) -> None:
     _report("get sequential (32 per pull)", got, nbytes, dt)
 
 
+async def bench_seal_cost(root: str, n: int, rounds: int = 6) -> None:
+    """The whole-record CRC seal's cost in the same run: put single and sequential get with sealing off and on,
+    alternating rounds, best round of each, in CPU time of the loop's thread (wall time on a shared machine
+    swings more than the effect measured)."""
+    best: dict[bool, list[float]] = {False: [1e9, 1e9], True: [1e9, 1e9]}
+    for r in range(rounds):
+        for seal in (False, True) if r % 2 == 0 else (True, False):
+            store = MessageStore.open(_cfg(os.path.join(root, f"{r}-{seal}"), seal_records=seal))
+            await store.start()
+            t0 = time.thread_time()
+            for i in range(n):
+                await store.put_message(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS)
+            store.dispatcher.drain()
+            t1 = time.thread_time()
+            for q in range(8):
+                off = 0
+                while (res := store.get_message_sync("g", TOPIC, q, off, 32)).message_count:
+                    off = res.next_begin_offset
+            t2 = time.thread_time()
+            best[seal] = [min(best[seal][0], t1 - t0), min(best[seal][1], t2 - t1)]
+            await store.close()
+    for i, what in enumerate(("put single", "get sequential")):
+        off, on = n / best[False][i], n / best[True][i]
+        print(f"seal cost, {what}: {off:,.0f} msgs/CPU-s unsealed, {on:,.0f} sealed ({100 * (off - on) / off:+.1f} %)")
+
+
 def disk_anchor(args: list[str]) -> None:
     script = REPO.parent / "shared" / "bench" / "anchors" / "disk_append.py"
     if not script.exists():
@@ -201,6 +227,7 @@ def main() -> None:
             await store.close()
             await bench_put_batch(os.path.join(base, "batch"), a.n)
             await bench_sync(os.path.join(base, "sync"), a.sync_secs)
+            await bench_seal_cost(os.path.join(base, "seal"), min(a.n, 50_000))
 
         asyncio.run(go())
         if not a.no_anchors:

@@ -280,9 +280,6 @@ class AdminStatsHandlers:
         }
         for key, value in info.items():
             table.setdefault(key, value)
-        for key in ("storeQuarantinedRecords", "storeRepairedFiles", "storeSkippedReads"):  # store integrity
-            if key in info:
-                table[key] = info[key]
         return {k: str(v) for k, v in table.items()}
 
     async def runtime_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

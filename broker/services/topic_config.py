@@ -160,7 +160,8 @@ class TopicConfigTable:
             except OSError:
                 continue
             if qids:
-                n = max(DEFAULT_QUEUE_NUMS, max(qids) + 1)
+                # retry and dead-letter topics have the one queue J gives them
+                n = max(qids) + 1 if topic.startswith(("%RETRY%", "%DLQ%")) else max(DEFAULT_QUEUE_NUMS, max(qids) + 1)
                 self._topics[topic] = TopicConfig(topic, n, n)
                 found[topic] = n
         _log.warning(

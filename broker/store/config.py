@@ -34,6 +34,8 @@ class StoreConfig:
     max_transfer_bytes_on_message_in_memory: int = 256 * 1024
     max_transfer_count_on_message_in_memory: int = 32
     check_crc_on_recover: bool = True
+    # seal every new record with the whole-record CRC trailer (record_check); off only to measure its cost
+    seal_records: bool = True
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
 
     @property

@@ -41,6 +41,14 @@ def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[i
         i += k
 
 
+def _written_after(mf: MappedFile, pos: int) -> bool:
+    """Whether any byte at or after ``pos`` is not zero (only the file's written ranges are read)."""
+    for start, stop in mf.data_ranges(pos):
+        if bytes(mf.buf[max(start, pos) : stop]).count(0) != stop - max(start, pos):
+            return True
+    return False
+
+
 class ConsumeQueue:
     __slots__ = ("min_logic_offset", "queue", "queue_id", "topic", "verified")
 
@@ -57,8 +65,9 @@ class ConsumeQueue:
         return self.queue.load(on_repair)
 
     def recover(self) -> bool:
-        """Find the end of written units in every file (a zero-size unit ends it). Returns True when a non-last
-        file ended early: the units after the gap were dropped and must be rebuilt."""
+        """Find the end of written units in every file (a zero-size unit ends it). Returns True when a file ended
+        early — a non-last file, or a unit zeroed with written units after it: the units after the gap were
+        dropped and must be rebuilt."""
         gap = False
         files = self.queue.files
         for i, mf in enumerate(files):
@@ -71,8 +80,9 @@ class ConsumeQueue:
                 break
             mf.wrote = pos
             mf.flushed = pos
-            if pos < mf.size and i < len(files) - 1:
-                # a gap in a non-last file: everything after it is unreachable, drop it
+            if pos < mf.size and (i < len(files) - 1 or _written_after(mf, pos)):
+                # a gap in a non-last file, or a zeroed (damaged) unit with units after it: what follows is
+                # unreachable, drop it (recovery rebuilds it from the commit log)
                 self.queue.truncate(mf.start + pos)
                 gap = True
                 break
@@ -154,19 +164,6 @@ class ConsumeQueue:
     def roll_next_file(self, queue_offset: int) -> int:
         per_file = self.queue.file_size // UNIT_SIZE
         return queue_offset + per_file - queue_offset % per_file
-
-    def truncate_beyond(self, commit_log_end: int) -> None:
-        """Drop trailing units that point at or past ``commit_log_end`` (the commit log was truncated)."""
-        mx = self.max_offset
-        lo = self.min_offset
-        cut = mx
-        while cut > lo:
-            u = self.unit(cut - 1)
-            if u is None or u[0] + u[1] <= commit_log_end:
-                break
-            cut -= 1
-        if cut < mx:
-            self.queue.truncate(cut * UNIT_SIZE)
 
     def correct_min(self, commit_log_min: int) -> list[MappedFile]:
         """Advance ``min_logic_offset`` past units whose message lies before ``commit_log_min`` (deleted), and drop

@@ -58,8 +58,11 @@ def iter_records(commitlog: CommitLog, lo: int, hi: int) -> Iterator[tuple[int, 
         mf.release(max(0, lo - mf.start), stop)
 
 
-def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, report: IntegrityReport) -> None:
-    """Put back the units damaged queues lost, from the commit log up to ``upto`` (recovery dispatches the rest)."""
+def rebuild(
+    commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, report: IntegrityReport, *, force: bool = True
+) -> None:
+    """Put back the units damaged queues lost, from the commit log up to ``upto`` (recovery dispatches the rest).
+    Reported per queue (always, or with ``force=False`` only when units came back)."""
     todo = {(cq.topic, cq.queue_id): cq for cq in queues}
     if not todo or not commitlog.queue.files:
         return
@@ -76,6 +79,8 @@ def rebuild(commitlog: CommitLog, queues: Iterable[ConsumeQueue], upto: int, rep
             q.put(missing, MARKER_PHYS, 1, 0)
         q.put(msg.queue_offset, phys, msg.store_size, tag_hash(msg.tags))
     for key, cq in todo.items():
+        if cq.max_offset == before[key] and not force:
+            continue
         report.rebuilt_queues += 1
         report.repaired(
             "consume queue %s-%d rebuilt from the commit log: %d units put back",
@@ -114,7 +119,10 @@ def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: Integr
                 prev = phys[-1]
                 continue
             for j, p in enumerate(phys):
-                if first + i0 + j < lo or p == MARKER_PHYS or p < cl_min:
+                if first + i0 + j < lo or p == MARKER_PHYS:
+                    continue
+                if 0 <= p < cl_min and prev < cl_min:  # the head of the queue, removed by retention
+                    prev = max(prev, p)
                     continue
                 nxt = phys[j + 1] if j + 1 < len(phys) else end
                 if prev < p < nxt and p < end:
@@ -152,6 +160,38 @@ def _matching_neighbour(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, step:
             return u[0] + (u[1] if step < 0 else 0)
         q += step
     return None
+
+
+_TAIL_SEARCH_MAX = 16 << 20
+
+
+def trim_tail(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: IntegrityReport, *, cut: bool) -> None:
+    """Drop trailing units that point past the commit-log end (their records went with a torn tail) — but a unit
+    that cannot be one of those (the log was not cut, or it points nowhere near the end) is looked for first in
+    the last 16 MiB before the end, once per queue, and rewritten when its record is there."""
+    searched = False
+    far = end + 2 * commitlog.file_size
+    while True:
+        u = cq.last_unit()
+        if u is None or u[0] == MARKER_PHYS or u[0] + u[1] <= end:
+            return
+        qoff = cq.max_offset - 1
+        if not searched and (not cut or u[0] < 0 or u[0] >= far):
+            searched = True
+            prev = cq.unit(qoff - 1) if qoff > cq.min_offset else None
+            lo = prev[0] + prev[1] if prev is not None and 0 <= prev[0] < end else commitlog.min_offset
+            for phys, msg in iter_records(commitlog, max(lo, end - _TAIL_SEARCH_MAX), end):
+                if msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff:
+                    cq.rewrite(qoff, phys, msg.store_size, tag_hash(msg.tags))
+                    report.repaired(
+                        "consume queue %s-%d unit %d pointed at %s: rewritten to %d from the commit log",
+                        cq.topic, cq.queue_id, qoff, u, phys, units=1,
+                    )  # fmt: skip
+                    break
+            else:
+                cq.queue.truncate(qoff * UNIT_SIZE)
+            continue
+        cq.queue.truncate(qoff * UNIT_SIZE)
 
 
 def repair_one(

@@ -245,10 +245,17 @@ class Dispatcher:
 
     # -- recovery --------------------------------------------------------------------------------------------------
 
-    def redispatch(self, commitlog: CommitLog, records: list[tuple[int, int]], *, fill_gaps: bool = False) -> int:
+    def redispatch(
+        self,
+        commitlog: CommitLog,
+        records: list[tuple[int, int]],
+        *,
+        on_gap: Callable[[ConsumeQueue, int], None] | None = None,
+    ) -> int:
         """Dispatch every (offset, size) record at or after ``dispatched_offset`` from the commit log's bytes,
-        without notifying listeners; returns how many were done. With ``fill_gaps``, queue offsets a record's
-        predecessors should have held (their records were quarantined) get marker units first."""
+        without notifying listeners; returns how many were done. When a record's queue offset is past its queue's
+        end, ``on_gap(cq, phys)`` may put the missing units back first (rebuilt from the log before ``phys``);
+        queue offsets still missing after it (their records were quarantined) get marker units."""
         n = 0
         listeners, self._listeners = self._listeners, []
         try:
@@ -263,8 +270,10 @@ class Dispatcher:
                 except ValueError as exc:
                     _log.warning("record at %d not dispatched: %s", phys, exc)
                     continue
-                if fill_gaps and dispatchable(msg.sys_flag):
+                if on_gap is not None and dispatchable(msg.sys_flag):
                     cq = self._cq_factory(msg.topic, msg.queue_id)
+                    if msg.queue_offset > cq.max_offset and (cq.max_offset > 0 or cq.queue.files):
+                        on_gap(cq, phys)
                     gap = msg.queue_offset - cq.max_offset
                     if gap > 0 and (cq.max_offset > 0 or cq.queue.files):
                         _log.warning(

@@ -3,6 +3,9 @@
 Offsets are global across the queue: file ``k`` covers ``[k * size, (k + 1) * size)`` from the first file's start
 (files at the head may have been deleted by retention, so the first start is not always 0). The queue rolls to a new
 file when the caller asks, finds the file holding an offset, truncates a dirty tail and deletes files at the head.
+
+At load, a file shorter than the segment size is padded (a hole: zeros); a longer one is cut to the segment size and
+its excess bytes are kept verbatim in ``<name>.overlong`` beside it (never loaded as a segment).
 """
 
 from __future__ import annotations

@@ -50,9 +50,11 @@ def resync(mf: MappedFile, pos: int, *, check_crc: bool, crc_since: int | None) 
     """Position of the first valid record (or filler) after ``pos`` in ``mf``, or None."""
     for start, stop in mf.data_ranges(pos + 1):
         i = max(start, pos + 1)
+        b = mf.find(BLANK_BYTES, i + 4, stop)  # searched again only once passed: a region can hold many magics
         while True:
             m = mf.find(MAGIC_BYTES, i + 4, stop)
-            b = mf.find(BLANK_BYTES, i + 4, stop)
+            if 0 <= b < i + 4:
+                b = mf.find(BLANK_BYTES, i + 4, stop)
             hits = [h for h in (m, b) if h >= 0]
             if not hits:
                 break

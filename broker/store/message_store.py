@@ -47,7 +47,7 @@ from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.put import Appender, Host
 from broker.store.quarantine import Quarantine
-from broker.store.record_check import check_read, load_crc_since, write_crc_since
+from broker.store.record_check import check_read, load_crc_since, verify, write_crc_since
 from broker.store.recovery import recover
 from broker.store.replica import ReplicaParser
 from broker.store.results import (
@@ -113,6 +113,7 @@ class MessageStore:
             store_host=config.store_host,
             max_message_size=config.max_message_size,
             free_space=free_space,
+            seal=config.seal_records,
         )
         self._config = config
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
@@ -636,7 +637,7 @@ class MessageStore:
                 if phys == MARKER_PHYS:
                     self._skip_damaged(topic, queue_id, offset + i - 1, phys, "record quarantined or missing")
                     continue
-                if phys < cl_min:  # a removed file: J's skip to the next file
+                if 0 <= phys < cl_min:  # a removed file: J's skip to the next file
                     if not parts:
                         status = GetMessageStatus.MESSAGE_WAS_REMOVING
                     next_phy_file_start = commitlog.roll_next_file(phys)
@@ -809,7 +810,16 @@ class MessageStore:
             if size is None or size <= 0:
                 return None
         view = self.commitlog.read(phys, size)
-        return bytes(view) if view is not None else None
+        if view is None:
+            return None
+        if phys < self._trusted_from:
+            try:
+                verify(view, 0, require_seal=phys >= self._crc_since)
+            except ValueError as exc:  # RecordError included
+                _log.warning("damaged message not served: commit-log offset %d: %s", phys, exc)
+                self.integrity.skipped_reads += 1
+                return None
+        return bytes(view)
 
     def look_message_by_offset(self, phys: int) -> MessageExt | None:
         raw = self.select_one_message_by_offset(phys)

@@ -37,7 +37,7 @@ from typing import Final
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher, Properties
 from broker.store.mapped_file import MappedFile
-from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, seal, trailer_props
+from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.message import (
     FIXED_SIZE_V4,
@@ -73,6 +73,9 @@ _pack_head = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
 _crc32 = zlib.crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
+_digits = b"%010d\x02".__mod__
+_TRAILER: Final = TRAILER_PREFIX
+_SEP_TRAILER: Final = b"\x02" + TRAILER_PREFIX
 
 Host = str | tuple[str, int]
 
@@ -123,8 +126,11 @@ class Appender:
         store_host: tuple[str, int],
         max_message_size: int,
         free_space: Callable[[], int] | None = None,
+        seal: bool = True,
     ) -> None:
         self.commitlog = commitlog
+        # records get the whole-record CRC trailer unless their properties leave no room: the length limit
+        self._seal_max = MAX_SEALABLE_PROPERTIES if seal else -1
         self.disk_full = False
         self._free_space = free_space or (lambda: free_bytes(commitlog.queue.dir))
         self.next_probe = 0.0  # store-clock time of the next free-space probe
@@ -272,9 +278,9 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        sealed = plen <= MAX_SEALABLE_PROPERTIES
-        if sealed:
-            props_b = trailer_props(props_b)
+        sealed = plen <= self._seal_max
+        if sealed:  # record_check.trailer_props, inlined (hot path)
+            props_b = props_b + _TRAILER if not props_b or props_b[-1] == 2 else props_b + _SEP_TRAILER
             plen = len(props_b) + _DIGITS
         born_block = self._born_block(born_host)
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
@@ -301,7 +307,7 @@ class Appender:
         )  # fmt: skip
         tail = b"".join((topic_block, _pack_i16(plen), props_b))
         if sealed:
-            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+            data = b"".join((head, body, tail, _digits(_crc32(head + tail, crc))))
         else:
             data = b"".join((head, body, tail))
         return self._commit(mf, data, topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text])
@@ -326,7 +332,7 @@ class Appender:
         now = self._now()
 
         props_b = props_text.encode()
-        sealed = len(props_b) <= MAX_SEALABLE_PROPERTIES
+        sealed = len(props_b) <= self._seal_max
         if sealed:
             props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
 
@@ -389,7 +395,7 @@ class Appender:
                 )
             texts.append(text)
             # J counts the whole stored record against maxMessageSize, the integrity trailer included
-            if len(raw) <= MAX_SEALABLE_PROPERTIES:
+            if len(raw) <= self._seal_max:
                 raw = trailer_props(raw)
                 size = fixed + len(it.body) + len(raw) + _DIGITS
                 sizes.append(size)
@@ -422,7 +428,7 @@ class Appender:
             )  # fmt: skip
             if is_sealed:
                 tail = b"".join((topic_block, _pack_i16(len(raw) + _DIGITS), raw))
-                add((head, body, tail, b"%010d\x02" % _crc32(tail, _crc32(head, crc))))
+                add((head, body, tail, _digits(_crc32(head + tail, crc))))
             else:
                 add((head, body, topic_block, _pack_i16(len(raw)), raw))
             phys += size

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
-from broker.store.cq_repair import rebuild, rebuild_index
+from broker.store.cq_repair import rebuild, rebuild_index, trim_tail
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
 from broker.store.log_scan import check_at, scan
@@ -148,13 +148,19 @@ def recover(
         crc_since=crc_since,
         on_record=lambda off, n: records.append((off, n)),
     )
-    _cut_tail(commitlog, end, quarantine, clean=clean)
+    cut = _cut_tail(commitlog, end, quarantine, clean=clean)
     for cq in queues:
-        cq.truncate_beyond(end)
+        trim_tail(commitlog, cq, end, report, cut=cut)
     if index is not None:
         index.truncate_beyond(end)
     dispatcher.dispatched_offset = start
-    redone = dispatcher.redispatch(commitlog, records, fill_gaps=True)
+
+    def on_gap(cq: ConsumeQueue, phys: int) -> None:
+        # units missing below a record: from the log where they exist (a consume queue shorter than the
+        # checkpoint promised), else they are quarantined records and get markers
+        rebuild(commitlog, [cq], phys, report, force=False)
+
+    redone = dispatcher.redispatch(commitlog, records, on_gap=on_gap)
     dispatcher.dispatched_offset = end
     for mf in commitlog.queue.files:  # re-dispatch read the records again: give those pages back too
         if mf.start + mf.size > start:
@@ -172,7 +178,8 @@ def recover(
     return end, trusted
 
 
-def _cut_tail(commitlog: CommitLog, end: int, quarantine: Quarantine, *, clean: bool) -> None:
+def _cut_tail(commitlog: CommitLog, end: int, quarantine: Quarantine, *, clean: bool) -> bool:
+    """Cut whatever follows the end; True when something was there (a torn tail or later files)."""
     mf = commitlog.queue.find(end) if end < commitlog.queue.files[-1].start + commitlog.file_size else None
     dropped = 0
     if mf is not None:
@@ -187,6 +194,7 @@ def _cut_tail(commitlog: CommitLog, end: int, quarantine: Quarantine, *, clean: 
         _log.warning("commit log file after the torn tail removed: file=%s", f.path)
     if dropped or later:
         commitlog.queue.truncate(end)
+    return bool(dropped or later)
 
 
 def _garbage_after(mf: MappedFile, rel: int, chunk: int = 1 << 20) -> int:

@@ -91,3 +91,6 @@ async def test_damaged_record_skipped_and_reported_by_check_store(tmp_path: Path
         assert "skippedReads" in out and "quarantined" in out
         line = next(x for x in out.splitlines() if x.startswith("skippedReads"))
         assert line.split(":")[-1].strip() == "1"
+        rc, out, err = await mqadmin("brokerStatus", "-n", ns.addr, "-b", broker.addr)
+        assert rc == 0, err
+        assert any(x.startswith("storeSkippedReads") and x.endswith(": 1") for x in out.splitlines()), out

@@ -8,6 +8,7 @@ every undamaged message (counted), never serves the damaged one, and says what i
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import struct
@@ -18,8 +19,8 @@ import pytest
 from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
-from broker.store.record_check import body_bounds, is_sealed
-from protocol.message import MessageExt, encode_record
+from broker.store.record_check import body_bounds, is_sealed, seal, trailer_props, verify
+from protocol.message import MessageExt, RecordError, encode_record
 
 T = "TopicCorrupt"
 FILE = 4096
@@ -51,7 +52,9 @@ async def _write(root: Path, *, crash: bool) -> list[Written]:
         out.append(Written(qid, i // 2, body, res.items[0]))
         if crash and i == N // 2:
             store.dispatcher.drain()
+            store.commitlog.flush()
             store._flush_logics()  # the checkpoint a crash leaves behind: half-way
+            assert 0 < store._checkpoint.dispatched_offset < FILE * 4
     if crash:
         store.dispatcher.drain()
         store._release()  # no final flush, no checkpoint, abort marker stays
@@ -123,7 +126,13 @@ def _magic_flip(rec: bytes) -> tuple[int, bytes]:
     return 4, bytes([rec[4] ^ 0x10])
 
 
+def _trailer_name_flip(rec: bytes) -> tuple[int, bytes]:
+    at = len(rec) - 20 + 3  # a byte of "__CRC32#": would pass the record off as unsealed
+    return at, bytes([rec[at] ^ 0x01])
+
+
 DAMAGE = {
+    "trailer-name": _trailer_name_flip,
     "body": _body_flip,
     "props-valid-utf8": _props_valid,
     "props-invalid-utf8": _props_invalid,
@@ -151,6 +160,7 @@ async def test_damaged_record(tmp_path: Path, kind: str, where: str, stop: str, 
             assert [m.body for m in got] == [w.body for w in want]  # every undamaged message, in order
             assert all(m.properties.get("TAGS") == "tagA" for m in got)
         assert sum(len(v) for v in served.values()) == N - 1
+        assert store.look_message_by_offset(victim.at.wrote_offset) is None  # nor by id (VIEW_MESSAGE_BY_ID)
         rep = store.integrity
         assert rep.quarantined_records + rep.skipped_reads >= 1
         assert str(victim.at.wrote_offset) in caplog.text  # says what it did, naming the record's offset
@@ -356,3 +366,107 @@ async def test_records_written_before_sealing_still_read_and_checked(tmp_path: P
     finally:
         await store.close()
     assert (root / "crc_since").read_bytes() == struct.pack(">q", pos)
+
+
+async def test_segment_longer_than_its_size(tmp_path: Path, caplog) -> None:
+    root = tmp_path / "s"
+    written = await _write(root, crash=False)
+    path = root / "commitlog" / f"{FILE:020d}"
+    with open(path, "ab") as f:
+        f.write(b"\xee" * 1000)
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(_cfg(root))
+    try:
+        assert sum(len(v) for v in _served(store).values()) == len(written)
+        assert path.stat().st_size == FILE and (root / "commitlog" / f"{FILE:020d}.overlong").stat().st_size == 1000
+        assert "over the segment size" in caplog.text
+    finally:
+        await store.close()
+
+
+async def test_body_flip_after_a_real_sigkill(tmp_path: Path, caplog) -> None:
+    """A real SYNC_FLUSH writer process, SIGKILLed mid-stream; then two body bytes flipped in an acknowledged
+    record in the middle of the log: every other acknowledged message is served, byte for byte."""
+    from test_crash import _cfg as crash_cfg
+    from test_crash import _run_and_kill
+
+    root = tmp_path / "store"
+    acked = _run_and_kill(root, acks_wanted=300)
+    victim = sorted(acked, key=lambda a: a[3])[len(acked) // 2]  # (producer, seq, qoff, phys, digest)
+    seg_size = 64 * 1024
+    with open(root / "commitlog" / f"{victim[3] - victim[3] % seg_size:020d}", "r+b") as f:
+        f.seek(victim[3] % seg_size + 100)
+        b = f.read(2)
+        f.seek(victim[3] % seg_size + 100)
+        f.write(bytes([b[0] ^ 0xFF, b[1] ^ 0x0F]))
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(crash_cfg(root))
+    try:
+        served: dict[tuple[int, int], tuple[int, str]] = {}
+        for p in range(4):
+            off = 0
+            while True:
+                r = store.get_message_sync("g", "CrashTopic", p, off, 32)
+                if r.status is not GetMessageStatus.FOUND and r.next_begin_offset == off:
+                    break
+                for m in r.messages():
+                    served[(p, m.queue_offset)] = (m.commit_log_offset, hashlib.sha256(m.body).hexdigest())
+                off = r.next_begin_offset
+        for p, _seq, qoff, phys, dig in acked:
+            if (p, qoff) == (victim[0], victim[2]):
+                assert (p, qoff) not in served
+            else:
+                assert served[(p, qoff)] == (phys, dig)
+        assert str(victim[3]) in caplog.text
+    finally:
+        await store.close()
+
+
+async def test_eight_byte_blank_filler_at_a_file_end_is_not_damage(tmp_path: Path) -> None:
+    """A record that leaves exactly the 8-byte blank filler at the end of its file (found by the kill -9 cycles)."""
+    root = tmp_path / "s"
+    store = MessageStore.open(_cfg(root))
+    first = await store.put_message(T, 0, 0, 0, 1, BORN, b"f" * (FILE - 8 - 123), {})
+    assert first.ok and first.items[0].size == FILE - 8
+    assert (await store.put_message(T, 0, 0, 0, 1, BORN, b"second", {})).items[0].wrote_offset == FILE
+    store.dispatcher.drain()
+    store._release()  # a crash with no checkpoint: the whole log is scanned
+    store = MessageStore.open(_cfg(root))
+    try:
+        assert [len(m.body) for m in _served(store)[0]] == [FILE - 8 - 123, 6]
+        assert store.integrity.quarantined_records == 0 and not (root / "quarantine").exists()
+    finally:
+        await store.close()
+
+
+async def test_consume_queue_shorter_than_the_checkpoint_promised(tmp_path: Path, caplog) -> None:
+    """After a crash, a consume queue lost units the checkpoint said were durable (zeroed, same file size): the
+    records after the checkpoint reveal the gap and the missing units come back from the commit log, not as
+    markers."""
+    root = tmp_path / "s"
+    written = await _write(root, crash=True)
+    with open(_cq_path(root, 0), "r+b") as f:
+        f.seek(20 * 10)
+        f.write(bytes(20 * 20))  # units 10..29 of queue 0 gone
+    caplog.set_level(logging.WARNING)
+    store = MessageStore.open(_cfg(root))
+    try:
+        served = _served(store)
+        assert [m.body for m in served[0]] == [w.body for w in written if w.qid == 0]
+        assert store.integrity.rebuilt_queues == 1 and "rebuilt from the commit log" in caplog.text
+    finally:
+        await store.close()
+
+
+def test_unsealed_records_after_crc_since_read_unless_a_damaged_trailer() -> None:
+    """A broker downgraded and upgraded again wrote unsealed records after ``crc_since``: they verify; a record
+    whose trailer name lost a byte does not."""
+    plain = bytes(encode_record(topic=T, body=b"b", properties="TAGS\x01t\x02KEYS\x01k1700000000000\x02"))
+    assert verify(plain, 0, require_seal=True) == len(plain)
+    props = trailer_props(b"TAGS\x01t\x02") + b"0" * 10 + b"\x02"
+    rec = encode_record(topic=T, body=b"b", properties=props)
+    seal(rec)
+    assert verify(bytes(rec), 0, require_seal=True) == len(rec)
+    rec[len(rec) - 20 + 2] ^= 0x40
+    with pytest.raises(RecordError):
+        verify(bytes(rec), 0, require_seal=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from pathlib import Path
 
+import pytest
 from _store_util import BORN, small_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,10 +21,10 @@ N = 40
 _template: dict[str, object] = {}
 
 
-def _populated() -> tuple[Path, list[tuple[int, int, int, bytes]]]:
-    """One populated store (built once), copied for every example: (phys, size, qid, body) per message."""
+def _populated(factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, int, int, bytes]]]:
+    """One populated store (built once per session), copied for every example: (phys, size, qid, body) each."""
     if not _template:
-        root = Path(tempfile.mkdtemp(prefix="store-prop-"))
+        root = factory.mktemp("template") / "s"
 
         async def fill() -> list[tuple[int, int, int, bytes]]:
             store = MessageStore.open(small_config(root, mapped_file_size_commit_log=FILE))
@@ -42,16 +42,27 @@ def _populated() -> tuple[Path, list[tuple[int, int, int, bytes]]]:
     return _template["root"], _template["records"]  # type: ignore[return-value]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     hits=st.lists(st.tuples(st.integers(0, 10**9), st.binary(min_size=1, max_size=8)), min_size=1, max_size=3),
+    cq_hits=st.lists(
+        st.tuples(st.sampled_from([0, 1]), st.integers(0, 10**9), st.binary(min_size=1, max_size=8)), max_size=2
+    ),
     crash=st.booleans(),
 )
-def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, crash) -> None:
-    src, records = _populated()
+def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, cq_hits, crash) -> None:
+    """Damage in the commit log (and, derived data, in the consume queues): only damaged records go missing."""
+    src, records = _populated(tmp_path_factory)
     root = tmp_path_factory.mktemp("dmg") / "s"
     shutil.copytree(src, root)
     end = max(p + n for p, n, _q, _b in records)
+    for qid, where, data in cq_hits:
+        (path,) = (root / "consumequeue" / T / str(qid)).iterdir()
+        units = sum(1 for _p, _n, q, _b in records if q == qid)
+        at = where % (units * 20)
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write(data[: units * 20 - at])
     damaged: set[int] = set()
     for where, data in hits:
         at = where % end
