@@ -24,6 +24,7 @@ from client.admin import (  # noqa: F401  (imported for their @command registrat
     cli_more,
     cli_ops,
     cli_topics,
+    cli_trace,
 )
 from client.admin.admin_client import AdminClient
 from client.admin.formatting import (

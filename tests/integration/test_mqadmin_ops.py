@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -474,3 +475,30 @@ async def test_every_read_command_prints_json(live: Live) -> None:
     assert {r["clientId"] for r in data["getConsumerStatus"]} == {cid}
     assert data["queryCq"]["minQueueIndex"] == 0 and len(data["queryCq"]["units"]) == 2
     assert data["consumerStatus"][cid]["subscriptions"][TOPIC] == "*"
+
+
+async def test_query_msg_trace_by_id(live: Live) -> None:
+    """Trace records as the Java client writes them (TraceDataEncoder text, the traced msgId as a key)."""
+    r = live.sent[0]
+    now = int(time.time() * 1000)
+    pub = ["Pub", now, "DefaultRegion", "PG_ops", TOPIC, r.msg_id, "TagA", "k0", live.broker.addr, 5, 3, 0,
+           r.offset_msg_id, "true"]  # fmt: skip
+    sub = ["SubAfter", "req-1", r.msg_id, 7, "false", "k0", 0, now + 5, "CG_ops"]
+    other = ["SubAfter", "req-2", "SOME-OTHER-ID", 9, "true", "k9", 0, now, "CG_other"]
+    body = "".join("\x01".join(str(x) for x in ctx) + "\x02" for ctx in (pub, sub, other))
+    async with Producer("PG_trace", namesrv_addr=live.ns_addr) as p:
+        await p.send(Message("RMQ_SYS_TRACE_TOPIC", body.encode(), keys=[r.msg_id, r.offset_msg_id]))
+    out, data = await asyncio.gather(
+        ok("queryMsgTraceById", "-n", live.ns_addr, "-i", r.msg_id),
+        ok_json("queryMsgTraceById", "-n", live.ns_addr, "-i", r.msg_id),
+    )
+    lines = [ln.split() for ln in out.splitlines() if ln.strip()]
+    assert lines[0] == ["#Type", "#ProducerGroup", "#ClientHost", "#SendTime", "#CostTimes", "#Status"]
+    assert lines[1][:2] == ["Pub", "PG_ops"] and lines[1][-2:] == ["3ms", "success"]
+    assert lines[2] == ["#Type", "#ConsumerGroup", "#ClientHost", "#ConsumerTime", "#CostTimes", "#Status"]
+    assert lines[3][:2] == ["Sub", "CG_ops"] and lines[3][-2:] == ["7ms", "failed"]
+    assert len(lines) == 4  # the record about another message is not shown
+    assert isinstance(data, list) and [(v["msg_type"], v["group_name"]) for v in data] == [
+        ("Pub", "PG_ops"),
+        ("SubAfter", "CG_ops"),
+    ]
