@@ -502,3 +502,17 @@ async def test_query_msg_trace_by_id(live: Live) -> None:
         ("Pub", "PG_ops"),
         ("SubAfter", "CG_ops"),
     ]
+
+
+async def test_query_msg_by_id_resends(live: Live) -> None:
+    topic = "ResendTopic"
+    live.broker.topics.put(TopicConfig(topic, 1, 1))
+    await until(lambda: _routed(live.ns_addr, topic), what="ResendTopic's route")
+    async with Producer("PG_resend", namesrv_addr=live.ns_addr) as p:
+        r = await p.send(Message(topic, b"again", tags="T", keys="rk"))
+    out = await ok("queryMsgById", "-n", live.ns_addr, "-i", r.msg_id, "-t", topic, "-s", "true")
+    assert f"prepare resend msg. originalMsgId={r.msg_id}" in out and "sendStatus=SEND_OK" in out
+    await until(lambda: live.broker.store.get_max_offset_in_queue(topic, 0) == 2, what="the resent copy")
+    copy = live.broker.store.get_message_sync("check", topic, 0, 1, 1).messages()[0]
+    assert (copy.body, copy.tags, copy.keys) == (b"again", "T", ["rk"])
+    assert copy.msg_id != r.msg_id  # a new message, with its own unique id
