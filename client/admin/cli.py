@@ -23,6 +23,8 @@ from client.admin import (  # noqa: F401  (imported for their @command registrat
     cli_messages,
     cli_more,
     cli_ops,
+    cli_probes,
+    cli_read,
     cli_topics,
     cli_trace,
 )
