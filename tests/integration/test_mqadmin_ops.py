@@ -516,3 +516,18 @@ async def test_query_msg_by_id_resends(live: Live) -> None:
     copy = live.broker.store.get_message_sync("check", topic, 0, 1, 1).messages()[0]
     assert (copy.body, copy.tags, copy.keys) == (b"again", "T", ["rk"])
     assert copy.msg_id != r.msg_id  # a new message, with its own unique id
+
+
+async def test_update_sub_group_prints_javas_form(live: Live) -> None:
+    addr = live.broker.addr
+    out = await ok(
+        "updateSubGroup", "-n", live.ns_addr, "-b", addr, "-g", "CG_new", "-r", "3", "-m", "false", "-w", "0"
+    )
+    assert out.splitlines() == [
+        f"create subscription group to {addr} success.",
+        "SubscriptionGroupConfig [groupName=CG_new, consumeEnable=true, consumeBroadcastEnable=false, "
+        "retryQueueNums=1, retryMaxTimes=3, consumeFromMinEnable=false, brokerId=0, whichBrokerWhenConsumeSlowly=0, "
+        "notifyConsumerIdsChangedEnable=true]",
+    ]
+    group = live.broker.groups.get("CG_new")
+    assert group is not None and group.retry_max_times == 3
