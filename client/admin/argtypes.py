@@ -6,6 +6,11 @@ import argparse
 import time
 
 
+class BadOptionValue(argparse.ArgumentTypeError, ValueError):
+    """An option value of the wrong form: argparse prints it as a usage error (exit 2) when it checks the option,
+    ``mqadmin`` as its one-line error (exit 1) when a command parses the value itself."""
+
+
 def parse_time(s: str) -> int:
     """``now`` | epoch millis | ``yyyy-MM-dd#HH:mm:ss:SSS`` → epoch millis (J's tool formats)."""
     s = s.strip()
@@ -16,12 +21,15 @@ def parse_time(s: str) -> int:
     try:
         t = time.strptime(s[:19], "%Y-%m-%d#%H:%M:%S")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r}: expected millis or yyyy-MM-dd#HH:mm:ss:SSS") from None
-    return int(time.mktime(t) * 1000) + (int(s[20:23]) if len(s) > 20 else 0)
+        raise BadOptionValue(f"{s!r}: expected now, millis or yyyy-MM-dd#HH:mm:ss:SSS") from None
+    millis = s[20:23]
+    if millis and not millis.isdigit():
+        raise BadOptionValue(f"{s!r}: expected now, millis or yyyy-MM-dd#HH:mm:ss:SSS")
+    return int(time.mktime(t) * 1000) + (int(millis) if millis else 0)
 
 
 def java_bool(text: str) -> bool:
     low = text.strip().lower()
     if low not in ("true", "false"):
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+        raise BadOptionValue(f"expected true or false, got {text!r}")
     return low == "true"
