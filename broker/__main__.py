@@ -49,7 +49,8 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
         overrides["enableProxy"] = True
     cfg = load_config(args.configFile, overrides)
     if not cfg.namesrv.namesrv_addr and environ.get("NAMESRV_ADDR"):
-        cfg = load_config(args.configFile, {**overrides, "namesrvAddr": environ["NAMESRV_ADDR"]})
+        # the same file again: its warning line was printed by the first load
+        cfg = load_config(args.configFile, {**overrides, "namesrvAddr": environ["NAMESRV_ADDR"]}, warn=lambda _: None)
     return cfg
 
 

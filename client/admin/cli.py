@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
     cli_acl,
@@ -25,9 +24,13 @@ from client.admin import (  # noqa: F401  (imported for their @command registrat
     cli_messages,
     cli_more,
     cli_ops,
+    cli_probes,
+    cli_read,
     cli_topics,
+    cli_trace,
 )
 from client.admin.admin_client import AdminClient
+from client.admin.argtypes import parse_time
 from client.admin.formatting import (
     fmt_time,
     print_config,
@@ -294,19 +297,9 @@ def _reset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-f", "--force", default="true")
 
 
-def _parse_time(s: str) -> int:
-    if s == "now":
-        return int(time.time() * 1000)
-    if s.lstrip("-").isdigit():
-        return int(s)
-    t = time.strptime(s[:19], "%Y-%m-%d#%H:%M:%S")
-    ms = int(s[20:23]) if len(s) > 20 else 0
-    return int(time.mktime(t) * 1000) + ms
-
-
 @command("resetOffsetByTime", "Reset consumer offset by timestamp (without client restart)", _reset_args)
 async def reset_offset_by_time(admin: AdminClient, a: argparse.Namespace) -> int:
-    ts = _parse_time(a.timestamp)
+    ts = parse_time(a.timestamp)
     route, _raw = await admin.topic_route(a.topic)
     print(
         f"rollback consumer offset by specified group[{a.group}], topic[{a.topic}], force[{a.force}], "

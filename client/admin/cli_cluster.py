@@ -12,20 +12,16 @@ exportMetadata         (-c cluster | -b brokerAddr) [-f dir] [-t]  GET_ALL_TOPIC
                        [-g] [-s]                                   GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)
 exportConfigs          -c cluster [-f dir]                         GET_BROKER_CONFIG (26), GET_NAMESRV_CONFIG (319)
 exportMetrics          -c cluster [-f dir]                         GET_BROKER_RUNTIME_INFO (28) and the tables
-clusterRT              [-c cluster] [-a amount] [-s size]          sends to each broker's own topic (its name)
-                       [-i interval]
 ====================== =========================================== ==============================================
 
 Without ``-b``/``-c`` the maintenance commands ask every master. The exports write J's file names
 (``metadata.json``/``topic.json``/``subscriptionGroup.json``, ``configs.json``, ``metrics.json``) under ``-f``
-(default ``<tmp>/rocketmq/export``) and print ``export <path> success``. ``producer`` and ``clusterRT`` take
-``--json``.
+(default ``<tmp>/rocketmq/export``) and print ``export <path> success``. ``producer`` takes ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import tempfile
@@ -33,10 +29,9 @@ import time
 from typing import Any
 
 from client.admin.admin_client import AdminClient
-from client.admin.output import json_arg, print_json, table
+from client.admin.output import json_arg, print_json
 from client.admin.registry import command, target_args
 from client.errors import MQClientError
-from client.message import Message
 from client.route import loads_lenient
 from protocol.bodies import decode_properties_text
 from protocol.codes import RequestCode
@@ -45,7 +40,7 @@ from protocol.errors import RemotingError
 DEFAULT_EXPORT_DIR = os.path.join(tempfile.gettempdir(), "rocketmq", "export")
 
 
-async def _masters(admin: AdminClient, a: argparse.Namespace) -> list[tuple[str, str, str]]:
+async def masters(admin: AdminClient, a: argparse.Namespace) -> list[tuple[str, str, str]]:
     """(cluster, brokerName, master address) of ``-b``, of ``-c``'s brokers, or of every broker."""
     info = await admin.cluster_info()
     out = []
@@ -65,7 +60,7 @@ async def _masters(admin: AdminClient, a: argparse.Namespace) -> list[tuple[str,
 
 async def _maintenance(admin: AdminClient, a: argparse.Namespace, code: int) -> int:
     failed = 0
-    for _cluster, _name, addr in await _masters(admin, a):
+    for _cluster, _name, addr in await masters(admin, a):
         try:
             resp = await admin.call(addr, code)
         except RemotingError as exc:
@@ -157,7 +152,7 @@ async def _tables(admin: AdminClient, addr: str) -> tuple[dict[str, Any], dict[s
 async def export_metadata(admin: AdminClient, a: argparse.Namespace) -> int:
     topics: dict[str, Any] = {}
     groups: dict[str, Any] = {}
-    for _cluster, _name, addr in await _masters(admin, a):
+    for _cluster, _name, addr in await masters(admin, a):
         t, g = await _tables(admin, addr)
         topics.update(t)
         groups.update(g)
@@ -183,9 +178,9 @@ _EXPORTED_BROKER_KEYS = (
 
 @command("exportConfigs", "export configs", _export_args)
 async def export_configs(admin: AdminClient, a: argparse.Namespace) -> int:
-    masters = await _masters(admin, a)
+    found = await masters(admin, a)
     broker_configs: dict[str, dict[str, str]] = {}
-    for _cluster, name, addr in masters:
+    for _cluster, name, addr in found:
         props = decode_properties_text((await admin.call(addr, RequestCode.GET_BROKER_CONFIG)).body)
         broker_configs[name] = {k: props[k] for k in _EXPORTED_BROKER_KEYS if k in props}
     namesrv_configs = {}
@@ -194,7 +189,7 @@ async def export_configs(admin: AdminClient, a: argparse.Namespace) -> int:
             namesrv_configs[ns] = await admin.namesrv_config(ns)
         except RemotingError:
             continue
-    scale = {"namesrvSize": len(admin.namesrv_addrs), "masterBrokerSize": len(masters), "slaveBrokerSize": 0}
+    scale = {"namesrvSize": len(admin.namesrv_addrs), "masterBrokerSize": len(found), "slaveBrokerSize": 0}
     _write(
         a.filePath,
         "configs.json",
@@ -215,7 +210,7 @@ async def export_metrics(admin: AdminClient, a: argparse.Namespace) -> int:
     brokers: dict[str, Any] = {}
     totals = {"totalNormalInTps": 0.0, "totalNormalOutTps": 0.0}
     day_totals = {"normalOneDayInNum": 0, "normalOneDayOutNum": 0}
-    for _cluster, name, addr in await _masters(admin, a):
+    for _cluster, name, addr in await masters(admin, a):
         rt = await admin.runtime_info(addr)
         topics, groups = await _tables(admin, addr)
         in_tps, out_tps = _first_tps(rt.get("putTps", "")), _first_tps(rt.get("getTransferedTps", ""))
@@ -242,45 +237,3 @@ async def export_metrics(admin: AdminClient, a: argparse.Namespace) -> int:
         day_totals["normalOneDayOutNum"] += out_day
     _write(a.filePath, "metrics.json", {**brokers, "totalData": {"totalTps": totals, "totalOneDayNum": day_totals}})
     return 0
-
-
-# -- clusterRT -------------------------------------------------------------------------------------------------------
-
-
-def _cluster_rt_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-c", "--cluster", help="only this cluster (default: all)")
-    p.add_argument("-a", "--amount", type=int, default=100, help="messages per broker (100)")
-    p.add_argument("-s", "--size", type=int, default=128, help="message size in bytes (128)")
-    p.add_argument("-i", "--interval", type=int, default=0, help="repeat every this many seconds (0 = once)")
-    p.add_argument("-p", "--printLog", default="false", help="accepted (J prints to a log file)")
-    p.add_argument("-m", "--machineRoom", default="noname", help="accepted (shown by J in its log)")
-    json_arg(p)
-
-
-@command("clusterRT", "List All clusters Message Send RT", _cluster_rt_args)
-async def cluster_rt(admin: AdminClient, a: argparse.Namespace) -> int:
-    """J: ``-a`` sends of ``-s`` bytes to each master's own topic (named like the broker), then per broker the
-    average RT and the success and failure counts."""
-    from client import Producer
-
-    args = argparse.Namespace(clusterName=a.cluster, brokerAddr=None, json=a.json)
-    async with Producer("PID_SMSC", instance=admin.instance) as p:
-        while True:
-            rows: list[list[object]] = []
-            for cluster, name, _addr in await _masters(admin, args):
-                ok = failed = 0
-                spent = 0.0
-                for _ in range(a.amount):
-                    began = time.monotonic()
-                    try:
-                        await p.send(Message(name, b"x" * a.size))
-                        ok += 1
-                        spent += time.monotonic() - began
-                    except (RemotingError, MQClientError):
-                        failed += 1
-                rt = spent * 1000 / ok if ok else 0.0
-                rows.append([cluster, name, f"{rt:.2f}", ok, failed])
-            table(args, ["#Cluster Name", "#Broker Name", "#RT", "#successCount", "#failCount"], rows, [26, 26, 8, 15])
-            if a.interval <= 0:
-                return 0
-            await asyncio.sleep(a.interval)  # the operator's period (-i), not synchronisation

@@ -1,5 +1,5 @@
 """Output shapes of ``mqadmin``: plain-text tables whose header cells start with ``#`` (scripts ``awk`` them), the
-``%-50s=  %s`` config listing, the ``%-20s`` message block, and the text forms of J's ``toString`` where RocketMQ's
+``%-50s=  %s`` config listing, and the text forms of J's ``toString`` where RocketMQ's
 tool prints an object (ConsumeMessageDirectlyResult, ConsumeQueueData, ConsumerRunningInfo.formatString).
 
 Every function returns or prints text only; the commands (``cli``, ``cli_ops``) fetch the data.
@@ -15,7 +15,6 @@ from typing import Any
 from client.admin.admin_client import RunningInfo
 from client.message import MessageQueue
 from protocol.bodies import Connection, ConsumeMessageDirectlyResult, ConsumeQueueData, SubscriptionData
-from protocol.message import MessageExt
 
 SEPARATOR = "======================================"
 
@@ -92,28 +91,6 @@ def print_config(addr: str, props: Mapping[str, str]) -> None:
 
 
 # -- messages --------------------------------------------------------------------------------------------------------
-
-
-def print_message(m: MessageExt) -> None:
-    fields = [
-        ("OffsetID:", m.offset_msg_id),
-        ("Topic:", m.topic),
-        ("Tags:", f"[{m.tags}]"),
-        ("Keys:", f"[{' '.join(m.keys)}]"),
-        ("Queue ID:", m.queue_id),
-        ("Queue Offset:", m.queue_offset),
-        ("CommitLog Offset:", m.commit_log_offset),
-        ("Reconsume Times:", m.reconsume_times),
-        ("Born Timestamp:", m.born_timestamp),
-        ("Store Timestamp:", m.store_timestamp),
-        ("Born Host:", f"{m.born_host[0]}:{m.born_host[1]}"),
-        ("Store Host:", f"{m.store_host[0]}:{m.store_host[1]}"),
-        ("System Flag:", m.sys_flag),
-        ("Properties:", m.properties),
-        ("Message Body:", m.body[:256]),
-    ]
-    for k, v in fields:
-        print(f"{k:<20}{v}")
 
 
 def direct_result(r: ConsumeMessageDirectlyResult) -> str:

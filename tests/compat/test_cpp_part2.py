@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ResetOffsetRequestHeader
@@ -69,6 +70,14 @@ def test_send_orderly_keeps_per_key_order_through_an_orderly_consumer(servers: S
         assert seqs == sorted(seqs), f"shard {shard} out of order"
 
 
+async def first_store_time(servers: Servers, topic: str, keys: list[str]) -> int:
+    times: list[int] = []
+    async with AdminClient(servers.ns_addr) as admin:
+        for k in keys:
+            times += [m.store_timestamp for m in await admin.query_by_key(topic, k)]
+    return min(times)
+
+
 async def reset(servers: Servers, topic: str, group: str, ts: int) -> RemotingCommand:
     client = RemotingClient()
     try:
@@ -87,10 +96,12 @@ def test_reset_offset_by_timestamp_reaches_a_running_cpp_consumer(servers: Serve
     c = Consumer(servers, "CompatReset", "CID_reset", "reset")
     try:
         wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 20, 90, "the first 20 messages")
-        mark = int(time.time() * 1000)
         time.sleep(0.01)  # store timestamps are in ms: keep the two batches apart
         assert produce(servers, "CompatReset", "sync", "b", count=10)["ok"] == 10
         wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 30, 90, "the next 10 messages")
+        # J's search answers the nearer neighbour of a time, so reset to the first b message's store time: an exact
+        # match on its queue, and on the others nearer their first b than their last a
+        mark = asyncio.run(first_store_time(servers, "CompatReset", [f"b-key-{i}" for i in range(10)]))
         before = len(c.msgs)
         resp = asyncio.run(reset(servers, "CompatReset", "CID_reset", mark))
         assert resp.code == ResponseCode.SUCCESS, resp.remark

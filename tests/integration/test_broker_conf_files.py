@@ -5,7 +5,10 @@ tmp dir, as ``-n``/overrides on J's command line would); ``updateBrokerConfig`` 
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from broker.config import ConfigError, load_config
 from client import Message, Producer
 from protocol.properties import parse_properties
 from tests.harness import run_namesrv
-from tests.integration.test_mqadmin import mqadmin
+from tests.integration.test_mqadmin import REPO, mqadmin
 
 CONF = Path(__file__).resolve().parents[1] / "fixtures" / "rocketmq-4.9.8" / "conf"
 
@@ -112,3 +115,18 @@ async def test_update_broker_config_is_written_back_to_the_file(tmp_path: Path) 
     assert values["brokerName"] == "broker-a" and "listenPort" not in values  # refused keys never reach the file
     restarted = load_config(conf, _test_overrides("127.0.0.1:1", tmp_path))
     assert restarted.store.file_reserved_time == 24 and not restarted.features.auto_create_topic_enable
+
+
+@pytest.mark.parametrize("name", ["broker.conf", "2m-2s-sync/broker-a.properties", "operator-broker.conf"])
+async def test_mqbroker_reads_them_as_they_are(name: str) -> None:
+    """``mqbroker -c <file> -m`` as an operator runs it: exit 0, the file's values, at most the one warning line."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "broker", "-c", str(CONF / name), "-m",
+        cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err
+    values = dict(line.split("=", 1) for line in out.decode().splitlines())
+    assert values["brokerName"] == ("broker-x" if name == "operator-broker.conf" else "broker-a")
+    assert values["fileReservedTime"] == "48" and values["deleteWhen"] == "04"
+    assert len(err.decode().strip().splitlines()) == (1 if name == "operator-broker.conf" else 0)

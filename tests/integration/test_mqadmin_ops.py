@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,34 +271,40 @@ async def test_send_msg_status_and_check_msg_send_rt(live: Live) -> None:
 
 
 async def test_consumer_progress_without_group_and_with_client_ip(live: Live) -> None:
-    out = await ok("consumerProgress", "-n", live.ns_addr)
+    ns = live.ns_addr
+    out, all_json, with_ip, one_json = await asyncio.gather(
+        ok("consumerProgress", "-n", ns),
+        ok("consumerProgress", "-n", ns, "--json"),
+        ok("consumerProgress", "-n", ns, "-g", "CG_ops", "-s"),
+        ok("consumerProgress", "-n", ns, "-g", "CG_ops", "--json"),
+    )
     assert out.splitlines()[0].split() == ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff", "Total"]
     row = rows(out, "CG_ops")[0]
     assert row[1] == "1" and row[3:5] == ["PUSH", "CLUSTERING"] and row[-1] == "0"
-    data = await ok_json("consumerProgress", "-n", live.ns_addr)
-    assert (isinstance(data, list) and {"Group": "CG_ops"}.items() <= data[0].items()) or any(
-        d["Group"] == "CG_ops" and d["Diff Total"] == 0 for d in data
-    )
-    out = await ok("consumerProgress", "-n", live.ns_addr, "-g", "CG_ops", "-s")
-    assert "#Client IP" in out.splitlines()[0]
+    assert any(d["Group"] == "CG_ops" and d["Diff Total"] == 0 and d["Count"] == 1 for d in json.loads(all_json))
+    assert "#Client IP" in with_ip.splitlines()[0]
     ip = live.consumer.instance.client_id.split("@")[0]
-    got = rows(out, TOPIC)
+    got = rows(with_ip, TOPIC)
     assert len(got) == 4 and all(r[5] == ip for r in got)
-    data = await ok_json("consumerProgress", "-n", live.ns_addr, "-g", "CG_ops")
-    assert isinstance(data, dict) and data["diffTotal"] == 0 and len(data["queues"]) >= 4
+    data = json.loads(one_json)
+    assert data["diffTotal"] == 0 and len(data["queues"]) >= 4
 
 
 async def test_get_consumer_config_and_stats_all(live: Live) -> None:
-    out = await ok("getConsumerConfig", "-n", live.ns_addr, "-g", "CG_ops")
+    ns = live.ns_addr
+    out, cfg_json, stats, stats_json = await asyncio.gather(
+        ok("getConsumerConfig", "-n", ns, "-g", "CG_ops"),
+        ok("getConsumerConfig", "-n", ns, "-g", "CG_ops", "--json"),
+        ok("statsAll", "-n", ns, "-t", TOPIC),
+        ok("statsAll", "-n", ns, "-t", PRINT, "--json"),
+    )
     fields = {ln.split("=  ")[0].strip(): ln.split("=  ")[1] for ln in out.splitlines() if "=  " in ln}
     assert fields["groupName"] == "CG_ops" and fields["consumeEnable"] == "true"
     assert fields["brokerName"] == live.broker.config.identity.broker_name
-    data = await ok_json("getConsumerConfig", "-n", live.ns_addr, "-g", "CG_ops")
-    assert isinstance(data, list) and data[0]["config"]["retryMaxTimes"] == 16
-    out = await ok("statsAll", "-n", live.ns_addr, "-t", TOPIC)
-    assert out.splitlines()[0].split()[:3] == ["#Topic", "#Consumer", "Group"]
-    assert rows(out, TOPIC)[0][:3] == [TOPIC, "CG_ops", "0"]
-    data = await ok_json("statsAll", "-n", live.ns_addr, "-t", PRINT)
+    assert json.loads(cfg_json)[0]["config"]["retryMaxTimes"] == 16
+    assert stats.splitlines()[0].split()[:3] == ["#Topic", "#Consumer", "Group"]
+    assert rows(stats, TOPIC)[0][:3] == [TOPIC, "CG_ops", "0"]
+    data = json.loads(stats_json)
     assert isinstance(data, list) and len(data) == 1
     in_tps = data[0].pop("InTPS")  # a rate over the last minute: the fixture's six sends, so small but real
     assert float(in_tps) >= 0 and in_tps == f"{float(in_tps):.2f}"
@@ -326,35 +333,39 @@ async def test_skip_accumulated_message(live: Live) -> None:
 
 async def test_order_conf_allocate_topic_list_and_route(live: Live) -> None:
     name = live.broker.config.identity.broker_name
-    out = await ok("updateOrderConf", "-n", live.ns_addr, "-t", TOPIC, "-m", "put", "-v", f"{name}:4")
-    assert out == f"update orderConf success. topic=[{TOPIC}], orderConf=[{name}:4]\n"
-    assert await ok_json("updateOrderConf", "-n", live.ns_addr, "-t", TOPIC, "-m", "get") == {
-        "topic": TOPIC,
-        "orderConf": f"{name}:4",
-    }
-    await ok("updateOrderConf", "-n", live.ns_addr, "-t", TOPIC, "-m", "delete")
-    out = await ok("updateOrderConf", "-n", live.ns_addr, "-t", TOPIC, "-m", "get")
-    assert out.startswith(f"get orderConf success. topic=[{TOPIC}], orderConf=[]")
+    ns = live.ns_addr
 
-    result = json.loads(await ok("allocateMQ", "-n", live.ns_addr, "-t", TOPIC, "-i", "10.0.0.1,10.0.0.2"))
+    async def order_conf() -> None:
+        out = await ok("updateOrderConf", "-n", ns, "-t", TOPIC, "-m", "put", "-v", f"{name}:4")
+        assert out == f"update orderConf success. topic=[{TOPIC}], orderConf=[{name}:4]\n"
+        got = await ok_json("updateOrderConf", "-n", ns, "-t", TOPIC, "-m", "get")
+        assert got == {"topic": TOPIC, "orderConf": f"{name}:4"}
+        await ok("updateOrderConf", "-n", ns, "-t", TOPIC, "-m", "delete")
+        out = await ok("updateOrderConf", "-n", ns, "-t", TOPIC, "-m", "get")
+        assert out.startswith(f"get orderConf success. topic=[{TOPIC}], orderConf=[]")
+
+    _, allocated, listed, listed_json, route, route_json = await asyncio.gather(
+        order_conf(),
+        ok("allocateMQ", "-n", ns, "-t", TOPIC, "-i", "10.0.0.1,10.0.0.2"),
+        ok("topicList", "-n", ns, "-c"),
+        ok("topicList", "-n", ns, "--json"),
+        ok("topicRoute", "-n", ns, "-t", TOPIC, "-l"),
+        ok("topicRoute", "-n", ns, "-t", TOPIC, "--json"),
+    )
+    result = json.loads(allocated)
     assert {ip: [q["queueId"] for q in qs] for ip, qs in result["result"].items()} == {
         "10.0.0.1": [0, 1],
         "10.0.0.2": [2, 3],
     }
-
-    out = await ok("topicList", "-n", live.ns_addr, "-c")
-    assert out.splitlines()[0].split() == ["#Cluster", "Name", "#Topic", "#Consumer", "Group"]
-    assert ["DefaultCluster", TOPIC, "CG_ops"] in rows(out, "DefaultCluster")
-    assert TOPIC in await ok_json("topicList", "-n", live.ns_addr)  # type: ignore[operator]
-
-    out = await ok("topicRoute", "-n", live.ns_addr, "-t", TOPIC, "-l")
-    assert out.splitlines()[0].split() == [
+    assert listed.splitlines()[0].split() == ["#Cluster", "Name", "#Topic", "#Consumer", "Group"]
+    assert ["DefaultCluster", TOPIC, "CG_ops"] in rows(listed, "DefaultCluster")
+    assert TOPIC in json.loads(listed_json)
+    assert route.splitlines()[0].split() == [
         "#ClusterName", "#BrokerName", "#BrokerAddrs", "#ReadQueue", "#WriteQueue", "#Perm"
     ]  # fmt: skip
-    assert rows(out, "DefaultCluster")[0] == ["DefaultCluster", name, f'{{"0":"{live.broker.addr}"}}', "4", "4", "6"]
-    assert rows(out, "Total:")[0] == ["Total:", "1", "4", "4"]
-    data = await ok_json("topicRoute", "-n", live.ns_addr, "-t", TOPIC)
-    assert isinstance(data, dict) and data["queueDatas"][0]["readQueueNums"] == 4
+    assert rows(route, "DefaultCluster")[0] == ["DefaultCluster", name, f'{{"0":"{live.broker.addr}"}}', "4", "4", "6"]
+    assert rows(route, "Total:")[0] == ["Total:", "1", "4", "4"]
+    assert json.loads(route_json)["queueDatas"][0]["readQueueNums"] == 4
 
 
 async def test_cluster_list_more_stats(live: Live) -> None:
@@ -467,3 +478,59 @@ async def test_every_read_command_prints_json(live: Live) -> None:
     assert {r["clientId"] for r in data["getConsumerStatus"]} == {cid}
     assert data["queryCq"]["minQueueIndex"] == 0 and len(data["queryCq"]["units"]) == 2
     assert data["consumerStatus"][cid]["subscriptions"][TOPIC] == "*"
+
+
+async def test_query_msg_trace_by_id(live: Live) -> None:
+    """Trace records as the Java client writes them (TraceDataEncoder text, the traced msgId as a key)."""
+    r = live.sent[0]
+    now = int(time.time() * 1000)
+    pub = ["Pub", now, "DefaultRegion", "PG_ops", TOPIC, r.msg_id, "TagA", "k0", live.broker.addr, 5, 3, 0,
+           r.offset_msg_id, "true"]  # fmt: skip
+    sub = ["SubAfter", "req-1", r.msg_id, 7, "false", "k0", 0, now + 5, "CG_ops"]
+    other = ["SubAfter", "req-2", "SOME-OTHER-ID", 9, "true", "k9", 0, now, "CG_other"]
+    body = "".join("\x01".join(str(x) for x in ctx) + "\x02" for ctx in (pub, sub, other))
+    async with Producer("PG_trace", namesrv_addr=live.ns_addr) as p:
+        await p.send(Message("RMQ_SYS_TRACE_TOPIC", body.encode(), keys=[r.msg_id, r.offset_msg_id]))
+    out, data = await asyncio.gather(
+        ok("queryMsgTraceById", "-n", live.ns_addr, "-i", r.msg_id),
+        ok_json("queryMsgTraceById", "-n", live.ns_addr, "-i", r.msg_id),
+    )
+    lines = [ln.split() for ln in out.splitlines() if ln.strip()]
+    assert lines[0] == ["#Type", "#ProducerGroup", "#ClientHost", "#SendTime", "#CostTimes", "#Status"]
+    assert lines[1][:2] == ["Pub", "PG_ops"] and lines[1][-2:] == ["3ms", "success"]
+    assert lines[2] == ["#Type", "#ConsumerGroup", "#ClientHost", "#ConsumerTime", "#CostTimes", "#Status"]
+    assert lines[3][:2] == ["Sub", "CG_ops"] and lines[3][-2:] == ["7ms", "failed"]
+    assert len(lines) == 4  # the record about another message is not shown
+    assert isinstance(data, list) and [(v["msg_type"], v["group_name"]) for v in data] == [
+        ("Pub", "PG_ops"),
+        ("SubAfter", "CG_ops"),
+    ]
+
+
+async def test_query_msg_by_id_resends(live: Live) -> None:
+    topic = "ResendTopic"
+    live.broker.topics.put(TopicConfig(topic, 1, 1))
+    await until(lambda: _routed(live.ns_addr, topic), what="ResendTopic's route")
+    async with Producer("PG_resend", namesrv_addr=live.ns_addr) as p:
+        r = await p.send(Message(topic, b"again", tags="T", keys="rk"))
+    out = await ok("queryMsgById", "-n", live.ns_addr, "-i", r.msg_id, "-t", topic, "-s", "true")
+    assert f"prepare resend msg. originalMsgId={r.msg_id}" in out and "sendStatus=SEND_OK" in out
+    await until(lambda: live.broker.store.get_max_offset_in_queue(topic, 0) == 2, what="the resent copy")
+    copy = live.broker.store.get_message_sync("check", topic, 0, 1, 1).messages()[0]
+    assert (copy.body, copy.tags, copy.keys) == (b"again", "T", ["rk"])
+    assert copy.msg_id != r.msg_id  # a new message, with its own unique id
+
+
+async def test_update_sub_group_prints_javas_form(live: Live) -> None:
+    addr = live.broker.addr
+    out = await ok(
+        "updateSubGroup", "-n", live.ns_addr, "-b", addr, "-g", "CG_new", "-r", "3", "-m", "false", "-w", "0"
+    )
+    assert out.splitlines() == [
+        f"create subscription group to {addr} success.",
+        "SubscriptionGroupConfig [groupName=CG_new, consumeEnable=true, consumeBroadcastEnable=false, "
+        "retryQueueNums=1, retryMaxTimes=3, consumeFromMinEnable=false, brokerId=0, whichBrokerWhenConsumeSlowly=0, "
+        "notifyConsumerIdsChangedEnable=true]",
+    ]
+    group = live.broker.groups.get("CG_new")
+    assert group is not None and group.retry_max_times == 3

@@ -95,3 +95,15 @@ def test_runtime_update_allow_list() -> None:
         live.update({"brokerChannelExpiredTime": "soon"})
     live.update({"orderMessageEnable": "true", "brokerChannelExpiredTime": "500"})
     assert live.current.order_message_enable and live.current.broker_channel_expired_time == 500
+
+
+def test_rocketmq_keys_without_effect_are_accepted_with_one_warning_line() -> None:
+    warned: list[str] = []
+    text = "listenPort=9877\nserverWorkerThreads=8\nconfigBlackList=configBlackList;rocketmqHome\nuseEpollNativeSelector=true\n"
+    cfg = config_from_properties(text, "namesrv.conf", warn=warned.append)
+    assert cfg.listen_port == 9877
+    assert warned == [
+        "WARN namesrv.conf: RocketMQ config key(s) accepted without effect here: serverWorkerThreads, "
+        "configBlackList, useEpollNativeSelector"
+    ]
+    assert config_from_properties("listenPort=1\n", warn=warned.append).listen_port == 1 and len(warned) == 1

@@ -193,3 +193,19 @@ async def test_retention_loop_runs_in_background(tmp_path: Path) -> None:
         assert store.get_min_offset_in_queue(T, 0) > 0
     finally:
         await store.close()
+
+
+async def test_delete_expired_now_ignores_the_delete_hour(tmp_path: Path) -> None:
+    """mqadmin deleteExpiredCommitLog (J executeDeleteFilesManually): expired files go at any hour."""
+    clock = Clock(at_hour(5))  # deleteWhen is 04
+    store = _open(tmp_path / "s", clock)
+    try:
+        await _fill(store)
+        files = commit_log_files(tmp_path / "s")
+        assert store.clean_expired(ratio=lambda: 10.0) == 0
+        assert store.delete_expired_now() == len(files) - 1
+        assert commit_log_files(tmp_path / "s") == files[-1:]
+        assert store.clean_expired_consume_queues() >= 0
+        assert store.get_min_offset_in_queue(T, 0) > 0  # the consume queue no longer starts at deleted messages
+    finally:
+        await store.close()
