@@ -381,3 +381,18 @@ def test_mqbroker_refuses_a_slave_with_broker_id_0(tmp_path: Path) -> None:
     assert r.returncode != 0 and "Traceback" not in r.stderr
     [line] = r.stderr.strip().splitlines()
     assert "SLAVE" in line and "brokerId" in line
+
+
+async def test_sync_master_without_slave_delivers_a_delayed_message_once(tmp_path: Path) -> None:
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, brokerRole="SYNC_MASTER", brokerName="b-delay", messageDelayLevel="1s 2s") as b,
+    ):
+        b.topics.put(TopicConfig("TopicDelay", 1, 1))
+        async with Producer("PG_delay", namesrv_addr=ns.addr) as p:
+            r = await p.send(Message("TopicDelay", b"later", delay_level=1))
+        assert r.send_status is SendStatus.SLAVE_NOT_AVAILABLE  # stored, no slave to confirm it
+        assert b.store is not None and b.schedule is not None
+        await until(lambda: b.store.get_max_offset_in_queue("TopicDelay", 0) >= 1, what="delivered")
+        await until(lambda: b.schedule.delivered >= 1, what="schedule counted it")
+        assert b.store.get_max_offset_in_queue("TopicDelay", 0) == 1  # once, not re-put in a loop
