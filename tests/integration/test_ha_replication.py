@@ -396,3 +396,33 @@ async def test_sync_master_without_slave_delivers_a_delayed_message_once(tmp_pat
         await until(lambda: b.store.get_max_offset_in_queue("TopicDelay", 0) >= 1, what="delivered")
         await until(lambda: b.schedule.delivered >= 1, what="schedule counted it")
         assert b.store.get_max_offset_in_queue("TopicDelay", 0) == 1  # once, not re-put in a loop
+
+
+async def test_slave_restarted_mid_stream_resumes_from_its_end(tmp_path: Path) -> None:
+    common = {"brokerName": "broker-rs", "registerNameServerPeriod": 500, "haTransferBatchSize": 1024}
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master,
+    ):
+        master.topics.put(TopicConfig(TOPIC, 2, 2))
+        assert master.store is not None
+        async with Producer("PG_rs", namesrv_addr=ns.addr) as p:
+
+            async def send(n: int, tag: str) -> None:
+                await asyncio.gather(*(p.send(Message(TOPIC, f"{tag}{i}".encode() * 20)) for i in range(n)))
+
+            await send(500, "a")
+            slave_args = {"brokerRole": "SLAVE", "brokerId": 1, "storePathRootDir": tmp_path / "s", **common}
+            async with run_broker(ns, tmp_path, **slave_args) as slave:
+                assert slave.store is not None
+                await until(lambda: slave.store.commitlog.max_offset > 0, what="slave starts copying")
+                sending = asyncio.ensure_future(send(500, "b"))
+            await sending  # the slave stopped in the middle of the stream (1 KiB frames split records)
+            await send(500, "c")
+            async with run_broker(ns, tmp_path, **slave_args) as slave:
+                assert slave.store is not None
+                end = master.store.commitlog.max_offset
+                await until(lambda: slave.store.commitlog.max_offset == end, what="slave resumes and catches up")
+                assert log_bytes(slave.store, 0, end) == log_bytes(master.store, 0, end)
+                for qid in range(2):
+                    assert queue_units(slave.store, TOPIC, qid) == queue_units(master.store, TOPIC, qid)
