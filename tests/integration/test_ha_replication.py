@@ -426,3 +426,27 @@ async def test_slave_restarted_mid_stream_resumes_from_its_end(tmp_path: Path) -
                 assert log_bytes(slave.store, 0, end) == log_bytes(master.store, 0, end)
                 for qid in range(2):
                     assert queue_units(slave.store, TOPIC, qid) == queue_units(master.store, TOPIC, qid)
+
+
+async def test_producers_skip_a_group_whose_master_is_down(tmp_path: Path) -> None:
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_pair(ns, tmp_path) as (master, slave),
+        run_broker(ns, tmp_path, brokerName="broker-other", storePathRootDir=tmp_path / "other") as other,
+    ):
+        for b in (master, other):
+            b.topics.put(TopicConfig("TopicTwoGroups", 2, 2))
+        async with Producer("PG_skip", namesrv_addr=ns.addr, poll_namesrv_interval=0.2) as p:
+            first = await asyncio.gather(*(p.send(Message("TopicTwoGroups", b"%d" % i)) for i in range(40)))
+            assert {r.message_queue.broker_name for r in first} == {"broker-ha", "broker-other"}
+            await master.stop(grace=0.5)  # broker-ha keeps only its slave in the routes
+
+            async def only_other() -> bool:
+                route = await p.instance.get_route("TopicTwoGroups", refresh=True)
+                return route is not None and {q.broker_name for q in route.publish_queues()} == {"broker-other"}
+
+            await until(only_other, what="routes without broker-ha's master")
+            after = await asyncio.gather(*(p.send(Message("TopicTwoGroups", b"x%d" % i)) for i in range(40)))
+            assert {r.message_queue.broker_name for r in after} == {"broker-other"}
+            assert {r.send_status for r in after} == {SendStatus.SEND_OK}
+        assert slave.addr  # the slave stays listed for consumers
