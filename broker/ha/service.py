@@ -17,7 +17,6 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from broker.config import BrokerConfig
 from broker.ha.master import HAConfig, HAMaster
@@ -28,7 +27,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from protocol.bodies import BodyDecodeError, loads_lenient
+from protocol.bodies import BodyDecodeError, HAClientRuntimeInfo, HAConnectionInfo, HARuntimeInfo, loads_lenient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -206,66 +205,67 @@ class HAService:
 
     # -- views -----------------------------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> HARuntimeInfo:
         end = self.store.commitlog.max_offset
         if self.master is not None:
             st = self.master.state
+            fallbehind = self.config.ha.ha_slave_fallbehind_max
             conns = [
-                {
-                    "addr": link.peer,
-                    "slaveAckOffset": link.ack_offset,
-                    "diff": max(0, end - link.ack_offset) if link.ack_offset >= 0 else end,
-                    "inSync": link.ack_offset >= 0 and end - link.ack_offset < self.config.ha.ha_slave_fallbehind_max,
-                    "transferredBytes": link.transferred,
-                }
+                HAConnectionInfo(
+                    addr=link.peer,
+                    slave_ack_offset=link.ack_offset,
+                    diff=max(0, end - link.ack_offset) if link.ack_offset >= 0 else end,
+                    in_sync=link.ack_offset >= 0 and end - link.ack_offset < fallbehind,
+                    transferred_bytes=link.transferred,
+                )
                 for link in st.links.values()
             ]
-            return {
-                "master": True,
-                "brokerRole": self.config.identity.broker_role,
-                "masterCommitLogMaxOffset": end,
-                "push2SlaveMaxOffset": st.push2slave_max,
-                "inSyncSlaveNums": sum(1 for c in conns if c["inSync"]),
-                "haConnectionInfo": conns,
-                "fenced": st.fenced or "",
-                "caughtUpFromSlaveBytes": st.caught_up_from_slave,
-                "divergedSlaves": st.diverged_slaves,
-                "haServerAddr": self.ha_addr(),
-            }
+            return HARuntimeInfo(
+                master=True,
+                broker_role=self.config.identity.broker_role,
+                master_commit_log_max_offset=end,
+                push2slave_max_offset=st.push2slave_max,
+                in_sync_slave_nums=sum(1 for c in conns if c.in_sync),
+                ha_connection_info=conns,
+                fenced=st.fenced or "",
+                caught_up_from_slave_bytes=st.caught_up_from_slave,
+                diverged_slaves=dict(st.diverged_slaves),
+                ha_server_addr=self.ha_addr(),
+            )
         assert self.slave is not None
         sst = self.slave.state
-        return {
-            "master": False,
-            "brokerRole": "SLAVE",
-            "haClientRuntimeInfo": {
-                "masterAddr": sst.master_ha_addr or "",
-                "masterRemotingAddr": sst.master_addr or "",
-                "maxOffset": end,
-                "masterOffset": sst.master_offset,
-                "behindBytes": max(0, sst.master_offset - end),
-                "state": sst.state,
-                "aheadOfMasterBytes": sst.ahead_by,
-                "connects": sst.connects,
-            },
-            "metadataSyncs": self.sync.syncs if self.sync is not None else 0,
-        }
+        return HARuntimeInfo(
+            master=False,
+            broker_role="SLAVE",
+            ha_client_runtime_info=HAClientRuntimeInfo(
+                master_addr=sst.master_ha_addr or "",
+                master_remoting_addr=sst.master_addr or "",
+                max_offset=end,
+                master_offset=sst.master_offset,
+                behind_bytes=max(0, sst.master_offset - end),
+                state=sst.state,
+                ahead_of_master_bytes=sst.ahead_by,
+                connects=sst.connects,
+            ),
+            metadata_syncs=self.sync.syncs if self.sync is not None else 0,
+        )
 
     def runtime_entries(self) -> dict[str, str]:
         st = self.status()
-        out = {"brokerRole": st["brokerRole"]}
-        if st["master"]:
-            behind = [c["diff"] for c in st["haConnectionInfo"]]
-            out["haState"] = "FENCED" if st["fenced"] else "SERVING"
+        out = {"brokerRole": st.broker_role}
+        if st.master:
+            behind = [c.diff for c in st.ha_connection_info]
+            out["haState"] = "FENCED" if st.fenced else "SERVING"
             out["haSlaveCount"] = str(len(behind))
-            out["haPush2SlaveMaxOffset"] = str(st["push2SlaveMaxOffset"])
+            out["haPush2SlaveMaxOffset"] = str(st.push2slave_max_offset)
             out["haSlaveBehindBytes"] = str(max(behind) if behind else -1)
-            out["haServerAddr"] = st["haServerAddr"]
-        else:
-            c = st["haClientRuntimeInfo"]
-            out["haState"] = c["state"]
-            out["haMasterAddr"] = c["masterAddr"]
-            out["haBehindMasterBytes"] = str(c["behindBytes"])
-            out["haAheadOfMasterBytes"] = str(c["aheadOfMasterBytes"])
+            out["haServerAddr"] = st.ha_server_addr
+        elif st.ha_client_runtime_info is not None:
+            c = st.ha_client_runtime_info
+            out["haState"] = c.state
+            out["haMasterAddr"] = c.master_addr
+            out["haBehindMasterBytes"] = str(c.behind_bytes)
+            out["haAheadOfMasterBytes"] = str(c.ahead_of_master_bytes)
         return out
 
     def register(self, registry: HandlerRegistry) -> None:
@@ -274,8 +274,7 @@ class HAService:
             registry.wrap(RequestCode.GET_BROKER_RUNTIME_INFO, self._runtime_info)
 
     async def _ha_status(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        body = json.dumps(self.status(), separators=(",", ":")).encode()
-        return cmd.make_response(body=body)
+        return cmd.make_response(body=self.status().encode())
 
     def _runtime_info(self, inner: Handler) -> Handler:
         async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
