@@ -188,6 +188,12 @@ class BrokerApp:
         )
         self.ha = ha
         ha.register(registry)
+
+        def force_writable(c: BrokerConfig) -> None:
+            self._set_config(c)
+            ha.force_writable(c.ha.ha_master_force_writable)
+
+        self.part2.runtime_config.allow("haMasterForceWritable", force_writable)
         ha.before_serving()
         server = RemotingServer(
             registry,

@@ -199,6 +199,12 @@ class HAService:
         if self.master is not None:
             await self.master.stop()
 
+    def force_writable(self, force: bool) -> None:
+        """``haMasterForceWritable`` set at run time (``mqadmin updateBrokerConfig``): a fenced master takes writes
+        now, without waiting for (or copying back from) its slaves."""
+        if force and self.master is not None:
+            self.master.lift_fence("forced by an operator (haMasterForceWritable=true)")
+
     def on_register_reply(self, reply: RegisterBrokerResponseHeader) -> None:
         if self.slave is not None:
             self.slave.set_master(reply.ha_server_addr, reply.master_addr)

@@ -450,3 +450,28 @@ async def test_producers_skip_a_group_whose_master_is_down(tmp_path: Path) -> No
             assert {r.message_queue.broker_name for r in after} == {"broker-other"}
             assert {r.send_status for r in after} == {SendStatus.SEND_OK}
         assert slave.addr  # the slave stays listed for consumers
+
+
+async def test_operator_forces_a_fenced_master_writable_at_run_time(tmp_path: Path) -> None:
+    from protocol.command import RemotingCommand
+    from protocol.headers import RegisterBrokerRequestHeader
+    from protocol.remoting import RemotingClient
+
+    async with run_namesrv(tmp_path) as ns:
+        ghost = RemotingClient()  # a listed slave that never connects (its host is gone, say)
+        try:
+            body = json.dumps({"topicConfigSerializeWrapper": {"topicConfigTable": {}}}).encode()
+            h = RegisterBrokerRequestHeader("broker-fo2", "127.0.0.1:9", "DefaultCluster", "127.0.0.1:10", 1, False, 0)
+            await ghost.invoke(ns.addr, RemotingCommand.request(RequestCode.REGISTER_BROKER, h.to_ext_fields(), body))
+            async with run_broker(ns, tmp_path, brokerName="broker-fo2", storePathRootDir=tmp_path / "fo2") as master:
+                assert master.ha is not None and master.ha.master is not None
+                assert master.ha.master.state.fenced is not None
+                async with AdminClient(ns.addr) as admin:
+                    await admin.update_broker_config(master.addr, "haMasterForceWritable", "true")
+                    assert master.ha.master.state.fenced is None
+                    sh = SendMessageRequestHeader("PG", "TBW102", "TopicForced", 4, 0, 0, 0, 0, "", 0, False)
+                    ok = await admin.call(master.addr, RequestCode.SEND_MESSAGE, sh.to_ext_fields(), b"x")
+                    assert ok.code == ResponseCode.SUCCESS
+                    assert master.config.ha.ha_master_force_writable
+        finally:
+            await ghost.close()
