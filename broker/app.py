@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 from types import TracebackType
 from typing import Self
 
@@ -220,7 +221,12 @@ class BrokerApp:
         if not is_slave:  # a slave re-delivers no delayed message and checks no transaction (J)
             schedule.start()
             await self.part2.start()
-        await ha.start_listener()
+        try:
+            await ha.start_listener()
+        except OSError as exc:
+            await self.stop(grace=0)
+            reason = "address already in use" if exc.errno == errno.EADDRINUSE else str(exc)
+            raise BrokerStartError(f"cannot listen on HA port {cfg.ha_listen_port}: {reason}") from None
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,

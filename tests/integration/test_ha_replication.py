@@ -475,3 +475,17 @@ async def test_operator_forces_a_fenced_master_writable_at_run_time(tmp_path: Pa
                     assert master.config.ha.ha_master_force_writable
         finally:
             await ghost.close()
+
+
+async def test_ha_port_in_use_is_a_one_line_start_error(tmp_path: Path) -> None:
+    import socket
+
+    from broker.app import BrokerStartError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"HA port {port}: address already in use"):
+            async with run_broker(None, tmp_path, haListenPort=port):
+                pass
