@@ -19,7 +19,7 @@ from client.consumer.push import ConsumeResult
 from protocol.message import MessageExt
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
-from tests.integration.ha_support import BrokerProc, ha_status, read_bodies, start_broker_proc
+from tests.integration.ha_support import BrokerProc, check_replica, ha_status, read_bodies, start_broker_proc
 
 TOPIC = "TopicDiskLoss"
 QUEUES = 4
@@ -262,3 +262,35 @@ async def test_async_slave_catches_up_after_a_stall(tmp_path: Path) -> None:
 
 
 STALL_S = float(os.environ.get("HA_STALL_SECONDS", "30"))
+
+
+async def test_sdk_10000_messages_to_broker_processes_replicated_byte_for_byte(tmp_path: Path) -> None:
+    common = {"brokerName": "broker-sdk"}
+    procs: list[BrokerProc] = []
+    async with run_namesrv(tmp_path) as ns, AdminClient(ns.addr) as admin:
+        try:
+            slave = await start_broker_proc(
+                tmp_path, "slave", ns.addr, brokerRole="SLAVE", brokerId=1, storePathRootDir=tmp_path / "s", **common
+            )
+            procs.append(slave)
+            master = await start_broker_proc(tmp_path, "master", ns.addr, storePathRootDir=tmp_path / "m", **common)
+            procs.append(master)
+            await until(lambda: _serving(admin, master.addr), timeout=30, what="pair up")
+            await _create_topic(admin, master.addr, slave.addr)
+            async with Producer("PG_sdk10k", namesrv_addr=ns.addr) as p:
+                sem = asyncio.Semaphore(64)
+
+                async def one(i: int) -> None:
+                    async with sem:
+                        r = await p.send(Message(TOPIC, b"k%05d" % i, keys=[f"sdk-key-{i}"]))
+                        assert r.send_status is SendStatus.SEND_OK
+
+                await asyncio.gather(*(one(i) for i in range(10_000)))
+            await check_replica(admin, master, slave, tmp_path / "m", tmp_path / "s", TOPIC, 10_000)
+            [m] = await admin.query_by_key(TOPIC, "sdk-key-777")  # the master's answer
+            await master.kill()  # and with the master gone, the slave's
+            [s] = await admin.query_by_key(TOPIC, "sdk-key-777")
+            assert m.body == s.body == b"k00777"
+        finally:
+            for bp in procs:
+                await bp.kill()
