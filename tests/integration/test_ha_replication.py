@@ -312,6 +312,17 @@ async def test_pull_suggestions_as_j(tmp_path: Path) -> None:
             assert ext["nextBeginOffset"] == "1000" and ext["suggestWhichBrokerId"] == "0"
             code, ext = await pull(master.addr, 1000)
             assert code == ResponseCode.PULL_OFFSET_MOVED and ext["nextBeginOffset"] == "0"  # J: minOffset 0
+        # our client follows the suggestion: after a pull from the master, the next one goes to slave 1
+        from client import PullConsumer
+
+        async with PullConsumer("CG_sug_client", namesrv_addr=ns.addr) as c:
+            [mq] = await c.fetch_subscribe_queues(TOPIC)
+            assert await c.instance.find_pull_addr(mq) == (master.addr, False)
+            res = await c.pull(mq, 0, 2)
+            assert len(res.msg_found_list) == 2
+            assert await c.instance.find_pull_addr(mq) == (slave.addr, True)
+            res = await c.pull(mq, res.next_begin_offset, 32)  # served by the slave
+            assert [m.body for m in res.msg_found_list] == [b"s2", b"s3", b"s4"]
 
 
 async def test_default_pull_suggests_the_master(tmp_path: Path) -> None:
