@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from broker.config import BrokerConfig
 from broker.ha.master import HAConfig, HAMaster
@@ -141,24 +142,27 @@ class HAService:
             if self.master.state.fenced is not None:
                 await self.check_fence(at_start=False)
 
+    async def _cluster_info(self, ns: str) -> dict[str, Any] | None:
+        try:
+            resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
+            doc = loads_lenient(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else {}
+        except (RemotingError, BodyDecodeError) as exc:
+            _log.warning("cluster info from %s failed: %s", ns, exc)
+            return None
+        return doc if isinstance(doc, dict) else {}
+
     async def _listed_slaves(self) -> tuple[bool, list[str]]:
-        """(whether a name server answered, the remoting addresses it lists under ids > 0 for this broker name)."""
+        """(whether a name server answered, the remoting addresses they list under ids > 0 for this broker name);
+        every name server is asked at once."""
         name = self.config.identity.broker_name
-        answered = False
+        docs = await asyncio.gather(*(self._cluster_info(ns) for ns in self.config.namesrv.addrs))
         addrs: list[str] = []
-        for ns in self.config.namesrv.addrs:
-            try:
-                resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
-                doc = loads_lenient(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else {}
-            except (RemotingError, BodyDecodeError) as exc:
-                _log.warning("cluster info from %s failed: %s", ns, exc)
-                continue
-            answered = True
-            bd = (doc.get("brokerAddrTable") or {}).get(name) or {}
+        for doc in docs:
+            bd = ((doc or {}).get("brokerAddrTable") or {}).get(name) or {}
             for bid, addr in (bd.get("brokerAddrs") or {}).items():
                 if int(bid) > 0 and addr not in addrs:
                     addrs.append(str(addr))
-        return answered, addrs
+        return any(d is not None for d in docs), addrs
 
     async def _tables_from_slaves(self, ha_peer: str) -> None:
         """After copying the log back from the slave at ``ha_peer`` (its HA connection's address): take back its
