@@ -16,6 +16,8 @@ from pathlib import Path
 from client import Message, Producer, PushConsumer, SendStatus
 from client.admin.admin_client import AdminClient
 from client.consumer.push import ConsumeResult
+from protocol.codes import RequestCode, ResponseCode
+from protocol.headers import QueryConsumerOffsetRequestHeader
 from protocol.message import MessageExt
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
@@ -159,6 +161,7 @@ async def test_push_consumer_fails_over_to_the_slave_and_back(tmp_path: Path) ->
                 poll_namesrv_interval=0.5,
                 pull_batch_size=8,
                 consume_message_batch_max_size=1,
+                persist_consumer_offset_interval_ms=300,
             )
             c.subscribe(TOPIC, "*", listener)
             await c.start()
@@ -168,6 +171,22 @@ async def test_push_consumer_fails_over_to_the_slave_and_back(tmp_path: Path) ->
                 gate.set()
                 # the rest comes from the slave, none skipped
                 await until(lambda: set(first) <= set(got), timeout=60, what="every message from the slave")
+
+                # with the master down, offsets are committed to the slave (J findBrokerAddressInSubscribe fallback)
+                async def committed_on_slave() -> bool:
+                    total = 0
+                    for qid in range(QUEUES):
+                        h = QueryConsumerOffsetRequestHeader("CG_fo", TOPIC, qid)
+                        resp = await admin.call(
+                            slave.addr,
+                            RequestCode.QUERY_CONSUMER_OFFSET,
+                            h.to_ext_fields(),
+                            ok=(ResponseCode.SUCCESS, ResponseCode.QUERY_NOT_FOUND),
+                        )
+                        total += int(resp.ext_fields.get("offset", 0)) if resp.code == ResponseCode.SUCCESS else 0
+                    return total == len(first)
+
+                await until(committed_on_slave, timeout=30, what="offsets committed on the slave")
                 # the master returns (same disk); consumption resumes there
                 master = await start_broker_proc(
                     tmp_path, "master2", ns.addr, storePathRootDir=tmp_path / "master-store", **common
@@ -182,8 +201,11 @@ async def test_push_consumer_fails_over_to_the_slave_and_back(tmp_path: Path) ->
                 # the next pulls go to the master again (the slave suggests broker id 0)
                 mqs = [mq for mq in c.instance.pull_from_which if mq.topic == TOPIC]
                 assert mqs
-                for mq in mqs:
-                    assert await c.instance.find_pull_addr(mq) == (master.addr, False)
+
+                async def on_master() -> bool:
+                    return all([await c.instance.find_pull_addr(mq) == (master.addr, False) for mq in mqs])
+
+                await until(on_master, timeout=30, what="pulls back on the master")
                 # at-least-once: duplicates only within the window of uncommitted offsets
                 dups = len(got) - len(set(got))
                 assert dups <= 100, dups
