@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
@@ -272,6 +273,12 @@ class BrokerApp:
         )
         self.ha = ha
         ha.register(registry)
+
+        def force_writable(c: BrokerConfig) -> None:
+            self._set_config(c)
+            ha.force_writable(c.ha.ha_master_force_writable)
+
+        self.part2.runtime_config.allow("haMasterForceWritable", force_writable)
         ha.before_serving()
         if self.acl is not None:
             registry.register_all(
@@ -327,7 +334,12 @@ class BrokerApp:
             schedule.start()
             await self.part2.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
-        await ha.start_listener()
+        try:
+            await ha.start_listener()
+        except OSError as exc:
+            await self.stop(grace=0)
+            reason = "address already in use" if exc.errno == errno.EADDRINUSE else str(exc)
+            raise BrokerStartError(f"cannot listen on HA port {cfg.ha_listen_port}: {reason}") from None
         if cfg.proxy.enable_proxy:
             from broker.proxy.server import ProxyServer  # grpcio is the optional extra [grpc]
 

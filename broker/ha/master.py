@@ -74,7 +74,7 @@ class GroupTransfer:
     def request(self, end: int) -> PutMessageStatus | asyncio.Future[PutMessageStatus]:
         """The store's replica hook: called right after the append that ends at ``end``."""
         state = self._state
-        if not state.links or self._store.commitlog.max_offset - state.push2slave_max >= self._cfg.fallbehind_max:
+        if not state.links or end - state.push2slave_max >= self._cfg.fallbehind_max:  # J: masterPutWhere - push2Slave
             return PutMessageStatus.SLAVE_NOT_AVAILABLE
         if end <= state.push2slave_max:
             return PutMessageStatus.PUT_OK

@@ -28,7 +28,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from protocol.bodies import BodyDecodeError, loads_lenient
+from protocol.bodies import BodyDecodeError, HAClientRuntimeInfo, HAConnectionInfo, HARuntimeInfo, loads_lenient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -142,24 +142,27 @@ class HAService:
             if self.master.state.fenced is not None:
                 await self.check_fence(at_start=False)
 
+    async def _cluster_info(self, ns: str) -> dict[str, Any] | None:
+        try:
+            resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
+            doc = loads_lenient(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else {}
+        except (RemotingError, BodyDecodeError) as exc:
+            _log.warning("cluster info from %s failed: %s", ns, exc)
+            return None
+        return doc if isinstance(doc, dict) else {}
+
     async def _listed_slaves(self) -> tuple[bool, list[str]]:
-        """(whether a name server answered, the remoting addresses it lists under ids > 0 for this broker name)."""
+        """(whether a name server answered, the remoting addresses they list under ids > 0 for this broker name);
+        every name server is asked at once."""
         name = self.config.identity.broker_name
-        answered = False
+        docs = await asyncio.gather(*(self._cluster_info(ns) for ns in self.config.namesrv.addrs))
         addrs: list[str] = []
-        for ns in self.config.namesrv.addrs:
-            try:
-                resp = await self._client.invoke(ns, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 3.0)
-                doc = loads_lenient(resp.body) if resp.code == ResponseCode.SUCCESS and resp.body else {}
-            except (RemotingError, BodyDecodeError) as exc:
-                _log.warning("cluster info from %s failed: %s", ns, exc)
-                continue
-            answered = True
-            bd = (doc.get("brokerAddrTable") or {}).get(name) or {}
+        for doc in docs:
+            bd = ((doc or {}).get("brokerAddrTable") or {}).get(name) or {}
             for bid, addr in (bd.get("brokerAddrs") or {}).items():
                 if int(bid) > 0 and addr not in addrs:
                     addrs.append(str(addr))
-        return answered, addrs
+        return any(d is not None for d in docs), addrs
 
     async def _tables_from_slaves(self, ha_peer: str) -> None:
         """After copying the log back from the slave at ``ha_peer`` (its HA connection's address): take back its
@@ -200,72 +203,79 @@ class HAService:
         if self.master is not None:
             await self.master.stop()
 
+    def force_writable(self, force: bool) -> None:
+        """``haMasterForceWritable`` set at run time (``mqadmin updateBrokerConfig``): a fenced master takes writes
+        now, without waiting for (or copying back from) its slaves."""
+        if force and self.master is not None:
+            self.master.lift_fence("forced by an operator (haMasterForceWritable=true)")
+
     def on_register_reply(self, reply: RegisterBrokerResponseHeader) -> None:
         if self.slave is not None:
             self.slave.set_master(reply.ha_server_addr, reply.master_addr)
 
     # -- views -----------------------------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> HARuntimeInfo:
         end = self.store.commitlog.max_offset
         if self.master is not None:
             st = self.master.state
+            fallbehind = self.config.ha.ha_slave_fallbehind_max
             conns = [
-                {
-                    "addr": link.peer,
-                    "slaveAckOffset": link.ack_offset,
-                    "diff": max(0, end - link.ack_offset) if link.ack_offset >= 0 else end,
-                    "inSync": link.ack_offset >= 0 and end - link.ack_offset < self.config.ha.ha_slave_fallbehind_max,
-                    "transferredBytes": link.transferred,
-                }
+                HAConnectionInfo(
+                    addr=link.peer,
+                    slave_ack_offset=link.ack_offset,
+                    diff=max(0, end - link.ack_offset) if link.ack_offset >= 0 else end,
+                    in_sync=link.ack_offset >= 0 and end - link.ack_offset < fallbehind,
+                    transferred_bytes=link.transferred,
+                )
                 for link in st.links.values()
             ]
-            return {
-                "master": True,
-                "brokerRole": self.config.identity.broker_role,
-                "masterCommitLogMaxOffset": end,
-                "push2SlaveMaxOffset": st.push2slave_max,
-                "inSyncSlaveNums": sum(1 for c in conns if c["inSync"]),
-                "haConnectionInfo": conns,
-                "fenced": st.fenced or "",
-                "caughtUpFromSlaveBytes": st.caught_up_from_slave,
-                "divergedSlaves": st.diverged_slaves,
-                "haServerAddr": self.ha_addr(),
-            }
+            return HARuntimeInfo(
+                master=True,
+                broker_role=self.config.identity.broker_role,
+                master_commit_log_max_offset=end,
+                push2slave_max_offset=st.push2slave_max,
+                in_sync_slave_nums=sum(1 for c in conns if c.in_sync),
+                ha_connection_info=conns,
+                fenced=st.fenced or "",
+                caught_up_from_slave_bytes=st.caught_up_from_slave,
+                diverged_slaves=dict(st.diverged_slaves),
+                ha_server_addr=self.ha_addr(),
+            )
         assert self.slave is not None
         sst = self.slave.state
-        return {
-            "master": False,
-            "brokerRole": "SLAVE",
-            "haClientRuntimeInfo": {
-                "masterAddr": sst.master_ha_addr or "",
-                "masterRemotingAddr": sst.master_addr or "",
-                "maxOffset": end,
-                "masterOffset": sst.master_offset,
-                "behindBytes": max(0, sst.master_offset - end),
-                "state": sst.state,
-                "aheadOfMasterBytes": sst.ahead_by,
-                "connects": sst.connects,
-            },
-            "metadataSyncs": self.sync.syncs if self.sync is not None else 0,
-        }
+        return HARuntimeInfo(
+            master=False,
+            broker_role="SLAVE",
+            ha_client_runtime_info=HAClientRuntimeInfo(
+                master_addr=sst.master_ha_addr or "",
+                master_remoting_addr=sst.master_addr or "",
+                max_offset=end,
+                master_offset=sst.master_offset,
+                behind_bytes=max(0, sst.master_offset - end),
+                state=sst.state,
+                ahead_of_master_bytes=sst.ahead_by,
+                connects=sst.connects,
+            ),
+            metadata_syncs=self.sync.syncs if self.sync is not None else 0,
+        )
 
     def runtime_entries(self) -> dict[str, str]:
         st = self.status()
-        out = {"brokerRole": st["brokerRole"]}
-        if st["master"]:
-            behind = [c["diff"] for c in st["haConnectionInfo"]]
-            out["haState"] = "FENCED" if st["fenced"] else "SERVING"
+        out = {"brokerRole": st.broker_role}
+        if st.master:
+            behind = [c.diff for c in st.ha_connection_info]
+            out["haState"] = "FENCED" if st.fenced else "SERVING"
             out["haSlaveCount"] = str(len(behind))
-            out["haPush2SlaveMaxOffset"] = str(st["push2SlaveMaxOffset"])
+            out["haPush2SlaveMaxOffset"] = str(st.push2slave_max_offset)
             out["haSlaveBehindBytes"] = str(max(behind) if behind else -1)
-            out["haServerAddr"] = st["haServerAddr"]
-        else:
-            c = st["haClientRuntimeInfo"]
-            out["haState"] = c["state"]
-            out["haMasterAddr"] = c["masterAddr"]
-            out["haBehindMasterBytes"] = str(c["behindBytes"])
-            out["haAheadOfMasterBytes"] = str(c["aheadOfMasterBytes"])
+            out["haServerAddr"] = st.ha_server_addr
+        elif st.ha_client_runtime_info is not None:
+            c = st.ha_client_runtime_info
+            out["haState"] = c.state
+            out["haMasterAddr"] = c.master_addr
+            out["haBehindMasterBytes"] = str(c.behind_bytes)
+            out["haAheadOfMasterBytes"] = str(c.ahead_of_master_bytes)
         return out
 
     def register(self, registry: HandlerRegistry) -> None:
@@ -274,8 +284,7 @@ class HAService:
             registry.wrap(RequestCode.GET_BROKER_RUNTIME_INFO, self._runtime_info)
 
     async def _ha_status(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        body = json.dumps(self.status(), separators=(",", ":")).encode()
-        return cmd.make_response(body=body)
+        return cmd.make_response(body=self.status().encode())
 
     def _runtime_info(self, inner: Handler) -> Handler:
         async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:

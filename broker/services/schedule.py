@@ -222,6 +222,7 @@ class ScheduleService:
             m.body,
             encode_properties(props),
             reconsume_times=m.reconsume_times,
+            wait=False,  # J's messageTimeup: setWaitStoreMsgOK(false) (a SYNC_MASTER re-put waits for no slave)
         )
         if result.status.name != "PUT_OK":
             raise RuntimeError(f"re-put of a delayed message failed: {result.status.name}")

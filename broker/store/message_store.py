@@ -10,6 +10,11 @@ commit log, with RocketMQ's statuses and next-offset rules.
 
 Reads first dispatch whatever is still queued, so a get always sees every put that returned before it.
 
+Replication (driven by ``broker.ha``, which owns the sockets): ``read_replication_chunk`` hands out raw log bytes,
+``append_replicated`` appends bytes copied from another replica and dispatches every record that became whole
+(``replica.py``), ``refuse_puts`` turns puts away (a slave; a master catching up), and ``set_replica_wait`` hooks a
+SYNC_MASTER's wait for a slave's ack into the put path next to the group-commit flush.
+
 On-disk layout under ``store_path_root_dir``: ``commitlog/``, ``consumequeue/<topic>/<qid>/``, ``index/``,
 ``checkpoint``, ``abort``, ``lock``, ``crc_since`` and ``quarantine/`` (each module documents its own format).
 

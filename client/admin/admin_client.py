@@ -341,10 +341,10 @@ class AdminClient:
         resp = await self.call(addr, RequestCode.CHECK_STORE)
         return dict(json.loads(resp.body)) if resp.body else {}
 
-    async def ha_status(self, addr: str) -> dict[str, Any]:
+    async def ha_status(self, addr: str) -> bodies.HARuntimeInfo:
         """GET_BROKER_HA_STATUS (907): the broker's replication state (J 5.x ``HARuntimeInfo`` shape)."""
         resp = await self.call(addr, RequestCode.GET_BROKER_HA_STATUS)
-        return dict(loads_lenient(resp.body)) if resp.body else {}
+        return bodies.HARuntimeInfo.decode(resp.body)
 
     async def broker_config(self, addr: str) -> str:
         resp = await self.call(addr, RequestCode.GET_BROKER_CONFIG)

@@ -34,29 +34,29 @@ async def ha_status(admin: AdminClient, a: argparse.Namespace) -> int:
     for addr in await target_brokers(admin, a):
         st = await admin.ha_status(addr)
         if a.json:
-            print(json.dumps({"brokerAddr": addr, **st}, sort_keys=True))
+            print(json.dumps({"brokerAddr": addr, **st.to_json()}, sort_keys=True))
             continue
-        print(f"#Broker: {addr}  #Role: {st.get('brokerRole', '-')}")
-        if st.get("master"):
-            print(f"#MasterCommitLogMaxOffset: {st.get('masterCommitLogMaxOffset')}")
-            print(f"#Push2SlaveMaxOffset: {st.get('push2SlaveMaxOffset')}")
-            print(f"#InSyncSlaveNums: {st.get('inSyncSlaveNums')}")
-            print(f"#Fenced: {st.get('fenced') or 'no'}")
-            for addr2, off in (st.get("divergedSlaves") or {}).items():
+        print(f"#Broker: {addr}  #Role: {st.broker_role or '-'}")
+        if st.master:
+            print(f"#MasterCommitLogMaxOffset: {st.master_commit_log_max_offset}")
+            print(f"#Push2SlaveMaxOffset: {st.push2slave_max_offset}")
+            print(f"#InSyncSlaveNums: {st.in_sync_slave_nums}")
+            print(f"#Fenced: {st.fenced or 'no'}")
+            for addr2, off in st.diverged_slaves.items():
                 print(f"#DivergedSlave: {addr2} ahead at {off}")
             print(f"{'#SlaveAddr':<24}{'#SlaveAckOffset':<18}{'#Diff':<14}{'#InSync':<9}{'#TransferredBytes':<18}")
-            for c in st.get("haConnectionInfo") or []:
+            for c in st.ha_connection_info:
                 print(
-                    f"{c['addr']:<24}{c['slaveAckOffset']:<18}{c['diff']:<14}{str(c['inSync']).lower():<9}"
-                    f"{c['transferredBytes']:<18}"
+                    f"{c.addr:<24}{c.slave_ack_offset:<18}{c.diff:<14}{str(c.in_sync).lower():<9}"
+                    f"{c.transferred_bytes:<18}"
                 )
-        else:
-            c = st.get("haClientRuntimeInfo") or {}
-            print(f"#MasterHaAddr: {c.get('masterAddr') or '-'}")
-            print(f"#MasterAddr: {c.get('masterRemotingAddr') or '-'}")
-            print(f"#State: {c.get('state')}")
-            print(f"#SlaveMaxOffset: {c.get('maxOffset')}")
-            print(f"#MasterOffset: {c.get('masterOffset')}")
-            print(f"#BehindBytes: {c.get('behindBytes')}")
-            print(f"#AheadOfMasterBytes: {c.get('aheadOfMasterBytes')}")
+        elif st.ha_client_runtime_info is not None:
+            c2 = st.ha_client_runtime_info
+            print(f"#MasterHaAddr: {c2.master_addr or '-'}")
+            print(f"#MasterAddr: {c2.master_remoting_addr or '-'}")
+            print(f"#State: {c2.state}")
+            print(f"#SlaveMaxOffset: {c2.max_offset}")
+            print(f"#MasterOffset: {c2.master_offset}")
+            print(f"#BehindBytes: {c2.behind_bytes}")
+            print(f"#AheadOfMasterBytes: {c2.ahead_of_master_bytes}")
     return 0

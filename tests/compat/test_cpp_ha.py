@@ -28,7 +28,7 @@ from protocol.message import decode_records
 from tests.compat.test_cpp_client import DRIVER, Proc
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
-from tests.integration.ha_support import BrokerProc, ha_status, read_bodies, start_broker_proc
+from tests.integration.ha_support import BrokerProc, check_replica, ha_status, start_broker_proc
 
 pytestmark = pytest.mark.compat
 
@@ -80,10 +80,6 @@ async def _synced(admin: AdminClient, master: BrokerProc, slave: BrokerProc) -> 
     return bool((await ha_status(admin, slave.addr))["haClientRuntimeInfo"]["maxOffset"] >= end)
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 async def test_cpp_10000_messages_replicated_byte_for_byte(tmp_path: Path) -> None:
     procs: list[BrokerProc] = []
     async with run_namesrv(tmp_path) as ns, AdminClient(ns.addr) as admin:
@@ -99,15 +95,8 @@ async def test_cpp_10000_messages_replicated_byte_for_byte(tmp_path: Path) -> No
             finally:
                 await asyncio.to_thread(p.close)
             assert json.loads(line) == {"event": "done", "ok": 10000, "failed": 0}
-            await until(lambda: _synced(admin, master, slave), timeout=60, what="slave catches up")
-            # the commit log, byte for byte, and the consume queues the slave built itself
-            assert _files(tmp_path / "slave" / "commitlog") == _files(tmp_path / "master" / "commitlog")
-            cq_master = _files(tmp_path / "master" / "consumequeue" / TOPIC)
-            assert cq_master and _files(tmp_path / "slave" / "consumequeue" / TOPIC) == cq_master
-            # pulls and queryMsgByKey against the slave
-            on_master = sorted(await read_bodies(admin, master.addr, TOPIC, QUEUES))
-            assert len(on_master) == 10000
-            assert sorted(await read_bodies(admin, slave.addr, TOPIC, QUEUES)) == on_master
+            await check_replica(admin, master, slave, tmp_path / "master", tmp_path / "slave", TOPIC, 10_000)
+            # queryMsgByKey against the slave
             q = QueryMessageRequestHeader(TOPIC, "c-key-4242", 32, 0, 2**62, False).to_ext_fields()
             [msg] = decode_records((await admin.call(slave.addr, RequestCode.QUERY_MESSAGE, q)).body)
             assert msg.body == b"c-body-4242"

@@ -148,3 +148,31 @@ async def read_bodies(
 
 async def ha_status(admin: AdminClient, addr: str) -> dict[str, Any]:
     return dict(json.loads((await admin.call(addr, RequestCode.GET_BROKER_HA_STATUS)).body))
+
+
+def store_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (a store's ``commitlog`` or ``consumequeue/<topic>``), by relative path."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+async def check_replica(
+    admin: AdminClient, master: BrokerProc, slave: BrokerProc, master_dir: Path, slave_dir: Path, topic: str, n: int
+) -> None:
+    """The slave (a process) holds the master's log byte for byte and built the same consume queues; pulls from it
+    return the master's ``n`` messages."""
+
+    async def synced() -> bool:
+        end = (await ha_status(admin, master.addr))["masterCommitLogMaxOffset"]
+        return bool((await ha_status(admin, slave.addr))["haClientRuntimeInfo"]["maxOffset"] >= end)
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while not await synced():
+        assert loop.time() < deadline, "slave did not catch up"
+        await asyncio.sleep(0.05)
+    assert store_files(slave_dir / "commitlog") == store_files(master_dir / "commitlog")
+    cq = store_files(master_dir / "consumequeue" / topic)
+    assert cq and store_files(slave_dir / "consumequeue" / topic) == cq
+    on_master = sorted(await read_bodies(admin, master.addr, topic, 4))
+    assert len(on_master) == n
+    assert sorted(await read_bodies(admin, slave.addr, topic, 4)) == on_master

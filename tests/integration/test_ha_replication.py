@@ -313,6 +313,17 @@ async def test_pull_suggestions_as_j(tmp_path: Path) -> None:
             assert ext["nextBeginOffset"] == "1000" and ext["suggestWhichBrokerId"] == "0"
             code, ext = await pull(master.addr, 1000)
             assert code == ResponseCode.PULL_OFFSET_MOVED and ext["nextBeginOffset"] == "0"  # J: minOffset 0
+        # our client follows the suggestion: after a pull from the master, the next one goes to slave 1
+        from client import PullConsumer
+
+        async with PullConsumer("CG_sug_client", namesrv_addr=ns.addr) as c:
+            [mq] = await c.fetch_subscribe_queues(TOPIC)
+            assert await c.instance.find_pull_addr(mq) == (master.addr, False)
+            res = await c.pull(mq, 0, 2)
+            assert len(res.msg_found_list) == 2
+            assert await c.instance.find_pull_addr(mq) == (slave.addr, True)
+            res = await c.pull(mq, res.next_begin_offset, 32)  # served by the slave
+            assert [m.body for m in res.msg_found_list] == [b"s2", b"s3", b"s4"]
 
 
 async def test_default_pull_suggests_the_master(tmp_path: Path) -> None:
@@ -382,3 +393,111 @@ def test_mqbroker_refuses_a_slave_with_broker_id_0(tmp_path: Path) -> None:
     assert r.returncode != 0 and "Traceback" not in r.stderr
     [line] = r.stderr.strip().splitlines()
     assert "SLAVE" in line and "brokerId" in line
+
+
+async def test_sync_master_without_slave_delivers_a_delayed_message_once(tmp_path: Path) -> None:
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, brokerRole="SYNC_MASTER", brokerName="b-delay", messageDelayLevel="1s 2s") as b,
+    ):
+        b.topics.put(TopicConfig("TopicDelay", 1, 1))
+        async with Producer("PG_delay", namesrv_addr=ns.addr) as p:
+            r = await p.send(Message("TopicDelay", b"later", delay_level=1))
+        assert r.send_status is SendStatus.SLAVE_NOT_AVAILABLE  # stored, no slave to confirm it
+        assert b.store is not None and b.schedule is not None
+        await until(lambda: b.store.get_max_offset_in_queue("TopicDelay", 0) >= 1, what="delivered")
+        await until(lambda: b.schedule.delivered >= 1, what="schedule counted it")
+        assert b.store.get_max_offset_in_queue("TopicDelay", 0) == 1  # once, not re-put in a loop
+
+
+async def test_slave_restarted_mid_stream_resumes_from_its_end(tmp_path: Path) -> None:
+    common = {"brokerName": "broker-rs", "registerNameServerPeriod": 500, "haTransferBatchSize": 1024}
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master,
+    ):
+        master.topics.put(TopicConfig(TOPIC, 2, 2))
+        assert master.store is not None
+        async with Producer("PG_rs", namesrv_addr=ns.addr) as p:
+
+            async def send(n: int, tag: str) -> None:
+                await asyncio.gather(*(p.send(Message(TOPIC, f"{tag}{i}".encode() * 20)) for i in range(n)))
+
+            await send(500, "a")
+            slave_args = {"brokerRole": "SLAVE", "brokerId": 1, "storePathRootDir": tmp_path / "s", **common}
+            async with run_broker(ns, tmp_path, **slave_args) as slave:
+                assert slave.store is not None
+                await until(lambda: slave.store.commitlog.max_offset > 0, what="slave starts copying")
+                sending = asyncio.ensure_future(send(500, "b"))
+            await sending  # the slave stopped in the middle of the stream (1 KiB frames split records)
+            await send(500, "c")
+            async with run_broker(ns, tmp_path, **slave_args) as slave:
+                assert slave.store is not None
+                end = master.store.commitlog.max_offset
+                await until(lambda: slave.store.commitlog.max_offset == end, what="slave resumes and catches up")
+                assert log_bytes(slave.store, 0, end) == log_bytes(master.store, 0, end)
+                for qid in range(2):
+                    assert queue_units(slave.store, TOPIC, qid) == queue_units(master.store, TOPIC, qid)
+
+
+async def test_producers_skip_a_group_whose_master_is_down(tmp_path: Path) -> None:
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_pair(ns, tmp_path) as (master, slave),
+        run_broker(ns, tmp_path, brokerName="broker-other", storePathRootDir=tmp_path / "other") as other,
+    ):
+        for b in (master, other):
+            b.topics.put(TopicConfig("TopicTwoGroups", 2, 2))
+        async with Producer("PG_skip", namesrv_addr=ns.addr, poll_namesrv_interval=0.2) as p:
+            first = await asyncio.gather(*(p.send(Message("TopicTwoGroups", b"%d" % i)) for i in range(40)))
+            assert {r.message_queue.broker_name for r in first} == {"broker-ha", "broker-other"}
+            await master.stop(grace=0.5)  # broker-ha keeps only its slave in the routes
+
+            async def only_other() -> bool:
+                route = await p.instance.get_route("TopicTwoGroups", refresh=True)
+                return route is not None and {q.broker_name for q in route.publish_queues()} == {"broker-other"}
+
+            await until(only_other, what="routes without broker-ha's master")
+            after = await asyncio.gather(*(p.send(Message("TopicTwoGroups", b"x%d" % i)) for i in range(40)))
+            assert {r.message_queue.broker_name for r in after} == {"broker-other"}
+            assert {r.send_status for r in after} == {SendStatus.SEND_OK}
+        assert slave.addr  # the slave stays listed for consumers
+
+
+async def test_operator_forces_a_fenced_master_writable_at_run_time(tmp_path: Path) -> None:
+    from protocol.command import RemotingCommand
+    from protocol.headers import RegisterBrokerRequestHeader
+    from protocol.remoting import RemotingClient
+
+    async with run_namesrv(tmp_path) as ns:
+        ghost = RemotingClient()  # a listed slave that never connects (its host is gone, say)
+        try:
+            body = json.dumps({"topicConfigSerializeWrapper": {"topicConfigTable": {}}}).encode()
+            h = RegisterBrokerRequestHeader("broker-fo2", "127.0.0.1:9", "DefaultCluster", "127.0.0.1:10", 1, False, 0)
+            await ghost.invoke(ns.addr, RemotingCommand.request(RequestCode.REGISTER_BROKER, h.to_ext_fields(), body))
+            async with run_broker(ns, tmp_path, brokerName="broker-fo2", storePathRootDir=tmp_path / "fo2") as master:
+                assert master.ha is not None and master.ha.master is not None
+                assert master.ha.master.state.fenced is not None
+                async with AdminClient(ns.addr) as admin:
+                    await admin.update_broker_config(master.addr, "haMasterForceWritable", "true")
+                    assert master.ha.master.state.fenced is None
+                    sh = SendMessageRequestHeader("PG", "TBW102", "TopicForced", 4, 0, 0, 0, 0, "", 0, False)
+                    ok = await admin.call(master.addr, RequestCode.SEND_MESSAGE, sh.to_ext_fields(), b"x")
+                    assert ok.code == ResponseCode.SUCCESS
+                    assert master.config.ha.ha_master_force_writable
+        finally:
+            await ghost.close()
+
+
+async def test_ha_port_in_use_is_a_one_line_start_error(tmp_path: Path) -> None:
+    import socket
+
+    from broker.app import BrokerStartError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"HA port {port}: address already in use"):
+            async with run_broker(None, tmp_path, haListenPort=port):
+                pass
