@@ -13,7 +13,9 @@ registration), ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``,
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
 ``store`` (the message store; turned into ``broker.store.config.StoreConfig`` by ``broker.app``), ``features``
-(auto-create, polling, persistence periods).
+(auto-create, polling, persistence periods), ``security`` (ACL reload period, ``innerAccessKey``/``innerSecretKey``
+towards name servers, ``serverMaxConnections``, ``serverMaxPendingFrameBytes``, J's ``tls.*`` keys;
+``tls.test.mode.enable`` is accepted without effect: no self-signed certificate is generated).
 """
 
 from __future__ import annotations
