@@ -18,6 +18,7 @@ from protocol.remoting import RemotingClient
 from protocol.remoting.tls import client_context
 from tests.harness import run_broker, run_namesrv
 from tests.integration.acl_support import poll
+from tests.integration.test_acl_sdk import mqadmin
 
 
 @pytest.fixture
@@ -79,6 +80,10 @@ async def test_enforcing_sdk_over_tls_plain_refused(tmp_path: Path, pki: dict[st
 
             await poll(enough, timeout=20)
         assert sorted(got) == [b"m0", b"m1", b"m2"]
+        rc, out, err = await mqadmin("clusterList", "-n", ns.addr, "--useTLS", "--tlsTrustCertPath", pki["ca"])
+        assert rc == 0 and broker.addr in out, err
+        rc, _out, err = await mqadmin("clusterList", "-n", ns.addr)
+        assert rc != 0
         plain = RemotingClient()
         try:
             with pytest.raises(RemotingError):
