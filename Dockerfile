@@ -9,6 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
+# glibc: buffers of 1 MiB and more are mmapped and returned on free (README: Security, Limits)
+ENV MALLOC_MMAP_THRESHOLD_=1048576
 
 RUN groupadd --gid 3000 rocketmq \
     && useradd --uid 3000 --gid 3000 --create-home --home-dir /home/rocketmq --shell /usr/sbin/nologin rocketmq

@@ -15,7 +15,10 @@ listenPort + 1 as J's BrokerStartup sets it (0 with listenPort 0), and an explic
 
 Sections: ``identity`` (who this broker is), ``network`` (listener and client channels), ``namesrv`` (registration),
 ``store`` (the message store; turned into ``broker.store.config.StoreConfig`` by ``broker.app``), ``features``
-(auto-create, polling, persistence periods), ``proxy`` (the RocketMQ 5 gRPC endpoint, ``broker.proxy``).
+(auto-create, polling, persistence periods), ``proxy`` (the RocketMQ 5 gRPC endpoint, ``broker.proxy``), ``security``
+(ACL reload period, ``innerAccessKey``/``innerSecretKey`` towards name servers, ``serverMaxConnections``,
+``serverMaxPendingFrameBytes``, J's ``tls.*`` keys; ``tls.test.mode.enable`` is accepted without effect: no
+self-signed certificate is generated).
 """
 
 from __future__ import annotations

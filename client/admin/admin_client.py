@@ -119,10 +119,14 @@ class AdminClient:
         timeout: float = 5.0,
         access_key: str | None = None,
         secret_key: str | None = None,
+        use_tls: bool = False,
+        tls_trust_cert_path: str | None = None,
     ) -> None:
         creds: dict[str, Any] = (
             {"access_key": access_key, "secret_key": secret_key} if access_key and secret_key else {}
         )
+        if use_tls:
+            creds.update(use_tls=True, tls_trust_cert_path=tls_trust_cert_path)
         self.instance = ClientInstance(namesrv_addr, instance_name="mqadmin", **creds)
         self.timeout = timeout
         self._ns_index = 0

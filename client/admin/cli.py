@@ -389,13 +389,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--namesrvAddr", help="name server address list, e.g. '127.0.0.1:9876'")
     parser.add_argument("--accessKey", help="ACL accessKey to sign with (default: $ROCKETMQ_HOME/conf/tools.yml)")
     parser.add_argument("--secretKey", help="ACL secretKey to sign with")
+    parser.add_argument("--useTLS", action="store_true", help="connect over TLS (J: -Dtls.enable=true)")
+    parser.add_argument("--tlsTrustCertPath", help="PEM CA to verify the servers with (default: no verification)")
     add_args(parser)
     args = parser.parse_args(argv[1:])
     creds = (args.accessKey, args.secretKey) if args.accessKey and args.secretKey else cli_acl.tools_credentials()
 
     async def run() -> int:
         ak, sk = creds or (None, None)
-        async with AdminClient(args.namesrvAddr, access_key=ak, secret_key=sk) as admin:
+        async with AdminClient(
+            args.namesrvAddr,
+            access_key=ak,
+            secret_key=sk,
+            use_tls=args.useTLS,
+            tls_trust_cert_path=args.tlsTrustCertPath,
+        ) as admin:
             return await fn(admin, args)
 
     try:

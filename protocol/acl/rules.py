@@ -59,13 +59,14 @@ KEY_MIN_LENGTH: Final = 6  # J: length <= 6 is rejected
 
 # J ``Permission.ADMIN_CODE`` (4.9.x)
 ADMIN_CODES: Final = frozenset(
-    {
+    int(c)
+    for c in (
         RequestCode.UPDATE_AND_CREATE_TOPIC,
         RequestCode.UPDATE_BROKER_CONFIG,
         RequestCode.DELETE_TOPIC_IN_BROKER,
         RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
         RequestCode.DELETE_SUBSCRIPTIONGROUP,
-    }
+    )
 )
 
 _PERMS: Final = {"DENY": DENY, "PUB": PUB, "SUB": SUB, "PUB|SUB": PUB | SUB, "SUB|PUB": PUB | SUB}
@@ -322,26 +323,34 @@ def _add(out: dict[str, int], resource: str | None, perm: int) -> None:
         out[resource] = perm  # J addResourceAndPerm: the last requirement for a resource wins
 
 
+# plain ints: comparing an int to an IntEnum member goes through Python-level __eq__ (this runs per request)
+_SEND, _SEND_V2 = int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_MESSAGE_V2)
+_SEND_BACK, _PULL = int(RequestCode.CONSUMER_SEND_MSG_BACK), int(RequestCode.PULL_MESSAGE)
+_QUERY, _HEART_BEAT = int(RequestCode.QUERY_MESSAGE), int(RequestCode.HEART_BEAT)
+_GROUP_ONLY = frozenset({int(RequestCode.UNREGISTER_CLIENT), int(RequestCode.GET_CONSUMER_LIST_BY_GROUP)})
+_UPDATE_OFFSET = int(RequestCode.UPDATE_CONSUMER_OFFSET)
+
+
 def required_resources(cmd: RemotingCommand) -> dict[str, int]:
     """Resource → needed perm for one request (the table at the top); AclError when a body cannot be read."""
-    code = cmd.code
+    code = int(cmd.code)
     ext = cmd.ext_fields
     out: dict[str, int] = {}
-    if code == RequestCode.SEND_MESSAGE or code == RequestCode.SEND_MESSAGE_V2:
-        topic, group = ("topic", "group") if code == RequestCode.SEND_MESSAGE else ("b", "a")
+    if code in (_SEND_V2, _SEND):
+        topic, group = ("b", "a") if code == _SEND_V2 else ("topic", "group")
         t = ext.get(topic)
         if t is not None and t.startswith(RETRY_PREFIX):
             _add(out, retry_topic(ext.get(group)), SUB)
         else:
             _add(out, t, PUB)
-    elif code == RequestCode.CONSUMER_SEND_MSG_BACK:
-        _add(out, retry_topic(ext.get("group")), SUB)
-    elif code == RequestCode.PULL_MESSAGE:
+    elif code == _PULL:
         _add(out, ext.get("topic"), SUB)
         _add(out, retry_topic(ext.get("consumerGroup")), SUB)
-    elif code == RequestCode.QUERY_MESSAGE:
+    elif code == _SEND_BACK:
+        _add(out, retry_topic(ext.get("group")), SUB)
+    elif code == _QUERY:
         _add(out, ext.get("topic"), SUB)
-    elif code == RequestCode.HEART_BEAT:
+    elif code == _HEART_BEAT:
         from protocol.bodies import HeartbeatData  # cold: one heartbeat per client every 30 s
 
         try:
@@ -352,9 +361,9 @@ def required_resources(cmd: RemotingCommand) -> dict[str, int]:
             _add(out, retry_topic(cd.group_name), SUB)
             for sub in cd.subscription_data_set:
                 _add(out, sub.topic, SUB)
-    elif code in (RequestCode.UNREGISTER_CLIENT, RequestCode.GET_CONSUMER_LIST_BY_GROUP):
+    elif code in _GROUP_ONLY:
         _add(out, retry_topic(ext.get("consumerGroup", "")), SUB)
-    elif code == RequestCode.UPDATE_CONSUMER_OFFSET:
+    elif code == _UPDATE_OFFSET:
         _add(out, retry_topic(ext.get("consumerGroup")), SUB)
         _add(out, ext.get("topic"), SUB)
     return out

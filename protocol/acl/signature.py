@@ -38,9 +38,11 @@ def _text(ext_fields: dict[str, str], drop: tuple[str, ...]) -> bytes:
     shape = (tuple(ext_fields), drop)
     order = _ORDER.get(shape)
     if order is None:
-        if len(_ORDER) >= _ORDER_MAX:
-            _ORDER.clear()
-        order = _ORDER[shape] = tuple(k for k in sorted(ext_fields) if k not in drop)
+        order = tuple(k for k in sorted(ext_fields) if k not in drop)
+        if len(order) <= 64 and sum(map(len, order)) <= 4096:  # a peer's odd shapes never hold much memory
+            if len(_ORDER) >= _ORDER_MAX:
+                _ORDER.clear()
+            _ORDER[shape] = order
     return "".join(map(ext_fields.__getitem__, order)).encode("utf-8")
 
 

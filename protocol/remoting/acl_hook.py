@@ -62,7 +62,13 @@ class AclHook:
             self.rules.check(host_of(conn.peer), cmd)
         except AclError as exc:
             self.denied += 1
-            _log.info("request refused by ACL", peer=conn.peer, code=cmd.code, reason=str(exc))
+            # the first refusals of each connection are logged, then one in a thousand: a flood logs little
+            n = getattr(conn, "acl_refused", 0) + 1
+            setattr(conn, "acl_refused", n)  # noqa: B010 - Channel is a Protocol without this attribute
+            if n <= 3 or n % 1000 == 0:
+                _log.info(
+                    "request refused by ACL", peer=conn.peer, code=cmd.code, reason=str(exc)[:200], refused=self.denied
+                )
             return cmd.make_response(ResponseCode.SYSTEM_ERROR, exc.remark)
         return None
 

@@ -83,6 +83,7 @@ class RemotingServer:
         self._listen: socket.socket | None = None
         self._accept_task: asyncio.Task[None] | None = None
         self._sniffing = 0
+        self._sniffers: set[asyncio.Task[None]] = set()
         self.request_hook = request_hook
         self.max_connections = max_connections
         self.budget = PendingBudget(max_pending_bytes)
@@ -184,10 +185,12 @@ class RemotingServer:
                 continue
             self._sniffing += 1
             task = loop.create_task(self._sniff(sock))
+            self._sniffers.add(task)
             task.add_done_callback(self._sniffed)
 
     def _sniffed(self, task: asyncio.Task[None]) -> None:
         self._sniffing -= 1
+        self._sniffers.discard(task)
         if not task.cancelled() and task.exception() is not None:
             _log.info("connection dropped before it started", server=self._name, error=str(task.exception()))
 
@@ -205,11 +208,11 @@ class RemotingServer:
             async with asyncio.timeout(self._frame_s if self._frame_s > 0 else None):
                 await ready
             first = sock.recv(1, socket.MSG_PEEK)
-        except (TimeoutError, OSError):
+        except (TimeoutError, OSError, asyncio.CancelledError):
+            loop.remove_reader(sock.fileno())
             sock.close()
             return
-        finally:
-            loop.remove_reader(sock.fileno())
+        loop.remove_reader(sock.fileno())
         tls = first == bytes([TLS_HANDSHAKE])
         if not first or (not tls and self._tls_mode == "enforcing"):
             if first:
@@ -248,6 +251,8 @@ class RemotingServer:
         if self._accept_task is not None:
             self._accept_task.cancel()
             self._accept_task = None
+        for task in list(self._sniffers):  # peers that never sent their first byte
+            task.cancel()
         if self._listen is not None:
             self._listen.close()
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.compat
 
 
 @contextlib.contextmanager
-def acl_servers(tmp: Path) -> Iterator[Servers]:
+def acl_servers(tmp: Path, broker_acl: bool = True) -> Iterator[Servers]:
     home = tmp / "home"
     write_acl(home)
     ns_port, br_port = free_port(), free_port()
@@ -32,7 +32,7 @@ def acl_servers(tmp: Path) -> Iterator[Servers]:
     (tmp / "broker.conf").write_text(
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
         f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n"
-        f"aclEnable=true\nrocketmqHome={home}\ninnerAccessKey=rocketmq2\ninnerSecretKey=12345678\n"
+        f"aclEnable={str(broker_acl).lower()}\nrocketmqHome={home}\ninnerAccessKey=rocketmq2\ninnerSecretKey=12345678\n"
     )
     ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
@@ -132,6 +132,22 @@ def test_cpp_client_plain_against_a_permissive_tls_broker(tmp_path: Path) -> Non
     with start_servers(tmp_path, extra) as s:
         assert produce(s, "TlsPermissive", "p", 5) == {"event": "done", "ok": 5, "failed": 0}
         c = Consumer(s, "TlsPermissive", "CG_tls_permissive", "tls-consumer")
+        try:
+            end = time.monotonic() + 60
+            while len({m["keys"] for m in c.msgs}) < 5:
+                assert time.monotonic() < end, f"consumed {len(c.msgs)}"
+                time.sleep(0.2)
+                c.drain()
+        finally:
+            c.stop()
+
+
+def test_unsigned_cpp_client_reads_routes_from_a_name_server_with_accounts(tmp_path: Path) -> None:
+    """Name-server accounts guard only its writes: an unmodified C++ client (no credentials) gets its routes and
+    produces and consumes through a broker without ACL, while the broker (signing as an admin) is registered."""
+    with acl_servers(tmp_path, broker_acl=False) as s:
+        assert produce(s, "OpenRoutes", "r", 5) == {"event": "done", "ok": 5, "failed": 0}
+        c = Consumer(s, "OpenRoutes", "CG_open_routes", "open-routes-consumer")
         try:
             end = time.monotonic() + 60
             while len({m["keys"] for m in c.msgs}) < 5:

@@ -140,3 +140,30 @@ async def test_mqadmin_acl_commands(tmp_path: Path) -> None:
             "updateAclConfig", "-n", ns.addr, "-b", addr, "-a", "newUser2", "-s", "87654321", "-i", "ALL", home=home
         )
         assert rc != 0 and "The expected permissions are" in err
+
+
+async def test_transaction_commit_is_signed(tmp_path: Path) -> None:
+    """END_TRANSACTION is oneway: an unsigned one would be dropped silently and the half message never committed."""
+    from client import LocalTransactionState, PullConsumer
+
+    home = tmp_path / "home"
+    write_acl(home)
+    good = {"access_key": "RocketMQ", "secret_key": "12345678"}
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, aclEnable=True, rocketmqHome=home) as broker:
+        async with Producer("PG_tx_acl", ns.addr, **good) as p:
+            _r, state = await p.send_message_in_transaction(
+                Message("topicA", b"committed"), lambda m, a: LocalTransactionState.COMMIT_MESSAGE
+            )
+            assert state is LocalTransactionState.COMMIT_MESSAGE
+        c = PullConsumer("groupA", ns.addr, consume_from_where="FIRST_OFFSET", **good)
+        c.subscribe("topicA", "*")
+        got: list[bytes] = []
+        async with c:
+
+            async def arrived() -> bool:
+                got.extend(m.body for m in await c.poll(timeout=1.0))
+                return bool(got)
+
+            await poll(arrived, timeout=20)
+        assert got == [b"committed"]
+        assert broker.acl is not None and broker.acl.hook.denied == 0

@@ -18,6 +18,7 @@ from protocol.remoting import RemotingClient
 from protocol.remoting.tls import client_context
 from tests.harness import run_broker, run_namesrv
 from tests.integration.acl_support import poll
+from tests.integration.test_acl_sdk import mqadmin
 
 
 @pytest.fixture
@@ -79,6 +80,10 @@ async def test_enforcing_sdk_over_tls_plain_refused(tmp_path: Path, pki: dict[st
 
             await poll(enough, timeout=20)
         assert sorted(got) == [b"m0", b"m1", b"m2"]
+        rc, out, err = await mqadmin("clusterList", "-n", ns.addr, "--useTLS", "--tlsTrustCertPath", pki["ca"])
+        assert rc == 0 and broker.addr in out, err
+        rc, _out, err = await mqadmin("clusterList", "-n", ns.addr)
+        assert rc != 0
         plain = RemotingClient()
         try:
             with pytest.raises(RemotingError):
@@ -93,12 +98,15 @@ async def test_permissive_serves_both_on_one_port(tmp_path: Path, pki: dict[str,
     async with run_broker(None, tmp_path, **_tls(pki, "permissive")) as broker:
         plain = RemotingClient()
         tls = RemotingClient(ssl_context=client_context(trust_cert_path=pki["ca"]))
+        host, port = broker.addr.rsplit(":", 1)
+        _r, silent = await asyncio.open_connection(host, int(port))  # never sends its first byte: stop must not wait
         try:
             assert (await plain.invoke(broker.addr, _ping(), 5.0)).code == ResponseCode.SUCCESS
             assert (await tls.invoke(broker.addr, _ping(), 5.0)).code == ResponseCode.SUCCESS
         finally:
             await plain.close()
             await tls.close()
+    silent.close()
 
 
 async def test_mutual_tls_required(tmp_path: Path, pki: dict[str, str]) -> None:
