@@ -152,11 +152,6 @@ class PopService:
         for ev in self._waiters.get(topic, ()):
             ev.set()
 
-    def wake_all(self) -> None:
-        for evs in self._waiters.values():
-            for ev in evs:
-                ev.set()
-
     # -- groups -----------------------------------------------------------------------------------------------------
 
     def ensure_group(self, group: str, topic: str) -> None:

@@ -138,9 +138,6 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     # -- sessions -----------------------------------------------------------------------------------------------
 
-    def sessions(self) -> dict[str, GrpcClientChannel]:
-        return dict(self._sessions)
-
     def is_connected(self, client_id: str) -> bool:
         chan = self._sessions.get(client_id)
         return chan is not None and not chan.is_closed
