@@ -210,3 +210,19 @@ async def test_auto_renew_holds_messages_while_the_client_is_connected(tmp_path:
             ]
             msgs = [r.message for r in back if r.HasField("message")]
             assert [(m.body, m.system_properties.delivery_attempt) for m in msgs] == [(b"m1", 2)]
+
+
+async def test_a_grpc_port_in_use_fails_the_start_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    from broker.app import BrokerStartError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"gRPC endpoint on 127.0.0.1:{port}"):
+            async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=port):
+                pass
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0) as b:  # the store was closed cleanly
+        assert b.proxy is not None and b.proxy.port > 0
