@@ -226,3 +226,11 @@ async def test_a_grpc_port_in_use_fails_the_start_with_one_line(tmp_path: Path) 
                 pass
     async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0) as b:  # the store was closed cleanly
         assert b.proxy is not None and b.proxy.port > 0
+
+
+async def test_settings_without_publishing_or_subscription_close_the_stream(stub: Any) -> None:
+    call = stub.Telemetry(metadata=MD)
+    await call.write(spb.TelemetryCommand(settings=pb.Settings(client_type=pb.ClientType.PRODUCER)))
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await call.read()
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
