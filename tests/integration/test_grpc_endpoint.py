@@ -234,3 +234,24 @@ async def test_settings_without_publishing_or_subscription_close_the_stream(stub
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await call.read()
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_tag_filter_delivers_only_matching_tags(broker: BrokerApp, stub: Any) -> None:
+    await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_tags"))
+    for i, tag in enumerate(("TagA", "TagB", "TagA", "TagC")):
+        m = pb.Message(body=f"t{i}".encode())
+        m.topic.name = "GT"
+        m.system_properties.message_id = f"01TAG{i}"
+        m.system_properties.tag = tag
+        assert (await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)).status.code == pb.Code.OK
+    req = _recv("GID_tags", auto_renew=False, poll_s=5)
+    req.filter_expression.expression = "TagA || TagC"
+    got = [r.message for r in [r async for r in stub.ReceiveMessage(req, metadata=MD)] if r.HasField("message")]
+    assert sorted(m.body for m in got) == [b"t0", b"t2", b"t3"]
+    assert {m.system_properties.tag for m in got} == {"TagA", "TagC"}
+    bad = _recv("GID_tags", auto_renew=False, poll_s=5)
+    bad.filter_expression.type = pb.FilterType.SQL
+    replies = [r async for r in stub.ReceiveMessage(bad, metadata=MD)]
+    assert len(replies) == 1
+    first = replies[0]
+    assert first.status.code == pb.Code.ILLEGAL_FILTER_EXPRESSION
