@@ -469,6 +469,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                         f" {cfg.max_invisible_time_mills}] ms",
                     )
             poll_ms = self._polling_ms(request, context)
+            if self._pop.held >= cfg.max_pop_polling_size:
+                raise ClientError(pb.Code.TOO_MANY_REQUESTS, "polling full")
         except ClientError as exc:
             yield spb.ReceiveMessageResponse(status=_status(exc.code, str(exc)))
             return

@@ -255,3 +255,24 @@ async def test_tag_filter_delivers_only_matching_tags(broker: BrokerApp, stub: A
     assert len(replies) == 1
     first = replies[0]
     assert first.status.code == pb.Code.ILLEGAL_FILTER_EXPRESSION
+
+
+async def test_a_receive_beyond_max_pop_polling_size_gets_too_many_requests(tmp_path: Path) -> None:
+    import asyncio
+
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, maxPopPollingSize=1) as b:
+        b.topics.create_if_absent("GT", 1, 6)
+        assert b.proxy is not None
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{b.proxy.port}") as ch:
+            stub = service_pb2_grpc.MessagingServiceStub(ch)
+            held = stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=10), metadata=MD)
+            held_task = asyncio.ensure_future(held.read())
+            end = asyncio.get_running_loop().time() + 10
+            while b.proxy.pop.held == 0:  # poll until the broker holds it
+                assert asyncio.get_running_loop().time() < end
+                await asyncio.sleep(0.01)
+            second = [r async for r in stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=5), metadata=MD)]
+            assert [r.status.code for r in second] == [pb.Code.TOO_MANY_REQUESTS]
+            held.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await held_task
