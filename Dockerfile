@@ -22,13 +22,13 @@ COPY namesrv ./namesrv
 COPY broker ./broker
 COPY client ./client
 COPY spark_connector ./spark_connector
-RUN pip install . && rm -rf /opt/rocketq/build
+RUN pip install '.[grpc]' && rm -rf /opt/rocketq/build
 
 RUN mkdir -p /home/rocketmq/store /home/rocketmq/logs /home/rocketmq/conf \
     && chown -R rocketmq:rocketmq /home/rocketmq
 USER rocketmq
 WORKDIR /home/rocketmq
 VOLUME ["/home/rocketmq/store", "/home/rocketmq/logs"]
-EXPOSE 9876 10911 5557 5558
+EXPOSE 9876 10911 5557 5558 8081
 
 CMD ["mqnamesrv"]

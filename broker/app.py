@@ -341,13 +341,7 @@ class BrokerApp:
             reason = "address already in use" if exc.errno == errno.EADDRINUSE else str(exc)
             raise BrokerStartError(f"cannot listen on HA port {cfg.ha_listen_port}: {reason}") from None
         if cfg.proxy.enable_proxy:
-            from broker.proxy.server import ProxyServer  # grpcio is the optional extra [grpc]
-
-            self.proxy = ProxyServer(
-                cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, self.part2.transactions
-            )
-            await self.proxy.start()
-            self.part2.consume_stats.pull_offset = self.proxy.pop.state.offset
+            await self._start_proxy(store, schedule, self.part2)
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,
@@ -371,6 +365,26 @@ class BrokerApp:
             cluster=ident.broker_cluster_name,
             namesrv=cfg.namesrv.namesrv_addr,
         )
+
+    async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, part2: Part2) -> None:
+        """The RocketMQ 5 gRPC endpoint (``broker.proxy``); on failure the broker stops again and does not start."""
+        cfg = self.config
+        where = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
+        try:
+            from broker.proxy.server import ProxyServer  # grpcio is the optional extra [grpc]
+        except ImportError as exc:
+            await self.stop()
+            raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
+        proxy = ProxyServer(
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, part2.transactions
+        )
+        try:
+            await proxy.start()
+        except OSError as exc:
+            await self.stop()
+            raise BrokerStartError(f"cannot start the gRPC endpoint on {where}: {exc}") from None
+        self.proxy = proxy
+        part2.consume_stats.pull_offset = proxy.pop.state.offset
 
     async def stop(self, grace: float = 5.0) -> None:
         server, self._server = self._server, None

@@ -311,6 +311,8 @@ class ProxySection(_Section):
     grpc_client_consumer_min_long_polling_timeout_millis: int = Field(5_000, ge=0)
     grpc_client_consumer_max_long_polling_timeout_millis: int = Field(20_000, gt=0)
     grpc_client_consumer_long_polling_batch_size: int = Field(32, gt=0)
+    # J 5 BrokerConfig: receives held at once; one more is answered TOO_MANY_REQUESTS "polling full"
+    max_pop_polling_size: int = Field(100_000, gt=0)
 
 
 class BrokerConfig(_Section):
@@ -465,6 +467,7 @@ KEYS: dict[str, _Key] = {
         "proxy", "grpc_client_consumer_max_long_polling_timeout_millis", int
     ),
     "grpcClientConsumerLongPollingBatchSize": _k("proxy", "grpc_client_consumer_long_polling_batch_size", int),
+    "maxPopPollingSize": _k("proxy", "max_pop_polling_size", int),
 }
 # Old J spellings.
 ALIASES: dict[str, str] = {

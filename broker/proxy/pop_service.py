@@ -82,6 +82,7 @@ class PopService:
         self._clock = clock
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._rr: dict[tuple[str, str], int] = {}
+        self.held = 0  # receives long-polling now
         self.to_dlq = 0
 
     @property
@@ -152,11 +153,6 @@ class PopService:
         for ev in self._waiters.get(topic, ()):
             ev.set()
 
-    def wake_all(self) -> None:
-        for evs in self._waiters.values():
-            for ev in evs:
-                ev.set()
-
     # -- groups -----------------------------------------------------------------------------------------------------
 
     def ensure_group(self, group: str, topic: str) -> None:
@@ -199,6 +195,7 @@ class PopService:
         ev = asyncio.Event()
         waiters = self._waiters.setdefault(topic, set())
         waiters.add(ev)
+        self.held += 1
         try:
             while True:
                 ev.clear()
@@ -215,6 +212,7 @@ class PopService:
                     async with asyncio.timeout(remaining):
                         await ev.wait()
         finally:
+            self.held -= 1
             waiters.discard(ev)
             if not waiters:
                 self._waiters.pop(topic, None)

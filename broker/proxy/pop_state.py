@@ -90,9 +90,6 @@ class PopState:
     def set_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         self.offsets[(group, topic, queue_id)] = offset
 
-    def groups(self) -> set[GroupTopic]:
-        return {(g, t) for g, t, _q in self.offsets} | set(self.inflight)
-
     # -- in flight ------------------------------------------------------------------------------------------------
 
     def add(
@@ -206,12 +203,6 @@ class PopState:
         if topic is not None:
             return len(self.inflight.get((group, topic), {}))
         return sum(len(t) for (g, _t), t in self.inflight.items() if g == group)
-
-    def drop_group(self, group: str) -> None:
-        for okey in [k for k in self.offsets if k[0] == group]:
-            del self.offsets[okey]
-        for ikey in [k for k in self.inflight if k[0] == group]:
-            del self.inflight[ikey]
 
     # -- JSON (pop_store writes it) -------------------------------------------------------------------------------
 

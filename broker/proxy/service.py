@@ -35,6 +35,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import grpc
 import structlog
 from google.protobuf.duration_pb2 import Duration
 
@@ -137,9 +138,6 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._secret_of = secret_of
 
     # -- sessions -----------------------------------------------------------------------------------------------
-
-    def sessions(self) -> dict[str, GrpcClientChannel]:
-        return dict(self._sessions)
 
     def is_connected(self, client_id: str) -> bool:
         chan = self._sessions.get(client_id)
@@ -328,10 +326,14 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             return
         outbox: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
         chan.add_stream(outbox)
+        invalid: list[str] = []
 
         async def read() -> None:
             try:
                 async for cmd in request_iterator:
+                    if cmd.HasField("settings") and cmd.settings.WhichOneof("pub_sub") is None:
+                        invalid.append("settings carry neither publishing nor subscription")  # PUBSUB_NOT_SET
+                        break
                     if cmd.HasField("settings"):
                         chan.settings = cmd.settings
                         reply = spb.TelemetryCommand(status=_status(pb.Code.OK))
@@ -354,6 +356,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         finally:
             chan.remove_stream(outbox)
             reader.cancel()
+        if invalid:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, invalid[0])
 
     async def SendMessage(self, request: spb.SendMessageRequest, context: Context) -> spb.SendMessageResponse:
         resp = spb.SendMessageResponse()
@@ -465,6 +469,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                         f" {cfg.max_invisible_time_mills}] ms",
                     )
             poll_ms = self._polling_ms(request, context)
+            if self._pop.held >= cfg.max_pop_polling_size:
+                raise ClientError(pb.Code.TOO_MANY_REQUESTS, "polling full")
         except ClientError as exc:
             yield spb.ReceiveMessageResponse(status=_status(exc.code, str(exc)))
             return

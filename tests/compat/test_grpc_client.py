@@ -466,15 +466,23 @@ def test_cpp_producer_to_a_5x_consumer(env: Env) -> None:
 
 
 def test_5x_producer_to_our_4x_consumer_and_the_cpp_consumer(env: Env) -> None:
+    """…and a 5.x consumer group on the same topic at the same time: each group gets every message."""
     topic, n = "G5ToMixed", 50
     create_topic(env, topic)
-    sent = produce(env, topic, n, "x")
-    ours = asyncio.run(consume_ours(env.servers.ns_addr, topic, n, "CID_g5_to_ours"))
-    cpp = CppConsumer(env.servers, topic, "CID_g5_to_cpp", "g5-cpp")
+    create_group(env, "GID_g5_to_mixed")
+    five = start_consumer(env, "simple", topic, "GID_g5_to_mixed", "--count", str(n))
     try:
-        wait_total([cpp], n, 90)
+        sent = produce(env, topic, n, "x")
+        ours = asyncio.run(consume_ours(env.servers.ns_addr, topic, n, "CID_g5_to_ours"))
+        cpp = CppConsumer(env.servers, topic, "CID_g5_to_cpp", "g5-cpp")
+        try:
+            wait_total([cpp], n, 90)
+        finally:
+            cpp.stop()
+        five_evs = events(five, lambda ev, _s: ev["event"] == "stopped", 90)
     finally:
-        cpp.stop()
+        five.stop()
+    assert sorted(m["keys"] for m in msgs(five_evs)) == sorted(f"x-key-{i}" for i in range(n))
     ids = {s["keys"]: s["id"] for s in sent}
     for i in range(n):
         key = f"x-key-{i}"

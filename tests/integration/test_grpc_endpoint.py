@@ -210,3 +210,69 @@ async def test_auto_renew_holds_messages_while_the_client_is_connected(tmp_path:
             ]
             msgs = [r.message for r in back if r.HasField("message")]
             assert [(m.body, m.system_properties.delivery_attempt) for m in msgs] == [(b"m1", 2)]
+
+
+async def test_a_grpc_port_in_use_fails_the_start_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    from broker.app import BrokerStartError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(BrokerStartError, match=f"gRPC endpoint on 127.0.0.1:{port}"):
+            async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=port):
+                pass
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0) as b:  # the store was closed cleanly
+        assert b.proxy is not None and b.proxy.port > 0
+
+
+async def test_settings_without_publishing_or_subscription_close_the_stream(stub: Any) -> None:
+    call = stub.Telemetry(metadata=MD)
+    await call.write(spb.TelemetryCommand(settings=pb.Settings(client_type=pb.ClientType.PRODUCER)))
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await call.read()
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_tag_filter_delivers_only_matching_tags(broker: BrokerApp, stub: Any) -> None:
+    await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_tags"))
+    for i, tag in enumerate(("TagA", "TagB", "TagA", "TagC")):
+        m = pb.Message(body=f"t{i}".encode())
+        m.topic.name = "GT"
+        m.system_properties.message_id = f"01TAG{i}"
+        m.system_properties.tag = tag
+        assert (await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)).status.code == pb.Code.OK
+    req = _recv("GID_tags", auto_renew=False, poll_s=5)
+    req.filter_expression.expression = "TagA || TagC"
+    got = [r.message for r in [r async for r in stub.ReceiveMessage(req, metadata=MD)] if r.HasField("message")]
+    assert sorted(m.body for m in got) == [b"t0", b"t2", b"t3"]
+    assert {m.system_properties.tag for m in got} == {"TagA", "TagC"}
+    bad = _recv("GID_tags", auto_renew=False, poll_s=5)
+    bad.filter_expression.type = pb.FilterType.SQL
+    replies = [r async for r in stub.ReceiveMessage(bad, metadata=MD)]
+    assert len(replies) == 1
+    first = replies[0]
+    assert first.status.code == pb.Code.ILLEGAL_FILTER_EXPRESSION
+
+
+async def test_a_receive_beyond_max_pop_polling_size_gets_too_many_requests(tmp_path: Path) -> None:
+    import asyncio
+
+    async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, maxPopPollingSize=1) as b:
+        b.topics.create_if_absent("GT", 1, 6)
+        assert b.proxy is not None
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{b.proxy.port}") as ch:
+            stub = service_pb2_grpc.MessagingServiceStub(ch)
+            held = stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=10), metadata=MD)
+            held_task = asyncio.ensure_future(held.read())
+            end = asyncio.get_running_loop().time() + 10
+            while b.proxy.pop.held == 0:  # poll until the broker holds it
+                assert asyncio.get_running_loop().time() < end
+                await asyncio.sleep(0.01)
+            second = [r async for r in stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=5), metadata=MD)]
+            assert [r.status.code for r in second] == [pb.Code.TOO_MANY_REQUESTS]
+            held.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await held_task
