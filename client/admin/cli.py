@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
     cli_acl,
