@@ -72,6 +72,8 @@ async def run_broker(ns: NamesrvApp | str | None, tmp_path: Path, **overrides: A
         "mappedFileSizeCommitLog": 4 * 1024 * 1024,
         "mappedFileSizeConsumeQueue": 30_000 * 20,
     }
+    if "listenPort" in overrides and "haListenPort" not in overrides:
+        settings["haListenPort"] = 0  # a restart on a fixed port: HA would bind listenPort + 1, which may be taken
     settings.update(overrides)
     app = BrokerApp(load_broker_config(None, settings))
     await app.start()

@@ -33,6 +33,7 @@ def acl_servers(tmp: Path, broker_acl: bool = True) -> Iterator[Servers]:
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
         f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n"
         f"aclEnable={str(broker_acl).lower()}\nrocketmqHome={home}\ninnerAccessKey=rocketmq2\ninnerSecretKey=12345678\n"
+        "haListenPort=0\n"  # HA would bind listenPort + 1, which free_port() did not reserve
     )
     ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])

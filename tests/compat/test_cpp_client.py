@@ -112,6 +112,8 @@ def start_servers(tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...
     (tmp / "broker.conf").write_text(
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
         f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
+        # HA would bind listenPort + 1, which free_port() did not reserve: a free one instead, unless the test says
+        + ("" if "haListenPort" in broker_extra else "haListenPort=0\n")
     )
     ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
