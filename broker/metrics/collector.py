@@ -11,6 +11,8 @@ rocketmq_message_size                       histogram same, one observation per 
 rocketmq_messages_out_total                 counter   BrokerStats.group_out (pull FOUND)
 rocketmq_throughput_out_total               counter   same, bytes transferred
 rocketmq_send_to_dlq_messages_total         counter   BrokerStats.dlq (CONSUMER_SEND_MSG_BACK into %DLQ%)
+rocketmq_commit_messages_total              counter   transactions committed per real topic (5.2+)
+rocketmq_rollback_messages_total            counter   transactions rolled back per real topic (5.2+)
 rocketmq_consumer_lag_messages              gauge     Σ queues (max offset − committed offset), offset table rows
 rocketmq_consumer_lag_latency_milliseconds  gauge     now − store time of the first unconsumed message (0 if none)
 rocketmq_consumer_inflight_messages         gauge     Σ (pull offset − committed offset)
@@ -163,6 +165,15 @@ class BrokerCollector(Collector):
         for (group, topic), n in sorted(st.dlq.items()):
             dlq.add_metric([*c, group, topic, _b(is_system_group(group))], n)
         yield dlq
+        for name, table in (
+            ("rocketmq_commit_messages", st.tx_commits),
+            ("rocketmq_rollback_messages", st.tx_rollbacks),
+        ):
+            tx = self._fam(CounterMetricFamily, name, "default view for counter.", ["topic"])
+            for topic, n in sorted(table.items()):
+                if alive(topic):
+                    tx.add_metric([*c, topic], n)
+            yield tx
 
     # -- consumer lag ------------------------------------------------------------------------------------------
 

@@ -135,6 +135,9 @@ class BrokerStats:
         self.dlq: dict[tuple[str, str], int] = {}
         # (group, topic, queue) -> next offset the group's last pull asked for (J's pull offset)
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
+        # topic -> transactions committed / rolled back (END_TRANSACTION or check-back)
+        self.tx_commits: dict[str, int] = {}
+        self.tx_rollbacks: dict[str, int] = {}
         self.send_inflight = 0
         self.pull_inflight = 0
         self.pull_held = 0
@@ -202,6 +205,10 @@ class BrokerStats:
 
         return pull
 
+    def on_tx_end(self, topic: str, committed: bool) -> None:
+        table = self.tx_commits if committed else self.tx_rollbacks
+        table[topic] = table.get(topic, 0) + 1
+
     def on_miss(self) -> None:
         self.get_miss += 1
 
@@ -268,6 +275,8 @@ class BrokerStats:
         n += _prune(self.group_out, lambda k: not topic_alive(k[0]) or not group_alive(k[1]))
         n += _prune(self.dlq, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
         n += _prune(self.pull_offsets, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
+        n += _prune(self.tx_commits, lambda k: not topic_alive(k))
+        n += _prune(self.tx_rollbacks, lambda k: not topic_alive(k))
         return n
 
     def start(self, topic_alive: Callable[[str], bool], group_alive: Callable[[str], bool]) -> None:
