@@ -85,14 +85,15 @@ async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
     topic = f"Bench{int(time.time())}"
     body = b"x" * size
     async with Producer("bench_pg", namesrv_addr=ns) as p:
-        for attempt in range(100):  # creates the topic; the broker may still be registering on a busy machine
+        deadline = time.monotonic() + 120  # creates the topic; the broker may still be registering on a busy machine
+        while True:
             try:
                 await p.send(Message(topic, body))
                 break
             except RouteNotFoundError:
-                if attempt == 99:
+                if time.monotonic() > deadline:
                     raise
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.5)
         t0 = time.perf_counter()
         sent = 1
         window: list[asyncio.Future[object]] = []
