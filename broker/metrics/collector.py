@@ -19,6 +19,8 @@ rocketmq_consumer_inflight_messages         gauge     Σ (pull offset − commit
 rocketmq_consumer_ready_messages            gauge     Σ (max offset − pull offset)
 rocketmq_consumer_queueing_latency_ms…      gauge     now − store time of the first message not yet pulled
 rocketmq_topic_number / consumer_group_…    gauge     topic and subscription-group tables
+rocketmq_topic_create_execution_time_ms…    histogram UPDATE_AND_CREATE_TOPIC duration by invocation_status, is_system
+rocketmq_consumer_group_create_exec…_ms…    histogram UPDATE_AND_CREATE_SUBSCRIPTIONGROUP duration by invocation_status
 rocketmq_broker_permission                  gauge     brokerPermission
 rocketmq_producer_connections               gauge     live producer channels by language and version
 rocketmq_consumer_connections               gauge     live consumer channels by group, language, version, mode
@@ -49,7 +51,15 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 
 from broker import topics as T
-from broker.services.broker_stats import IN_BUCKETS, IN_BYTES, IN_MSGS, IN_SUM, MESSAGE_SIZE_BUCKETS, BrokerStats
+from broker.services.broker_stats import (
+    CREATE_BUCKETS_MS,
+    IN_BUCKETS,
+    IN_BYTES,
+    IN_MSGS,
+    IN_SUM,
+    MESSAGE_SIZE_BUCKETS,
+    BrokerStats,
+)
 
 if TYPE_CHECKING:
     from broker.services.client_registry import ClientRegistry
@@ -222,6 +232,22 @@ class BrokerCollector(Collector):
 
     def _state(self, c: list[str]) -> Iterable[Metric]:
         doc = "default view for gauge."
+        bounds = [*(repr(b) for b in CREATE_BUCKETS_MS), "+Inf"]
+        for kind, name, labels in (
+            ("topic", "rocketmq_topic_create_execution_time_milliseconds", ["invocation_status", "is_system"]),
+            ("group", "rocketmq_consumer_group_create_execution_time_milliseconds", ["invocation_status"]),
+        ):
+            h = self._fam(HistogramMetricFamily, name, "create execution time", labels)
+            for (which, status, system), row in sorted(self._stats.creates.items()):
+                if which != kind:
+                    continue
+                acc, buckets = 0.0, []
+                for bound, n in zip(bounds, row[:-1], strict=True):
+                    acc += n
+                    buckets.append((bound, acc))
+                values = [*c, status, _b(system)] if kind == "topic" else [*c, status]
+                h.add_metric(values, buckets, row[-1])
+            yield h
         g = self._fam(GaugeMetricFamily, "rocketmq_topic_number", doc)
         g.add_metric(c, len(self._topics.all()))
         yield g

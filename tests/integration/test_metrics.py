@@ -269,3 +269,23 @@ async def test_transaction_metrics(tmp_path: Path) -> None:
         s = await scrape(broker.metrics.port)
         assert value(s, "rocketmq_commit_messages_total", node_id="broker-a", topic="TxMetricsT") == 2
         assert value(s, "rocketmq_rollback_messages_total", node_id="broker-a", topic="TxMetricsT") == 1
+
+
+async def test_create_execution_time(tmp_path: Path, client: RemotingClient) -> None:
+    """J 5.3's topic / group create execution time histograms, by invocation status."""
+    from protocol.command import RemotingCommand
+    from protocol.headers import CreateTopicRequestHeader
+
+    def create(topic: str) -> RemotingCommand:
+        h = CreateTopicRequestHeader(topic, "TBW102", 2, 2, 6)
+        return RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h.to_ext_fields())
+
+    async with run_broker(None, tmp_path, **METRICS) as broker:
+        assert broker.metrics is not None
+        assert (await client.invoke(broker.addr, create("CreatedT"), 5.0)).code == ResponseCode.SUCCESS
+        assert (await client.invoke(broker.addr, create("bad topic!"), 5.0)).code != ResponseCode.SUCCESS
+        s = await scrape(broker.metrics.port)
+        name = "rocketmq_topic_create_execution_time_milliseconds_count"
+        assert value(s, name, node_id="broker-a", invocation_status="success", is_system="false") == 1
+        assert value(s, name, node_id="broker-a", invocation_status="failure", is_system="false") == 1
+        assert "rocketmq_consumer_group_create_execution_time_milliseconds_count" not in s  # none created yet
