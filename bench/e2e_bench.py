@@ -200,7 +200,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object) -> None:
+def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object, scrape_every: float = 1.0) -> None:
     """Metrics off vs on, alternating, fresh servers per run; /metrics scraped every second while on."""
     import statistics
 
@@ -212,11 +212,11 @@ def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object) -> No
                 port = free_port() if on else 0
                 procs, ns = start_servers(Path(d), port)
                 scraper = None
-                if on:  # a separate process, as Prometheus is: the client's own loop must not pay for it
+                if on and scrape_every > 0:  # a separate process, as Prometheus is: not the client's loop
                     code = (
                         "import time, urllib.request\n"
                         "while True:\n"
-                        "    time.sleep(1.0)\n"
+                        f"    time.sleep({scrape_every})\n"
                         "    try:\n"
                         f"        urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read()\n"
                         "        print('scraped', flush=True)\n"
@@ -261,6 +261,7 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--backlog", type=int, default=1_000_000)
     ap.add_argument("--metrics-ab", type=int, default=0, metavar="ROUNDS", help="metrics off vs on, ROUNDS rounds")
+    ap.add_argument("--scrape-every", type=float, default=1.0, help="seconds between scrapes in --metrics-ab (0: none)")
     a = ap.parse_args()
     try:
         import uvloop
@@ -269,7 +270,7 @@ def main() -> None:
     except ImportError:
         runner = asyncio.run
     if a.metrics_ab:
-        metrics_ab(a.metrics_ab, a.n, a.size, a.batch, runner)
+        metrics_ab(a.metrics_ab, a.n, a.size, a.batch, runner, a.scrape_every)
         return
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
