@@ -85,14 +85,15 @@ async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
     topic = f"Bench{int(time.time())}"
     body = b"x" * size
     async with Producer("bench_pg", namesrv_addr=ns) as p:
-        for attempt in range(100):  # creates the topic; the broker may still be registering on a busy machine
+        deadline = time.monotonic() + 120  # creates the topic; the broker may still be registering on a busy machine
+        while True:
             try:
                 await p.send(Message(topic, body))
                 break
             except RouteNotFoundError:
-                if attempt == 99:
+                if time.monotonic() > deadline:
                     raise
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.5)
         t0 = time.perf_counter()
         sent = 1
         window: list[asyncio.Future[object]] = []
@@ -199,11 +200,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object) -> None:
+def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object, scrape_every: float = 1.0) -> None:
     """Metrics off vs on, alternating, fresh servers per run; /metrics scraped every second while on."""
     import statistics
-    import threading
-    import urllib.request
 
     results: dict[bool, list[dict[str, float]]] = {False: [], True: []}
     scrapes = [0]
@@ -212,39 +211,46 @@ def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object) -> No
             with tempfile.TemporaryDirectory() as d:
                 port = free_port() if on else 0
                 procs, ns = start_servers(Path(d), port)
-                stop = threading.Event()
-
-                def scrape(port: int = port, stop: threading.Event = stop) -> None:
-                    while not stop.wait(1.0):
-                        with contextlib.suppress(OSError):
-                            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
-                            scrapes[0] += 1
-
-                t = threading.Thread(target=scrape, daemon=True)
-                if on:
-                    t.start()
+                scraper = None
+                if on and scrape_every > 0:  # a separate process, as Prometheus is: not the client's loop
+                    code = (
+                        "import time, urllib.request\n"
+                        "while True:\n"
+                        f"    time.sleep({scrape_every})\n"
+                        "    try:\n"
+                        f"        urllib.request.urlopen('http://127.0.0.1:{port}/metrics', timeout=5).read()\n"
+                        "        print('scraped', flush=True)\n"
+                        "    except OSError:\n"
+                        "        pass\n"
+                    )
+                    scraper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
                 try:
                     cpu0 = cpu_seconds(procs[0].pid)
                     res = runner(workload(ns, n, size, batch))  # type: ignore[operator]
                     # the broker's CPU per message (in + out): far less sensitive to a busy machine than msgs/s
                     res["broker_cpu_us_per_msg"] = (cpu_seconds(procs[0].pid) - cpu0) / n * 1e6
                 finally:
-                    stop.set()
+                    if scraper is not None:
+                        scraper.terminate()
+                        out, _ = scraper.communicate(timeout=20)
+                        scrapes[0] += out.count(b"scraped")
                     for p in procs:
                         p.terminate()
                         p.wait(20)
                 results[on].append(res)
                 print(
                     f"round {r + 1} metrics {'on ' if on else 'off'}: "
-                    + ", ".join(f"{k} {v:,.0f}" for k, v in res.items())
+                    + ", ".join(f"{k} {v:,.1f}" for k, v in res.items())
                 )
     rows = []
     for key in ("produce", "consume", "total", "broker_cpu_us_per_msg"):
         off = statistics.median(x[key] for x in results[False])
         on_ = statistics.median(x[key] for x in results[True])
-        rows.append((key, f"{off:,.1f}", f"{on_:,.1f}", f"{(on_ - off) / off * 100:+.1f} %"))
+        # the same round's two runs ran back to back: their ratio cancels most of the machine's drift
+        paired = statistics.median(b[key] / a[key] - 1 for a, b in zip(results[False], results[True], strict=True))
+        rows.append((key, f"{off:,.1f}", f"{on_:,.1f}", f"{(on_ - off) / off * 100:+.1f} %", f"{paired * 100:+.1f} %"))
     print(f"metrics off vs on: N={n}, {size} B, batches of {batch}, {rounds} rounds, {scrapes[0]} scrapes while on")
-    table(rows, ("median", "metrics off", "metrics on", "on vs off"))
+    table(rows, ("median", "metrics off", "metrics on", "on vs off", "paired per round"))
 
 
 def main() -> None:
@@ -255,6 +261,7 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--backlog", type=int, default=1_000_000)
     ap.add_argument("--metrics-ab", type=int, default=0, metavar="ROUNDS", help="metrics off vs on, ROUNDS rounds")
+    ap.add_argument("--scrape-every", type=float, default=1.0, help="seconds between scrapes in --metrics-ab (0: none)")
     a = ap.parse_args()
     try:
         import uvloop
@@ -263,7 +270,7 @@ def main() -> None:
     except ImportError:
         runner = asyncio.run
     if a.metrics_ab:
-        metrics_ab(a.metrics_ab, a.n, a.size, a.batch, runner)
+        metrics_ab(a.metrics_ab, a.n, a.size, a.batch, runner, a.scrape_every)
         return
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

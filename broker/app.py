@@ -245,6 +245,8 @@ class BrokerApp:
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
             registry.wrap(code, self.stats.count_sends)
         registry.wrap(RequestCode.PULL_MESSAGE, self.stats.count_pulls)
+        registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, self.stats.time_creates("topic"))
+        registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, self.stats.time_creates("group"))
         if cfg.observability.metrics_enabled:
             self.metrics = BrokerMetrics(
                 cfg,

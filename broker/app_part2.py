@@ -61,6 +61,8 @@ class Part2:
             timeout_ms=feat.transaction_time_out,
             check_max=feat.transaction_check_max,
         )
+        if stats is not None:
+            self.transactions.on_end = stats.on_tx_end
 
         def store_knobs(c: BrokerConfig) -> None:
             store.config = dataclasses.replace(

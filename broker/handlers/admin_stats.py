@@ -8,7 +8,8 @@ GET_CONSUME_STATS (208)
     (``protocol.bodies.ConsumeStats``; ``pullOffset`` is J 5.x's, always 0 here) for the header's topic, or (no
     topic) every topic the group has committed offsets on plus its ``%RETRY%`` topic. A topic the group's online
     consumers do not subscribe is skipped (J). lag = brokerOffset - consumerOffset; a queue with nothing committed
-    shows consumerOffset 0. ``consumeTps`` is 0.0: no per-group get rate is kept.
+    shows consumerOffset 0. ``consumeTps`` is J's ``tpsGroupGetNums`` summed over those topics: messages the group
+    pulled per second over the last minute (``BrokerStats``).
 GET_CONSUMER_CONNECTION_LIST (203)
     ``{"connectionSet":[{clientId, clientAddr, language, version}], "subscriptionTable":{topic:SubscriptionData},
     "consumeType", "messageModel", "consumeFromWhere"}``; no consumer online → CONSUMER_NOT_ONLINE
@@ -17,13 +18,17 @@ GET_PRODUCER_CONNECTION_LIST (204)
     ``{"connectionSet":[...]}``; none → SYSTEM_ERROR "the producer group[g] not exist".
 GET_BROKER_RUNTIME_INFO (28)
     KVTable ``{"table":{...}}`` (all values strings): brokerVersionDesc, brokerVersion, msgPutTotalTodayNow,
-    msgGetTotalTodayNow, putTps / getTotalTps ("10s 60s 600s" averages, sampled at each call), commitLogDiskRatio,
+    msgGetTotalTodayNow, putTps / getFoundTps / getMissTps / getTotalTps / getTransferedTps ("10s 60s 600s" rates
+    from BrokerStats' once-a-second samples), send/pull queue sizes, earliestMessageTimeStamp, commitLogDiskRatio,
     commitLogMinOffset/MaxOffset, dispatchBehindBytes, bootTimestamp, runtime, topicCount, queueCount, …
 GET_CONSUMER_RUNNING_INFO (307)
     forwarded with the same ext fields and body to the connection of that clientId (10 s); the client's reply code,
     remark and body are relayed unchanged (the body as bytes: clients do not write valid JSON there). Unknown client
     → CONSUMER_NOT_ONLINE "The Consumer <g> <cid> not online"; no reply in time → CONSUME_MSG_TIMEOUT
     (``_common.call_consumer``).
+VIEW_BROKER_STATS_DATA (315)
+    ``{"statsMinute"|"statsHour"|"statsDay": {"sum","tps","avgpt"}}`` for statsName TOPIC_PUT_NUMS (key topic) or
+    GROUP_GET_NUMS (key topic@group), ``statsAll``'s source; unknown → SYSTEM_ERROR "The stats <n> <k> not exist".
 
 ``ConsumeStatsBuilder`` computes one group's offsets on one topic; GET_CONSUME_STATS here and
 GET_BROKER_CONSUME_STATS (``admin_offsets``) both use it.

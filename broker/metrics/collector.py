@@ -11,12 +11,16 @@ rocketmq_message_size                       histogram same, one observation per 
 rocketmq_messages_out_total                 counter   BrokerStats.group_out (pull FOUND)
 rocketmq_throughput_out_total               counter   same, bytes transferred
 rocketmq_send_to_dlq_messages_total         counter   BrokerStats.dlq (CONSUMER_SEND_MSG_BACK into %DLQ%)
+rocketmq_commit_messages_total              counter   transactions committed per real topic (5.2+)
+rocketmq_rollback_messages_total            counter   transactions rolled back per real topic (5.2+)
 rocketmq_consumer_lag_messages              gauge     Σ queues (max offset − committed offset), offset table rows
 rocketmq_consumer_lag_latency_milliseconds  gauge     now − store time of the first unconsumed message (0 if none)
 rocketmq_consumer_inflight_messages         gauge     Σ (pull offset − committed offset)
 rocketmq_consumer_ready_messages            gauge     Σ (max offset − pull offset)
 rocketmq_consumer_queueing_latency_ms…      gauge     now − store time of the first message not yet pulled
 rocketmq_topic_number / consumer_group_…    gauge     topic and subscription-group tables
+rocketmq_topic_create_execution_time_ms…    histogram UPDATE_AND_CREATE_TOPIC duration by invocation_status, is_system
+rocketmq_consumer_group_create_exec…_ms…    histogram UPDATE_AND_CREATE_SUBSCRIPTIONGROUP duration by invocation_status
 rocketmq_broker_permission                  gauge     brokerPermission
 rocketmq_producer_connections               gauge     live producer channels by language and version
 rocketmq_consumer_connections               gauge     live consumer channels by group, language, version, mode
@@ -47,7 +51,15 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 
 from broker import topics as T
-from broker.services.broker_stats import IN_BUCKETS, IN_BYTES, IN_MSGS, IN_SUM, MESSAGE_SIZE_BUCKETS, BrokerStats
+from broker.services.broker_stats import (
+    CREATE_BUCKETS_MS,
+    IN_BUCKETS,
+    IN_BYTES,
+    IN_MSGS,
+    IN_SUM,
+    MESSAGE_SIZE_BUCKETS,
+    BrokerStats,
+)
 
 if TYPE_CHECKING:
     from broker.services.client_registry import ClientRegistry
@@ -163,6 +175,15 @@ class BrokerCollector(Collector):
         for (group, topic), n in sorted(st.dlq.items()):
             dlq.add_metric([*c, group, topic, _b(is_system_group(group))], n)
         yield dlq
+        for name, table in (
+            ("rocketmq_commit_messages", st.tx_commits),
+            ("rocketmq_rollback_messages", st.tx_rollbacks),
+        ):
+            tx = self._fam(CounterMetricFamily, name, "default view for counter.", ["topic"])
+            for topic, n in sorted(table.items()):
+                if alive(topic):
+                    tx.add_metric([*c, topic], n)
+            yield tx
 
     # -- consumer lag ------------------------------------------------------------------------------------------
 
@@ -211,6 +232,22 @@ class BrokerCollector(Collector):
 
     def _state(self, c: list[str]) -> Iterable[Metric]:
         doc = "default view for gauge."
+        bounds = [*(repr(b) for b in CREATE_BUCKETS_MS), "+Inf"]
+        for kind, name, labels in (
+            ("topic", "rocketmq_topic_create_execution_time_milliseconds", ["invocation_status", "is_system"]),
+            ("group", "rocketmq_consumer_group_create_execution_time_milliseconds", ["invocation_status"]),
+        ):
+            h = self._fam(HistogramMetricFamily, name, "create execution time", labels)
+            for (which, status, system), row in sorted(self._stats.creates.items()):
+                if which != kind:
+                    continue
+                acc, buckets = 0.0, []
+                for bound, n in zip(bounds, row[:-1], strict=True):
+                    acc += n
+                    buckets.append((bound, acc))
+                values = [*c, status, _b(system)] if kind == "topic" else [*c, status]
+                h.add_metric(values, buckets, row[-1])
+            yield h
         g = self._fam(GaugeMetricFamily, "rocketmq_topic_number", doc)
         g.add_metric(c, len(self._topics.all()))
         yield g

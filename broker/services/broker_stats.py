@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
+from broker import topics as T
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import Handler, RequestContext
 
@@ -35,6 +36,7 @@ MESSAGE_SIZE_BUCKETS: Final = (1024, 4096, 524288, 1048576, 2097152, 4194304)  #
 # row layout of an in-traffic row: [messages, bytes, size-bucket counts (+Inf last)..., size sum]
 IN_MSGS, IN_BYTES, IN_BUCKETS = 0, 1, 2
 IN_SUM = IN_BUCKETS + len(MESSAGE_SIZE_BUCKETS) + 1
+CREATE_BUCKETS_MS: Final = (10.0, 100.0, 1000.0, 3000.0, 5000.0)  # J 5.3 topic / group create execution time
 SAMPLE_EVERY_S: Final = 1.0
 PRUNE_EVERY_S: Final = 30.0
 
@@ -135,6 +137,11 @@ class BrokerStats:
         self.dlq: dict[tuple[str, str], int] = {}
         # (group, topic, queue) -> next offset the group's last pull asked for (J's pull offset)
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
+        # topic -> transactions committed / rolled back (END_TRANSACTION or check-back)
+        self.tx_commits: dict[str, int] = {}
+        self.tx_rollbacks: dict[str, int] = {}
+        # ("topic" | "group", invocation_status, is_system) -> [bucket counts (+Inf last)..., sum ms]
+        self.creates: dict[tuple[str, str, bool], list[float]] = {}
         self.send_inflight = 0
         self.pull_inflight = 0
         self.pull_held = 0
@@ -202,6 +209,37 @@ class BrokerStats:
 
         return pull
 
+    def time_creates(self, kind: str) -> Callable[[Handler], Handler]:
+        """Middleware for UPDATE_AND_CREATE_TOPIC (``kind="topic"``) / _SUBSCRIPTIONGROUP (``"group"``): J 5.3's
+        create execution time, by invocation status (and is_system for topics)."""
+
+        def middleware(inner: Handler) -> Handler:
+            async def create(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+                t0 = time.perf_counter()
+                ok = False
+                try:
+                    resp = await inner(ctx, cmd)
+                    ok = resp is None or resp.code == 0
+                    return resp
+                finally:
+                    topic = cmd.ext_fields.get("topic", "") if kind == "topic" else ""
+                    system = topic in T.SYSTEM_TOPIC_SET or topic.startswith(T.SYSTEM_TOPIC_PREFIX)
+                    key = (kind, "success" if ok else "failure", system)
+                    row = self.creates.get(key)
+                    if row is None:
+                        row = self.creates[key] = [0.0] * (len(CREATE_BUCKETS_MS) + 2)
+                    ms = (time.perf_counter() - t0) * 1000
+                    row[bisect_left(CREATE_BUCKETS_MS, ms)] += 1
+                    row[-1] += ms
+
+            return create
+
+        return middleware
+
+    def on_tx_end(self, topic: str, committed: bool) -> None:
+        table = self.tx_commits if committed else self.tx_rollbacks
+        table[topic] = table.get(topic, 0) + 1
+
     def on_miss(self) -> None:
         self.get_miss += 1
 
@@ -268,6 +306,8 @@ class BrokerStats:
         n += _prune(self.group_out, lambda k: not topic_alive(k[0]) or not group_alive(k[1]))
         n += _prune(self.dlq, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
         n += _prune(self.pull_offsets, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
+        n += _prune(self.tx_commits, lambda k: not topic_alive(k))
+        n += _prune(self.tx_rollbacks, lambda k: not topic_alive(k))
         return n
 
     def start(self, topic_alive: Callable[[str], bool], group_alive: Callable[[str], bool]) -> None:

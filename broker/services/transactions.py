@@ -99,6 +99,8 @@ class TransactionService:
         self._wake = asyncio.Event()
         self.checks_sent = 0
         self.discarded = 0
+        # called with (real topic, committed) once per settled half message (the broker's transaction metrics)
+        self.on_end: Callable[[str, bool], None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -222,6 +224,8 @@ class TransactionService:
         if result.status.name != "PUT_OK":
             raise TransactionError(f"put of the committed message failed: {result.status.name}")
         await self._settle(half)
+        if self.on_end is not None:
+            self.on_end(topic, True)
         return True
 
     async def rollback(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> bool:
@@ -229,6 +233,8 @@ class TransactionService:
         if self.is_settled(half):
             return False
         await self._settle(half)
+        if self.on_end is not None:
+            self.on_end(half.properties.get(PropertyKey.REAL_TOPIC, half.topic), False)
         return True
 
     async def _settle(self, half: MessageExt) -> None:

@@ -7,7 +7,8 @@ endpoint on the daemon's own event loop serving
 * ``GET /readyz``: 200 when the ``ready`` callable says so, else 503 with the reason (readiness).
 
 Collecting on the event loop (not in prometheus_client's thread server) means collectors read the daemon's state
-with no locks and no torn reads. Also here: ``RpcLatencyCollector``, the ``rocketmq_rpc_latency`` histogram both
+with no locks and no torn reads; the text encoding of the collected families (most of a scrape's cost) then runs in
+a worker thread, so a large scrape does not hold the loop for its whole duration. Also here: ``RpcLatencyCollector``, the ``rocketmq_rpc_latency`` histogram both
 the broker and the name server export from ``RpcStats``. This module is imported by daemons only, never by the SDK.
 """
 
@@ -77,6 +78,16 @@ class RpcLatencyCollector(Collector):
         yield fam
 
 
+class _Snapshot(Collector):
+    """Metric families already collected, for encoding off the event loop."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families
+
+
 class MetricsEndpoint:
     """``/metrics``, ``/healthz`` and ``/readyz`` on ``host:port`` (port 0 picks a free one; see ``port``)."""
 
@@ -113,7 +124,7 @@ class MetricsEndpoint:
             writer.close()
             return
         try:
-            status, ctype, body = self._respond(head)
+            status, ctype, body = await self._respond(head)
         except Exception as exc:  # a collector bug answers 500 and is logged; the daemon keeps serving
             _log.exception("metrics request failed")
             status, ctype, body = "500 Internal Server Error", "text/plain; charset=utf-8", f"{exc}\n".encode()
@@ -126,7 +137,7 @@ class MetricsEndpoint:
             await writer.drain()
         writer.close()
 
-    def _respond(self, head: bytes) -> tuple[str, str, bytes]:
+    async def _respond(self, head: bytes) -> tuple[str, str, bytes]:
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split()
         if len(parts) < 2:
@@ -140,7 +151,11 @@ class MetricsEndpoint:
             headers[key.strip().lower()] = value.strip()
         if target in ("/metrics", "/"):
             encoder, ctype = choose_encoder(headers.get("accept", ""))
-            return "200 OK", ctype, encoder(self._registry)
+            # collect on the loop (collectors read the daemon's state without locks), encode in a thread: the text
+            # encoding is most of a scrape's cost, and there the loop keeps getting GIL slices to serve requests
+            snapshot = CollectorRegistry(auto_describe=False)
+            snapshot.register(_Snapshot(list(self._registry.collect())))
+            return "200 OK", ctype, await asyncio.to_thread(encoder, snapshot)
         if target == "/healthz":
             return "200 OK", "text/plain; charset=utf-8", b"ok\n"
         if target == "/readyz":

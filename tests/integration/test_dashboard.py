@@ -13,8 +13,10 @@ from typing import Any
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from client import LocalTransactionState, Message, Producer
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.headers import CreateTopicRequestHeader
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import heartbeat_cmd, pull, send, simple_cmd
@@ -49,7 +51,14 @@ def test_dashboard_schema() -> None:
     ids = [p["id"] for p in doc["panels"]]
     assert len(ids) == len(set(ids))
     titles = {p["title"] for p in doc["panels"] if p["type"] == "row"}
-    assert {"Cluster overview", "Topics", "Consumer groups", "Latency", "Store"} <= titles
+    assert {
+        "Cluster overview",
+        "Topics",
+        "Consumer groups",
+        "Latency",
+        "Store",
+        "Transactions and administration",
+    } <= titles
     for p in doc["panels"]:
         assert p["type"] in PANEL_TYPES, p["type"]
         g = p["gridPos"]
@@ -90,6 +99,23 @@ async def exported(tmp_path: Path) -> tuple[set[str], dict[str, set[str]]]:
             )
             back = simple_cmd(RequestCode.CONSUMER_SEND_MSG_BACK, offset=phys, group="DashG", delayLevel=-1)
             assert (await client.invoke(broker.addr, back, 5.0)).code == ResponseCode.SUCCESS
+            async with Producer("DashTxPG", namesrv_addr=ns.addr) as p:
+                for state in (LocalTransactionState.COMMIT_MESSAGE, LocalTransactionState.ROLLBACK_MESSAGE):
+                    await p.send_message_in_transaction(Message("DashTxT", b"t"), lambda m, a, s=state: s)
+            topic = CreateTopicRequestHeader("DashNewT", "TBW102", 1, 1, 6).to_ext_fields()
+            r = await client.invoke(
+                broker.addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, topic), 5.0
+            )
+            assert r.code == ResponseCode.SUCCESS
+            group = {"groupName": "DashNewG", "consumeEnable": True, "retryQueueNums": 1, "retryMaxTimes": 16}
+            r = await client.invoke(
+                broker.addr,
+                RemotingCommand.request(
+                    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, {}, json.dumps(group).encode()
+                ),
+                5.0,
+            )
+            assert r.code == ResponseCode.SUCCESS, r.remark
             for port in (broker.metrics.port, ns.metrics.port):
                 status, text = await http_get(port, "/metrics")
                 assert status == 200

@@ -266,3 +266,40 @@ async def test_metrics_port_in_use_is_one_clear_error(tmp_path: Path) -> None:
         with pytest.raises(BrokerStartError, match=f"metricsPromExporterPort {taken}"):
             async with run_broker(None, tmp_path, **{**METRICS, "metricsPromExporterPort": taken}):
                 pass
+
+
+async def test_transaction_metrics(tmp_path: Path) -> None:
+    """rocketmq_commit_messages_total / rocketmq_rollback_messages_total per real topic, from a transactional
+    producer of the SDK committing twice and rolling back once."""
+    from client import LocalTransactionState, Message, Producer
+
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, **METRICS) as broker:
+        assert broker.metrics is not None
+        async with Producer("PG_tx_metrics", namesrv_addr=ns.addr) as p:
+            for state in ("COMMIT_MESSAGE", "ROLLBACK_MESSAGE", "COMMIT_MESSAGE"):
+                want = LocalTransactionState[state]
+                _r, got = await p.send_message_in_transaction(Message("TxMetricsT", b"x"), lambda m, a, w=want: w)
+                assert got is want
+        s = await scrape(broker.metrics.port)
+        assert value(s, "rocketmq_commit_messages_total", node_id="broker-a", topic="TxMetricsT") == 2
+        assert value(s, "rocketmq_rollback_messages_total", node_id="broker-a", topic="TxMetricsT") == 1
+
+
+async def test_create_execution_time(tmp_path: Path, client: RemotingClient) -> None:
+    """J 5.3's topic / group create execution time histograms, by invocation status."""
+    from protocol.command import RemotingCommand
+    from protocol.headers import CreateTopicRequestHeader
+
+    def create(topic: str) -> RemotingCommand:
+        h = CreateTopicRequestHeader(topic, "TBW102", 2, 2, 6)
+        return RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, h.to_ext_fields())
+
+    async with run_broker(None, tmp_path, **METRICS) as broker:
+        assert broker.metrics is not None
+        assert (await client.invoke(broker.addr, create("CreatedT"), 5.0)).code == ResponseCode.SUCCESS
+        assert (await client.invoke(broker.addr, create("bad topic!"), 5.0)).code != ResponseCode.SUCCESS
+        s = await scrape(broker.metrics.port)
+        name = "rocketmq_topic_create_execution_time_milliseconds_count"
+        assert value(s, name, node_id="broker-a", invocation_status="success", is_system="false") == 1
+        assert value(s, name, node_id="broker-a", invocation_status="failure", is_system="false") == 1
+        assert "rocketmq_consumer_group_create_execution_time_milliseconds_count" not in s  # none created yet
