@@ -1,18 +1,20 @@
 """The official RocketMQ 5.x Python client (``rocketmq-python-client`` 5.1.2) with ACL credentials against
 ``mqbroker --enable-proxy`` with ``aclEnable=true``, all in separate processes (``grpc_driver.py``): a PUB|SUB
 account sends and receives; a wrong secret, no credentials and a SUB-only account are refused (the client reports
-it) and nothing they sent is stored."""
+it) and nothing they sent is stored. The Node 5.x client (uppercase hex signatures) likewise, when installed."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client.admin.admin_client import AdminClient
-from tests.compat.test_cpp_client import free_port, start_servers
+from tests.compat.test_cpp_client import Proc, free_port, start_servers
 from tests.compat.test_grpc_client import Env, events, msgs
 from tests.integration.acl_support import ADMIN, write_acl
 
@@ -90,3 +92,33 @@ def test_python_5x_client_with_credentials(env: Env) -> None:
     finally:
         anon.stop()
     assert "receive_failed" in {e["event"] for e in evs} and msgs(evs) == []
+
+
+NODE_DRIVER = Path(__file__).with_name("node5") / "driver.js"
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_DRIVER.parent / "node_modules" / "rocketmq-client-nodejs").is_dir(),
+    reason="node or rocketmq-client-nodejs is not installed (`make node5`)",
+)
+def test_node_5x_client_with_credentials(env: Env) -> None:
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, "topicB", 4, 4, 6, False))
+
+    def node_produce(prefix: str, *creds: str) -> list[dict[str, Any]]:
+        args = ["node", str(NODE_DRIVER), "produce", env.endpoint, "topicB", prefix, "3", *creds]
+        p = Proc(args, env.servers.tmp / f"node-{prefix}.log")
+        try:
+            return events(p, lambda ev, _s: ev["event"] in ("stopped", "error"), 90)
+        finally:
+            p.stop()
+
+    before = max_offsets(env, "topicB")
+    broker_log = env.servers.tmp / "broker.log"
+    seen = len(broker_log.read_text(errors="replace"))
+    refused = node_produce("node-subonly", "subOnlyKey", "12345678")
+    assert refused[-1]["event"] == "error" and not [e for e in refused if e["event"] == "sent"], refused[-1]
+    assert "No default permission for topic:topicB" in broker_log.read_text(errors="replace")[seen:]
+    assert max_offsets(env, "topicB") == before
+    good = node_produce("node-good", "RocketMQ", "12345678")  # topicB=PUB for this account
+    assert [e.get("ok") for e in good if e["event"] == "done"] == [3], good[-1]
+    assert max_offsets(env, "topicB") == before + 3
