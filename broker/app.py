@@ -40,7 +40,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
-from protocol.acl.rules import AclError
+from protocol.acl.rules import AclError, AclRules
 from protocol.acl.signature import SessionCredentials
 from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
@@ -138,6 +138,10 @@ class BrokerApp:
     def server(self) -> RemotingServer | None:
         """The listening server (its ``stats``, ``connection_count``, ``pending_bytes``); None when stopped."""
         return self._server
+
+    def _acl_rules(self) -> AclRules:
+        assert self.acl is not None
+        return self.acl.hook.rules
 
     @property
     def addr(self) -> str:
@@ -378,8 +382,9 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, part2.transactions
-        )
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, part2.transactions,
+            self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
+        )  # fmt: skip
         try:
             await proxy.start()
         except OSError as exc:

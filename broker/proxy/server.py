@@ -1,6 +1,7 @@
 """ProxyServer: the RocketMQ 5 gRPC endpoint's lifecycle inside the broker process (``mqbroker --enable-proxy``,
 RocketMQ 5's proxy in local mode): a ``grpc.aio`` server on the broker's event loop, on ``bindAddress:grpcServerPort``
-(0 picks a free port; ``port`` tells which), serving ``service.MessagingService`` over the broker's services, plus the
+(0 picks a free port; ``port`` tells which), serving ``service.MessagingService`` over the broker's services (checked
+by ``acl.GrpcAcl`` against the broker's ACL rules when ACL is on), plus the
 ``PopService`` (loaded from and flushed to ``popState.json``) and its store arrival listener.
 
 Start after the broker's services; stop before them: stop accepting, cancel held receives (their messages stay in
@@ -9,10 +10,13 @@ flight and are redelivered), close the 5.x client channels, flush the POP state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import grpc
 import structlog
 
 from broker.config import BrokerConfig
+from broker.proxy.acl import GrpcAcl
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
@@ -23,6 +27,7 @@ from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
 from broker.store.message_store import MessageStore
+from protocol.acl.rules import AclRules
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
@@ -45,7 +50,9 @@ class ProxyServer:
         clients: ClientRegistry,
         schedule: ScheduleService,
         transactions: TransactionService,
+        acl_rules: Callable[[], AclRules] | None = None,
     ) -> None:
+        """``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
         self._config = config
 
         def max_attempts(group: str) -> int:
@@ -71,6 +78,7 @@ class ProxyServer:
             transactions,
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),
+            GrpcAcl(acl_rules) if acl_rules is not None else None,
         )
         self.pop.alive = self.service.is_connected
         store.add_arrival_listener(self.pop.on_arrival)

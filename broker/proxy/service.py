@@ -42,7 +42,7 @@ from google.protobuf.duration_pb2 import Duration
 from broker import topics as T
 from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
-from broker.proxy import auth
+from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
 from broker.proxy.convert import InvalidMessage, Limits, delay_level, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
@@ -56,6 +56,7 @@ from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from broker.store.message_store import MessageStore
+from protocol.acl.rules import AclError
 from protocol.message import PropertyKey, encode_properties, java_string_hash
 
 _log = structlog.get_logger("rocketq.broker.proxy")
@@ -108,10 +109,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         transactions: TransactionService,
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
-        secret_of: Callable[[str], str | None] | None = None,
+        acl: GrpcAcl | None = None,
     ) -> None:
-        # ACL: access key → secret key; None = no authentication (aclEnable=false)
-        self._secret_of = secret_of
+        self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
         self._max_body = config.store.max_message_size
@@ -132,10 +132,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             p.max_delay_time_mills,
         )  # fmt: skip
 
-    def set_accounts(self, secret_of: Callable[[str], str | None] | None) -> None:
-        """Verify every request's ``authorization`` header against these accounts (access key → secret key), or
-        stop verifying (None). The broker's ACL engine plugs in here when ``aclEnable`` is on."""
-        self._secret_of = secret_of
+    def set_acl(self, acl: GrpcAcl | None) -> None:
+        """Authenticate and authorise every request with ``acl`` (the broker's ACL rules), or stop checking (None)."""
+        self._acl = acl
 
     # -- sessions -----------------------------------------------------------------------------------------------
 
@@ -147,21 +146,35 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         for chan in list(self._sessions.values()):
             chan.close()
 
-    def _session(self, context: Context) -> GrpcClientChannel:
-        md: dict[str, Any] = {k: v for k, v in (context.invocation_metadata() or ())}
+    @staticmethod
+    def _metadata(context: Context) -> dict[str, Any]:
+        return {k: v for k, v in (context.invocation_metadata() or ())}
+
+    @staticmethod
+    def _peer(context: Context) -> str:
+        peer = str(context.peer() or "")
+        for prefix in ("ipv4:", "ipv6:"):
+            peer = peer.removeprefix(prefix)
+        return peer
+
+    def _authorize(self, md: dict[str, Any], peer: str, request: Any | None) -> None:
+        """The ACL check of one request (``acl``); a refusal is UNAUTHORIZED, as RocketMQ 5 answers AclException."""
+        if self._acl is not None:
+            try:
+                self._acl.check(md, peer, request)
+            except AclError as exc:
+                _log.info("gRPC request refused by ACL", peer=peer, request=type(request).__name__, reason=str(exc))
+                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
+
+    def _session(self, context: Context, request: Any | None = None) -> GrpcClientChannel:
+        md = self._metadata(context)
         client_id = str(md.get("x-mq-client-id") or "")
         if not client_id:
             raise ClientError(pb.Code.CLIENT_ID_REQUIRED, "x-mq-client-id header is required")
-        if self._secret_of is not None:
-            try:
-                auth.verify(md.get("authorization"), md.get("x-mq-date-time"), self._secret_of)
-            except auth.AuthError as exc:
-                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
+        peer = self._peer(context)
+        self._authorize(md, peer, request)
         chan = self._sessions.get(client_id)
         if chan is None or chan.is_closed:
-            peer = context.peer() or ""
-            for prefix in ("ipv4:", "ipv6:"):
-                peer = peer.removeprefix(prefix)
             chan = GrpcClientChannel(
                 client_id,
                 peer,
@@ -287,7 +300,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     async def QueryRoute(self, request: spb.QueryRouteRequest, context: Context) -> spb.QueryRouteResponse:
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
         except ClientError as exc:
             return spb.QueryRouteResponse(status=_status(exc.code, str(exc)))
@@ -310,7 +323,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     async def Heartbeat(self, request: spb.HeartbeatRequest, context: Context) -> spb.HeartbeatResponse:
         try:
-            chan = self._session(context)
+            chan = self._session(context, request)
             self._register(chan, request.group.name if request.HasField("group") else "")
         except ClientError as exc:
             return spb.HeartbeatResponse(status=_status(exc.code, str(exc)))
@@ -327,6 +340,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         outbox: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
         chan.add_stream(outbox)
         invalid: list[str] = []
+        md, peer = self._metadata(context), self._peer(context)
 
         async def read() -> None:
             try:
@@ -335,6 +349,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                         invalid.append("settings carry neither publishing nor subscription")  # PUBSUB_NOT_SET
                         break
                     if cmd.HasField("settings"):
+                        try:
+                            self._authorize(md, peer, cmd)
+                        except ClientError as exc:
+                            outbox.put_nowait(spb.TelemetryCommand(status=_status(exc.code, str(exc))))
+                            continue
                         chan.settings = cmd.settings
                         reply = spb.TelemetryCommand(status=_status(pb.Code.OK))
                         reply.settings.CopyFrom(self.settings_reply(cmd.settings))
@@ -362,7 +381,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     async def SendMessage(self, request: spb.SendMessageRequest, context: Context) -> spb.SendMessageResponse:
         resp = spb.SendMessageResponse()
         try:
-            chan = self._session(context)
+            chan = self._session(context, request)
             if not request.messages:
                 raise ClientError(pb.Code.BAD_REQUEST, "no message to send")
             for m in request.messages:
@@ -426,7 +445,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.QueryAssignmentRequest, context: Context
     ) -> spb.QueryAssignmentResponse:
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
             g = self._group(request.group.name)
         except ClientError as exc:
@@ -446,7 +465,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     ) -> AsyncIterator[spb.ReceiveMessageResponse]:
         cfg = self._cfg
         try:
-            chan = self._session(context)
+            chan = self._session(context, request)
             tc = self._topic(request.message_queue.topic.name)
             g = self._group(request.group.name)
             if not T.is_readable(tc.perm):
@@ -522,7 +541,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     async def AckMessage(self, request: spb.AckMessageRequest, context: Context) -> spb.AckMessageResponse:
         resp = spb.AckMessageResponse()
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
             g = self._group(request.group.name)
         except ClientError as exc:
@@ -554,7 +573,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.ChangeInvisibleDurationRequest, context: Context
     ) -> spb.ChangeInvisibleDurationResponse:
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
             g = self._group(request.group.name)
             ms = _duration_ms(request.invisible_duration)
@@ -571,7 +590,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.ForwardMessageToDeadLetterQueueRequest, context: Context
     ) -> spb.ForwardMessageToDeadLetterQueueResponse:
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
             g = self._group(request.group.name)
         except ClientError as exc:
@@ -581,7 +600,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     async def EndTransaction(self, request: spb.EndTransactionRequest, context: Context) -> spb.EndTransactionResponse:
         try:
-            self._session(context)
+            self._session(context, request)
             tc = self._topic(request.topic.name)
             parsed = parse_transaction_id(request.transaction_id)
             if parsed is None:
@@ -605,7 +624,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.NotifyClientTerminationRequest, context: Context
     ) -> spb.NotifyClientTerminationResponse:
         try:
-            chan = self._session(context)
+            chan = self._session(context, request)
         except ClientError as exc:
             return spb.NotifyClientTerminationResponse(status=_status(exc.code, str(exc)))
         chan.close()

@@ -38,13 +38,12 @@ else → that one address (IPv6 compared expanded).
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from protocol.acl.signature import ACCESS_KEY, keyed_mac, verify_signature
+from protocol.acl.signature import ACCESS_KEY, Mac, keyed_mac, verify_signature
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 
@@ -251,7 +250,10 @@ class Account:
     perms: dict[str, int] | None = field(default=None, compare=False)  # None: no entries at all
     topic_default: int = field(default=DENY, compare=False)
     group_default: int = field(default=DENY, compare=False)
-    mac: hmac.HMAC | None = field(default=None, compare=False, repr=False)  # keyed with secret_key
+    mac: Mac | None = field(default=None, compare=False, repr=False)  # keyed with secret_key
+    # (code, topic, group) of requests this account was allowed: the check is a pure function of the account
+    # (rebuilt on reload) and those fields, so it is done once per kind of request (``_PERM_FIELDS`` codes)
+    allowed: set[tuple[int, str | None, str | None]] = field(default_factory=set, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -369,6 +371,16 @@ def required_resources(cmd: RemotingCommand) -> dict[str, int]:
     return out
 
 
+# The hot codes whose resources depend on two ext fields only (the table above): code → (topic field, group field)
+_PERM_FIELDS: Final[dict[int, tuple[str, str]]] = {
+    RequestCode.SEND_MESSAGE: ("topic", "group"),
+    RequestCode.SEND_MESSAGE_V2: ("b", "a"),
+    RequestCode.PULL_MESSAGE: ("topic", "consumerGroup"),
+    RequestCode.UPDATE_CONSUMER_OFFSET: ("topic", "consumerGroup"),
+}
+_ALLOWED_MAX: Final = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class AclRules:
     """Every account and the global whitelist, as loaded from all ACL files."""
@@ -397,7 +409,19 @@ class AclRules:
             return
         if not verify_signature(ext, cmd.body, acct.mac or acct.secret_key):
             raise AclError(f"Check signature failed for accessKey={ak}")
-        acct.authorize(cmd.code, required_resources(cmd), self.admin_codes)
+        code = cmd.code
+        names = _PERM_FIELDS.get(code)
+        if names is None:
+            acct.authorize(code, required_resources(cmd), self.admin_codes)
+            return
+        key = (code, ext.get(names[0]), ext.get(names[1]))
+        allowed = acct.allowed
+        if key in allowed:
+            return
+        acct.authorize(code, required_resources(cmd), self.admin_codes)  # AclError: not remembered
+        if len(allowed) >= _ALLOWED_MAX:
+            allowed.clear()
+        allowed.add(key)
 
     def validate(
         self,

@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import base64
 import hmac
+from binascii import b2a_base64
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from functools import lru_cache
+from operator import itemgetter
+from typing import Final, Protocol, cast
 
 from protocol.command import RemotingCommand
 
@@ -28,22 +32,27 @@ SECURITY_TOKEN: Final = "SecurityToken"
 UNIQUE_KEY_QUERY: Final = "_UNIQUE_KEY_QUERY"
 
 
-# Field order → the keys to sign, sorted, without the dropped ones. Requests of one kind from one client arrive
-# with their fields in the same order, so this is a handful of entries; cleared when a peer sends many shapes.
-_ORDER: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+# Field order → a getter of the values to sign, sorted by key, without the dropped ones. Requests of one kind from
+# one client arrive with their fields in the same order, so this is a handful of entries; cleared when a peer sends
+# many shapes.
+_ORDER: dict[tuple[tuple[str, ...], tuple[str, ...]], Callable[[dict[str, str]], tuple[str, ...]]] = {}
 _ORDER_MAX = 1024
+
+
+def _getter(order: tuple[str, ...]) -> Callable[[dict[str, str]], tuple[str, ...]]:
+    if len(order) >= 2:
+        return itemgetter(*order)  # C: one call for every value
+    return lambda ext: tuple(ext[k] for k in order)
 
 
 def _text(ext_fields: dict[str, str], drop: tuple[str, ...]) -> bytes:
     shape = (tuple(ext_fields), drop)
-    order = _ORDER.get(shape)
-    if order is None:
-        order = tuple(k for k in sorted(ext_fields) if k not in drop)
-        if len(order) <= 64 and sum(map(len, order)) <= 4096:  # a peer's odd shapes never hold much memory
-            if len(_ORDER) >= _ORDER_MAX:
-                _ORDER.clear()
-            _ORDER[shape] = order
-    return "".join(map(ext_fields.__getitem__, order)).encode("utf-8")
+    values = _ORDER.get(shape)
+    if values is None:
+        if len(_ORDER) >= _ORDER_MAX:
+            _ORDER.clear()
+        values = _ORDER[shape] = _getter(tuple(k for k in sorted(ext_fields) if k not in drop))
+    return "".join(values(ext_fields)).encode("utf-8")
 
 
 def signature_content(ext_fields: dict[str, str], body: bytes, *, drop: tuple[str, ...] = (SIGNATURE,)) -> bytes:
@@ -57,32 +66,49 @@ def calc_signature(content: bytes, secret_key: str) -> str:
     return base64.b64encode(hmac.digest(secret_key.encode("utf-8"), content, "sha1")).decode("ascii")
 
 
-def keyed_mac(secret_key: str) -> hmac.HMAC:
-    """An HMAC-SHA1 keyed with ``secret_key``, to ``copy()`` per request (saves the key schedule)."""
-    return hmac.new(secret_key.encode("utf-8"), digestmod="sha1")
+class Mac(Protocol):
+    """A keyed HMAC-SHA1 (``hmac.HMAC`` or the C object inside it): only ``copy`` is used on a shared one."""
+
+    def copy(self) -> Mac: ...
+    def update(self, data: bytes | memoryview, /) -> None: ...
+    def digest(self) -> bytes: ...
 
 
-def _sign(
-    ext_fields: dict[str, str], body: bytes, secret: str | hmac.HMAC, drop: tuple[str, ...] = (SIGNATURE,)
-) -> str:
-    """``calc_signature(signature_content(...))`` without copying the body."""
-    h = keyed_mac(secret) if isinstance(secret, str) else secret.copy()
+@lru_cache(maxsize=256)
+def keyed_mac(secret_key: str) -> Mac:
+    """An HMAC-SHA1 keyed with ``secret_key``, to ``copy()`` per request (saves the key schedule); cached per key,
+    never updated itself. The C object inside ``hmac.HMAC`` when there is one: its copy/update/digest skip a
+    Python-level wrapper per call."""
+    h = hmac.new(secret_key.encode("utf-8"), digestmod="sha1")
+    inner = getattr(h, "_hmac", None)
+    return cast(Mac, inner) if inner is not None and hasattr(inner, "copy") else h
+
+
+def _digest(ext_fields: dict[str, str], body: bytes, secret: str | Mac, drop: tuple[str, ...] = (SIGNATURE,)) -> bytes:
+    """The base64 signature as bytes, without copying the body."""
+    h = (keyed_mac(secret) if isinstance(secret, str) else secret).copy()
     h.update(_text(ext_fields, drop))
     if body:
         h.update(body)
-    return base64.b64encode(h.digest()).decode("ascii")
+    return b2a_base64(h.digest(), newline=False)
 
 
-def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str | hmac.HMAC) -> bool:
+def _sign(ext_fields: dict[str, str], body: bytes, secret: str | Mac, drop: tuple[str, ...] = (SIGNATURE,)) -> str:
+    """``calc_signature(signature_content(...))`` without copying the body."""
+    return _digest(ext_fields, body, secret, drop).decode("ascii")
+
+
+def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str | Mac) -> bool:
     """True when ``Signature`` matches; like J 4.9 the ``_UNIQUE_KEY_QUERY`` field is left out, and like J ≥ 5.1
     clients sign it, so either variant is accepted (reference acl.md §5). ``secret_key`` may be a ``keyed_mac``."""
     sent = ext_fields.get(SIGNATURE)
     if sent is None:
         return False
+    sent_b = sent.encode("utf-8", "surrogatepass")  # bytes: compare_digest refuses non-ASCII text
     if UNIQUE_KEY_QUERY not in ext_fields:  # the hot path: one HMAC
-        return hmac.compare_digest(_sign(ext_fields, body, secret_key), sent)
+        return hmac.compare_digest(_digest(ext_fields, body, secret_key), sent_b)
     for drop in ((SIGNATURE, UNIQUE_KEY_QUERY), (SIGNATURE,)):
-        if hmac.compare_digest(_sign(ext_fields, body, secret_key, drop), sent):
+        if hmac.compare_digest(_digest(ext_fields, body, secret_key, drop), sent_b):
             return True
     return False
 

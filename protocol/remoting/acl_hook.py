@@ -48,18 +48,25 @@ class AclHook:
     """The check itself; ``rules`` may be replaced at any time (hot reload). With ``only_codes`` set, requests with
     any other code pass unchecked (the name server's mode)."""
 
-    __slots__ = ("denied", "only_codes", "rules")
+    __slots__ = ("_hosts", "denied", "only_codes", "rules")
 
     def __init__(self, rules: AclRules, only_codes: frozenset[int] | None = None) -> None:
         self.rules = rules
         self.only_codes = only_codes
         self.denied = 0
+        self._hosts: dict[str, str] = {}  # peer → ip: one entry per connection, cleared when it grows
 
     def __call__(self, conn: Channel, cmd: RemotingCommand) -> RemotingCommand | None:
         if self.only_codes is not None and cmd.code not in self.only_codes:
             return None
+        peer = conn.peer
+        host = self._hosts.get(peer)
+        if host is None:
+            if len(self._hosts) >= 4096:
+                self._hosts.clear()
+            host = self._hosts[peer] = host_of(peer)
         try:
-            self.rules.check(host_of(conn.peer), cmd)
+            self.rules.check(host, cmd)
         except AclError as exc:
             self.denied += 1
             # the first refusals of each connection are logged, then one in a thousand: a flood logs little

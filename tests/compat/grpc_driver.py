@@ -5,6 +5,9 @@ tests/compat/test_grpc_client.py, reporting JSON lines on stdout (``{"event": ..
     grpc_driver.py simple  --endpoint H:P --topic T --group G --count N [--no-ack-first] [--invisible S]
     grpc_driver.py push    --endpoint H:P --topic T --group G [--fail-prefix X]
 
+Every command takes ``--ak``/``--sk`` (ACL credentials). A refused start-up reports ``startup_failed``, a refused send
+``send_failed``, a refused receive ``receive_failed`` (``done`` counts ``ok`` and ``failed``).
+
 ``simple`` stops after ``count`` acked messages; ``push`` and a lingering producer stop when stdin closes.
 """
 
@@ -48,8 +51,8 @@ def describe(m: Message) -> dict[str, Any]:
     }
 
 
-def config(endpoint: str) -> ClientConfiguration:
-    return ClientConfiguration(endpoint, Credentials("", ""))
+def config(a: argparse.Namespace) -> ClientConfiguration:
+    return ClientConfiguration(a.endpoint, Credentials(a.ak, a.sk))
 
 
 class Checker(TransactionChecker):
@@ -59,10 +62,16 @@ class Checker(TransactionChecker):
 
 
 def produce(a: argparse.Namespace) -> None:
-    p = Producer(config(a.endpoint), (a.topic,), checker=Checker() if a.kind == "tx" else None)
-    p.startup()
+    p = Producer(config(a), (a.topic,), checker=Checker() if a.kind == "tx" else None)
+    try:
+        p.startup()
+    except Exception as exc:  # refused by the broker (ACL): the client reports it
+        emit(event="startup_failed", error=f"{type(exc).__name__}: {exc}")
+        emit(event="done", ok=0, failed=a.count)
+        emit(event="stopped")
+        return
     emit(event="started")
-    ok = 0
+    ok = failed = 0
     for i in range(a.count):
         m = Message()
         m.topic = a.topic
@@ -85,10 +94,15 @@ def produce(a: argparse.Namespace) -> None:
                 tx.rollback()
             emit(event="sent", keys=m.keys and sorted(m.keys)[0], id=r.message_id, resolution=resolution)
         else:
-            r = p.send(m)
+            try:
+                r = p.send(m)
+            except Exception as exc:
+                failed += 1
+                emit(event="send_failed", keys=sorted(m.keys)[0], error=f"{type(exc).__name__}: {exc}")
+                continue
             emit(event="sent", keys=sorted(m.keys)[0], id=r.message_id, at=now_ms())
         ok += 1
-    emit(event="done", ok=ok)
+    emit(event="done", ok=ok, failed=failed)
     if a.linger:
         sys.stdin.read()
     p.shutdown()
@@ -96,13 +110,23 @@ def produce(a: argparse.Namespace) -> None:
 
 
 def simple(a: argparse.Namespace) -> None:
-    c = SimpleConsumer(config(a.endpoint), a.group, {a.topic: FilterExpression(a.tag)}, await_duration=a.await_s)
-    c.startup()
+    c = SimpleConsumer(config(a), a.group, {a.topic: FilterExpression(a.tag)}, await_duration=a.await_s)
+    try:
+        c.startup()
+    except Exception as exc:  # refused by the broker (ACL)
+        emit(event="startup_failed", error=f"{type(exc).__name__}: {exc}")
+        emit(event="stopped")
+        return
     emit(event="started")
     acked = 0
     deadline = time.monotonic() + a.deadline
     while acked < a.count and time.monotonic() < deadline:
-        for m in c.receive(32, a.invisible):
+        try:
+            got = c.receive(32, a.invisible)
+        except Exception as exc:  # refused by the broker (ACL)
+            emit(event="receive_failed", error=f"{type(exc).__name__}: {exc}")
+            break
+        for m in got:
             ev = describe(m)
             if a.no_ack_first and m.delivery_attempt == 1:
                 emit(event="msg", acked=False, **ev)
@@ -123,7 +147,7 @@ def push(a: argparse.Namespace) -> None:
             emit(event="msg", failed=fail, **ev)
             return ConsumeResult.FAILURE if fail else ConsumeResult.SUCCESS
 
-    c = PushConsumer(config(a.endpoint), a.group, Listener(), {a.topic: FilterExpression(a.tag)})
+    c = PushConsumer(config(a), a.group, Listener(), {a.topic: FilterExpression(a.tag)})
     c.startup()
     emit(event="started")
     done = threading.Event()
@@ -154,6 +178,8 @@ def main() -> None:
         s.add_argument("--await-s", type=int, default=5)
         s.add_argument("--deadline", type=float, default=120)
         s.add_argument("--fail-prefix", default="")
+        s.add_argument("--ak", default="", help="ACL access key (empty: no credentials)")
+        s.add_argument("--sk", default="")
     a = ap.parse_args()
     {"produce": produce, "simple": simple, "push": push}[a.cmd](a)
 

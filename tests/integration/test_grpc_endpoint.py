@@ -145,9 +145,12 @@ async def _in_flight(broker: BrokerApp, group: str) -> int:
 
 async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: Any) -> None:
     from broker.proxy import auth
+    from broker.proxy.acl import GrpcAcl
+    from protocol.acl.rules import Account, AclRules
 
     assert broker.proxy is not None
-    broker.proxy.service.set_accounts({"AK1": "sk1"}.get)
+    rules = AclRules({"AK1_key": Account.build("AK1_key", "sk1_secret", default_topic_perm="PUB")})
+    broker.proxy.service.set_acl(GrpcAcl(lambda: rules))
     req = spb.QueryRouteRequest()
     req.topic.name = "GT"
     assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.UNAUTHORIZED
@@ -157,11 +160,11 @@ async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: 
         ("x-mq-date-time", date),
         (
             "authorization",
-            f"MQv2-HMAC-SHA1 Credential=AK1, SignedHeaders=x-mq-date-time, Signature={auth.sign('sk1', date)}",
+            f"MQv2-HMAC-SHA1 Credential=AK1_key, SignedHeaders=x-mq-date-time, Signature={auth.sign('sk1_secret', date)}",
         ),
     )
     assert (await stub.QueryRoute(req, metadata=signed)).status.code == pb.Code.OK
-    broker.proxy.service.set_accounts(None)
+    broker.proxy.service.set_acl(None)
     assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.OK
 
 

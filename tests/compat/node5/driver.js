@@ -1,16 +1,18 @@
 // Drives the Node.js RocketMQ 5.x client rocketmq-client-nodejs 1.0.8 (gRPC) for tests/compat/test_grpc_node_client.py,
 // reporting JSON lines on stdout like grpc_driver.py.
-//   node driver.js produce <endpoint> <topic> <prefix> <count>
-//   node driver.js simple  <endpoint> <topic> <group> <count>
+//   node driver.js produce <endpoint> <topic> <prefix> <count> [<accessKey> <secretKey>]
+//   node driver.js simple  <endpoint> <topic> <group> <count> [<accessKey> <secretKey>]
 'use strict';
 const { Producer, SimpleConsumer } = require('rocketmq-client-nodejs');
+
+let sessionCredentials; // ACL credentials, when given
 
 function emit(ev) {
   process.stdout.write(JSON.stringify(ev) + '\n');
 }
 
 async function produce(endpoints, topic, prefix, count) {
-  const producer = new Producer({ endpoints, topics: [ topic ] });
+  const producer = new Producer({ endpoints, topics: [ topic ], sessionCredentials });
   await producer.startup();
   emit({ event: 'started' });
   for (let i = 0; i < count; i++) {
@@ -34,6 +36,7 @@ async function simple(endpoints, topic, group, count) {
     endpoints,
     subscriptions: new Map().set(topic, '*'),
     awaitDuration: 5000,
+    sessionCredentials,
   });
   await consumer.startup();
   emit({ event: 'started' });
@@ -55,7 +58,10 @@ async function simple(endpoints, topic, group, count) {
   emit({ event: 'stopped' });
 }
 
-const [ cmd, endpoint, topic, a, b ] = process.argv.slice(2);
+const [ cmd, endpoint, topic, a, b, accessKey, accessSecret ] = process.argv.slice(2);
+if (accessKey) {
+  sessionCredentials = { accessKey, accessSecret };
+}
 const run = cmd === 'produce' ? produce(endpoint, topic, a, Number(b)) : simple(endpoint, topic, a, Number(b));
 run.then(() => process.exit(0), err => {
   emit({ event: 'error', error: String(err && err.stack || err) });

@@ -1,0 +1,124 @@
+"""The official RocketMQ 5.x Python client (``rocketmq-python-client`` 5.1.2) with ACL credentials against
+``mqbroker --enable-proxy`` with ``aclEnable=true``, all in separate processes (``grpc_driver.py``): a PUB|SUB
+account sends and receives; a wrong secret, no credentials and a SUB-only account are refused (the client reports
+it) and nothing they sent is stored. The Node 5.x client (uppercase hex signatures) likewise, when installed."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.admin.admin_client import AdminClient
+from tests.compat.test_cpp_client import Proc, free_port, start_servers
+from tests.compat.test_grpc_client import Env, events, msgs
+from tests.integration.acl_support import ADMIN, write_acl
+
+pytestmark = pytest.mark.compat
+
+GOOD = ("--ak", "RocketMQ", "--sk", "12345678")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    tmp = tmp_path_factory.mktemp("grpcacl")
+    home = tmp / "home"
+    write_acl(home)
+    port = free_port()
+    extra = f"grpcServerPort={port}\naclEnable=true\nrocketmqHome={home}\n"
+    with start_servers(tmp, extra, ("--enable-proxy",)) as s:
+        yield Env(s, f"127.0.0.1:{port}")
+
+
+def admin(env: Env, fn: Any) -> Any:
+    async def run() -> Any:
+        async with AdminClient(env.servers.ns_addr, access_key=ADMIN.access_key, secret_key=ADMIN.secret_key) as a:
+            return await fn(a)
+
+    return asyncio.run(run())
+
+
+def max_offsets(env: Env, topic: str) -> int:
+    stats = admin(env, lambda a: a.topic_stats(env.servers.broker_addr, topic))
+    return sum(int(v["maxOffset"]) for v in stats.values())
+
+
+def produce(env: Env, count: int, prefix: str, *creds: str) -> dict[str, Any]:
+    p = env.driver("produce", "--topic", "topicA", "--count", str(count), "--prefix", prefix, *creds, name=prefix)
+    try:
+        evs = events(p, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        p.stop()
+    done = [e for e in evs if e["event"] == "done"]
+    assert len(done) == 1
+    errors = [e["error"] for e in evs if e["event"] in ("startup_failed", "send_failed")]
+    return {"ok": done[0]["ok"], "failed": done[0]["failed"], "errors": errors}
+
+
+def test_python_5x_client_with_credentials(env: Env) -> None:
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, "topicA", 4, 4, 6, False))
+    # refused: no credentials, a wrong secret, a SUB-only account; the client reports the failure
+    broker_log = env.servers.tmp / "broker.log"
+    for prefix, creds, reason in (
+        ("anon", (), "No accessKey is configured"),
+        ("badsk", ("--ak", "RocketMQ", "--sk", "wrongsecret"), "Check signature failed for accessKey=RocketMQ"),
+        ("subonly", ("--ak", "subOnlyKey", "--sk", "12345678"), "No default permission for topic:topicA"),
+    ):
+        seen = len(broker_log.read_text(errors="replace"))
+        r = produce(env, 2, prefix, *creds)
+        assert r["ok"] == 0 and r["failed"] == 2 and len(r["errors"]) == 2, (prefix, r)
+        # the broker refused it for the right reason (the client logs 40100 and reports a failed send)
+        assert reason in broker_log.read_text(errors="replace")[seen:], prefix
+    assert max_offsets(env, "topicA") == 0  # nothing refused was stored
+    # the PUB|SUB account: a simple consumer of groupA receives what the producer sends
+    c = env.driver("simple", "--topic", "topicA", "--group", "groupA", "--count", "5", *GOOD, name="simple-good")
+    try:
+        events(c, lambda ev, _s: ev["event"] in ("started", "startup_failed"), 60)
+        assert produce(env, 5, "good", *GOOD) == {"ok": 5, "failed": 0, "errors": []}
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        c.stop()
+    assert sorted(m["keys"] for m in msgs(evs)) == [f"good-key-{i}" for i in range(5)]
+    assert max_offsets(env, "topicA") == 5
+    # a consumer without credentials receives nothing: its route query is refused
+    assert produce(env, 1, "later", *GOOD)["ok"] == 1
+    anon = env.driver("simple", "--topic", "topicA", "--group", "groupA", "--count", "1", name="simple-anon")
+    try:
+        evs = events(anon, lambda ev, _s: ev["event"] == "stopped", 60)
+    finally:
+        anon.stop()
+    assert "receive_failed" in {e["event"] for e in evs} and msgs(evs) == []
+
+
+NODE_DRIVER = Path(__file__).with_name("node5") / "driver.js"
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_DRIVER.parent / "node_modules" / "rocketmq-client-nodejs").is_dir(),
+    reason="node or rocketmq-client-nodejs is not installed (`make node5`)",
+)
+def test_node_5x_client_with_credentials(env: Env) -> None:
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, "topicB", 4, 4, 6, False))
+
+    def node_produce(prefix: str, *creds: str) -> list[dict[str, Any]]:
+        args = ["node", str(NODE_DRIVER), "produce", env.endpoint, "topicB", prefix, "3", *creds]
+        p = Proc(args, env.servers.tmp / f"node-{prefix}.log")
+        try:
+            return events(p, lambda ev, _s: ev["event"] in ("stopped", "error"), 90)
+        finally:
+            p.stop()
+
+    before = max_offsets(env, "topicB")
+    broker_log = env.servers.tmp / "broker.log"
+    seen = len(broker_log.read_text(errors="replace"))
+    refused = node_produce("node-subonly", "subOnlyKey", "12345678")
+    assert refused[-1]["event"] == "error" and not [e for e in refused if e["event"] == "sent"], refused[-1]
+    assert "No default permission for topic:topicB" in broker_log.read_text(errors="replace")[seen:]
+    assert max_offsets(env, "topicB") == before
+    good = node_produce("node-good", "RocketMQ", "12345678")  # topicB=PUB for this account
+    assert [e.get("ok") for e in good if e["event"] == "done"] == [3], good[-1]
+    assert max_offsets(env, "topicB") == before + 3
