@@ -28,7 +28,8 @@ from broker.handlers.client_manage import ClientManageHandlers
 from broker.handlers.consumer_manage import ConsumerManageHandlers
 from broker.handlers.pull import PullHandlers
 from broker.handlers.send import SendHandlers
-from broker.metrics.exporter import BrokerMetrics
+from broker.metrics.exporter import BrokerMetrics, const_labels
+from broker.metrics.replication import ReplicationCollector
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
@@ -278,6 +279,8 @@ class BrokerApp:
             lambda: self.registrar.trigger() if self.registrar is not None else None,
         )
         self.ha = ha
+        if self.metrics is not None:
+            self.metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
         ha.register(registry)
 
         def force_writable(c: BrokerConfig) -> None:

@@ -501,3 +501,35 @@ async def test_ha_port_in_use_is_a_one_line_start_error(tmp_path: Path) -> None:
         with pytest.raises(BrokerStartError, match=f"HA port {port}: address already in use"):
             async with run_broker(None, tmp_path, haListenPort=port):
                 pass
+
+
+async def test_replication_lag_in_metrics(tmp_path: Path) -> None:
+    """The master exports each slave's acked offset and lag; the slave how far it is behind; both from the HA state."""
+    from protocol.remoting import RemotingClient
+    from tests.integration.broker_wire import send
+    from tests.integration.test_metrics import METRICS, scrape, value
+
+    client = RemotingClient()
+    try:
+        async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path, **METRICS) as (master, slave):
+            assert master.ha is not None and master.ha.master is not None and slave.ha is not None
+            assert master.metrics is not None and slave.metrics is not None
+            await until(lambda: master.ha.master.state.links, what="slave connects")
+            for i in range(20):
+                r = await send(client, master.addr, "LagTopic", b"lag-%d" % i, queue_id=0)
+                assert r.code == ResponseCode.SUCCESS, r.remark
+            end = master.store.commitlog.max_offset  # type: ignore[union-attr]
+            links = master.ha.master.state.links
+            await until(lambda: all(link.ack_offset == end for link in links.values()), what="the slave acks the end")
+            s = await scrape(master.metrics.port)
+            (peer,) = [link.peer for link in links.values()]
+            base = {"node_type": "broker", "slave": peer}
+            assert value(s, "rocketq_ha_slave_ack_offset_bytes", **base) == end
+            assert value(s, "rocketq_ha_slave_lag_bytes", **base) == 0
+            assert value(s, "rocketq_ha_connected_slaves", node_type="broker") == 1
+            assert value(s, "rocketq_ha_writes_fenced", node_type="broker") == 0
+            s = await scrape(slave.metrics.port)
+            assert value(s, "rocketq_ha_replica_behind_bytes", node_type="broker") == 0
+            assert "rocketq_ha_slave_lag_bytes" not in s  # a slave has no slaves of its own
+    finally:
+        await client.close()
