@@ -264,6 +264,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
     spark.read.format("arrowceiling").options(rows="1000", pertrigger="1000").load().count()
 
     runs = {"stream": 0}
+    durations: dict[str, list[dict[str, int]]] = {}
 
     def stream(fmt: str, options: dict[str, str]) -> None:
         runs["stream"] += 1
@@ -281,6 +282,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
             raise RuntimeError(f"query failed: {query.exception()}")
         rows = sum(p["numInputRows"] for p in query.recentProgress)
         assert rows == n, (fmt, rows)
+        durations[fmt] = [p["durationMs"] for p in query.recentProgress if p["numInputRows"]]
 
     def batch(fmt: str, options: dict[str, str]) -> None:
         spark.read.format(fmt).options(**options).load().write.format("noop").mode("overwrite").save()
@@ -337,6 +339,8 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
             f"   ratio {_median(ours) / _median(top):.2f}",
             flush=True,
         )
+    if args.verbose:
+        result["stream_duration_ms"] = durations
     spark.stop()
     return result
 
@@ -349,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-offsets-per-trigger", type=int, default=50_000)
     p.add_argument("--pull-batch-size", type=int, default=256)
     p.add_argument("--rounds", type=int, default=3, help="alternating connector/ceiling runs per case (median)")
+    p.add_argument("--verbose", action="store_true", help="add the last streaming runs' durationMs per batch")
     p.add_argument("--only", default="stream,batch,sink", help="comma-separated cases: stream, batch, sink")
     args = p.parse_args(argv)
     args.only = {c.strip() for c in args.only.split(",")}
