@@ -101,11 +101,17 @@ def servers(work: Path) -> Iterator[str]:
 
 def produce(namesrv: str, topic: str, n: int, size: int) -> float:
     from spark_connector import _client
+    from spark_connector.options import parse_sink_options
+    from spark_connector.sink import batches
 
+    # The SDK's batch send (SEND_BATCH_MESSAGE, 8 in flight) with the sink's default batch limits, outside Spark:
+    # what the broker takes at most, the reference for the sink's figure.
+    opts = parse_sink_options({"namesrvAddr": namesrv, "topic": topic})
     session = _client.producer_session([namesrv], "spark-bench-producer", 10_000)
     body = os.urandom(size // 2).hex().encode()[:size]
     t0 = time.perf_counter()
-    sent = session.send_all(_client.OutgoingMessage(topic, body, "bench", None, None) for _ in range(n))
+    messages = (_client.OutgoingMessage(topic, body, "bench", None, None) for _ in range(n))
+    sent = session.send_batches(batches(messages, opts), opts.sends_in_flight)
     assert sent == n
     return time.perf_counter() - t0
 
@@ -264,6 +270,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
     spark.read.format("arrowceiling").options(rows="1000", pertrigger="1000").load().count()
 
     runs = {"stream": 0}
+    durations: dict[str, list[dict[str, int]]] = {}
 
     def stream(fmt: str, options: dict[str, str]) -> None:
         runs["stream"] += 1
@@ -281,6 +288,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
             raise RuntimeError(f"query failed: {query.exception()}")
         rows = sum(p["numInputRows"] for p in query.recentProgress)
         assert rows == n, (fmt, rows)
+        durations[fmt] = [p["durationMs"] for p in query.recentProgress if p["numInputRows"]]
 
     def batch(fmt: str, options: dict[str, str]) -> None:
         spark.read.format(fmt).options(**options).load().write.format("noop").mode("overwrite").save()
@@ -317,7 +325,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
         "rounds": args.rounds,
         "max_offsets_per_trigger": args.max_offsets_per_trigger,
         "pull_batch_size": args.pull_batch_size,
-        "produce_msgs_per_s": round(n / produce_s),
+        "sdk_batch_send_msgs_per_s": round(n / produce_s),
     }
     for name, (connector, ceiling_run) in cases.items():
         if name not in args.only:
@@ -337,6 +345,8 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
             f"   ratio {_median(ours) / _median(top):.2f}",
             flush=True,
         )
+    if args.verbose:
+        result["stream_duration_ms"] = durations
     spark.stop()
     return result
 
@@ -349,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-offsets-per-trigger", type=int, default=50_000)
     p.add_argument("--pull-batch-size", type=int, default=256)
     p.add_argument("--rounds", type=int, default=3, help="alternating connector/ceiling runs per case (median)")
+    p.add_argument("--verbose", action="store_true", help="add the last streaming runs' durationMs per batch")
     p.add_argument("--only", default="stream,batch,sink", help="comma-separated cases: stream, batch, sink")
     args = p.parse_args(argv)
     args.only = {c.strip() for c in args.only.split(",")}

@@ -67,21 +67,28 @@ def test_deleted_topic_fails_with_fail_on_data_loss_and_is_skipped_without(
 
 def test_broker_restart_mid_stream_leaves_the_query_running(spark: Any, tmp_path: Path) -> None:
     own = start_cluster(tmp_path / "servers", broker_name="broker-r")
-    restarter: threading.Thread | None = None
+    restarts: list[threading.Thread] = []
+
+    def restart_in_background() -> None:
+        own.stop_broker()
+        restarts.append(threading.Thread(target=own.start_broker, name="broker-restart"))
+        restarts[-1].start()
+
     try:
         topic = "spark_broker_restart"
         sent = produce(own, topic, [f"r-{i}".encode() for i in range(160)])
         got = Collector()
 
         def each_batch(df: Any, batch_id: int) -> None:
-            nonlocal restarter
             if batch_id == 1:
-                # The batch's rows are pulled by df.collect() below: the broker goes away first, and comes back
-                # while the tasks retry.
-                own.stop_broker()
-                restarter = threading.Thread(target=own.start_broker, name="broker-restart")
-                restarter.start()
+                # Executors: this batch's rows are pulled by df.collect() below, after the broker went away; the
+                # tasks retry until it is back.
+                restart_in_background()
             got(df, batch_id)
+            if batch_id == 2:
+                restarts[-1].join()
+                # Driver: the next batch is planned (route and offset look-ups) while the broker restarts.
+                restart_in_background()
 
         query = (
             _stream(spark, own, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="50")
@@ -94,10 +101,10 @@ def test_broker_restart_mid_stream_leaves_the_query_running(spark: Any, tmp_path
         finally:
             query.stop()
         assert query.exception() is None
-        assert restarter is not None
+        assert len(restarts) == 2
         assert sorted(body for _, _, body in got.rows) == sorted(sent)
         assert len({(q, o) for q, o, _ in got.rows}) == len(got.rows) == 160  # no gap, no duplicate
     finally:
-        if restarter is not None:
-            restarter.join()
+        for t in restarts:
+            t.join()
         own.stop()
