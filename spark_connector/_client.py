@@ -48,6 +48,7 @@ T = TypeVar("T")
 log = structlog.wrap_logger(logging.getLogger(__name__))
 
 SEND_WINDOW = 128  # sends in flight per task
+SEARCH_STEPS = 64  # messages read from the broker's answer to the first stored at or after a timestamp
 
 
 class FetchError(RuntimeError):
@@ -170,7 +171,37 @@ class AdminSession:
         return {q: QueueBounds(lo, hi) for q, (lo, hi) in zip(qs, self._run(all_bounds()), strict=True)}
 
     def search_offset(self, queue: QueueKey, timestamp_ms: int) -> int:
-        return int(self._run(self._consumer.search_offset(_queue(queue), timestamp_ms)))
+        """The first offset of ``queue`` stored at or after ``timestamp_ms`` (Kafka's ``offsetsForTimes`` rule; the
+        queue's max offset when every message is older). The broker's SEARCH_OFFSET_BY_TIMESTAMP answers as J 4.9
+        does: the nearer neighbour, which may be the message just before ``timestamp_ms``, or any one of several
+        stored in the same millisecond. So step from its answer, one message read per step, to the first match."""
+        mq = _queue(queue)
+
+        async def first_at_or_after() -> int:
+            off = int(await self._consumer.search_offset(mq, timestamp_ms))
+            for _ in range(SEARCH_STEPS):
+                t = await self._store_time(mq, off)
+                if t is not None and t < timestamp_ms:
+                    off += 1
+                    continue
+                prev = await self._store_time(mq, off - 1) if off > 0 else None
+                if prev is not None and prev >= timestamp_ms:
+                    off -= 1
+                    continue
+                break
+            return off
+
+        return self._run(first_at_or_after())
+
+    async def _store_time(self, mq: MessageQueue, offset: int) -> int | None:
+        """Store time of the message at ``offset``; None when there is none (past the end, or removed)."""
+        from client.bulk import decode_columns, pull_raw
+
+        r = await pull_raw(self._consumer, mq, offset, 1)
+        if not r.records:
+            return None
+        cols = decode_columns(r.records, min_offset=offset, end_offset=offset + 1)
+        return cols.store_timestamp[0] if cols.queue_offset and cols.queue_offset[0] == offset else None
 
     def commit_offsets(self, group: str, offsets: Mapping[QueueKey, int]) -> None:
         from client import PullConsumer

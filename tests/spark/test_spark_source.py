@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.spark.support import Cluster, produce
+from tests.spark.support import Cluster, produce, wait_for_clock_tick
 
 pytestmark = pytest.mark.spark
 
@@ -88,13 +87,17 @@ def test_stream_bounded_batches_restart_and_available_now(spark: Any, cluster: C
 def test_starting_offsets_by_timestamp(spark: Any, cluster: Cluster) -> None:
     topic = "spark_by_timestamp"
     produce(cluster, topic, [f"old-{i}".encode() for i in range(12)])
-    # SEARCH_OFFSET_BY_TIMESTAMP answers as J 4.9 does (a message stored at the time, else the NEARER neighbour):
-    # keep the batches far apart, so that on every queue the first new message is nearer than the last old one
-    time.sleep(0.3)
+    # The new messages are stored at least 1 ms after the old ones, no more: SEARCH_OFFSET_BY_TIMESTAMP answers as J
+    # 4.9 does (the NEARER neighbour, the earlier on a tie), so on a queue whose last old message is as near as its
+    # first new one the broker names the old one; the source must still start at the first message at or after.
+    wait_for_clock_tick()
     new = produce(cluster, topic, [f"new-{i}".encode() for i in range(12)])
     stored = _batch(spark, cluster, subscribe=topic).select("body", "storeTimestamp", "brokerName", "queueId")
     rows = stored.collect()
-    ts_ms = min(int(r.storeTimestamp.timestamp() * 1000) for r in rows if bytes(r.body).startswith(b"new-"))
+    # 1 ms after the last old message and at least 1 ms before the first new one: the broker's nearest neighbour is
+    # an old message (nearer, or the earlier on a tie) on at least the queue holding the last old one
+    ts_ms = max(int(r.storeTimestamp.timestamp() * 1000) for r in rows if bytes(r.body).startswith(b"old-")) + 1
+    assert ts_ms < min(int(r.storeTimestamp.timestamp() * 1000) for r in rows if bytes(r.body).startswith(b"new-"))
     queues = sorted({(r.brokerName, r.queueId) for r in rows})
     by_ts: dict[str, dict[str, dict[str, int]]] = {topic: {}}
     for broker, qid in queues:
