@@ -100,8 +100,8 @@ class _Loop:
 _lock = threading.Lock()
 _pid: int | None = None
 _loop: _Loop | None = None
-_pullers: dict[tuple[str, int], PullSession] = {}
-_producers: dict[tuple[str, str, int], ProducerSession] = {}
+_pullers: dict[tuple[str, int, tuple[str, str] | None], PullSession] = {}
+_producers: dict[tuple[str, str, int, tuple[str, str] | None], ProducerSession] = {}
 
 
 def _process_loop() -> _Loop:
@@ -129,17 +129,31 @@ def _instance_name(kind: str) -> str:
     return f"spark-{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def _access_key(credentials: tuple[str, str] | None) -> str | None:
+    """The client's ``access_key`` (with ``_secret_key``, every request is signed: ACL 1.0); None = unsigned."""
+    return None if credentials is None else credentials[0]
+
+
+def _secret_key(credentials: tuple[str, str] | None) -> str | None:
+    return None if credentials is None else credentials[1]
+
+
 class AdminSession:
     """Driver-side look-ups, through one started ``PullConsumer`` (nothing is subscribed, nothing is rebalanced)."""
 
-    def __init__(self, namesrv_addrs: list[str], timeout_ms: int) -> None:
+    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> None:
         from client import PullConsumer
 
         self._loop = _process_loop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
-            "spark-rocketmq-admin", namesrv_addr=";".join(namesrv_addrs), instance_name=_instance_name("admin")
+            "spark-rocketmq-admin",
+            namesrv_addr=";".join(namesrv_addrs),
+            instance_name=_instance_name("admin"),
+            access_key=_access_key(credentials),
+            secret_key=_secret_key(credentials),
         )
+        self._credentials = credentials
         self._run(self._consumer.start())
         self._groups: dict[str, PullConsumer] = {}
         self._addrs = namesrv_addrs
@@ -208,7 +222,13 @@ class AdminSession:
 
         consumer = self._groups.get(group)
         if consumer is None:
-            consumer = PullConsumer(group, namesrv_addr=";".join(self._addrs), instance_name=_instance_name("lag"))
+            consumer = PullConsumer(
+                group,
+                namesrv_addr=";".join(self._addrs),
+                instance_name=_instance_name("lag"),
+                access_key=_access_key(self._credentials),
+                secret_key=_secret_key(self._credentials),
+            )
             self._run(consumer.start())
             self._groups[group] = consumer
         self._run(consumer.commit({_queue(q): off for q, off in offsets.items()}))
@@ -231,13 +251,17 @@ class PullSession:
     backoff (``fetchRetries`` / ``fetchRetryBackoffMs``), so a broker restart shorter than that leaves the task running.
     """
 
-    def __init__(self, namesrv_addrs: list[str], timeout_ms: int) -> None:
+    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> None:
         from client import PullConsumer
 
         self._loop = _process_loop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
-            "spark-rocketmq-reader", namesrv_addr=";".join(namesrv_addrs), instance_name=_instance_name("reader")
+            "spark-rocketmq-reader",
+            namesrv_addr=";".join(namesrv_addrs),
+            instance_name=_instance_name("reader"),
+            access_key=_access_key(credentials),
+            secret_key=_secret_key(credentials),
         )
         self._loop.run(self._consumer.start(), self._timeout)
 
@@ -290,7 +314,9 @@ class PullSession:
 class ProducerSession:
     """Executor-side sends for one (name servers, group); one per worker process, shared by its tasks."""
 
-    def __init__(self, namesrv_addrs: list[str], group: str, timeout_ms: int) -> None:
+    def __init__(
+        self, namesrv_addrs: list[str], group: str, timeout_ms: int, credentials: tuple[str, str] | None = None
+    ) -> None:
         from client import Producer
 
         self._loop = _process_loop()
@@ -300,6 +326,8 @@ class ProducerSession:
             namesrv_addr=";".join(namesrv_addrs),
             instance_name=_instance_name("sink"),
             send_timeout_ms=timeout_ms,
+            access_key=_access_key(credentials),
+            secret_key=_secret_key(credentials),
         )
         self._loop.run(self._producer.start(), self._timeout + 10)
         self._queues: dict[str, list[MessageQueue]] = {}
@@ -408,27 +436,29 @@ class ProducerSession:
         self._loop.run(self._producer.close(), self._timeout)
 
 
-def pull_session(namesrv_addrs: list[str], timeout_ms: int) -> PullSession:
-    """This process's pull session for ``namesrv_addrs`` (created on first use)."""
+def pull_session(namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> PullSession:
+    """This process's pull session for ``namesrv_addrs`` and ``credentials`` (created on first use)."""
     _process_loop()
-    key = (";".join(namesrv_addrs), timeout_ms)
+    key = (";".join(namesrv_addrs), timeout_ms, credentials)
     with _lock:
         session = _pullers.get(key)
     if session is None:
-        session = PullSession(namesrv_addrs, timeout_ms)
+        session = PullSession(namesrv_addrs, timeout_ms, credentials)
         with _lock:
             session = _pullers.setdefault(key, session)
     return session
 
 
-def producer_session(namesrv_addrs: list[str], group: str, timeout_ms: int) -> ProducerSession:
-    """This process's producer for ``(namesrv_addrs, group)`` (created on first use)."""
+def producer_session(
+    namesrv_addrs: list[str], group: str, timeout_ms: int, credentials: tuple[str, str] | None = None
+) -> ProducerSession:
+    """This process's producer for ``(namesrv_addrs, group, credentials)`` (created on first use)."""
     _process_loop()
-    key = (";".join(namesrv_addrs), group, timeout_ms)
+    key = (";".join(namesrv_addrs), group, timeout_ms, credentials)
     with _lock:
         session = _producers.get(key)
     if session is None:
-        session = ProducerSession(namesrv_addrs, group, timeout_ms)
+        session = ProducerSession(namesrv_addrs, group, timeout_ms, credentials)
         with _lock:
             session = _producers.setdefault(key, session)
     return session

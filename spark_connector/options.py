@@ -39,11 +39,12 @@ fetchRetries                     8              retries of a failed pull / route
 fetchRetryBackoffMs              250            first retry delay; doubles per retry, at most 10 s
 minPartitions                    —              split queue ranges until there are at least this many tasks
 maxRecordsPerPartition           —              split queue ranges longer than this
+accessKey / secretKey            —              ACL 1.0 credentials: every request is signed (both or neither)
 ================================ ============== ==============================================================
 
 Only one of startingOffsets / startingOffsetsByTimestamp / startingTimestamp may be given. Sink options: namesrvAddr
 (required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs, sendBatchMaxBytes (192 KiB),
-sendBatchMaxMessages (256), sendsInFlight (8).
+sendBatchMaxMessages (256), sendsInFlight (8), accessKey / secretKey.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from spark_connector.offsets import EARLIEST, LATEST, OffsetFormatError, OffsetMap, from_json_dict
 
@@ -102,6 +103,8 @@ SOURCE_OPTIONS: dict[str, str] = {
     "fetchRetryBackoffMs": "fetch_retry_backoff_ms",
     "minPartitions": "min_partitions",
     "maxRecordsPerPartition": "max_records_per_partition",
+    "accessKey": "access_key",
+    "secretKey": "secret_key",
 }
 SINK_OPTIONS: dict[str, str] = {
     "namesrvAddr": "namesrv_addr",
@@ -111,6 +114,8 @@ SINK_OPTIONS: dict[str, str] = {
     "sendBatchMaxBytes": "send_batch_max_bytes",
     "sendBatchMaxMessages": "send_batch_max_messages",
     "sendsInFlight": "sends_in_flight",
+    "accessKey": "access_key",
+    "secretKey": "secret_key",
 }
 # Keys Spark itself may put into a data source's options; never ours, never an error.
 SPARK_KEYS: frozenset[str] = frozenset({"path", "paths", "checkpointlocation", "queryname"})
@@ -165,6 +170,23 @@ def _addr_list(v: str) -> str:
 
 class _Options(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    # ACL 1.0: with both set, every request the connector sends is signed (README "Security")
+    access_key: str | None = Field(None, min_length=1, alias="accessKey")
+    secret_key: str | None = Field(None, min_length=1, alias="secretKey")
+
+    @model_validator(mode="after")
+    def _both_keys(self) -> _Options:
+        if (self.access_key is None) != (self.secret_key is None):
+            raise ValueError("accessKey and secretKey go together: give both or neither")
+        return self
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        """(accessKey, secretKey) when the connector signs its requests."""
+        if self.access_key is None or self.secret_key is None:
+            return None
+        return self.access_key, self.secret_key
 
 
 class SourceOptions(_Options):

@@ -110,7 +110,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
         return
     from client.bulk import RecordColumns
 
-    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms)
+    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.credentials)
     size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
     windows = iter(range(r.start, r.end, size))
     pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()

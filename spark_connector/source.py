@@ -78,7 +78,9 @@ class _DriverSide:
 
     def _session(self) -> _client.AdminSession:
         if self._admin is None:
-            self._admin = _client.AdminSession(self._opts.namesrv_addrs, self._opts.poll_timeout_ms)
+            self._admin = _client.AdminSession(
+                self._opts.namesrv_addrs, self._opts.poll_timeout_ms, self._opts.credentials
+            )
         return self._admin
 
     def _retry(self, what: str, fn: Callable[[], T]) -> T:

@@ -113,8 +113,9 @@ class Cluster:
         self.namesrv.stop()
 
 
-def start_cluster(work: Path, broker_name: str = "broker-a") -> Cluster:
-    """A name server and one broker (auto-create topics with 4 queues) on free ports, files under ``work``."""
+def start_cluster(work: Path, broker_name: str = "broker-a", broker_extra: str = "") -> Cluster:
+    """A name server and one broker (auto-create topics with 4 queues) on free ports, files under ``work``;
+    ``broker_extra`` is appended to the broker's config file."""
     work.mkdir(parents=True, exist_ok=True)
     ns_port, broker_port = free_port(), free_port()
     (work / "namesrv.conf").write_text(
@@ -126,6 +127,7 @@ def start_cluster(work: Path, broker_name: str = "broker-a") -> Cluster:
         f"bindAddress=127.0.0.1\nlistenPort={broker_port}\nstorePathRootDir={work}/store\n"
         "mappedFileSizeCommitLog=67108864\nautoCreateTopicEnable=true\ndefaultTopicQueueNums=4\n"
         "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\nmaxMessageSize=262144\n"
+        "haListenPort=0\n" + broker_extra  # HA would bind listenPort + 1, which free_port() did not reserve
     )
     ns = start_server("namesrv", ["namesrv", "-c", str(work / "namesrv.conf")], ns_port, work, "boot success")
     cluster = Cluster(ns, ns, broker_name, work)
