@@ -34,6 +34,8 @@ class FakeProducer:
     namesrv_addr: str = ""
     instance_name: str = ""
     send_timeout_ms: int = 0
+    access_key: str | None = None
+    secret_key: str | None = None
     sent: list[FakeMessage] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0

@@ -209,7 +209,7 @@ def test_reader_pickles_without_its_session() -> None:
 
 def test_batch_reader_plans_start_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
     admin = FakeAdmin(bounds([10, 10, 10, 10], mins=[0, 0, 0, 2]))
-    monkeypatch.setattr(_client, "AdminSession", lambda addrs, timeout: admin)
+    monkeypatch.setattr(_client, "AdminSession", lambda addrs, timeout, credentials=None: admin)
     raw = {
         "namesrvaddr": "h:1",
         "subscribe": "orders",
@@ -265,7 +265,7 @@ class FakeQueue:
 
 
 def read(fake: FakeQueue, r: QueueRange, monkeypatch: pytest.MonkeyPatch, **options: str) -> list[int]:
-    monkeypatch.setattr(_client, "pull_session", lambda addrs, timeout: fake)
+    monkeypatch.setattr(_client, "pull_session", lambda addrs, timeout, credentials=None: fake)
     monkeypatch.setattr(reader, "ROWS_PER_ARROW_BATCH", 7)
     raw = {"namesrvaddr": "h:1", "subscribe": "orders", **{k.lower(): v for k, v in options.items()}}
     batches = list(read_range(parse_source_options(raw, streaming=True), r))
