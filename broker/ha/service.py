@@ -13,7 +13,6 @@ their start and stop, decides a master's start-up fence, and answers the HA admi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerResponseHeader
 from protocol.remoting import HandlerRegistry, RemotingClient
 from protocol.remoting.handler import Handler, RequestContext
+from protocol.remoting.runtime import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 
@@ -192,10 +192,7 @@ class HAService:
 
     async def stop(self) -> None:
         task, self._fence_task = self._fence_task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(task)
         if self.sync is not None:
             await self.sync.stop()
         if self.slave is not None:

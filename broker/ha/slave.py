@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from broker.ha.state import SlaveHAState
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
+from protocol.remoting.runtime import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha.slave")
 
@@ -72,10 +73,7 @@ class HAClient:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(task)
 
     async def _pause(self, seconds: float) -> None:
         """Wait ``seconds``, or less if the master's address changes."""

@@ -24,7 +24,6 @@ the master's address.)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 
@@ -37,6 +36,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.remoting.client import RemotingClient
+from protocol.remoting.runtime import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha.sync")
 
@@ -73,10 +73,7 @@ class SlaveSynchronize:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(task)
 
     async def _run(self) -> None:
         await asyncio.sleep(FIRST_DELAY_S)

@@ -18,7 +18,6 @@ the live tables), so a deleted topic or group leaves both the windows and the ex
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from bisect import bisect_left
 from collections import deque
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from broker import topics as T
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import Handler, RequestContext
+from protocol.remoting.runtime import stop_tasks
 
 if TYPE_CHECKING:
     from broker.store.message_store import MessageStore
@@ -325,7 +325,4 @@ class BrokerStats:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(task)
