@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.compat.test_cpp_client import DRIVER, Consumer, Proc, Servers, free_port
+from tests.compat.test_cpp_client import DRIVER, Consumer, Proc, Servers, start_servers
 from tests.integration.acl_support import write_acl
 
 pytestmark = pytest.mark.compat
@@ -24,28 +24,13 @@ pytestmark = pytest.mark.compat
 def acl_servers(tmp: Path, broker_acl: bool = True) -> Iterator[Servers]:
     home = tmp / "home"
     write_acl(home)
-    ns_port, br_port = free_port(), free_port()
-    (tmp / "namesrv.conf").write_text(
-        f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
-        f"configStorePath={tmp}/namesrv/namesrv.properties\naclEnable=true\nrocketmqHome={home}\n"
-    )
-    (tmp / "broker.conf").write_text(
-        f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
-        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n"
-        f"aclEnable={str(broker_acl).lower()}\nrocketmqHome={home}\ninnerAccessKey=rocketmq2\ninnerSecretKey=12345678\n"
-        "haListenPort=0\n"  # HA would bind listenPort + 1, which free_port() did not reserve
-    )
-    ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
-    s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
-    try:
-        ns.wait_line(lambda ln: "boot success" in ln, 30)
-        br = Proc([sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr], tmp / "broker.log")
-        s.procs.append(br)
-        br.wait_line(lambda ln: "boot success" in ln, 30)
+    with start_servers(
+        tmp,
+        broker_extra=f"aclEnable={str(broker_acl).lower()}\nrocketmqHome={home}\n"
+        "innerAccessKey=rocketmq2\ninnerSecretKey=12345678\n",
+        namesrv_extra=f"aclEnable=true\nrocketmqHome={home}\n",
+    ) as s:
         yield s
-    finally:
-        for p in reversed(s.procs):
-            assert p.stop() == 0, f"server did not stop cleanly; see {p.log}"
 
 
 def produce(s: Servers, topic: str, prefix: str, count: int, *creds: str) -> dict[str, Any]:

@@ -102,12 +102,15 @@ class Servers:
 
 
 @contextlib.contextmanager
-def start_servers(tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...] = ()) -> Iterator[Servers]:
-    """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``."""
+def start_servers(
+    tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...] = (), namesrv_extra: str = ""
+) -> Iterator[Servers]:
+    """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``; the extras are
+    appended to each config file."""
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
-        f"configStorePath={tmp}/namesrv/namesrv.properties\n"
+        f"configStorePath={tmp}/namesrv/namesrv.properties\n{namesrv_extra}"
     )
     (tmp / "broker.conf").write_text(
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
