@@ -38,6 +38,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _ha_port(br_port: int, broker_extra: str) -> int:
+    """A free port for the broker's HA listener. Not listenPort + 1 (nothing reserved it), and not 0 either: the
+    HA listener binds before the gRPC endpoint, and an ephemeral port can be the one the test picked for that."""
+    while True:
+        port = free_port()
+        if port != br_port and str(port) not in broker_extra:
+            return port
+
+
 class Proc:
     """A child process whose stdout lines are collected by a reader thread."""
 
@@ -115,8 +124,7 @@ def start_servers(
     (tmp / "broker.conf").write_text(
         f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
         f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
-        # HA would bind listenPort + 1, which free_port() did not reserve: a free one instead, unless the test says
-        + ("" if "haListenPort" in broker_extra else "haListenPort=0\n")
+        + ("" if "haListenPort" in broker_extra else f"haListenPort={_ha_port(br_port, broker_extra)}\n")
     )
     ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
