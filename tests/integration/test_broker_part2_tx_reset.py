@@ -65,7 +65,7 @@ async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: Re
                     ("unknown", LocalTransactionState.UNKNOW),
                 ):
                     await p.send_message_in_transaction(Message("TxTopic", body.encode()), lambda m, a, s=state: s)
-                await _wait(lambda: checked == ["unknown"] and broker.part2.transactions.check_offset >= 4)
+                await _wait(lambda: checked == ["unknown"] and broker.wiring.transactions.check_offset >= 4)
             total = sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4))
             assert total == 2
             bodies = []
@@ -76,7 +76,7 @@ async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: Re
             assert all("TRAN_MSG" not in p and "REAL_TOPIC" not in p for _, p in bodies)
         # restart: op markers and the check offset survive; nothing is checked or delivered again
         async with run_broker(ns, tmp_path, **tx_cfg) as broker:
-            svc = broker.part2.transactions
+            svc = broker.wiring.transactions
             assert await svc.check_once() == 0
             assert sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4)) == 2
 
