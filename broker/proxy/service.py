@@ -82,7 +82,7 @@ def _status(code: int, message: str = "") -> pb.Status:
 
 
 def _duration_ms(d: Duration) -> int:
-    return d.seconds * 1000 + d.nanos // 1_000_000
+    return int(d.seconds * 1000 + d.nanos // 1_000_000)  # protobuf is untyped here (ignore_missing_imports)
 
 
 def _ms_duration(ms: int) -> Duration:

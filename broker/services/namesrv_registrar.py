@@ -33,7 +33,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.registrar")
 

@@ -22,6 +22,7 @@ from protocol.acl.rules import AclError, AclRules, host_of
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import Channel
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.acl")
 
@@ -120,12 +121,7 @@ class AclWatcher:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await stop_tasks(task)
 
     async def _run(self) -> None:
         while True:
