@@ -194,7 +194,7 @@ class FeaturesConfig(_Section):
 
 
 class SecurityConfig(_Section):
-    """ACL 1.0, TLS (J's ``tls.*`` names, reference acl.md §8), connection limits, credentials towards name servers."""
+    """ACL 1.0, TLS (J's ``tls.*`` names, docs/reference/acl.md §8), connection limits, credentials towards name servers."""
 
     acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
     inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)

@@ -1,7 +1,7 @@
 """``MessagingService`` (apache.rocketmq.v2) on the broker's services: the RPC adapters of the RocketMQ 5 gRPC
 endpoint, like RocketMQ 5's proxy in local mode. Each RPC decodes its request, calls a broker service (topics,
 groups, client registry, store, schedule, transactions, ``PopService``) and builds the response; business errors
-travel in ``status`` with gRPC OK, as the clients expect (reference grpc_v5.md §2–§4).
+travel in ``status`` with gRPC OK, as the clients expect (docs/reference/grpc_v5.md §2–§4).
 
 ============================== ==============================================================================
 RPC                            behaviour

@@ -6,7 +6,7 @@ synchronously after an auto-create; here the send is answered without waiting an
 the same loop turn). UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
 next round; it never stops the broker.
 
-Body (RegisterBrokerBody, uncompressed JSON, reference/protocol.md §d)::
+Body (RegisterBrokerBody, uncompressed JSON, docs/reference/protocol.md §d)::
 
     {"topicConfigSerializeWrapper": {"topicConfigTable": {name: TopicConfig}, "dataVersion": {...}},
      "filterServerList": []}

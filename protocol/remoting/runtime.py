@@ -1,7 +1,7 @@
 """Process-level plumbing shared by every daemon and the native client: uvloop, structlog, signal handling, and
 the start / banner / wait-for-signal / stop life of a daemon (``serve``), with its one-line failures (``fail``).
 
-``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (DESIGN.md).
+``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (docs/DESIGN.md).
 ``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise. ``stop_tasks`` is
 re-exported from ``protocol.tasks`` (the one way services stop their background tasks).
 """
