@@ -469,21 +469,11 @@ NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
 
 
-def canonical_key(key: str) -> str:
-    """The RocketMQ key for ``key`` (accepts aliases and python field names); raises ConfigError if unknown."""
-    return _TABLE.canonical(key)
-
-
-def config_from_properties(
-    text: str,
-    source: str = "<config>",
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = warn_stderr,
-) -> BrokerConfig:
-    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
-    through ``warn`` in one line."""
-    return _TABLE.from_properties(text, source, overrides, warn)
+# canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,
+# overrides, warn=): the config of a properties text. Unknown keys raise ConfigError; keys without effect are
+# reported through ``warn``.
+canonical_key = _TABLE.canonical
+config_from_properties = _TABLE.from_properties
 
 
 def load_config(
@@ -494,7 +484,7 @@ def load_config(
 ) -> BrokerConfig:
     """``broker.conf`` (or the defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value).
     The file's path is kept as ``config_file``: runtime updates (UPDATE_BROKER_CONFIG) are written back to it."""
-    cfg = _TABLE.load(path, overrides, warn)
+    cfg = _TABLE.load(path, overrides, warn=warn)
     if path is None:
         return cfg
     return cfg.model_copy(update={"config_file": os.path.abspath(os.fspath(path))})

@@ -44,7 +44,7 @@ only ``RUNTIME_KEYS``; a path (CVE-2023-37582) or anything else is refused with 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from protocol.config_loader import ConfigError as ConfigError
 from protocol.config_loader import Key as _Key
-from protocol.config_loader import KeyTable, warn_stderr
+from protocol.config_loader import KeyTable
 from protocol.config_loader import parse_properties as parse_properties
 from protocol.java_config_keys import NAMESRV_FILE_KEYS
 from protocol.remoting.logsetup import parse_log_levels
@@ -195,31 +195,12 @@ PATH_KEYS: frozenset[str] = frozenset(
 )
 
 
-def canonical_key(key: str) -> str:
-    """The RocketMQ key for ``key`` (accepts aliases and python field names); raises ConfigError if unknown."""
-    return _TABLE.canonical(key)
-
-
-def config_from_properties(
-    text: str,
-    source: str = "<config>",
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = warn_stderr,
-) -> NamesrvConfig:
-    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
-    through ``warn`` in one line."""
-    return _TABLE.from_properties(text, source, overrides, warn)
-
-
-def load_config(
-    path: str | os.PathLike[str] | None,
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = warn_stderr,
-) -> NamesrvConfig:
-    """``namesrv.conf`` (or defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
-    return _TABLE.load(path, overrides, warn)
+# canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,
+# overrides, warn=): the config of a properties text; load_config(path, overrides, warn=): of namesrv.conf (or the
+# defaults when path is None). Unknown keys raise ConfigError; keys without effect are reported through ``warn``.
+canonical_key = _TABLE.canonical
+config_from_properties = _TABLE.from_properties
+load_config = _TABLE.load
 
 
 def format_config(cfg: NamesrvConfig) -> str:

@@ -155,9 +155,10 @@ class KeyTable(Generic[M]):
     def from_properties(
         self,
         text: str,
-        source: str,
-        overrides: Mapping[str, Any] | None,
-        warn: Callable[[str], None],
+        source: str = "<config>",
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        warn: Callable[[str], None] = warn_stderr,
     ) -> M:
         """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are
         reported through ``warn`` in one line."""
@@ -174,14 +175,16 @@ class KeyTable(Generic[M]):
     def load(
         self,
         path: str | os.PathLike[str] | None,
-        overrides: Mapping[str, Any] | None,
-        warn: Callable[[str], None],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        warn: Callable[[str], None] = warn_stderr,
     ) -> M:
-        """The config file at ``path`` (the defaults when None) plus overrides."""
+        """The config file at ``path`` (the defaults when None) plus overrides (RocketMQ key or field name →
+        value)."""
         if path is None:
-            return self.from_properties("", "<defaults>", overrides, warn)
+            return self.from_properties("", "<defaults>", overrides, warn=warn)
         text = read_properties_file(path, ConfigError)
-        return self.from_properties(text, os.fspath(path), overrides, warn)
+        return self.from_properties(text, os.fspath(path), overrides, warn=warn)
 
 
 def _merge(base: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
