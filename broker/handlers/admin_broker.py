@@ -78,12 +78,6 @@ class RuntimeConfig:
     def allowed(self) -> frozenset[str]:
         return frozenset(self._appliers)
 
-    def allow(self, key: str, applier: Applier) -> None:
-        """One more runtime key, from a service built after this table (the HA service's operator override)."""
-        if key not in KEYS or _forbidden(key):
-            raise ValueError(f"key that must never change at runtime: {key}")
-        self._appliers[key] = applier
-
     def _current_values(self) -> dict[str, object]:
         return _values(self.config)
 
