@@ -1,4 +1,4 @@
-"""End-to-end throughput: our client and broker vs Redis Streams, same run, same workload (performance.md workload A).
+"""End-to-end throughput: our client and broker vs Redis Streams, same run, same workload (docs/reference/performance.md workload A).
 
 1 producer sends N messages of 1 KiB in batches of 32 (SEND_BATCH_MESSAGE), then 1 push consumer (a consumer group)
 reads them all. The broker and name server run as separate processes with async flush. In the same invocation the

@@ -1,6 +1,5 @@
-"""BrokerApp: the broker's composition root. Opens the store, builds the tables and services, gives each handler
-module only the collaborators it uses, registers them by request code, and owns the start/stop order. No business
-logic lives here.
+"""BrokerApp: the broker's composition root. Opens the store, builds the tables and services, has ``broker.wiring``
+register every handler, and owns the start/stop order. No business logic lives here.
 
 Start: load topics/groups/offsets → open + start the store → bind the server → start the services (client expiry,
 offset persistence, delay delivery) → register with the name servers.
@@ -15,19 +14,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
+import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 import structlog
 
-from broker.app_part2 import Part2
 from broker.config import BrokerConfig
 from broker.ha.service import HAService
-from broker.handlers.admin_acl import AclAdminHandlers
-from broker.handlers.client_manage import ClientManageHandlers
-from broker.handlers.consumer_manage import ConsumerManageHandlers
-from broker.handlers.pull import PullHandlers
-from broker.handlers.send import SendHandlers
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
 from broker.services.broker_stats import BrokerStats
@@ -38,12 +32,13 @@ from broker.services.namesrv_registrar import NamesrvRegistrar
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
+from broker.services.transactions import TransactionService
 from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
+from broker.wiring import Wiring, wire
 from protocol.acl.rules import AclError, AclRules
 from protocol.acl.signature import SessionCredentials
-from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.tls import TlsConfigError, client_context, server_context
@@ -102,7 +97,7 @@ class BrokerApp:
         self.store: MessageStore | None = None
         self.schedule: ScheduleService | None = None
         self.registrar: NamesrvRegistrar | None = None
-        self.part2: Part2 | None = None
+        self.wiring: Wiring | None = None
         self.ha: HAService | None = None
         self.acl: AclWatcher | None = None
         self.proxy: ProxyServer | None = None  # the RocketMQ 5 gRPC endpoint (enableProxy / --enable-proxy)
@@ -150,15 +145,46 @@ class BrokerApp:
         return f"{self.config.identity.broker_ip1}:{self.port}"
 
     async def start(self) -> None:
+        """Open the store, wire the handlers, bind, start the services, then register with the name servers."""
         if self._server is not None:
             raise RuntimeError("broker already started")
+        self._open_acl()
+        server_ssl, client_ssl = self._tls_contexts()
+        store, schedule = await self._open_store()
+        ha = self._build_ha(store, schedule, client_ssl)
+        self.metrics = self._build_metrics(ha)
+        self.wiring = wire(
+            self.config, store, self.topics, self.groups, self.offsets, self.clients, self.polling, schedule,
+            self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
+        )  # fmt: skip
+        ha.before_serving()
+        await self._bind(self.wiring.registry, server_ssl, store)
+        await self._start_services(store, schedule, self.wiring.transactions)
+        await self._start_ha_listener(ha)
+        if self.config.proxy.enable_proxy:
+            await self._start_proxy(store, schedule, self.wiring)
+        await self._register(ha)
+        await ha.start()
+        ident = self.config.identity
+        _log.info(
+            "broker started",
+            addr=self.addr,
+            name=ident.broker_name,
+            cluster=ident.broker_cluster_name,
+            namesrv=self.config.namesrv.namesrv_addr,
+        )
+
+    def _open_acl(self) -> None:
         cfg = self.config
-        sec = cfg.security
         if cfg.features.acl_enable:
             try:
-                self.acl = AclWatcher(cfg.identity.rocketmq_home, interval_s=sec.acl_reload_interval / 1000)
+                self.acl = AclWatcher(cfg.identity.rocketmq_home, interval_s=cfg.security.acl_reload_interval / 1000)
             except AclError as exc:
                 raise BrokerStartError(f"ACL files under {cfg.identity.rocketmq_home}/conf: {exc}") from None
+
+    def _tls_contexts(self) -> tuple[ssl.SSLContext | None, ssl.SSLContext | None]:
+        """The server's and the outbound client's TLS contexts (None where TLS is off)."""
+        sec = self.config.security
         try:
             server_ssl = (
                 server_context(
@@ -183,6 +209,11 @@ class BrokerApp:
             )
         except TlsConfigError as exc:
             raise BrokerStartError(str(exc)) from None
+        return server_ssl, client_ssl
+
+    async def _open_store(self) -> tuple[MessageStore, ScheduleService]:
+        """Load topics, groups and offsets, open the store (not started yet) and load the delay offsets."""
+        cfg = self.config
         try:
             self.topics.load()
             self.groups.load()
@@ -196,79 +227,15 @@ class BrokerApp:
         )
         schedule.load()
         self.schedule = schedule
-        registry = HandlerRegistry()
-        ident = cfg.identity
-        registry.register_all(
-            SendHandlers(
-                store,
-                self.topics,
-                schedule,
-                broker_ip=ident.broker_ip1,
-                broker_permission=ident.broker_permission,
-                region_id=ident.region_id,
-                trace_on=ident.trace_on,
-                max_message_size=cfg.store.max_message_size,
-                max_queue_wait_ms=cfg.features.wait_time_mills_in_send_queue,
-                stats=self.stats,
-            ).table()
-        )
-        registry.register_all(
-            PullHandlers(
-                store,
-                self.topics,
-                self.groups,
-                self.clients,
-                self.offsets,
-                self.polling,
-                broker_ip=ident.broker_ip1,
-                broker_permission=ident.broker_permission,
-                long_polling_enable=cfg.features.long_polling_enable,
-                short_polling_ms=cfg.features.short_polling_time_mills,
-                max_transfer_bytes=cfg.store.max_transfer_bytes_on_message_in_memory,
-                is_slave=ident.broker_role == "SLAVE",
-                stats=self.stats,
-                slave_read_enable=cfg.ha.slave_read_enable,
-                access_message_in_memory_max_ratio=cfg.ha.access_message_in_memory_max_ratio,
-            ).table()
-        )
-        registry.register_all(ConsumerManageHandlers(self.offsets, store).table())
-        registry.register_all(ClientManageHandlers(self.clients, self.groups, self.topics).table())
-        self.part2 = Part2(
-            cfg,
-            store,
-            self.topics,
-            self.groups,
-            self.offsets,
-            self.clients,
-            schedule,
-            self._set_config,
-            self.polling.release_group,
-            lambda: self.addr,
-            stats=self.stats,
-        )
-        self.part2.register(registry)
-        for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
-            registry.wrap(code, self.stats.count_sends)
-        registry.wrap(RequestCode.PULL_MESSAGE, self.stats.count_pulls)
-        registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, self.stats.time_creates("topic"))
-        registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, self.stats.time_creates("group"))
-        if cfg.observability.metrics_enabled:
-            self.metrics = BrokerMetrics(
-                cfg,
-                self.stats,
-                self.topics,
-                self.groups,
-                self.offsets,
-                self.clients,
-                self.polling,
-                lambda: self.store,
-                self._readiness,
-            )
+        return store, schedule
+
+    def _build_ha(self, store: MessageStore, schedule: ScheduleService, client_ssl: ssl.SSLContext | None) -> HAService:
+        """The outbound remoting client (signed with the inner ACL key) and the HA service that shares it."""
+        sec = self.config.security
         creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
         self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None, ssl_context=client_ssl)
-        is_slave = ident.broker_role == "SLAVE"
-        ha = HAService(
-            cfg,
+        self.ha = HAService(
+            self.config,
             store,
             self._client,
             self.topics,
@@ -278,26 +245,30 @@ class BrokerApp:
             lambda: self.addr,
             lambda: self.registrar.trigger() if self.registrar is not None else None,
         )
-        self.ha = ha
-        if self.metrics is not None:
-            self.metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
-        ha.register(registry)
+        return self.ha
 
-        def force_writable(c: BrokerConfig) -> None:
-            self._set_config(c)
-            ha.force_writable(c.ha.ha_master_force_writable)
+    def _build_metrics(self, ha: HAService) -> BrokerMetrics | None:
+        cfg = self.config
+        if not cfg.observability.metrics_enabled:
+            return None
+        metrics = BrokerMetrics(
+            cfg,
+            self.stats,
+            self.topics,
+            self.groups,
+            self.offsets,
+            self.clients,
+            self.polling,
+            lambda: self.store,
+            self._readiness,
+        )
+        metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
+        return metrics
 
-        self.part2.runtime_config.allow("haMasterForceWritable", force_writable)
-        ha.before_serving()
-        if self.acl is not None:
-            registry.register_all(
-                AclAdminHandlers(
-                    self.acl,
-                    broker_name=ident.broker_name,
-                    cluster_name=ident.broker_cluster_name,
-                    broker_addr=lambda: self.addr,
-                ).table()
-            )
+    async def _bind(self, registry: HandlerRegistry, server_ssl: ssl.SSLContext | None, store: MessageStore) -> None:
+        """Listen for requests and serve metrics; on failure the store is closed again."""
+        cfg = self.config
+        sec = cfg.security
         server = RemotingServer(
             registry,
             cfg.network.bind_address,
@@ -329,9 +300,15 @@ class BrokerApp:
                     f"cannot listen on metricsPromExporterPort {obs.metrics_prom_exporter_port}: {exc.strerror or exc}"
                 ) from None
         self._server, self._port = server, server.port
+
+    async def _start_services(
+        self, store: MessageStore, schedule: ScheduleService, transactions: TransactionService
+    ) -> None:
+        """Start the store and the background services; a slave re-delivers no delayed message and checks no
+        transaction (J)."""
         # With listenPort=0 the port is known only now; msgIds and stored STOREHOST must carry the real one.
         # Nothing has been put yet: the store only starts below, and no request has been read in between.
-        store.config = dataclasses.replace(store.config, store_host=(ident.broker_ip1, server.port))
+        store.config = dataclasses.replace(store.config, store_host=(self.config.identity.broker_ip1, self.port))
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival)
         store.add_arrival_listener(schedule.on_arrival)
@@ -339,18 +316,23 @@ class BrokerApp:
             self.acl.start()
         self.clients.start()
         self.offsets.start()
-        if not is_slave:  # a slave re-delivers no delayed message and checks no transaction (J)
+        if self.config.identity.broker_role != "SLAVE":
             schedule.start()
-            await self.part2.start()
+            await transactions.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
+
+    async def _start_ha_listener(self, ha: HAService) -> None:
         try:
             await ha.start_listener()
         except OSError as exc:
             await self.stop(grace=0)
             reason = "address already in use" if exc.errno == errno.EADDRINUSE else str(exc)
-            raise BrokerStartError(f"cannot listen on HA port {cfg.ha_listen_port}: {reason}") from None
-        if cfg.proxy.enable_proxy:
-            await self._start_proxy(store, schedule, self.part2)
+            raise BrokerStartError(f"cannot listen on HA port {self.config.ha_listen_port}: {reason}") from None
+
+    async def _register(self, ha: HAService) -> None:
+        """Register with the name servers now and every registerNameServerPeriod, and on each topic change."""
+        assert self._client is not None
+        cfg, ident = self.config, self.config.identity
         registrar = NamesrvRegistrar(
             self._client,
             cfg.namesrv.addrs,
@@ -366,16 +348,8 @@ class BrokerApp:
         self.topics.add_listener(registrar.trigger)
         registrar.on_reply = ha.on_register_reply
         await registrar.start(self.addr, ha.ha_addr())
-        await ha.start()
-        _log.info(
-            "broker started",
-            addr=self.addr,
-            name=ident.broker_name,
-            cluster=ident.broker_cluster_name,
-            namesrv=cfg.namesrv.namesrv_addr,
-        )
 
-    async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, part2: Part2) -> None:
+    async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, wiring: Wiring) -> None:
         """The RocketMQ 5 gRPC endpoint (``broker.proxy``); on failure the broker stops again and does not start."""
         cfg = self.config
         where = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
@@ -385,7 +359,7 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, part2.transactions,
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, wiring.transactions,
             self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
         )  # fmt: skip
         try:
@@ -394,7 +368,7 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"cannot start the gRPC endpoint on {where}: {exc}") from None
         self.proxy = proxy
-        part2.consume_stats.pull_offset = proxy.pop.state.offset
+        wiring.consume_stats.pull_offset = proxy.pop.state.offset
 
     async def stop(self, grace: float = 5.0) -> None:
         server, self._server = self._server, None
@@ -405,8 +379,8 @@ class BrokerApp:
             await self.proxy.stop()
         if self.schedule is not None:
             await self.schedule.stop()
-        if self.part2 is not None:
-            await self.part2.stop()
+        if self.wiring is not None:
+            await self.wiring.transactions.stop()
         if self.ha is not None:
             await self.ha.stop()
         self.polling.release_all()

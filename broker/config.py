@@ -25,26 +25,21 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from protocol.java_config_keys import BROKER_FILE_KEYS, check_value, did_you_mean
-from protocol.properties import parse_properties as _parse_properties
-from protocol.properties import read_properties_file
+from protocol.config_loader import ConfigError as ConfigError
+from protocol.config_loader import Key, KeyTable, warn_stderr
+from protocol.config_loader import parse_properties as parse_properties
+from protocol.java_config_keys import BROKER_FILE_KEYS
 from protocol.remoting.logsetup import parse_log_levels
 
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _ADDR = re.compile(r"^[A-Za-z0-9_.\-]+:\d{1,5}$")
-
-
-class ConfigError(ValueError):
-    """A config file, flag or override that cannot be used; the message is one line naming the key or line."""
 
 
 def parse_delay_levels(text: str) -> tuple[int, ...]:
@@ -199,7 +194,7 @@ class FeaturesConfig(_Section):
 
 
 class SecurityConfig(_Section):
-    """ACL 1.0, TLS (J's ``tls.*`` names, reference acl.md §8), connection limits, credentials towards name servers."""
+    """ACL 1.0, TLS (J's ``tls.*`` names, docs/reference/acl.md §8), connection limits, credentials towards name servers."""
 
     acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
     inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)
@@ -345,20 +340,12 @@ class BrokerConfig(_Section):
     proxy: ProxySection = Field(default_factory=ProxySection)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
-class _Key:
-    section: str
-    field: str
-    kind: type  # int, bool or str
-    important: bool = False
-
-
-def _k(section: str, field: str, kind: type, important: bool = False) -> _Key:
-    return _Key(section, field, kind, important)
+def _k(section: str, field: str, kind: type, important: bool = False) -> Key:
+    return Key(field, kind, section, important)
 
 
 # The ONE mapping from RocketMQ property names onto BrokerConfig. Order = the order ``-p`` prints.
-KEYS: dict[str, _Key] = {
+KEYS: dict[str, Key] = {
     "brokerClusterName": _k("identity", "broker_cluster_name", str, True),
     "brokerName": _k("identity", "broker_name", str, True),
     "brokerId": _k("identity", "broker_id", int, True),
@@ -476,117 +463,30 @@ ALIASES: dict[str, str] = {
 }
 # Keys RocketMQ 4.9 reads from broker.conf (protocol.java_config_keys) that do nothing here: accepted with one
 # warning line naming them, their values checked against J's kind. Adding a key to KEYS takes it off this list.
-NO_EFFECT_KEYS: frozenset[str] = frozenset(BROKER_FILE_KEYS) - set(KEYS) - set(ALIASES)
+_TABLE = KeyTable(BrokerConfig, KEYS, BROKER_FILE_KEYS, aliases=ALIASES)
+NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 # Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
 SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
-_BY_FIELD: dict[tuple[str, str], str] = {(s.section, s.field): k for k, s in KEYS.items()}
 
 
-def canonical_key(key: str) -> str:
-    """The RocketMQ key for ``key`` (accepts aliases and python field names); raises ConfigError if unknown."""
-    key = ALIASES.get(key, key)
-    if key in KEYS:
-        return key
-    for name, spec in KEYS.items():
-        if spec.field == key:
-            return name
-    hint = did_you_mean(key, [*KEYS, *NO_EFFECT_KEYS])
-    raise ConfigError(f"unknown config key '{key}'{hint}")
-
-
-def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties text → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
-    return _parse_properties(text, source, ConfigError)
-
-
-def _convert(key: str, kind: type, value: Any) -> Any:
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        if kind is str and isinstance(value, int | float) and not isinstance(value, bool):
-            return str(value)
-        return value
-    problem = check_value(key, kind, value)
-    if problem is not None:
-        raise ConfigError(problem)
-    if kind is int:
-        return int(value.strip())
-    if kind is bool:
-        return value.strip().lower() == "true"
-    return value
-
-
-def _collect(
-    items: Iterable[tuple[str, Any]], into: dict[str, dict[str, Any]], where: str = "", ignored: list[str] | None = None
-) -> None:
-    for key, value in items:
-        try:
-            if key in NO_EFFECT_KEYS:
-                if isinstance(value, str):
-                    problem = check_value(key, BROKER_FILE_KEYS[key], value)
-                    if problem is not None:
-                        raise ConfigError(problem)
-                if ignored is not None and key not in ignored:
-                    ignored.append(key)
-                continue
-            name = canonical_key(key)
-            spec = KEYS[name]
-            into.setdefault(spec.section, {})[spec.field] = _convert(name, spec.kind, value)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}{exc}") from None
-
-
-def _warn_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
-
-
-def _build(sections: dict[str, dict[str, Any]], where: str = "") -> BrokerConfig:
-    try:
-        return BrokerConfig.model_validate(sections)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [str(p) for p in err["loc"]]
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        if len(loc) >= 2:
-            key = _BY_FIELD.get((loc[0], loc[1]), loc[1])
-            value = sections.get(loc[0], {}).get(loc[1])
-            shown = str(value).lower() if isinstance(value, bool) else value
-            raise ConfigError(f"{where}{key}={shown}: {msg}") from None
-        raise ConfigError(f"{where}{msg}") from None
-
-
-def config_from_properties(
-    text: str,
-    source: str = "<config>",
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = _warn_stderr,
-) -> BrokerConfig:
-    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
-    through ``warn`` in one line."""
-    sections: dict[str, dict[str, Any]] = {}
-    ignored: list[str] = []
-    for no, key, value in parse_properties(text, source):
-        _collect([(key, value)], sections, f"{source} line {no}: ", ignored)
-    _collect((overrides or {}).items(), sections, "", ignored)
-    cfg = _build(sections, f"{source}: " if text else "")
-    if ignored:
-        warn(f"WARN {source}: RocketMQ config key(s) accepted without effect here: {', '.join(ignored)}")
-    return cfg
+# canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,
+# overrides, warn=): the config of a properties text. Unknown keys raise ConfigError; keys without effect are
+# reported through ``warn``.
+canonical_key = _TABLE.canonical
+config_from_properties = _TABLE.from_properties
 
 
 def load_config(
     path: str | os.PathLike[str] | None,
     overrides: Mapping[str, Any] | None = None,
     *,
-    warn: Callable[[str], None] = _warn_stderr,
+    warn: Callable[[str], None] = warn_stderr,
 ) -> BrokerConfig:
     """``broker.conf`` (or the defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value).
     The file's path is kept as ``config_file``: runtime updates (UPDATE_BROKER_CONFIG) are written back to it."""
+    cfg = _TABLE.load(path, overrides, warn=warn)
     if path is None:
-        return config_from_properties("", "<defaults>", overrides, warn=warn)
-    text = read_properties_file(path, ConfigError)
-    cfg = config_from_properties(text, os.fspath(path), overrides, warn=warn)
+        return cfg
     return cfg.model_copy(update={"config_file": os.path.abspath(os.fspath(path))})
 
 

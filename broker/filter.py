@@ -2,7 +2,7 @@
 
 J builds ``SubscriptionData`` with ``FilterAPI.buildSubscriptionData`` (split on ``||``, trim, drop empties;
 ``""``/``"*"`` = every tag) and filters at the consume-queue level by ``codeSet`` (tag hash codes). The C++ client
-sends ``codeSet: [0,0]`` (protocol.md trap 6), so the codes are always recomputed here from the tag strings and the
+sends ``codeSet: [0,0]`` (docs/reference/protocol.md trap 6), so the codes are always recomputed here from the tag strings and the
 client's codeSet is ignored. Stage 1 (``match_code``) compares a consume-queue unit's tag hash with the wanted
 hashes; stage 2 (``match_tags``) checks the record's TAGS string exactly, to drop hash collisions.
 """

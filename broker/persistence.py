@@ -1,6 +1,6 @@
 """JsonFile: crash-safe persistence of the broker's small config tables (topics, groups, offsets, delay offsets).
 
-Write protocol (reliability.md §1.3, "atomic persistence"): the new content goes to ``<file>.tmp`` and is fsynced;
+Write protocol (docs/reference/reliability.md §1.3, "atomic persistence"): the new content goes to ``<file>.tmp`` and is fsynced;
 the current file (if any) is renamed to ``<file>.bak``; ``.tmp`` is renamed over ``<file>``; the directory is
 fsynced. A crash at any point leaves either the new file, or the previous version as ``.bak`` (never a torn file),
 so a restart rewinds by at most one write. ``load`` reads ``<file>`` and falls back to ``<file>.bak`` when the

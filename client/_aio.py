@@ -1,15 +1,10 @@
-"""Small asyncio helpers the SDK's services share.
-
-``cancel_and_wait`` exists because the obvious ``task.cancel(); with suppress(CancelledError): await task`` also
-swallows a cancellation aimed at the *caller* while it waits, which leaves the caller running after its owner
-cancelled it (a close that never finishes). ``asyncio.wait`` never raises the awaited task's CancelledError, so
-only the caller's own cancellation propagates.
+"""How the SDK reports a background task that failed while it was being stopped: ``log_stop_failure``, the
+``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a close logs such failures instead of raising them).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from typing import Any
 
 from client._log import get_logger
@@ -17,14 +12,6 @@ from client._log import get_logger
 _log = get_logger("rocketq.client")
 
 
-async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any] | None]) -> None:
-    """Cancel ``tasks`` and wait until they are done; their failures are logged, not raised."""
-    todo = [t for t in tasks if t is not None]
-    for t in todo:
-        t.cancel()
-    if not todo:
-        return
-    await asyncio.wait(todo)
-    for t in todo:
-        if not t.cancelled() and t.exception() is not None:
-            _log.warning("task failed while stopping", task=t.get_name(), error=repr(t.exception()))
+def log_stop_failure(task: asyncio.Task[Any], exc: BaseException) -> None:
+    """Log a task that ended with a failure other than its cancellation while the SDK stopped it."""
+    _log.warning("task failed while stopping", task=task.get_name(), error=repr(exc))

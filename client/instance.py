@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
-from client._aio import cancel_and_wait
+from client._aio import log_stop_failure
 from client._log import get_logger
 from client.api import ClientAPI
 from client.config import ClientConfig
@@ -48,6 +48,7 @@ from protocol.message import MessageExt, PropertyKey, RecordError, decode_record
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
 from protocol.remoting.tls import client_context
+from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client")
 
@@ -201,7 +202,7 @@ class ClientInstance:
         if self._users > 0 or not self._started:
             return
         self._started = False
-        await cancel_and_wait([*self._tasks, *self._background])
+        await stop_tasks(*self._tasks, *self._background, on_error=log_stop_failure)
         self._tasks = []
         self._background.clear()
         await self.remoting.close()

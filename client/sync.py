@@ -27,6 +27,7 @@ from client.message import Message, MessageQueue
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.message import MessageExt
+from protocol.tasks import ignore_failure, stop_tasks
 
 T = TypeVar("T")
 A = TypeVar("A", AsyncProducer, AsyncPushConsumer, AsyncPullConsumer)  # the async twin a facade drives
@@ -60,9 +61,7 @@ class _LoopThread:
 
         async def shutdown() -> None:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await stop_tasks(*tasks, on_error=ignore_failure)
             await self.loop.shutdown_default_executor()
 
         asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)

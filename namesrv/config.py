@@ -44,17 +44,17 @@ only ``RUNTIME_KEYS``; a path (CVE-2023-37582) or anything else is refused with 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from protocol.java_config_keys import NAMESRV_FILE_KEYS, check_value, did_you_mean
-from protocol.properties import parse_properties as _parse_properties
-from protocol.properties import read_properties_file
+from protocol.config_loader import ConfigError as ConfigError
+from protocol.config_loader import Key as _Key
+from protocol.config_loader import KeyTable
+from protocol.config_loader import parse_properties as parse_properties
+from protocol.java_config_keys import NAMESRV_FILE_KEYS
 from protocol.remoting.logsetup import parse_log_levels
 
 
@@ -125,12 +125,6 @@ class NamesrvConfig(BaseModel):
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class _Key:
-    field: str
-    kind: type  # int, bool or str
-
-
 # The ONE mapping from RocketMQ property names onto NamesrvConfig fields. Order = the order ``-p`` prints.
 KEYS: dict[str, _Key] = {
     "listenPort": _Key("listen_port", int),
@@ -169,9 +163,25 @@ ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 RUNTIME_KEYS: frozenset[str] = frozenset(
     {"orderMessageEnable", "scanNotActiveBrokerInterval", "brokerChannelExpiredTime"}
 )
+
+
+def _bad_value(key: str, kind: type, value: str) -> str | None:
+    """The name server's wording of a bad value (its own start-up and CLI tests pin it)."""
+    text = value.strip()
+    if kind is int:
+        try:
+            int(text)
+        except ValueError:
+            return f"{key}={value} is not a valid integer"
+    if kind is bool and text.lower() not in ("true", "false"):
+        return f"{key}={value} is not a valid boolean (true/false)"
+    return None
+
+
+_TABLE = KeyTable(NamesrvConfig, KEYS, NAMESRV_FILE_KEYS, aliases=ALIASES, bad_value=_bad_value)
 # Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; protocol.java_config_keys) that do
 # nothing here: accepted with one warning line naming them.
-NO_EFFECT_KEYS: frozenset[str] = frozenset(NAMESRV_FILE_KEYS) - set(KEYS) - set(ALIASES)
+NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 PATH_KEYS: frozenset[str] = frozenset(
     {
         "kvConfigPath",
@@ -185,108 +195,12 @@ PATH_KEYS: frozenset[str] = frozenset(
 )
 
 
-class ConfigError(ValueError):
-    """A config file or override that cannot be used; the message is one line and names the key or line."""
-
-
-def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties lines → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
-    return _parse_properties(text, source, ConfigError)
-
-
-def _convert(key: str, kind: type, value: Any) -> Any:
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str):
-        return value
-    if kind is int:
-        try:
-            return int(value)
-        except ValueError:
-            raise ConfigError(f"{key}={value} is not a valid integer") from None
-    if kind is bool:
-        low = value.lower()
-        if low not in ("true", "false"):
-            raise ConfigError(f"{key}={value} is not a valid boolean (true/false)")
-        return low == "true"
-    return value
-
-
-def canonical_key(key: str) -> str:
-    """The RocketMQ key for ``key`` (accepts aliases and python field names); raises ConfigError if unknown."""
-    key = ALIASES.get(key, key)
-    if key in KEYS:
-        return key
-    for name, spec in KEYS.items():
-        if spec.field == key:
-            return name
-    raise ConfigError(f"unknown config key '{key}'{did_you_mean(key, [*KEYS, *NO_EFFECT_KEYS])}")
-
-
-def _fields(items: Iterable[tuple[str, Any]], where: str = "", ignored: list[str] | None = None) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for key, value in items:
-        try:
-            if key in NO_EFFECT_KEYS:
-                problem = check_value(key, NAMESRV_FILE_KEYS[key], value) if isinstance(value, str) else None
-                if problem is not None:
-                    raise ConfigError(problem)
-                if ignored is not None and key not in ignored:
-                    ignored.append(key)
-                continue
-            name = canonical_key(key)
-            fields[KEYS[name].field] = _convert(name, KEYS[name].kind, value)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}{exc}") from None
-    return fields
-
-
-def _build(base: NamesrvConfig | None, fields: dict[str, Any], where: str = "") -> NamesrvConfig:
-    merged = {**(base.model_dump() if base is not None else {}), **fields}
-    try:
-        return NamesrvConfig(**merged)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else "?"
-        name = next((k for k, spec in KEYS.items() if spec.field == field), field)
-        raise ConfigError(f"{where}{name}={merged.get(field)!r}: {err['msg']}") from None
-
-
-def _warn_stderr(line: str) -> None:
-    print(line, file=sys.stderr)
-
-
-def config_from_properties(
-    text: str,
-    source: str = "<config>",
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = _warn_stderr,
-) -> NamesrvConfig:
-    """The config of properties ``text`` plus ``overrides``; keys RocketMQ knows that do nothing here are reported
-    through ``warn`` in one line."""
-    fields: dict[str, Any] = {}
-    ignored: list[str] = []
-    for no, key, value in parse_properties(text, source):
-        fields.update(_fields([(key, value)], f"{source} line {no}: ", ignored))
-    fields.update(_fields((overrides or {}).items(), "", ignored))
-    cfg = _build(None, fields, f"{source}: ")
-    if ignored:
-        warn(f"WARN {source}: RocketMQ config key(s) accepted without effect here: {', '.join(ignored)}")
-    return cfg
-
-
-def load_config(
-    path: str | os.PathLike[str] | None,
-    overrides: Mapping[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None] = _warn_stderr,
-) -> NamesrvConfig:
-    """``namesrv.conf`` (or defaults when ``path`` is None) plus overrides (RocketMQ key or field name → value)."""
-    if path is None:
-        return config_from_properties("", "<defaults>", overrides, warn=warn)
-    text = read_properties_file(path, ConfigError)
-    return config_from_properties(text, os.fspath(path), overrides, warn=warn)
+# canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,
+# overrides, warn=): the config of a properties text; load_config(path, overrides, warn=): of namesrv.conf (or the
+# defaults when path is None). Unknown keys raise ConfigError; keys without effect are reported through ``warn``.
+canonical_key = _TABLE.canonical
+config_from_properties = _TABLE.from_properties
+load_config = _TABLE.load
 
 
 def format_config(cfg: NamesrvConfig) -> str:
@@ -323,5 +237,7 @@ class LiveConfig:
             if name not in RUNTIME_KEYS:
                 allowed = ", ".join(sorted(RUNTIME_KEYS))
                 raise ConfigUpdateRefused(f"config key {key} can not be changed at runtime (allowed: {allowed})")
-        self._cfg = _build(self._cfg, _fields(props.items()))
+        fields: dict[str, Any] = {}
+        _TABLE.collect(props.items(), fields)
+        self._cfg = _TABLE.build(fields, base=self._cfg)
         return self._cfg

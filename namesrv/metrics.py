@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.registry import Collector
 
 from namesrv.config import NamesrvConfig
 from namesrv.route_table import RouteTable
-from protocol.remoting.exporter import MetricsEndpoint, Readiness, RpcLatencyCollector
-from protocol.remoting.rpc_stats import RpcStats
+from protocol.remoting.exporter import DaemonMetrics, Readiness
 
 
 class NamesrvCollector(Collector):
@@ -35,28 +34,13 @@ class NamesrvCollector(Collector):
             yield g
 
 
-class NamesrvMetrics:
+class NamesrvMetrics(DaemonMetrics):
     def __init__(self, cfg: NamesrvConfig, routes: RouteTable, node_id: Callable[[], str], ready: Readiness) -> None:
-        self.rpc = RpcStats()
-        self.registry = CollectorRegistry(auto_describe=False)
         self._node_id = node_id
         self._extra = cfg.labels
-
-        self.registry.register(RpcLatencyCollector(self.rpc, self.labels))
-        self.registry.register(NamesrvCollector(self.labels, routes))
         host = cfg.metrics_prom_exporter_host or cfg.listen_address
-        self.endpoint = MetricsEndpoint(self.registry, host, cfg.metrics_prom_exporter_port, ready, name="namesrv")
-        self.observe = self.rpc.observe
+        super().__init__(self.labels, host, cfg.metrics_prom_exporter_port, ready, name="namesrv")
+        self.register(NamesrvCollector(self.labels, routes))
 
     def labels(self) -> dict[str, str]:
         return {"node_type": "namesrv", "node_id": self._node_id(), **self._extra}
-
-    @property
-    def port(self) -> int:
-        return self.endpoint.port
-
-    async def start(self) -> None:
-        await self.endpoint.start()
-
-    async def stop(self) -> None:
-        await self.endpoint.stop()

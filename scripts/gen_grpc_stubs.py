@@ -4,7 +4,7 @@
 
 The protos in ``broker/proxy/pb/proto/`` are apache/rocketmq-apis tag v2.1.2 (commit 68c2cc9), the version the
 official 5.x clients ship, copied into ONE flat directory with ``import "apache/rocketmq/v2/definition.proto"``
-rewritten to ``import "definition.proto"`` (reference grpc_v5.md §1): the official Python client's wheel registers its
+rewritten to ``import "definition.proto"`` (docs/reference/grpc_v5.md §1): the official Python client's wheel registers its
 descriptors under the flat names ``definition.proto``/``service.proto``, so stubs generated under the
 ``apache/rocketmq/v2/`` paths could not be loaded in the same interpreter (duplicate symbol). With flat names the
 serialized descriptors are byte-identical to the wheel's and both load together.

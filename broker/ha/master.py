@@ -39,6 +39,7 @@ from broker.ha.state import MasterHAState, SlaveLink
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
 from broker.store.results import PutMessageStatus
+from protocol.tasks import ignore_failure, stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 
@@ -150,11 +151,7 @@ class HAMaster:
         server, self._server = self._server, None
         if server is not None:
             server.close()
-        for t in list(self._conns):
-            t.cancel()
-        for t in list(self._conns):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await t
+        await stop_tasks(*self._conns, on_error=ignore_failure)
         if server is not None:
             await server.wait_closed()
 
@@ -223,10 +220,7 @@ class HAMaster:
         finally:
             self._conns.discard(task)
             self.state.links.pop(cid, None)
-            if pusher is not None:
-                pusher.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await pusher
+            await stop_tasks(pusher, on_error=ignore_failure)
             writer.close()
 
     async def _report(self, reader: asyncio.StreamReader) -> int:

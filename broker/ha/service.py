@@ -34,7 +34,7 @@ from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerResponseHeader
 from protocol.remoting import HandlerRegistry, RemotingClient
 from protocol.remoting.handler import Handler, RequestContext
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from broker.ha.state import SlaveHAState
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha.slave")
 

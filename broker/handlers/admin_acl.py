@@ -1,4 +1,4 @@
-"""The ACL admin requests (J ``AdminBrokerProcessor``, reference acl.md §7), registered only when ``aclEnable=true``.
+"""The ACL admin requests (J ``AdminBrokerProcessor``, docs/reference/acl.md §7), registered only when ``aclEnable=true``.
 
 ==== ================================= ===========================================================================
 code name                              behaviour

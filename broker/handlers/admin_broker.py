@@ -1,6 +1,6 @@
 """GET_BROKER_CONFIG (26) and UPDATE_BROKER_CONFIG (25), the latter restricted to an ALLOW-LIST.
 
-CVE-2023-33246 (reliability.md §3.3): J let an unauthenticated UPDATE_BROKER_CONFIG set any field by reflection,
+CVE-2023-33246 (docs/reference/reliability.md §3.3): J let an unauthenticated UPDATE_BROKER_CONFIG set any field by reflection,
 including ``rocketmqHome`` and ``filterServerNums``, and a later ``sh <rocketmqHome>/bin/startfsrv.sh`` turned that
 into remote code execution; CVE-2023-37582 did the same with a file path. Here only keys that the running broker
 can apply safely, and that name no path, address, port or process, can change (``RuntimeConfig.allowed``, the
@@ -77,12 +77,6 @@ class RuntimeConfig:
     @property
     def allowed(self) -> frozenset[str]:
         return frozenset(self._appliers)
-
-    def allow(self, key: str, applier: Applier) -> None:
-        """One more runtime key, from a service built after this table (the HA service's operator override)."""
-        if key not in KEYS or _forbidden(key):
-            raise ValueError(f"key that must never change at runtime: {key}")
-        self._appliers[key] = applier
 
     def _current_values(self) -> dict[str, object]:
         return _values(self.config)

@@ -1,7 +1,7 @@
 """Offset requests: QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MIN_OFFSET, GET_MAX_OFFSET,
 SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME.
 
-QUERY_CONSUMER_OFFSET for a (group, queue) with nothing committed follows J (protocol.md trap 15): when the queue's
+QUERY_CONSUMER_OFFSET for a (group, queue) with nothing committed follows J (docs/reference/protocol.md trap 15): when the queue's
 min offset is ≤ 0 — nothing was ever deleted from it, so its first message is still there — the answer is SUCCESS
 offset 0, and a new group reads the queue from its start whatever its ConsumeFromWhere. Otherwise QUERY_NOT_FOUND
 (22) with J's remark, and CONSUME_FROM_LAST_OFFSET consumers ask GET_MAX_OFFSET. (J additionally requires offset 0

@@ -1,4 +1,4 @@
-"""BrokerCollector: every broker series of reference/metrics.md §3 that applies here, computed at scrape time from
+"""BrokerCollector: every broker series of docs/reference/metrics.md §3 that applies here, computed at scrape time from
 state the broker keeps anyway. Names are the 5.1.4+ sample names (unit suffix on samples, ``_total`` on counters);
 every series carries the constant labels ``cluster``, ``node_type="broker"``, ``node_id`` (+ ``metricsLabel``).
 

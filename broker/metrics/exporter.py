@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.registry import Collector
 
 from broker.metrics.collector import BrokerCollector
 from broker.services.broker_stats import BrokerStats
-from protocol.remoting.exporter import MetricsEndpoint, Readiness, RpcLatencyCollector
-from protocol.remoting.rpc_stats import RpcStats
+from protocol.remoting.exporter import DaemonMetrics, Readiness
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
@@ -38,7 +37,7 @@ def const_labels(cfg: BrokerConfig) -> dict[str, str]:
     }
 
 
-class BrokerMetrics:
+class BrokerMetrics(DaemonMetrics):
     def __init__(
         self,
         cfg: BrokerConfig,
@@ -52,8 +51,9 @@ class BrokerMetrics:
         ready: Readiness,
     ) -> None:
         labels = const_labels(cfg)
-        self.rpc = RpcStats()
-        self.registry = CollectorRegistry(auto_describe=False)
+        obs = cfg.observability
+        host = obs.metrics_prom_exporter_host or cfg.identity.broker_ip1
+        super().__init__(lambda: labels, host, obs.metrics_prom_exporter_port, ready, name="broker")
         self.collector = BrokerCollector(
             labels,
             stats,
@@ -65,29 +65,9 @@ class BrokerMetrics:
             store,
             lambda: cfg.identity.broker_permission,
         )
-        self.registry.register(self.collector)
-        self.registry.register(RpcLatencyCollector(self.rpc, lambda: labels))
-        obs = cfg.observability
-        self.endpoint = MetricsEndpoint(
-            self.registry,
-            obs.metrics_prom_exporter_host or cfg.identity.broker_ip1,
-            obs.metrics_prom_exporter_port,
-            ready,
-            name="broker",
-        )
-        self.observe = self.rpc.observe
+        self.register(self.collector)
 
     def add_collector(self, collector: Collector) -> None:
         """More broker series on the same endpoint and constant labels (the hook HA uses for replication lag per
         slave: a collector reading the HA service's offsets at scrape time)."""
         self.collector.extra.append(collector)
-
-    @property
-    def port(self) -> int:
-        return self.endpoint.port
-
-    async def start(self) -> None:
-        await self.endpoint.start()
-
-    async def stop(self) -> None:
-        await self.endpoint.stop()

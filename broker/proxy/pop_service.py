@@ -30,7 +30,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.results import GetMessageStatus
 from protocol.message import MessageExt, PropertyKey, encode_properties
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.pop")
 

@@ -94,7 +94,7 @@ class ProxyServer:
     async def start(self) -> None:
         cfg = self._config
         server = grpc.aio.server(options=_OPTIONS)
-        spb_grpc.add_MessagingServiceServicer_to_server(self.service, server)
+        spb_grpc.add_MessagingServiceServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]  # protoc output
         addr = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
         try:
             port = server.add_insecure_port(addr)

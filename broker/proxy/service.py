@@ -1,7 +1,7 @@
 """``MessagingService`` (apache.rocketmq.v2) on the broker's services: the RPC adapters of the RocketMQ 5 gRPC
 endpoint, like RocketMQ 5's proxy in local mode. Each RPC decodes its request, calls a broker service (topics,
 groups, client registry, store, schedule, transactions, ``PopService``) and builds the response; business errors
-travel in ``status`` with gRPC OK, as the clients expect (reference grpc_v5.md §2–§4).
+travel in ``status`` with gRPC OK, as the clients expect (docs/reference/grpc_v5.md §2–§4).
 
 ============================== ==============================================================================
 RPC                            behaviour
@@ -82,7 +82,7 @@ def _status(code: int, message: str = "") -> pb.Status:
 
 
 def _duration_ms(d: Duration) -> int:
-    return d.seconds * 1000 + d.nanos // 1_000_000
+    return int(d.seconds * 1000 + d.nanos // 1_000_000)  # protobuf is untyped here (ignore_missing_imports)
 
 
 def _ms_duration(ms: int) -> Duration:

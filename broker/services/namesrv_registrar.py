@@ -6,7 +6,7 @@ synchronously after an auto-create; here the send is answered without waiting an
 the same loop turn). UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
 next round; it never stops the broker.
 
-Body (RegisterBrokerBody, uncompressed JSON, reference/protocol.md §d)::
+Body (RegisterBrokerBody, uncompressed JSON, docs/reference/protocol.md §d)::
 
     {"topicConfigSerializeWrapper": {"topicConfigTable": {name: TopicConfig}, "dataVersion": {...}},
      "filterServerList": []}
@@ -33,7 +33,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.registrar")
 

@@ -33,7 +33,7 @@ from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
 from broker.store.message_store import MessageStore
 from protocol.message import MessageExt, PropertyKey, decode_properties, encode_properties
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.schedule")
 

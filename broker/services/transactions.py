@@ -59,7 +59,7 @@ from protocol.message import (
     encode_record,
     reset_transaction_type,
 )
-from protocol.remoting.runtime import stop_tasks
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.transactions")
 

@@ -39,6 +39,7 @@ from protocol.message import (
     tag_hash,
     transaction_type,
 )
+from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.dispatcher")
 
@@ -137,13 +138,8 @@ class Dispatcher:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="store-dispatcher")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)
         self.drain()
 
     async def _run(self) -> None:

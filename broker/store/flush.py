@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from broker.store.stats import Histogram
+from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.flush")
 
@@ -196,10 +197,5 @@ class IntervalFlusher:
                 _log.exception("%s failed", self._name)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        task, self._task = self._task, None
+        await stop_tasks(task)

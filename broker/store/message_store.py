@@ -78,6 +78,7 @@ from protocol.message import (
     decode_record,
     record_tags,
 )
+from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
 
@@ -325,14 +326,8 @@ class MessageStore:
         if self._closed:
             return
         self._closed = True
-        for t in self._tasks:
-            t.cancel()
-        for t in self._tasks:
-            try:
-                await t
-            except asyncio.CancelledError:
-                pass
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        await stop_tasks(*tasks)
         await self.dispatcher.stop()
         for f in self._flushers:
             await f.stop()

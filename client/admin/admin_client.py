@@ -19,7 +19,7 @@ from typing import Any
 from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue
-from client.route import TopicRoute, loads_lenient
+from client.route import TopicRoute
 from protocol import bodies
 from protocol.bodies import (
     ConsumeMessageDirectlyResult,
@@ -31,6 +31,7 @@ from protocol.bodies import (
     SubscriptionData,
     decode_properties_text,
     encode_properties_text,
+    loads_lenient,
 )
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand

@@ -1,4 +1,4 @@
-"""``mqadmin`` ACL 1.0 commands (RocketMQ 4.9.7 tools' names, flags and output; reference acl.md §7) and the
+"""``mqadmin`` ACL 1.0 commands (RocketMQ 4.9.7 tools' names, flags and output; docs/reference/acl.md §7) and the
 credentials mqadmin signs with.
 
 ======================== ============================================ ============================================

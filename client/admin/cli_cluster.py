@@ -32,8 +32,7 @@ from client.admin.admin_client import AdminClient
 from client.admin.output import json_arg, print_json
 from client.admin.registry import command, target_args
 from client.errors import MQClientError
-from client.route import loads_lenient
-from protocol.bodies import decode_properties_text
+from protocol.bodies import decode_properties_text, loads_lenient
 from protocol.codes import RequestCode
 from protocol.errors import RemotingError
 

@@ -27,8 +27,7 @@ from client.admin.output import java, json_arg, print_json, table
 from client.admin.registry import command
 from client.errors import MQClientError
 from client.message import MessageQueue
-from client.route import loads_lenient
-from protocol.bodies import ConsumerConnection, ConsumeStats, GroupList
+from protocol.bodies import ConsumerConnection, ConsumeStats, GroupList, loads_lenient
 from protocol.codes import RequestCode
 from protocol.errors import BrokerError, RemotingError
 

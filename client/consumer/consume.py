@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from client._aio import cancel_and_wait
+from client._aio import log_stop_failure
 from client._log import get_logger
 from client.config import PushConsumerConfig
 from client.consumer.offset_store import OffsetStore
@@ -40,6 +40,7 @@ from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
 from client.results import ConsumeResult
 from protocol.message import MessageExt
+from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.consume")
 
@@ -219,7 +220,7 @@ class ConcurrentConsumeService:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(drain_timeout):
                     await self._idle.wait()
-        await cancel_and_wait(self._workers)
+        await stop_tasks(*self._workers, on_error=log_stop_failure)
         self._workers = []
 
 
@@ -330,9 +331,9 @@ class OrderlyConsumeService:
 
     async def close(self, drain_timeout: float) -> None:
         self._closing = True
-        await cancel_and_wait([self._renew])
+        await stop_tasks(self._renew, on_error=log_stop_failure)
         self._renew = None
         drains = list(self._drains.values())
         if drains and drain_timeout > 0:
             await asyncio.wait(drains, timeout=drain_timeout)
-        await cancel_and_wait(drains)
+        await stop_tasks(*drains, on_error=log_stop_failure)

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from client._aio import cancel_and_wait
+from client._aio import log_stop_failure
 from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
@@ -40,6 +40,7 @@ from client.message import MessageQueue, validate_group, validate_topic
 from client.results import PullResult, PullStatus
 from protocol.bodies import encode_consumer_running_info
 from protocol.message import MessageExt, tag_hash
+from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.pull")
 
@@ -130,7 +131,7 @@ class PullConsumer:
             return
         self._started = False
         await self._rebalancer.stop()
-        await cancel_and_wait([self._auto_commit_task])
+        await stop_tasks(self._auto_commit_task, on_error=log_stop_failure)
         self._auto_commit_task = None
         await self._stop_fetches(list(self._states))
         if self.config.auto_commit:
@@ -370,7 +371,7 @@ class PullConsumer:
             st.cached = 0
             tasks.append(st.task)
             st.task = None
-        await cancel_and_wait(tasks)
+        await stop_tasks(*tasks, on_error=log_stop_failure)
 
     async def _fetch_loop(self, mq: MessageQueue, st: _QueueState, gen: int) -> None:
         cfg = self.config

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from client._aio import cancel_and_wait
+from client._aio import log_stop_failure
 from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
@@ -46,6 +46,7 @@ from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
 from protocol.bodies import ConsumeMessageDirectlyResult, encode_consumer_running_info
 from protocol.message import MessageExt, tag_hash
+from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.push")
 
@@ -229,7 +230,7 @@ class PushConsumer:
             return
         self._running = False
         await self._rebalancer.stop()
-        await cancel_and_wait([*self._tasks, *self._pull_tasks.values()])
+        await stop_tasks(*self._tasks, *self._pull_tasks.values(), on_error=log_stop_failure)
         self._tasks = []
         self._pull_tasks.clear()
         if self._service is not None:
@@ -320,7 +321,7 @@ class PushConsumer:
         self._paused.discard(mq)
         if pq is not None:
             pq.dropped = True
-        await cancel_and_wait([task])
+        await stop_tasks(task, on_error=log_stop_failure)
         return pq
 
     async def on_revoked(self, mqs: list[MessageQueue]) -> None:

@@ -23,13 +23,14 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from client._aio import cancel_and_wait
+from client._aio import log_stop_failure
 from client._log import get_logger
 from client.consumer.allocate import Strategy
 from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.route import TopicRoute
 from protocol.errors import RemotingError
+from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.rebalance")
 
@@ -82,7 +83,7 @@ class Rebalancer:
             self._task = asyncio.get_running_loop().create_task(self._loop(), name=f"rebalance-{self.group}")
 
     async def stop(self) -> None:
-        await cancel_and_wait([self._task])
+        await stop_tasks(self._task, on_error=log_stop_failure)
         self._task = None
 
     async def _loop(self) -> None:

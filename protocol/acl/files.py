@@ -2,7 +2,7 @@
 admin updates atomically to the file that owns the account. Synchronous file IO only; the watcher that polls these
 files lives in ``protocol.remoting.acl_hook``.
 
-Files, in load order (reference acl.md §1): every ``*.yml`` / ``*.yaml`` under ``<home>/conf/acl/`` (recursive,
+Files, in load order (docs/reference/acl.md §1): every ``*.yml`` / ``*.yaml`` under ``<home>/conf/acl/`` (recursive,
 sorted, ``tools.yml`` skipped), then ``<home>/conf/plain_acl.yml`` (the default file, where new accounts go). An
 ``accessKey`` belongs to the first file that declares it; later duplicates are ignored with a warning. The global
 whitelist is the union over all files.

@@ -9,7 +9,7 @@ Permission bits (J ``Permission``)::
 
     DENY=1  ANY=2 (internal: PUB or SUB)  PUB=4  SUB=8        "PUB|SUB" = 12; unknown text parses as DENY
 
-Check order (reference acl.md §4): global whitelist → AccessKey present → account known → account whitelist (skips
+Check order (docs/reference/acl.md §4): global whitelist → AccessKey present → account known → account whitelist (skips
 signature and perms) → signature → PUB on RMQ_SYS_TRACE_TOPIC allowed → admin-only codes → resource perms, groups
 checked as their ``%RETRY%`` topic.
 

@@ -100,7 +100,7 @@ def _sign(ext_fields: dict[str, str], body: bytes, secret: str | Mac, drop: tupl
 
 def verify_signature(ext_fields: dict[str, str], body: bytes, secret_key: str | Mac) -> bool:
     """True when ``Signature`` matches; like J 4.9 the ``_UNIQUE_KEY_QUERY`` field is left out, and like J ≥ 5.1
-    clients sign it, so either variant is accepted (reference acl.md §5). ``secret_key`` may be a ``keyed_mac``."""
+    clients sign it, so either variant is accepted (docs/reference/acl.md §5). ``secret_key`` may be a ``keyed_mac``."""
     sent = ext_fields.get(SIGNATURE)
     if sent is None:
         return False

@@ -1,7 +1,7 @@
 """The ACL request hook a ``RemotingServer`` runs before dispatch, and the watcher that keeps its rules current.
 
 ``AclHook(rules)`` is called by the connection for every request (never for responses) as ``hook(conn, cmd)``: it
-returns ``None`` to let the request through or the reply to send instead. A refusal is J's reply (reference acl.md
+returns ``None`` to let the request through or the reply to send instead. A refusal is J's reply (docs/reference/acl.md
 §6): code SYSTEM_ERROR (1), remark ``org.apache.rocketmq.acl.common.AclException: <reason>, <frame>``.
 
 ``AclWatcher`` polls the ACL files of one home directory every ``interval_s`` (J 4.9.3+: 5 s, by mtime) and swaps
@@ -22,6 +22,7 @@ from protocol.acl.rules import AclError, AclRules, host_of
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import Channel
+from protocol.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.acl")
 
@@ -120,12 +121,7 @@ class AclWatcher:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await stop_tasks(task)
 
     async def _run(self) -> None:
         while True:

@@ -9,7 +9,8 @@ endpoint on the daemon's own event loop serving
 Collecting on the event loop (not in prometheus_client's thread server) means collectors read the daemon's state
 with no locks and no torn reads; the text encoding of the collected families (most of a scrape's cost) then runs in
 a worker thread, so a large scrape does not hold the loop for its whole duration. Also here: ``RpcLatencyCollector``, the ``rocketmq_rpc_latency`` histogram both
-the broker and the name server export from ``RpcStats``. This module is imported by daemons only, never by the SDK.
+the broker and the name server export from ``RpcStats``, and ``DaemonMetrics``, the registry + endpoint + start/stop
+both build their metrics on. This module is imported by daemons only, never by the SDK.
 """
 
 from __future__ import annotations
@@ -164,3 +165,32 @@ class MetricsEndpoint:
                 return "200 OK", "text/plain; charset=utf-8", b"ready\n"
             return "503 Service Unavailable", "text/plain; charset=utf-8", f"not ready: {reason}\n".encode()
         return "404 Not Found", "text/plain; charset=utf-8", b"not found: try /metrics, /healthz, /readyz\n"
+
+
+class DaemonMetrics:
+    """A daemon's metrics registry and endpoint: ``rocketmq_rpc_latency`` (fed by ``observe``, the remoting server's
+    request observer) with the daemon's constant labels, plus the collectors the daemon adds with ``register``,
+    served by a ``MetricsEndpoint`` that ``start``/``stop`` open and close. The broker and the name server
+    subclass it."""
+
+    def __init__(
+        self, labels: Callable[[], Mapping[str, str]], host: str, port: int, ready: Readiness, *, name: str
+    ) -> None:
+        self.rpc = RpcStats()
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(RpcLatencyCollector(self.rpc, labels))
+        self.endpoint = MetricsEndpoint(self.registry, host, port, ready, name=name)
+        self.observe = self.rpc.observe
+
+    def register(self, collector: Collector) -> None:
+        self.registry.register(collector)
+
+    @property
+    def port(self) -> int:
+        return self.endpoint.port
+
+    async def start(self) -> None:
+        await self.endpoint.start()
+
+    async def stop(self) -> None:
+        await self.endpoint.stop()

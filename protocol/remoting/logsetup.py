@@ -1,7 +1,7 @@
 """Daemon logging: structlog over the standard library's ``logging``, so every line (structlog's and plain
 ``logging``'s, e.g. the store's) goes through stdlib handlers, levels and rotation.
 
-* stderr: human-readable when it is a terminal, JSON lines otherwise (DESIGN.md), or JSON when asked.
+* stderr: human-readable when it is a terminal, JSON lines otherwise (docs/DESIGN.md), or JSON when asked.
 * files (when a directory is given): J's layout under ``~/logs/rocketmqlogs/``: the daemon's main file
   (``broker.log`` / ``namesrv.log``) plus ``store.log`` (loggers ``rocketq.store*``) and ``remoting.log``
   (``rocketq.remoting*``), which the main file leaves out, as J splits them. Each is a ``RotatingFileHandler``:

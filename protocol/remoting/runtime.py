@@ -1,15 +1,14 @@
 """Process-level plumbing shared by every daemon and the native client: uvloop, structlog, signal handling, and
 the start / banner / wait-for-signal / stop life of a daemon (``serve``), with its one-line failures (``fail``).
 
-``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (DESIGN.md).
-``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise. ``stop_tasks``
-cancels a service's background tasks and waits for them.
+``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (docs/DESIGN.md).
+``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise. ``stop_tasks`` is
+re-exported from ``protocol.tasks`` (the one way services stop their background tasks).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -18,19 +17,11 @@ from typing import Any, Protocol, TypeVar
 
 from protocol.remoting import logsetup
 from protocol.remoting.logsetup import LogSettings
+from protocol.tasks import stop_tasks
+
+__all__ = ["Daemon", "configure_logging", "fail", "install_stop_signals", "run", "serve", "stop_tasks"]
 
 T = TypeVar("T")
-
-
-async def stop_tasks(*tasks: asyncio.Task[Any] | None) -> None:
-    """Cancel background tasks (None is skipped) and wait until each has finished; their own cancellation is the
-    expected end, any other failure propagates."""
-    todo = [t for t in tasks if t is not None]
-    for t in todo:
-        t.cancel()
-    for t in todo:
-        with contextlib.suppress(asyncio.CancelledError):
-            await t
 
 
 def configure_logging(level: str = "INFO", *, json: bool | None = None, settings: LogSettings | None = None) -> None:

@@ -1,4 +1,4 @@
-"""TLS for the remoting protocol, with J's keys (reference acl.md §8): SSL contexts from PEM files, and the
+"""TLS for the remoting protocol, with J's keys (docs/reference/acl.md §8): SSL contexts from PEM files, and the
 first-byte sniff that lets one port serve plain and TLS peers.
 
 ================== ============================================================================================

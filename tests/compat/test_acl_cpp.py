@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.compat.test_cpp_client import DRIVER, Consumer, Proc, Servers, start_servers
+from tests.compat.test_cpp_client import DRIVER, Consumer
 from tests.integration.acl_support import write_acl
+from tests.servers import Proc, Servers, start_servers
 
 pytestmark = pytest.mark.compat
 
@@ -105,7 +106,7 @@ def test_cpp_client_plain_against_a_permissive_tls_broker(tmp_path: Path) -> Non
     """tls.server.mode=permissive: the C++ client (plain) keeps producing and consuming on the TLS-capable port."""
     import trustme
 
-    from tests.compat.test_cpp_client import start_servers
+    from tests.servers import start_servers
 
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")

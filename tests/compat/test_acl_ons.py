@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.compat.test_acl_cpp import acl_servers
-from tests.compat.test_cpp_client import REPO, Proc, Servers
+from tests.servers import REPO, Proc, Servers
 
 ONS = Path(__file__).with_name("ons")
 DRIVER = ONS / "driver.js"

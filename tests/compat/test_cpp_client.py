@@ -1,145 +1,29 @@
 """The official C++ client (PyPI ``rocketmq`` 0.4.4) against our name server and broker, all separate processes.
 
 The servers run as ``python -m namesrv`` / ``python -m broker`` on free ports with config files under a temporary
-directory; the C++ client runs in ``tests/compat/cpp_driver.py`` (librocketmq is not fork-safe and can take its host
+directory (``tests.servers``); the C++ client runs in ``tests/compat/cpp_driver.py`` (librocketmq is not fork-safe and can take its host
 process down) and reports JSON lines. Waits are on those lines and on broker replies, each with a generous deadline —
 the C++ client rebalances every 10–20 s and persists offsets every 5 s — never fixed sleeps.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import queue
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.servers import Proc, Servers, start_servers
+
 pytestmark = pytest.mark.compat
 
-REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("cpp_driver.py")
 N = 1000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _ha_port(br_port: int, broker_extra: str) -> int:
-    """A free port for the broker's HA listener. Not listenPort + 1 (nothing reserved it), and not 0 either: the
-    HA listener binds before the gRPC endpoint, and an ephemeral port can be the one the test picked for that."""
-    while True:
-        port = free_port()
-        if port != br_port and str(port) not in broker_extra:
-            return port
-
-
-class Proc:
-    """A child process whose stdout lines are collected by a reader thread."""
-
-    def __init__(self, args: list[str], log: Path) -> None:
-        self.log = log
-        self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
-        self.p = subprocess.Popen(
-            args,
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=self._err,
-            stdin=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.p.stdout is not None
-        for line in self.p.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_line(self, pred: Any, deadline: float) -> str:
-        end = time.monotonic() + deadline
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no matching line from {self.p.args} within {deadline}s; see {self.log}")
-            try:
-                line = self.lines.get(timeout=min(left, 1.0))
-            except queue.Empty:
-                if self.p.poll() is not None:
-                    raise AssertionError(f"{self.p.args} exited {self.p.returncode}; see {self.log}") from None
-                continue
-            if pred(line):
-                return line
-
-    def stop(self, timeout: float = 30) -> int:
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self._err.close()
-        self._reader.join(10)  # EOF once the child is gone; then the pipes can be closed (no ResourceWarning)
-        for pipe in (self.p.stdin, self.p.stdout):
-            if pipe is not None and not pipe.closed and not (pipe is self.p.stdout and self._reader.is_alive()):
-                pipe.close()
-        return self.p.returncode
-
-
-@dataclass
-class Servers:
-    ns_addr: str
-    broker_addr: str
-    tmp: Path
-    procs: list[Proc] = field(default_factory=list)
-
-
-@contextlib.contextmanager
-def start_servers(
-    tmp: Path, broker_extra: str = "", broker_args: tuple[str, ...] = (), namesrv_extra: str = ""
-) -> Iterator[Servers]:
-    """``python -m namesrv`` and ``python -m broker`` on free ports, config files under ``tmp``; the extras are
-    appended to each config file."""
-    ns_port, br_port = free_port(), free_port()
-    (tmp / "namesrv.conf").write_text(
-        f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
-        f"configStorePath={tmp}/namesrv/namesrv.properties\n{namesrv_extra}"
-    )
-    (tmp / "broker.conf").write_text(
-        f"brokerClusterName=CompatCluster\nbrokerName=broker-a\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
-        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
-        + ("" if "haListenPort" in broker_extra else f"haListenPort={_ha_port(br_port, broker_extra)}\n")
-    )
-    ns = Proc([sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log")
-    s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [ns])
-    try:
-        ns.wait_line(lambda ln: "boot success" in ln, 30)
-        br = Proc(
-            [sys.executable, "-m", "broker", "-c", str(tmp / "broker.conf"), "-n", s.ns_addr, *broker_args],
-            tmp / "broker.log",
-        )
-        s.procs.append(br)
-        br.wait_line(lambda ln: "boot success" in ln, 30)
-        yield s
-    finally:
-        for p in reversed(s.procs):
-            assert p.stop() == 0, f"server did not stop cleanly; see {p.log}"
 
 
 @pytest.fixture(scope="module")

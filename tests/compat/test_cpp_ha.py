@@ -25,10 +25,11 @@ from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode
 from protocol.headers import QueryMessageRequestHeader
 from protocol.message import decode_records
-from tests.compat.test_cpp_client import DRIVER, Proc
+from tests.compat.test_cpp_client import DRIVER
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
 from tests.integration.ha_support import BrokerProc, check_replica, ha_status, start_broker_proc
+from tests.servers import Proc
 
 pytestmark = pytest.mark.compat
 

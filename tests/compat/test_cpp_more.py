@@ -10,9 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.compat.cpp_driver import make_body
-from tests.compat.test_cpp_client import Consumer, Servers, expected, produce, start_servers, wait_total
+from tests.compat.test_cpp_client import Consumer, expected, produce, wait_total
 from tests.compat.test_cpp_part2 import FAST_LEVELS
 from tests.compat.test_mixed_clients import consume_ours
+from tests.servers import Servers, start_servers
 
 pytestmark = pytest.mark.compat
 

@@ -14,7 +14,8 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ResetOffsetRequestHeader
 from protocol.remoting import RemotingClient
-from tests.compat.test_cpp_client import Consumer, Servers, produce, start_servers
+from tests.compat.test_cpp_client import Consumer, produce
+from tests.servers import Servers, start_servers
 
 pytestmark = pytest.mark.compat
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.compat.test_cpp_client import Consumer, Servers, driver, expected, produce, start_servers
+from tests.compat.test_cpp_client import Consumer, driver, expected, produce
+from tests.servers import Servers, start_servers
 
 pytestmark = pytest.mark.compat
 N = 60

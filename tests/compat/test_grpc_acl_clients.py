@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from client.admin.admin_client import AdminClient
-from tests.compat.test_cpp_client import Proc, free_port, start_servers
 from tests.compat.test_grpc_client import Env, events, msgs
 from tests.integration.acl_support import ADMIN, write_acl
+from tests.servers import Proc, free_port, start_servers
 
 pytestmark = pytest.mark.compat
 

@@ -24,9 +24,10 @@ import pytest
 from client.admin.admin_client import AdminClient
 from protocol.errors import RemotingError
 from tests.compat.test_cpp_client import Consumer as CppConsumer
-from tests.compat.test_cpp_client import Proc, Servers, expected, free_port, start_servers, wait_total
+from tests.compat.test_cpp_client import expected, wait_total
 from tests.compat.test_cpp_client import produce as cpp_produce
 from tests.compat.test_mixed_clients import consume_ours
+from tests.servers import Proc, Servers, free_port, start_servers
 
 pytestmark = pytest.mark.compat
 

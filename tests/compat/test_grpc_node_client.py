@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from tests.compat.test_cpp_client import Proc, free_port, start_servers
 from tests.compat.test_grpc_client import (
     BROKER_EXTRA,
     Env,
@@ -24,6 +23,7 @@ from tests.compat.test_grpc_client import (
     start_consumer,
     wait_online,
 )
+from tests.servers import Proc, free_port, start_servers
 
 NODE5 = Path(__file__).with_name("node5")
 DRIVER = NODE5 / "driver.js"

@@ -10,7 +10,8 @@ import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.message import MessageExt
-from tests.compat.test_cpp_client import Consumer, Servers, expected, produce, start_servers, wait_total
+from tests.compat.test_cpp_client import Consumer, expected, produce, wait_total
+from tests.servers import Servers, start_servers
 
 pytestmark = pytest.mark.compat
 N = 100

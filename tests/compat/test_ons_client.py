@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from client import Message, Producer
-from tests.compat.test_cpp_client import REPO, Proc, Servers, start_servers
 from tests.compat.test_cpp_part2 import FAST_LEVELS
 from tests.compat.test_mixed_clients import consume_ours
+from tests.servers import REPO, Proc, Servers, start_servers
 
 ONS = Path(__file__).with_name("ons")
 DRIVER = ONS / "driver.js"

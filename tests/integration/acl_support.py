@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,18 +55,3 @@ def signed(cmd: RemotingCommand, creds: SessionCredentials | None) -> RemotingCo
 
 def refused(resp: RemotingCommand) -> bool:
     return resp.code == 1 and (resp.remark or "").startswith(ACL_EXC)
-
-
-async def poll(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Await ``check()`` (sync or async) until truthy, failing after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        r = check()
-        if asyncio.iscoroutine(r):
-            r = await r
-        if r:
-            return r
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.05)

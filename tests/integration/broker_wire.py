@@ -1,5 +1,5 @@
 """Raw-frame helpers for broker integration tests: the requests an official client sends, built field by field as
-reference/protocol.md §b names them (long names for SEND_MESSAGE, one-letter names for V2), so the tests check the
+docs/reference/protocol.md §b names them (long names for SEND_MESSAGE, one-letter names for V2), so the tests check the
 wire independently of ``protocol.headers``. Pull bodies are decoded with ``protocol.message``.
 """
 

@@ -12,13 +12,13 @@ import pytest
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker
 from tests.integration.acl_support import (
     ACCOUNTS,
     ADMIN,
     NORMAL,
     SUB_ONLY,
-    poll,
     refused,
     signed,
     write_acl,
@@ -252,12 +252,12 @@ async def test_hot_reload_and_a_bad_file_keeps_the_rules(tmp_path: Path, home: P
                 r = await client.invoke(broker.addr, signed(send_cmd("topicZ", b"x"), NORMAL), 5.0)
                 return not refused(r)
 
-            await poll(allowed)  # no restart: the watcher picked it up
+            await eventually(allowed)  # no restart: the watcher picked it up
             reloads = broker.acl.reloads if broker.acl else 0
             (home / "conf" / "plain_acl.yml").write_text("accounts: [{accessKey: short, secretKey: 1}]\n")
             (home / "conf" / "acl").mkdir()
             (home / "conf" / "acl" / "more.yml").write_text("accounts: [{accessKey: moreKeyX, secretKey: 12345678}]\n")
-            await poll(lambda: broker.acl is not None and broker.acl.failures > 0)
+            await eventually(lambda: broker.acl is not None and broker.acl.failures > 0)
             assert broker.acl is not None and broker.acl.reloads == reloads
             assert await allowed()  # the previous rules still apply
         finally:

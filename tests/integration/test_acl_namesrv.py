@@ -8,8 +8,9 @@ from pathlib import Path
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
-from tests.integration.acl_support import ADMIN, NORMAL, poll, refused, signed, write_acl
+from tests.integration.acl_support import ADMIN, NORMAL, refused, signed, write_acl
 from tests.integration.test_namesrv import register_cmd
 
 
@@ -25,7 +26,7 @@ async def test_hijack_refused_routes_open(tmp_path: Path) -> None:
         run_broker(ns, tmp_path, innerAccessKey=ADMIN.access_key, innerSecretKey=ADMIN.secret_key) as broker,
     ):
         assert broker.registrar is not None
-        await poll(lambda: broker.registrar is not None and broker.registrar.registrations > 0)
+        await eventually(lambda: broker.registrar is not None and broker.registrar.registrations > 0)
         client = RemotingClient()
         try:
             # the attacker re-registers broker-a at its own address: unsigned, then with a non-admin account

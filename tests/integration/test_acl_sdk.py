@@ -16,8 +16,9 @@ from client import ConsumeResult, Message, Producer, PushConsumer
 from client.errors import MQClientError
 from protocol.errors import RemotingError
 from protocol.message import MessageExt
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
-from tests.integration.acl_support import ACL_EXC, poll, write_acl
+from tests.integration.acl_support import ACL_EXC, write_acl
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,7 +78,7 @@ async def test_sdk_with_credentials(tmp_path: Path) -> None:
         c = PushConsumer("groupA", ns.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET", **good)
         c.subscribe("topicA", "*", on_msgs)
         async with c:
-            await poll(lambda: len(seen) >= 5, timeout=30)
+            await eventually(lambda: len(seen) >= 5, timeout=30)
         assert sorted(seen) == [f"m{i}".encode() for i in range(5)]  # nothing refused was stored
         assert broker.acl is not None
 
@@ -164,6 +165,6 @@ async def test_transaction_commit_is_signed(tmp_path: Path) -> None:
                 got.extend(m.body for m in await c.poll(timeout=1.0))
                 return bool(got)
 
-            await poll(arrived, timeout=20)
+            await eventually(arrived, timeout=20)
         assert got == [b"committed"]
         assert broker.acl is not None and broker.acl.hook.denied == 0

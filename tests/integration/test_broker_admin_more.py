@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +37,6 @@ from tests.harness import run_broker
 from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd
 
 BROKER = "broker-a"
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
 
 
 async def _call(client: RemotingClient, addr: str, code: int, **ext: object) -> RemotingCommand:

@@ -7,25 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient, RequestContext
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import PULL_COMMIT, PULL_SUBSCRIPTION, heartbeat_cmd, pull, send, simple_cmd
 
 
 async def invoke(client: RemotingClient, addr: str, code: int, **ext: object) -> RemotingCommand:
     return await client.invoke(addr, simple_cmd(code, **ext), 5.0)
-
-
-async def eventually(cond: object, deadline: float = 5.0) -> None:
-    end = time.monotonic() + deadline
-    while not cond():  # type: ignore[operator]
-        assert time.monotonic() < end, "condition not reached in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_offsets_update_query_persist_restart(tmp_path: Path) -> None:

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from broker.services.rebalance_locks import RebalanceLockManager
 from client.admin.admin_client import parse_mq_table
@@ -20,13 +17,6 @@ from protocol.message import decode_records
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker
 from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
 
 
 def lock_cmd(code: int, group: str, cid: str, qids: list[int]) -> RemotingCommand:

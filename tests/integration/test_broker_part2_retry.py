@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.codes import RequestCode, ResponseCode
@@ -22,13 +19,6 @@ from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import messages, pull, send, simple_cmd
 
 FAST_LEVELS = " ".join(["1s"] * 18)
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
 
 
 async def test_retry_then_dlq_with_real_client(tmp_path: Path, client: RemotingClient) -> None:

@@ -8,10 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from client import LocalTransactionState, Message, Producer
 from client.admin.admin_client import parse_mq_table
@@ -19,6 +16,7 @@ from protocol.bodies import decode_reset_offset_body
 from protocol.codes import LanguageCode, RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import (
     PULL_SUBSCRIPTION,
@@ -31,21 +29,6 @@ from tests.integration.broker_wire import (
 )
 
 SUSPEND_SUB = PULL_SUSPEND | PULL_SUBSCRIPTION
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
-
-
-async def _wait(cond, deadline: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while not cond():
-        assert loop.time() < end, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: RemotingClient) -> None:
@@ -65,7 +48,7 @@ async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: Re
                     ("unknown", LocalTransactionState.UNKNOW),
                 ):
                     await p.send_message_in_transaction(Message("TxTopic", body.encode()), lambda m, a, s=state: s)
-                await _wait(lambda: checked == ["unknown"] and broker.part2.transactions.check_offset >= 4)
+                await eventually(lambda: checked == ["unknown"] and broker.wiring.transactions.check_offset >= 4)
             total = sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4))
             assert total == 2
             bodies = []
@@ -76,7 +59,7 @@ async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: Re
             assert all("TRAN_MSG" not in p and "REAL_TOPIC" not in p for _, p in bodies)
         # restart: op markers and the check offset survive; nothing is checked or delivered again
         async with run_broker(ns, tmp_path, **tx_cfg) as broker:
-            svc = broker.part2.transactions
+            svc = broker.wiring.transactions
             assert await svc.check_once() == 0
             assert sum(broker.store.get_max_offset_in_queue("TxTopic", q) for q in range(4)) == 2
 
@@ -161,7 +144,7 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             # J's search: no message at t, so the nearer neighbour, the earlier one on a tie: old2 (offset 2)
             assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
             assert broker.offsets.query("G", "RT", 0) == 2
-            await _wait(lambda: got_j and got_c)
+            await eventually(lambda: got_j and got_c)
             assert got_j[0].ext_fields["isForce"] == "false" and got_c[0].ext_fields["isForce"] == "0"
             assert got_c[0].body.startswith(b'{"offsetTable":[')
             assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 2}
@@ -211,7 +194,7 @@ async def test_reset_answers_the_groups_held_pulls_at_once(tmp_path: Path, clien
             held_h = asyncio.create_task(
                 pull(client, broker.addr, "H", "RH", 0, 1, suspend_ms=20_000, sys_flag=SUSPEND_SUB, timeout=30)
             )
-            await _wait(lambda: broker.polling.held_count == 2)
+            await eventually(lambda: broker.polling.held_count == 2)
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RH", group="G", timestamp=0, isForce="true"
             )
@@ -254,7 +237,7 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
 
         consumer.subscribe("LiveReset", "*", listener)
         async with consumer:
-            await _wait(lambda: len(seen) == 3)
+            await eventually(lambda: len(seen) == 3)
             last_ts = max(
                 broker.store.get_message_store_timestamp(
                     "LiveReset", q, broker.store.get_max_offset_in_queue("LiveReset", q) - 1
@@ -267,8 +250,10 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
                 await asyncio.sleep(0.001)
             for i in range(2):
                 await p.send(Message("LiveReset", f"new{i}".encode()))
-            await _wait(lambda: len(seen) == 5)
-            await _wait(lambda: sum(max(broker.offsets.query("CID_live", "LiveReset", q), 0) for q in range(4)) == 5)
+            await eventually(lambda: len(seen) == 5)
+            await eventually(
+                lambda: sum(max(broker.offsets.query("CID_live", "LiveReset", q), 0) for q in range(4)) == 5
+            )
             seen.clear()
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET,
@@ -292,6 +277,6 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
                     start = after[0][0]
                 expected.extend(b for off, _ts, b in units if off >= start)
             assert set(expected) >= {b"new0", b"new1"}
-            await _wait(lambda: len(seen) >= len(expected))
+            await eventually(lambda: len(seen) >= len(expected))
             await asyncio.sleep(0.3)  # a bounded look for extra re-deliveries (not synchronisation)
             assert sorted(seen) == sorted(expected)

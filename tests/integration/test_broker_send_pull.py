@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.frame import FrameDecoder, encode_frame
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import (
     PULL_SUBSCRIPTION,
@@ -31,13 +29,6 @@ from tests.integration.broker_wire import (
 )
 
 
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
-
-
 async def route(client: RemotingClient, ns_addr: str, topic: str) -> dict[str, Any] | None:
     resp = await client.invoke(ns_addr, simple_cmd(RequestCode.GET_ROUTEINFO_BY_TOPIC, topic=topic), 3.0)
     if resp.code != ResponseCode.SUCCESS:
@@ -46,14 +37,7 @@ async def route(client: RemotingClient, ns_addr: str, topic: str) -> dict[str, A
 
 
 async def wait_route(client: RemotingClient, ns_addr: str, topic: str, deadline: float = 5.0) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline
-    while True:
-        r = await route(client, ns_addr, topic)
-        if r is not None:
-            return r
-        assert loop.time() < end, f"no route for {topic} within {deadline}s"
-        await asyncio.sleep(0.02)
+    return await eventually(lambda: route(client, ns_addr, topic), timeout=deadline, what=f"a route for {topic}")
 
 
 async def test_auto_created_topic_reaches_namesrv(tmp_path: Path, client: RemotingClient) -> None:

@@ -3,7 +3,6 @@ messages — topics come back from the consume-queue directories, with a warning
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,6 @@ from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import messages, pull, send
 from tests.integration.test_mqadmin import mqadmin
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
 
 
 async def _fill(tmp_path: Path, client: RemotingClient) -> dict[int, list[bytes]]:

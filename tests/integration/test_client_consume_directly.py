@@ -16,9 +16,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.message import MessageExt, PropertyKey, decode_offset_msg_id, decode_record
 from protocol.remoting.client import RemotingClient
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 RAISE = "raise"  # a listener answer that means "raise RuntimeError('boom')"
 

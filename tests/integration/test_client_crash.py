@@ -14,9 +14,7 @@ from pathlib import Path
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.message import MessageExt
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 VICTIM = Path(__file__).with_name("push_victim.py")
 TOPIC, GROUP, QUEUES, N = "TopicCrash", "CG_crash", 8, 10_000

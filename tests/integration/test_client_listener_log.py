@@ -8,9 +8,7 @@ import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.message import MessageExt
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 
 def _deep_in_user_code(body: bytes) -> None:

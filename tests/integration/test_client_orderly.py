@@ -10,9 +10,7 @@ from collections import defaultdict
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.message import MessageExt
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 
 async def send_keyed(ns: str, topic: str, keys: int, per_key: int) -> None:

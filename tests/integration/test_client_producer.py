@@ -12,9 +12,7 @@ from broker.services.topic_config import TopicConfig
 from client import BrokerError, Message, MessageQueue, MQClientError, Producer, PullConsumer, PullStatus, SendStatus
 from protocol.message import SYSFLAG_COMPRESSED, MessageExt
 from tests.harness import run_broker, run_namesrv
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 
 async def read_all(ns_addr: str, topic: str, expected: int) -> list[MessageExt]:

@@ -8,9 +8,7 @@ import asyncio
 import pytest
 
 from client import Message, MessageQueue, MQClientError, Producer, PullConsumer, PullStatus
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 
 async def produce(ns: str, topic: str, n: int, queue: MessageQueue | None = None) -> None:

@@ -21,9 +21,7 @@ from protocol.headers import (
 )
 from protocol.message import MessageExt
 from protocol.remoting.client import RemotingClient
-from tests.integration.client_support import Cluster, client_tasks, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, client_tasks, until
 
 
 async def produce(ns_addr: str, topic: str, n: int, *, prefix: str = "", batch: int = 32) -> None:

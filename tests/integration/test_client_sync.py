@@ -9,9 +9,7 @@ import threading
 from client import ConsumeResult, Message, MessageQueue, SendStatus
 from client.sync import Producer, PullConsumer, PushConsumer
 from protocol.message import MessageExt
-from tests.integration.client_support import Cluster, cluster
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster
 
 
 def scenario(ns: str) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from client import LocalTransactionState, Message, MessageQueue, Producer, PullConsumer, PullStatus
 from protocol.message import MessageExt
-from tests.integration.client_support import Cluster, cluster, until
-
-__all__ = ["cluster"]
+from tests.integration.client_support import Cluster, until
 
 
 async def topic_bodies(ns: str, topic: str) -> list[bytes]:

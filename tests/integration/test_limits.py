@@ -10,8 +10,8 @@ from pathlib import Path
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
-from tests.integration.acl_support import poll
 
 MiB = 1024 * 1024
 
@@ -29,13 +29,13 @@ async def test_connection_cap(tmp_path: Path) -> None:
         assert server is not None
         host, port = ns.addr.rsplit(":", 1)
         held = [await asyncio.open_connection(host, int(port)) for _ in range(3)]
-        await poll(lambda: server.connection_count == 3)
+        await eventually(lambda: server.connection_count == 3)
         r, w = await asyncio.open_connection(host, int(port))
         assert await _closed_by_peer(r)
         w.close()
         assert server.stats.refused == 1
         held[0][1].close()
-        await poll(lambda: server.connection_count == 2)
+        await eventually(lambda: server.connection_count == 2)
         client = RemotingClient()
         try:
             resp = await client.invoke(ns.addr, RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO), 5.0)
@@ -66,10 +66,10 @@ async def test_partial_frame_budget(tmp_path: Path) -> None:
                 assert server.pending_bytes <= cap
                 ping = RemotingCommand.request(RequestCode.GET_BROKER_RUNTIME_INFO)
                 assert (await good.invoke(broker.addr, ping, 5.0)).code == ResponseCode.SUCCESS
-            await poll(lambda: server.budget.evicted >= 4)
+            await eventually(lambda: server.budget.evicted >= 4)
             assert server.pending_bytes <= cap
             # the evicted connections are gone; the others and the good client remain
-            await poll(lambda: server.connection_count == len(attackers) - server.budget.evicted + 1)
+            await eventually(lambda: server.connection_count == len(attackers) - server.budget.evicted + 1)
         finally:
             await good.close()
             for _r, w in attackers:

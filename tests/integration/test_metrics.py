@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,13 +22,6 @@ from tests.integration.broker_wire import heartbeat_cmd, pull, send, simple_cmd
 METRICS = {"metricsExporterType": "PROM", "metricsPromExporterHost": "127.0.0.1", "metricsPromExporterPort": 0}
 N, M, K = 7, 4, 2
 TOPIC, GROUP = "MetricsT", "MetricsG"
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    yield c
-    await c.close()
 
 
 def _get(url: str) -> tuple[int, str]:

@@ -19,10 +19,8 @@ from client.admin.admin_client import RunningInfo
 from client.admin.formatting import print_running_info
 from protocol.message import MessageExt, decode_offset_msg_id, tag_hash
 from tests.harness import run_broker, run_namesrv
-from tests.integration.client_support import Cluster, cluster, until
+from tests.integration.client_support import Cluster, until
 from tests.integration.test_mqadmin import mqadmin
-
-__all__ = ["cluster"]
 
 
 def rows(out: str, first: str) -> list[list[str]]:

@@ -27,6 +27,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.frame import FrameDecoder
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_namesrv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def topic_config(name: str, queues: int, sys_flag: int = 0) -> dict[str, Any]:
 def register_body(
     topics: dict[str, int], version: tuple[int, int], compressed: bool, sys_flags: dict[str, int] | None = None
 ) -> bytes:
-    """RegisterBrokerBody exactly as protocol.md §d describes it (built here, independently of namesrv.wire);
+    """RegisterBrokerBody exactly as docs/reference/protocol.md §d describes it (built here, independently of namesrv.wire);
     ``topics`` is name → queue count, ``sys_flags`` name → topicSysFlag (plain body only)."""
     dv = {"timestamp": version[0], "counter": version[1]}
     if not compressed:
@@ -106,16 +107,6 @@ async def get_route(client: RemotingClient, ns: str, topic: str) -> RemotingComm
     return await client.invoke(ns, request(RequestCode.GET_ROUTEINFO_BY_TOPIC, topic=topic))
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    """Poll ``check`` until it is true, failing after ``timeout`` s (a bounded deadline, not a fixed sleep)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            pytest.fail(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.02)
-
-
 async def topic_gone(client: RemotingClient, ns: str, topic: str) -> bool:
     return (await get_route(client, ns, topic)).code == ResponseCode.TOPIC_NOT_EXIST
 
@@ -124,15 +115,6 @@ async def read_frame(reader: asyncio.StreamReader) -> bytes:
     head = await asyncio.wait_for(reader.readexactly(4), 5)
     (length,) = struct.unpack(">i", head)
     return head + await asyncio.wait_for(reader.readexactly(length), 5)
-
-
-@pytest_asyncio.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    try:
-        yield c
-    finally:
-        await c.close()
 
 
 # -- registration, routes, cluster info ----------------------------------------------------------------------------

@@ -6,10 +6,7 @@ UNIT_SUB (0x2) bits."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -29,15 +26,6 @@ def register_cmd(
     return namesrv_register_cmd(
         cluster, name, addr, broker_id, topics, version=(1700000000000, counter), sys_flags=flags
     )
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[RemotingClient]:
-    c = RemotingClient()
-    try:
-        yield c
-    finally:
-        await c.close()
 
 
 async def topic_list(client: RemotingClient, ns: str, code: RequestCode) -> bytes:

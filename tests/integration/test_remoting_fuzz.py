@@ -1,4 +1,4 @@
-"""Frame fuzzing over real sockets (reliability.md §5 item 14, at CI scale): Hypothesis builds valid frames in all
+"""Frame fuzzing over real sockets (docs/reference/reliability.md §5 item 14, at CI scale): Hypothesis builds valid frames in all
 three header types and damages them — the length word, the serialize type, the header length, bytes of the JSON,
 ROCKETMQ and msgpack headers, the ROCKETMQ length fields, odd JSON/msgpack header objects, truncation — or sends
 plain random bytes, each on its own connection. After every example a well-formed client on a long-lived connection

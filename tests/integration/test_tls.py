@@ -16,8 +16,8 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.remoting import RemotingClient
 from protocol.remoting.tls import client_context
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
-from tests.integration.acl_support import poll
 from tests.integration.test_acl_sdk import mqadmin
 
 
@@ -65,7 +65,7 @@ async def test_enforcing_sdk_over_tls_plain_refused(tmp_path: Path, pki: dict[st
         ) as broker,
     ):
         assert broker.registrar is not None
-        await poll(lambda: broker.registrar is not None and broker.registrar.registrations > 0)
+        await eventually(lambda: broker.registrar is not None and broker.registrar.registrations > 0)
         tls = {"use_tls": True, "tls_trust_cert_path": pki["ca"]}
         async with Producer("PG_tls", ns.addr, **tls) as p:
             for i in range(3):
@@ -78,7 +78,7 @@ async def test_enforcing_sdk_over_tls_plain_refused(tmp_path: Path, pki: dict[st
                 got.extend(m.body for m in await c.poll(timeout=1.0))
                 return len(got) >= 3
 
-            await poll(enough, timeout=20)
+            await eventually(enough, timeout=20)
         assert sorted(got) == [b"m0", b"m1", b"m2"]
         rc, out, err = await mqadmin("clusterList", "-n", ns.addr, "--useTLS", "--tlsTrustCertPath", pki["ca"])
         assert rc == 0 and broker.addr in out, err

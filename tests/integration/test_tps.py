@@ -16,10 +16,8 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.message import MessageExt
 from protocol.remoting import RemotingClient
 from tests.integration.broker_wire import simple_cmd
-from tests.integration.client_support import Cluster, cluster, until
+from tests.integration.client_support import Cluster, until
 from tests.integration.test_mqadmin import mqadmin
-
-__all__ = ["cluster"]
 
 RATE = 40.0  # messages per second the producer paces
 TOPIC, GROUP = "TpsTopic", "CG_tps"

@@ -1,142 +1,33 @@
 """Helpers of the Spark suite: servers in subprocesses, producing test messages and reading them back.
 
 Spark runs ``read()``/``write()`` in Python worker processes that dial the broker over TCP, so the servers cannot
-live in the test's event loop: they run as ``python -m namesrv`` / ``python -m broker`` subprocesses on free ports
-(bind port 0, release, pass it on), each waited for on its "boot success" stdout line.
+live in the test's event loop: they run as ``python -m namesrv`` / ``python -m broker`` subprocesses
+(``tests.servers``, shared with the compat suite).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import queue
-import socket
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BOOT_TIMEOUT_S = 60.0
+from tests.servers import REPO as ROOT
+from tests.servers import Servers as Cluster
+from tests.servers import launch
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Server:
-    name: str
-    proc: subprocess.Popen[str]
-    addr: str
-    lines: list[str]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def start_server(name: str, args: list[str], port: int, workdir: Path, ready: str) -> Server:
-    """Start ``python -m <args>`` and wait (event-driven, on its stdout) for the line containing ``ready``."""
-    log_path = workdir / f"{name}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stdout is not None
-    lines: list[str] = []
-    seen: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:  # keep draining the pipe for the whole session, so the server never blocks on a full pipe
-        assert proc.stdout is not None
-        with open(log_path, "w") as log:
-            for line in proc.stdout:
-                lines.append(line)
-                log.write(line)
-                log.flush()
-                seen.put(line)
-        seen.put(None)
-
-    threading.Thread(target=pump, name=f"{name}-stdout", daemon=True).start()
-    while True:
-        try:
-            line = seen.get(timeout=BOOT_TIMEOUT_S)
-        except queue.Empty:
-            proc.kill()
-            raise RuntimeError(f"{name} did not start within {BOOT_TIMEOUT_S}s:\n{''.join(lines)}") from None
-        if line is None:
-            raise RuntimeError(f"{name} exited with {proc.wait()} before it was ready:\n{''.join(lines)}")
-        if ready in line:
-            return Server(name, proc, f"127.0.0.1:{port}", lines)
-
-
-@dataclass
-class Cluster:
-    namesrv: Server
-    broker: Server
-    broker_name: str
-    workdir: Path | None = None
-
-    @property
-    def namesrv_addr(self) -> str:
-        return self.namesrv.addr
-
-    def broker_args(self) -> list[str]:
-        assert self.workdir is not None
-        return ["broker", "-n", self.namesrv_addr, "-c", str(self.workdir / "broker.conf")]
-
-    def stop_broker(self) -> None:
-        """Stop the broker (SIGTERM: it unregisters and flushes its store)."""
-        self.broker.stop()
-
-    def start_broker(self) -> None:
-        """Start the broker again on the same port and store, and wait until it says it is up."""
-        assert self.workdir is not None
-        port = int(self.broker.addr.rsplit(":", 1)[1])
-        self.broker = start_server("broker", self.broker_args(), port, self.workdir, "boot success")
-
-    def stop(self) -> None:
-        self.broker.stop()
-        self.namesrv.stop()
+SPARK_BROKER_CONF = (
+    "brokerId=0\nautoCreateTopicEnable=true\ndefaultTopicQueueNums=4\nmaxTransferCountOnMessageInMemory=1024\n"
+    "maxTransferBytesOnMessageInMemory=4194304\nmaxMessageSize=262144\n"
+)
 
 
 def start_cluster(work: Path, broker_name: str = "broker-a", broker_extra: str = "") -> Cluster:
     """A name server and one broker (auto-create topics with 4 queues) on free ports, files under ``work``;
-    ``broker_extra`` is appended to the broker's config file."""
-    work.mkdir(parents=True, exist_ok=True)
-    ns_port, broker_port = free_port(), free_port()
-    (work / "namesrv.conf").write_text(
-        f"listenPort={ns_port}\nlistenAddress=127.0.0.1\n"
-        f"kvConfigPath={work}/namesrv/kvConfig.json\nconfigStorePath={work}/namesrv/namesrv.properties\n"
-    )
-    (work / "broker.conf").write_text(
-        f"brokerClusterName=SparkCluster\nbrokerName={broker_name}\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
-        f"bindAddress=127.0.0.1\nlistenPort={broker_port}\nstorePathRootDir={work}/store\n"
-        "mappedFileSizeCommitLog=67108864\nautoCreateTopicEnable=true\ndefaultTopicQueueNums=4\n"
-        "maxTransferCountOnMessageInMemory=1024\nmaxTransferBytesOnMessageInMemory=4194304\nmaxMessageSize=262144\n"
-        "haListenPort=0\n" + broker_extra  # HA would bind listenPort + 1, which free_port() did not reserve
-    )
-    ns = start_server("namesrv", ["namesrv", "-c", str(work / "namesrv.conf")], ns_port, work, "boot success")
-    cluster = Cluster(ns, ns, broker_name, work)
-    try:
-        cluster.broker = start_server("broker", cluster.broker_args(), broker_port, work, "boot success")
-    except BaseException:
-        ns.stop()
-        raise
-    return cluster
+    ``broker_extra`` is appended to the broker's config file. ``Cluster.stop`` stops both."""
+    return launch(work, cluster="SparkCluster", broker_name=broker_name, broker_extra=SPARK_BROKER_CONF + broker_extra)
 
 
 def mqadmin(cluster: Cluster, *args: str) -> str:

@@ -1,0 +1,145 @@
+"""Broker handlers without a socket: ``wired_broker`` builds the real tables, store and services under a temporary
+directory and registers every handler through ``broker.wiring.wire`` (the registry the server dispatches
+through, middlewares included); ``dispatch`` runs one request through it on a ``FakeChannel`` and turns a
+``HandlerError`` into the reply, as the connection does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from broker.app import store_config
+from broker.config import BrokerConfig, load_config
+from broker.ha.service import HAService
+from broker.services.broker_stats import BrokerStats
+from broker.services.client_registry import ClientRegistry
+from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.long_polling import LongPollingService
+from broker.services.schedule import ScheduleService
+from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.message_store import MessageStore
+from broker.wiring import Wiring, wire
+from protocol.codes import LanguageCode
+from protocol.command import RemotingCommand
+from protocol.remoting import HandlerRegistry, RemotingClient
+from protocol.remoting.handler import HandlerError, RequestContext
+
+
+class FakeChannel:
+    """The connection a request arrived on, as a handler sees it (``protocol.remoting.handler.Channel``); requests
+    towards the client are recorded and answered with ``reply`` (none by default)."""
+
+    def __init__(self, language: LanguageCode = LanguageCode.JAVA) -> None:
+        self.sent: list[RemotingCommand] = []
+        self.reply: RemotingCommand | None = None
+        self._language = language
+
+    @property
+    def peer(self) -> str:
+        return "127.0.0.1:40000"
+
+    @property
+    def conn_id(self) -> int:
+        return 1
+
+    @property
+    def language(self) -> LanguageCode:
+        return self._language
+
+    @property
+    def is_closed(self) -> bool:
+        return False
+
+    @property
+    def in_flight(self) -> int:
+        return 1
+
+    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        self.sent.append(cmd)
+        if self.reply is None:
+            raise TimeoutError("no reply")
+        return self.reply
+
+    def invoke_oneway(self, cmd: RemotingCommand) -> None:
+        self.sent.append(cmd)
+
+    def add_close_callback(self, cb: Callable[[Any], None]) -> None:
+        """The client registry forgets a channel's clients when it closes; this one never closes."""
+
+
+@dataclasses.dataclass
+class WiredBroker:
+    config: BrokerConfig
+    store: MessageStore
+    topics: TopicConfigTable
+    groups: SubscriptionGroupTable
+    offsets: ConsumerOffsetTable
+    clients: ClientRegistry
+    wiring: Wiring
+
+    @property
+    def registry(self) -> HandlerRegistry:
+        return self.wiring.registry
+
+
+@asynccontextmanager
+async def wired_broker(tmp_path: Path, **overrides: Any) -> AsyncIterator[WiredBroker]:
+    """A broker's handlers over a started store under ``tmp_path`` (RocketMQ key overrides), no server."""
+    cfg = load_config(
+        None,
+        {
+            "storePathRootDir": tmp_path,
+            "brokerIP1": "127.0.0.1",
+            "mappedFileSizeCommitLog": 1024 * 1024,
+            "mappedFileSizeConsumeQueue": 1000 * 20,
+            **overrides,
+        },
+    )
+    config_dir = cfg.store.config_dir
+    topics = TopicConfigTable(config_dir, cfg.identity, cfg.features)
+    groups = SubscriptionGroupTable(config_dir, auto_create=cfg.features.auto_create_subscription_group)
+    offsets = ConsumerOffsetTable(config_dir, cfg.features.flush_consumer_offset_interval)
+    clients = ClientRegistry(cfg.network.channel_expired_timeout, lambda group: True)
+    for table in (topics, groups, offsets):
+        table.load()
+    store = await asyncio.to_thread(MessageStore.open, store_config(cfg, port=10911))
+    schedule = ScheduleService(store, config_dir, cfg.store.delay_levels_ms, cfg.features.flush_delay_offset_interval)
+    schedule.load()
+    remoting = RemotingClient()
+    addr = "127.0.0.1:10911"
+    ha = HAService(cfg, store, remoting, topics, offsets, schedule, groups, lambda: addr, lambda: None)
+    stats = BrokerStats()
+    wiring = wire(
+        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha, None,
+        on_config=lambda c: None, broker_addr=lambda: addr,
+    )  # fmt: skip
+    await store.start()
+    try:
+        yield WiredBroker(cfg, store, topics, groups, offsets, clients, wiring)
+    finally:
+        await remoting.close()
+        await store.close()
+
+
+async def dispatch(
+    broker: WiredBroker, cmd: RemotingCommand, *, channel: FakeChannel | None = None, queued_s: float = 0.0
+) -> RemotingCommand:
+    """The reply the broker gives ``cmd`` (a request that waited ``queued_s`` before its handler ran)."""
+    handler = broker.registry.get(cmd.code)
+    assert handler is not None, f"no handler for request code {cmd.code}"
+    received_at = asyncio.get_running_loop().time() - queued_s
+    ctx = RequestContext(channel or FakeChannel(), cmd, structlog.get_logger("test"), received_at)
+    try:
+        resp = await handler(ctx, cmd)
+    except HandlerError as exc:
+        resp = cmd.make_response(exc.code, exc.remark)
+    assert resp is not None
+    return resp
