@@ -27,8 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.store import MessageStore, StoreConfig  # noqa: E402
-from protocol.message import BatchItem  # noqa: E402
+from broker.store import MessageStore, PutRequest, StoreConfig  # noqa: E402
+from protocol.message import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 BODY = os.urandom(1024)
 PROPS = {"TAGS": "TagA", "KEYS": "key1"}
@@ -58,7 +58,7 @@ async def bench_put_single(root: str, n: int) -> MessageStore:
     await store.start()
     t0 = time.perf_counter()
     for i in range(n):
-        await store.put_message(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS)
+        await store.put_message(PutRequest(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS))
     # puts return before dispatch (consume queues + index); count it, so the figure is "stored and readable"
     store.dispatcher.drain()
     dt = time.perf_counter() - t0
@@ -69,10 +69,11 @@ async def bench_put_single(root: str, n: int) -> MessageStore:
 async def bench_put_batch(root: str, n: int, batch: int = 32) -> None:
     store = MessageStore.open(_cfg(root))
     await store.start()
-    items = [BatchItem(BODY, dict(PROPS)) for _ in range(batch)]
+    # what the broker does per SEND_BATCH_MESSAGE: decode the wire body, then put its items
+    wire = encode_batch([BatchItem(BODY, dict(PROPS)) for _ in range(batch)])
     t0 = time.perf_counter()
     for i in range(n // batch):
-        await store.put_messages(TOPIC, i & 7, 0, 0, BORN, items)
+        await store.put_messages(TOPIC, i & 7, 0, 0, BORN, decode_batch(wire))
     store.dispatcher.drain()
     dt = time.perf_counter() - t0
     _report(f"put batch {batch} (async flush, incl. dispatch)", n // batch * batch, n // batch * batch * len(BODY), dt)
@@ -88,7 +89,7 @@ async def bench_sync(root: str, secs: float, producers: int = 32) -> None:
     async def producer(p: int) -> None:
         nonlocal count
         while time.perf_counter() < stop:
-            res = await store.put_message(TOPIC, p & 7, 0, 0, 0, BORN, BODY, PROPS)
+            res = await store.put_message(PutRequest(TOPIC, p & 7, 0, 0, 0, BORN, BODY, PROPS))
             assert res.ok
             count += 1
 
@@ -130,7 +131,7 @@ async def bench_seal_cost(root: str, n: int, rounds: int = 6) -> None:
             await store.start()
             t0 = time.thread_time()
             for i in range(n):
-                await store.put_message(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS)
+                await store.put_message(PutRequest(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS))
             store.dispatcher.drain()
             t1 = time.thread_time()
             for q in range(8):
@@ -171,7 +172,7 @@ def profile_put(root: str, n: int) -> None:
         pr = cProfile.Profile()
         pr.enable()
         for i in range(n):
-            await store.put_message(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS)
+            await store.put_message(PutRequest(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS))
         pr.disable()
         await store.close()
         s = io.StringIO()

@@ -50,11 +50,12 @@ from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
-from broker.store.put import Appender, Host
+from broker.store.put import Appender
 from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, load_crc_since, verify, write_crc_since
 from broker.store.recovery import recover
 from broker.store.replica import ReplicaParser
+from broker.store.request import Host, PutRequest
 from broker.store.results import (
     ConsumeQueueSlice,
     ConsumeQueueUnit,
@@ -392,46 +393,21 @@ class MessageStore:
 
     # -- put -------------------------------------------------------------------------------------------------------
 
-    async def put_message(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        body: bytes,
-        properties: str | dict[str, str],
-        *,
-        reconsume_times: int = 0,
-        prepared_transaction_offset: int = 0,
-        wait: bool = True,
-    ) -> PutMessageResult:
-        """Store one message. ``properties`` is the properties string as sent (stored verbatim) or a dict.
+    async def put_message(self, req: PutRequest, *, wait: bool = True) -> PutMessageResult:
+        """Store one message (``PutRequest``: its properties as the string sent, stored verbatim, or a dict).
 
         Returns PUT_OK with one ``AppendResult`` (physical offset, size, queue offset, store time, offset msgId);
         with SYNC_FLUSH and ``wait`` only once an fsync covers it (FLUSH_DISK_TIMEOUT, items filled, when that takes
-        longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``."""
+        longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``.
+
+        Not ``put_messages`` of one: the batch path's per-item bookkeeping costs a single put ~10% (store_bench)."""
         if self._closed or self.puts_refused is not None:
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
         appender = self._appender
-        if (refused := appender.disk_refusal()) is not None:
-            return refused
         try:
-            res = appender.append_one(
-                topic,
-                queue_id,
-                flag,
-                sys_flag,
-                born_timestamp,
-                born_host,
-                body,
-                properties,
-                reconsume_times,
-                prepared_transaction_offset,
-            )
+            res = appender.append_one(req)
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
         if wait and (self._group_commit is not None or self._replica_wait is not None):
@@ -455,8 +431,6 @@ class MessageStore:
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
         appender = self._appender
-        if (refused := appender.disk_refusal()) is not None:
-            return refused
         try:
             res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
         except OSError as exc:  # creating the next segment failed
