@@ -74,7 +74,6 @@ _pack_head = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
 _crc32 = zlib.crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
-_digits = b"%010d\x02".__mod__
 _TRAILER: Final = TRAILER_PREFIX
 _SEP_TRAILER: Final = b"\x02" + TRAILER_PREFIX
 
@@ -281,10 +280,11 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        sealed = plen <= self._seal_max
-        if sealed:  # record_check.trailer_props, inlined (hot path)
-            props_b = props_b + _TRAILER if not props_b or props_b[-1] == 2 else props_b + _SEP_TRAILER
-            plen = len(props_b) + _DIGITS
+        if plen <= self._seal_max:  # record_check.trailer_props, inlined (hot path): the trailer's name follows
+            trailer = _TRAILER if not props_b or props_b[-1] == 2 else _SEP_TRAILER
+            plen += len(trailer) + _DIGITS
+        else:
+            trailer = b""  # unsealed: no room in the int16 properties length
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
         if size > self.max_message_size:
             return self._too_large(size, blen)
@@ -315,11 +315,11 @@ class Appender:
             size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp,
             born_block, now, store_block, req.reconsume_times, req.prepared_transaction_offset, blen,
         )  # fmt: skip
-        tail = b"".join((topic_block, _pack_i16(plen), props_b))
-        if sealed:
-            data = b"".join((head, body, tail, _digits(_crc32(head + tail, crc))))
+        if trailer:
+            tail = b"".join((topic_block, _pack_i16(plen), props_b, trailer))
+            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))  # (not _digits: slower)
         else:
-            data = b"".join((head, body, tail))
+            data = b"".join((head, body, topic_block, _pack_i16(plen), props_b))
         try:
             mf.write(data)
         except OSError as exc:
@@ -458,7 +458,7 @@ class Appender:
             )  # fmt: skip
             if plen > 0:
                 tail = b"".join((topic_block, _pack_i16(plen), raw))
-                add((head, body, tail, _digits(_crc32(head + tail, crc))))
+                add((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
             else:
                 add((head, body, topic_block, _pack_i16(-plen), raw))
             phys += size
