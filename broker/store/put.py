@@ -316,8 +316,9 @@ class Appender:
             born_block, now, store_block, req.reconsume_times, req.prepared_transaction_offset, blen,
         )  # fmt: skip
         if trailer:
+            # the digits by the inline % operator: a bound __mod__ costs ~70 ns more
             tail = b"".join((topic_block, _pack_i16(plen), props_b, trailer))
-            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))  # (not _digits: slower)
+            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
         else:
             data = b"".join((head, body, topic_block, _pack_i16(plen), props_b))
         try:
