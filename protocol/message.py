@@ -676,13 +676,53 @@ _BATCH_HEAD: Final = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag,
 assert _BATCH_HEAD.size == 20
 
 
-@dataclass(slots=True)
 class BatchItem:
-    """One message of a SEND_BATCH_MESSAGE body (topic and queue come from the request header)."""
+    """One message of a SEND_BATCH_MESSAGE body (topic and queue come from the request header).
 
-    body: bytes
-    properties: dict[str, str]
-    flag: int = 0
+    Its properties exist as the properties string (``text``: what the wire carries and the store writes verbatim)
+    and as a dict (``properties``); each is made from the other on first use, so the broker's batch path —
+    ``decode_batch`` then the store — never parses and re-encodes them. Build one with either; do not mutate the
+    dict after ``text`` was read."""
+
+    __slots__ = ("_props", "_text", "body", "flag")
+
+    def __init__(
+        self, body: bytes, properties: dict[str, str] | None = None, flag: int = 0, *, text: str | None = None
+    ) -> None:
+        self.body = body
+        self.flag = flag
+        self._props = properties if properties is not None or text is not None else {}
+        self._text = text
+
+    @property
+    def properties(self) -> dict[str, str]:
+        props = self._props
+        if props is None:
+            props = self._props = decode_properties(self._text or "")
+        return props
+
+    @properties.setter
+    def properties(self, props: dict[str, str]) -> None:
+        self._props = props
+        self._text = None
+
+    @property
+    def text(self) -> str:
+        """The properties string (``name\\x01value\\x02`` pairs)."""
+        text = self._text
+        if text is None:
+            text = self._text = encode_properties(self._props or {})
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BatchItem):
+            return NotImplemented
+        return self.body == other.body and self.flag == other.flag and self.properties == other.properties
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BatchItem(body={self.body!r}, properties={self.properties!r}, flag={self.flag})"
 
 
 def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]]) -> bytes:
@@ -690,10 +730,10 @@ def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]])
     parts: list[bytes] = []
     for it in items:
         if isinstance(it, BatchItem):
-            flag, data, props_d = it.flag, it.body, it.properties
+            flag, data, props = it.flag, it.body, it.text.encode()
         else:
             flag, data, props_d = it
-        props = encode_properties(props_d).encode()
+            props = encode_properties(props_d).encode()
         total = 20 + len(data) + 2 + len(props)
         parts.append(_BATCH_HEAD.pack(total, 0, 0, flag, len(data)))
         parts.append(data)
@@ -703,7 +743,8 @@ def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]])
 
 
 def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
-    """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths."""
+    """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths or properties that are not UTF-8.
+    Each item keeps its properties string as received (parsed only if ``properties`` is read)."""
     out: list[BatchItem] = []
     pos = 0
     end = len(body)
@@ -719,8 +760,7 @@ def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
             p += 2
             if plen < 0 or p + plen != pos + total:
                 raise RecordError(f"bad batch entry properties at {pos}")
-            props = decode_properties(str(body[p : p + plen], "utf-8")) if plen else {}
-            out.append(BatchItem(data, props, flag))
+            out.append(BatchItem(data, None, flag, text=str(body[p : p + plen], "utf-8") if plen else ""))
             pos += total
     except struct.error as exc:
         raise RecordError(f"truncated batch entry at {pos}: {exc}") from None

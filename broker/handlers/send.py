@@ -46,6 +46,7 @@ from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
@@ -186,8 +187,8 @@ class SendHandlers:
                 raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, f"bad batch body: {exc}") from None
             if not items:
                 raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch body holds no message")
-            for item in items:
-                if item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
+            for item in items:  # properties parsed only when one may name a delay
+                if _DELAY_MARK in item.text and item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
                     raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message")
             result = await self._store.put_messages(
                 h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=True
@@ -197,15 +198,17 @@ class SendHandlers:
             if _DELAY_MARK in props:  # cheap substring test; divert() parses
                 topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
             result = await self._store.put_message(
-                topic,
-                qid,
-                h.flag,
-                h.sys_flag,
-                h.born_timestamp,
-                born_host,
-                cmd.body,
-                props,
-                reconsume_times=h.reconsume_times or 0,
+                PutRequest(
+                    topic,
+                    qid,
+                    h.flag,
+                    h.sys_flag,
+                    h.born_timestamp,
+                    born_host,
+                    cmd.body,
+                    props,
+                    h.reconsume_times or 0,
+                ),
                 wait=_NO_WAIT_MARK not in props,
             )
         code, remark = _PUT_STATUS.get(result.status.name, (ResponseCode.SYSTEM_ERROR, result.status.name))

@@ -39,6 +39,8 @@ from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
+from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ConsumerSendMsgBackRequestHeader
@@ -117,18 +119,12 @@ class SendBackHandlers:
             props[PropertyKey.DELAY] = str(delay)
             topic, qid, text = self._schedule.divert(topic, qid, encode_properties(props))
         result = await self._store.put_message(
-            topic,
-            qid,
-            msg.flag,
-            msg.sys_flag,
-            msg.born_timestamp,
-            msg.born_host,
-            msg.body,
-            text,
-            reconsume_times=msg.reconsume_times + 1,
+            PutRequest.from_ext(
+                msg, topic=topic, queue_id=qid, properties=text, reconsume_times=msg.reconsume_times + 1
+            ),
             wait=False,
         )
-        if result.status.name != "PUT_OK":
+        if result.status is not PutMessageStatus.PUT_OK:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, result.status.name)
         self.sent_back += 1
         if self._stats is not None and topic.startswith(T.DLQ_PREFIX):

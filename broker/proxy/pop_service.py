@@ -28,6 +28,7 @@ from broker.proxy.pop_store import PopStore
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message import MessageExt, PropertyKey, encode_properties
 from protocol.tasks import stop_tasks
@@ -352,15 +353,9 @@ class PopService:
         props[DLQ_ORIGIN_MESSAGE_ID] = e.message_id
         props.setdefault(PropertyKey.UNIQ_KEY, e.message_id)
         result = await self._store.put_message(
-            dlq,
-            0,
-            msg.flag,
-            msg.sys_flag,
-            msg.born_timestamp,
-            msg.born_host,
-            msg.body,
-            encode_properties(props),
-            reconsume_times=e.attempt,
+            PutRequest.from_ext(
+                msg, topic=dlq, queue_id=0, properties=encode_properties(props), reconsume_times=e.attempt
+            )
         )
         if not result.ok:
             _log.warning("dead-letter put failed; kept in flight", group=e.group, status=result.status.name)

@@ -56,6 +56,7 @@ from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
 from protocol.message import PropertyKey, encode_properties, java_string_hash
 
@@ -428,7 +429,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             else:
                 pstr = encode_properties(props)
             result = await self._store.put_message(
-                topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr
+                PutRequest(topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr)
             )
         code = _PUT_CODE.get(result.status.name, pb.Code.INTERNAL_SERVER_ERROR)
         if code != pb.Code.OK or not result.items:

@@ -32,6 +32,8 @@ import structlog
 from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
+from broker.store.results import PutMessageStatus
 from protocol.message import MessageExt, PropertyKey, decode_properties, encode_properties
 from protocol.tasks import stop_tasks
 
@@ -213,17 +215,9 @@ class ScheduleService:
             props[PropertyKey.DELAY] = str(level)
             topic, qid = T.SCHEDULE_TOPIC, level - 1
         result = await self._store.put_message(
-            topic,
-            qid,
-            m.flag,
-            m.sys_flag,
-            m.born_timestamp,
-            m.born_host,
-            m.body,
-            encode_properties(props),
-            reconsume_times=m.reconsume_times,
+            PutRequest.from_ext(m, topic=topic, queue_id=qid, properties=encode_properties(props)),
             wait=False,  # J's messageTimeup: setWaitStoreMsgOK(false) (a SYNC_MASTER re-put waits for no slave)
         )
-        if result.status.name != "PUT_OK":
+        if result.status is not PutMessageStatus.PUT_OK:
             raise RuntimeError(f"re-put of a delayed message failed: {result.status.name}")
         self.delivered += 1

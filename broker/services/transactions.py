@@ -45,7 +45,8 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.results import PutMessageResult
+from broker.store.request import PutRequest
+from broker.store.results import PutMessageResult, PutMessageStatus
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -176,15 +177,17 @@ class TransactionService:
         props[PropertyKey.REAL_TOPIC] = topic
         props[PropertyKey.REAL_QID] = str(queue_id)
         return await self._store.put_message(
-            T.TRANS_HALF_TOPIC,
-            0,
-            flag,
-            reset_transaction_type(sys_flag, TRANSACTION_NOT_TYPE),
-            born_timestamp,
-            born_host,
-            body,
-            encode_properties(props),
-            reconsume_times=reconsume_times,
+            PutRequest(
+                T.TRANS_HALF_TOPIC,
+                0,
+                flag,
+                reset_transaction_type(sys_flag, TRANSACTION_NOT_TYPE),
+                born_timestamp,
+                born_host,
+                body,
+                encode_properties(props),
+                reconsume_times,
+            )
         )
 
     def _half(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> MessageExt:
@@ -210,18 +213,16 @@ class TransactionService:
         if not topic:
             raise TransactionError("The half message has no REAL_TOPIC")
         result = await self._store.put_message(
-            topic,
-            qid,
-            half.flag,
-            reset_transaction_type(half.sys_flag, TRANSACTION_COMMIT_TYPE),
-            half.born_timestamp,
-            half.born_host,
-            half.body,
-            encode_properties(props),
-            reconsume_times=half.reconsume_times,
-            prepared_transaction_offset=commit_log_offset,
+            PutRequest.from_ext(
+                half,
+                topic=topic,
+                queue_id=qid,
+                sys_flag=reset_transaction_type(half.sys_flag, TRANSACTION_COMMIT_TYPE),
+                properties=encode_properties(props),
+                prepared_transaction_offset=commit_log_offset,
+            )
         )
-        if result.status.name != "PUT_OK":
+        if result.status is not PutMessageStatus.PUT_OK:
             raise TransactionError(f"put of the committed message failed: {result.status.name}")
         await self._settle(half)
         if self.on_end is not None:
@@ -239,16 +240,18 @@ class TransactionService:
 
     async def _settle(self, half: MessageExt) -> None:
         result = await self._store.put_message(
-            T.TRANS_OP_HALF_TOPIC,
-            0,
-            0,
-            0,
-            int(self._clock() * 1000),
-            half.store_host,
-            str(half.queue_offset).encode(),
-            {PropertyKey.TAGS: REMOVE_TAG},
+            PutRequest(
+                T.TRANS_OP_HALF_TOPIC,
+                0,
+                0,
+                0,
+                int(self._clock() * 1000),
+                half.store_host,
+                str(half.queue_offset).encode(),
+                {PropertyKey.TAGS: REMOVE_TAG},
+            )
         )
-        if result.status.name != "PUT_OK":
+        if result.status is not PutMessageStatus.PUT_OK:
             raise TransactionError(f"put of the op marker failed: {result.status.name}")
         self._done.add(half.queue_offset)
 
@@ -302,17 +305,9 @@ class TransactionService:
         props[PropertyKey.TRANSACTION_CHECK_TIMES] = str(times + 1)
         props.setdefault(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET, str(m.queue_offset))
         result = await self._store.put_message(
-            T.TRANS_HALF_TOPIC,
-            0,
-            m.flag,
-            m.sys_flag,
-            m.born_timestamp,
-            m.born_host,
-            m.body,
-            encode_properties(props),
-            reconsume_times=m.reconsume_times,
+            PutRequest.from_ext(m, topic=T.TRANS_HALF_TOPIC, queue_id=0, properties=encode_properties(props))
         )
-        if result.status.name != "PUT_OK":
+        if result.status is not PutMessageStatus.PUT_OK:
             raise RuntimeError(f"re-put of a half message failed: {result.status.name}")
         item = result.items[0]
         copy = MessageExt(
@@ -383,14 +378,8 @@ class TransactionService:
         )
         self._topics.create_if_absent(T.TRANS_CHECK_MAX_TIME_TOPIC, 1, T.PERM_RW)
         await self._store.put_message(
-            T.TRANS_CHECK_MAX_TIME_TOPIC,
-            0,
-            m.flag,
-            m.sys_flag,
-            m.born_timestamp,
-            m.born_host,
-            m.body,
-            encode_properties(m.properties),
-            reconsume_times=m.reconsume_times,
+            PutRequest.from_ext(
+                m, topic=T.TRANS_CHECK_MAX_TIME_TOPIC, queue_id=0, properties=encode_properties(m.properties)
+            )
         )
         self.discarded += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from broker.store.config import StoreConfig
 from broker.store.message_store import MessageStore
+from broker.store.request import PutRequest
 from broker.store.results import (
     AppendResult,
     ConsumeQueueSlice,
@@ -27,5 +28,6 @@ __all__ = [
     "MessageStore",
     "PutMessageResult",
     "PutMessageStatus",
+    "PutRequest",
     "StoreConfig",
 ]

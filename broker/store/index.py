@@ -104,6 +104,42 @@ class IndexFile:
             self.end_phy = phys
         return True
 
+    def put_many(self, entries: list[tuple[int, int]], start: int, store_ts: int) -> int:
+        """``put`` for ``entries[start:]`` (key hash, physical offset), all with one store time, in one loop; returns
+        the index of the first entry not written (the file is full) or ``len(entries)``."""
+        n = self.count
+        room = self.max_index - n
+        if room <= 0:
+            return start
+        stop = min(len(entries), start + room)
+        if stop <= start:
+            return start
+        buf = self.mf.buf
+        if self.begin_ts == 0:
+            self.begin_ts = store_ts
+            self.begin_phy = entries[start][1]
+            HEADER.pack_into(buf, 0, store_ts, store_ts, self.begin_phy, self.begin_phy, 0, 1)
+        diff = (store_ts - self.begin_ts) // 1000
+        diff = 0 if diff < 0 else min(diff, 0x7FFFFFFF)
+        slots = self.slots
+        base = self.base
+        unpack_slot = SLOT.unpack_from
+        pack_slot = SLOT.pack_into
+        pack_entry = ENTRY.pack_into
+        phys = 0
+        for i in range(start, stop):
+            h, phys = entries[i]
+            slot_pos = HEADER.size + (h % slots) * 4
+            pack_entry(buf, base + n * 20, h, phys, diff, unpack_slot(buf, slot_pos)[0])
+            pack_slot(buf, slot_pos, n)
+            n += 1
+        self.count = n
+        if store_ts > self.end_ts:
+            self.end_ts = store_ts
+        if phys > self.end_phy:
+            self.end_phy = phys
+        return stop
+
     def lookup(self, key: str, begin: int, end: int, limit: int, out: list[int]) -> None:
         if self.begin_ts == 0 or self.end_ts < begin or self.begin_ts > end:
             return
@@ -222,6 +258,38 @@ class IndexService:
             if not last.put(h, phys, store_ts):
                 last = self._writable(store_ts)
                 last.put(h, phys, store_ts)
+
+    def put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
+        """Index the messages of one append (``(keys, uniq_key, phys)`` each, phys increasing, one store time): the
+        key hashes of all of them first, then one write loop (``IndexFile.put_many``)."""
+        files = self.files
+        if files and items[0][2] <= files[-1].end_phy and files[-1].count > 1:
+            for keys, uniq, phys in items:  # re-dispatch after recovery: put skips what is indexed already
+                self.put(topic, keys, uniq, phys, store_ts)
+            return
+        prefix = self._prefix_crc.get(topic)
+        if prefix is None:
+            if len(self._prefix_crc) >= 65536:
+                self._prefix_crc.clear()
+            prefix = self._prefix_crc[topic] = _crc32(f"{topic}#".encode())
+        entries: list[tuple[int, int]] = []
+        add = entries.append
+        for keys, uniq, phys in items:
+            if keys:
+                for k in keys.split(" ") if " " in keys else (keys,):
+                    if k:
+                        add(((_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1, phys))
+            if uniq:
+                add(((_crc32(uniq.encode(), prefix) & 0x7FFFFFFF) or 1, phys))
+        done = 0
+        stuck = False
+        while done < len(entries):
+            nxt = self._writable(store_ts).put_many(entries, done, store_ts)
+            if nxt == done:  # a full file: the next _writable rolls; a new file that takes nothing ends it
+                if stuck:
+                    return
+                stuck = True
+            done = nxt
 
     def query(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[int]:
         out: list[int] = []

@@ -10,6 +10,7 @@ from pathlib import Path
 from broker.ha.master import GroupTransfer, HAConfig
 from broker.ha.state import MasterHAState, SlaveLink
 from broker.store import MessageStore, PutMessageStatus, StoreConfig
+from broker.store.request import PutRequest
 
 
 def _store(tmp_path: Path) -> MessageStore:
@@ -34,7 +35,7 @@ async def test_grouped_waits(tmp_path: Path) -> None:
     try:
 
         async def send(i: int) -> PutMessageStatus:
-            res = await store.put_message("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {})
+            res = await store.put_message(PutRequest("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {}))
             return res.status
 
         assert await send(0) is PutMessageStatus.SLAVE_NOT_AVAILABLE  # no slave connected
@@ -51,7 +52,7 @@ async def test_grouped_waits(tmp_path: Path) -> None:
         assert gt.timeouts == 1 and gt._timer is None
         state.push2slave_max = store.commitlog.max_offset - (1 << 20)  # the best slave is too far behind
         assert await send(100) is PutMessageStatus.SLAVE_NOT_AVAILABLE
-        res = await store.put_message("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"nowait", {}, wait=False)
+        res = await store.put_message(PutRequest("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"nowait", {}), wait=False)
         assert res.status is PutMessageStatus.PUT_OK  # WAIT=false never waits for a slave
     finally:
         gt.stop()

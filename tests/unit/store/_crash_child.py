@@ -25,7 +25,7 @@ def digest(data: bytes) -> str:
 
 
 async def main(root: str, producers: int) -> None:
-    from broker.store import MessageStore, StoreConfig
+    from broker.store import MessageStore, PutRequest, StoreConfig
 
     cfg = StoreConfig(
         store_path_root_dir=root,
@@ -44,7 +44,7 @@ async def main(root: str, producers: int) -> None:
         while True:
             data = body(p, seq)
             res = await store.put_message(
-                "CrashTopic", p, 0, 0, 0, ("127.0.0.1", 1), data, {"KEYS": f"p{p}s{seq}", "TAGS": f"T{p}"}
+                PutRequest("CrashTopic", p, 0, 0, 0, ("127.0.0.1", 1), data, {"KEYS": f"p{p}s{seq}", "TAGS": f"T{p}"})
             )
             if not res.ok:
                 raise SystemExit(f"put failed: {res}")

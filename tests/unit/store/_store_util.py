@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from broker.store import GetMessageStatus, MessageStore, StoreConfig
+from broker.store.request import PutRequest
 from protocol.message import MessageExt
 
 BORN = ("10.1.2.3", 5555)
@@ -37,7 +38,9 @@ async def put(
     sys_flag: int = 0,
     wait: bool = True,
 ):
-    res = await store.put_message(topic, qid, flag, sys_flag, 1_700_000_000_000, BORN, body, props or {}, wait=wait)
+    res = await store.put_message(
+        PutRequest(topic, qid, flag, sys_flag, 1_700_000_000_000, BORN, body, props or {}), wait=wait
+    )
     assert res.ok, res
     return res.items[0]
 

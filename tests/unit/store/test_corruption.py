@@ -20,6 +20,7 @@ from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
 from broker.store.record_check import body_bounds, is_sealed, seal, trailer_props, verify
+from broker.store.request import PutRequest
 from protocol.message import MessageExt, RecordError, encode_record
 
 T = "TopicCorrupt"
@@ -47,7 +48,7 @@ async def _write(root: Path, *, crash: bool) -> list[Written]:
     for i in range(N):
         qid = i % 2
         body = b"body-%03d-" % i + bytes([65 + i % 26]) * 150
-        res = await store.put_message(T, qid, 0, 0, 1, BORN, body, {"TAGS": "tagA", "KEYS": f"k{i}"})
+        res = await store.put_message(PutRequest(T, qid, 0, 0, 1, BORN, body, {"TAGS": "tagA", "KEYS": f"k{i}"}))
         assert res.ok
         out.append(Written(qid, i // 2, body, res.items[0]))
         if crash and i == N // 2:
@@ -166,7 +167,7 @@ async def test_damaged_record(tmp_path: Path, kind: str, where: str, stop: str, 
         assert str(victim.at.wrote_offset) in caplog.text  # says what it did, naming the record's offset
         # the store keeps working: a put after recovery is served
         await store.start()
-        res = await store.put_message(T, victim.qid, 0, 0, 1, BORN, b"after", {})
+        res = await store.put_message(PutRequest(T, victim.qid, 0, 0, 1, BORN, b"after", {}))
         assert res.ok
         assert _served(store)[victim.qid][-1].body == b"after"
     finally:
@@ -358,7 +359,7 @@ async def test_records_written_before_sealing_still_read_and_checked(tmp_path: P
         assert got == bodies[:3] + bodies[4:]
         assert store.integrity.quarantined_records == 1 and "undecodable" in caplog.text
         await store.start()
-        res = await store.put_message(T, 0, 0, 0, 1, BORN, b"new", {"TAGS": "n"})
+        res = await store.put_message(PutRequest(T, 0, 0, 0, 1, BORN, b"new", {"TAGS": "n"}))
         assert res.ok
         raw = store.select_one_message_by_offset(res.items[0].wrote_offset)
         assert raw is not None and is_sealed(raw, 0, len(raw))
@@ -426,9 +427,9 @@ async def test_eight_byte_blank_filler_at_a_file_end_is_not_damage(tmp_path: Pat
     """A record that leaves exactly the 8-byte blank filler at the end of its file (found by the kill -9 cycles)."""
     root = tmp_path / "s"
     store = MessageStore.open(_cfg(root))
-    first = await store.put_message(T, 0, 0, 0, 1, BORN, b"f" * (FILE - 8 - 123), {})
+    first = await store.put_message(PutRequest(T, 0, 0, 0, 1, BORN, b"f" * (FILE - 8 - 123), {}))
     assert first.ok and first.items[0].size == FILE - 8
-    assert (await store.put_message(T, 0, 0, 0, 1, BORN, b"second", {})).items[0].wrote_offset == FILE
+    assert (await store.put_message(PutRequest(T, 0, 0, 0, 1, BORN, b"second", {}))).items[0].wrote_offset == FILE
     store.dispatcher.drain()
     store._release()  # a crash with no checkpoint: the whole log is scanned
     store = MessageStore.open(_cfg(root))

@@ -14,6 +14,7 @@ from _crash_child import body, digest
 from _store_util import get_all
 
 from broker.store import GetMessageStatus, MessageStore, StoreConfig
+from broker.store.request import PutRequest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -130,7 +131,7 @@ async def test_sigkill_sync_flush_keeps_every_ack(tmp_path: Path) -> None:
             assert r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE
         # the store keeps working: a SYNC_FLUSH put after recovery lands right at the end and survives
         await store.start()
-        res = await store.put_message(TOPIC, 0, 0, 0, 0, ("127.0.0.1", 1), b"after", {})
+        res = await store.put_message(PutRequest(TOPIC, 0, 0, 0, 0, ("127.0.0.1", 1), b"after", {}))
         assert res.ok and res.items[0].wrote_offset in (end, seg + 64 * 1024) and res.items[0].queue_offset == maxes[0]
     finally:
         await store.close()

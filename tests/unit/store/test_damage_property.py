@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from broker.store import GetMessageStatus, MessageStore
+from broker.store.request import PutRequest
 
 T = "TopicProp"
 FILE = 4096
@@ -31,7 +32,7 @@ def _populated(factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[int, i
             out = []
             for i in range(N):
                 body = b"prop-%02d-" % i + bytes([97 + i % 26]) * (60 + 7 * i)
-                res = await store.put_message(T, i % 2, 0, 0, 1, BORN, body, {"TAGS": "t", "KEYS": f"k{i}"})
+                res = await store.put_message(PutRequest(T, i % 2, 0, 0, 1, BORN, body, {"TAGS": "t", "KEYS": f"k{i}"}))
                 it = res.items[0]
                 out.append((it.wrote_offset, it.size, i % 2, body))
             await store.close()

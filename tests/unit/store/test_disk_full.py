@@ -14,6 +14,7 @@ from broker.store import MessageStore, PutMessageStatus
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
 from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW, DISK_SPACE_TO_RESUME
+from broker.store.request import PutRequest
 from protocol.message import BatchItem
 
 T = "TopicDiskFull"
@@ -47,7 +48,7 @@ def enospc_after_half(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 async def _put(store: MessageStore, body: bytes) -> Any:
-    return await store.put_message(T, 0, 0, 0, 1_700_000_000_000, BORN, body, {"KEYS": body.decode()})
+    return await store.put_message(PutRequest(T, 0, 0, 0, 1_700_000_000_000, BORN, body, {"KEYS": body.decode()}))
 
 
 async def test_enospc_refuses_puts_until_space_is_back_and_loses_nothing(

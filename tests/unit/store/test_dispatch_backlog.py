@@ -9,6 +9,7 @@ from _store_util import get_all, small_config
 
 from broker.store import MessageStore
 from broker.store.dispatcher import MAX_PENDING
+from broker.store.request import PutRequest
 
 
 async def test_backlog_stays_bounded_when_puts_never_yield(tmp_path: Path) -> None:
@@ -18,7 +19,7 @@ async def test_backlog_stays_bounded_when_puts_never_yield(tmp_path: Path) -> No
         n = 3 * MAX_PENDING + 17
         most = 0
         for i in range(n):  # async-flush puts complete without suspending: the dispatcher task never runs here
-            res = await store.put_message("B", i % 2, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {"TAGS": "t"})
+            res = await store.put_message(PutRequest("B", i % 2, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {"TAGS": "t"}))
             assert res.ok, res
             most = max(most, store.dispatcher.stats()["dispatchPending"])
         assert 0 < most < MAX_PENDING, most

@@ -8,6 +8,7 @@ from pathlib import Path
 from _store_util import get_all, small_config
 
 from broker.store import MessageStore
+from broker.store.request import PutRequest
 
 
 async def test_concurrent_sync_puts_share_fsyncs(tmp_path: Path) -> None:
@@ -17,7 +18,7 @@ async def test_concurrent_sync_puts_share_fsyncs(tmp_path: Path) -> None:
         n = 400
 
         async def one(i: int):
-            res = await store.put_message("G", i % 4, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {})
+            res = await store.put_message(PutRequest("G", i % 4, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {}))
             assert res.ok, res
             # acknowledged ⇒ the commit log is flushed at least up to this record's end
             it = res.items[0]
@@ -30,7 +31,7 @@ async def test_concurrent_sync_puts_share_fsyncs(tmp_path: Path) -> None:
         assert len({it.wrote_offset for it in items}) == n
         assert sum(len(get_all(store, "G", q)) for q in range(4)) == n
         # a single put afterwards costs exactly one more fsync
-        res = await store.put_message("G", 0, 0, 0, 0, ("127.0.0.1", 1), b"solo", {})
+        res = await store.put_message(PutRequest("G", 0, 0, 0, 0, ("127.0.0.1", 1), b"solo", {}))
         assert res.ok and store.runtime_info()["groupCommitFsyncs"] == fsyncs + 1
     finally:
         await store.close()
@@ -40,7 +41,7 @@ async def test_async_flush_put_does_not_wait(tmp_path: Path) -> None:
     store = MessageStore.open(small_config(tmp_path / "s"))
     await store.start()
     try:
-        res = await store.put_message("G", 0, 0, 0, 0, ("127.0.0.1", 1), b"x", {})
+        res = await store.put_message(PutRequest("G", 0, 0, 0, 0, ("127.0.0.1", 1), b"x", {}))
         assert res.ok and store.runtime_info()["groupCommitFsyncs"] == 0
     finally:
         await store.close()

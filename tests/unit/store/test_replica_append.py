@@ -10,6 +10,7 @@ import pytest
 from _store_util import get_all, put, small_config
 
 from broker.store import MessageStore, PutMessageStatus
+from broker.store.request import PutRequest
 
 
 def _copy(src: MessageStore, dst: MessageStore, rng: random.Random, start: int = 0) -> None:
@@ -72,7 +73,7 @@ async def test_misplaced_bytes_and_refused_puts(tmp_path: Path) -> None:
         dst.append_replicated(50, chunk[50:])
         assert [m.body for m in get_all(dst, "T", 0)] == [b"x" * 100]
         dst.refuse_puts("messages are put to the slave")
-        res = await dst.put_message("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"y", {})
+        res = await dst.put_message(PutRequest("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"y", {}))
         assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and "slave" in res.remark
     finally:
         await src.close()

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from broker.store import GetMessageStatus, MessageStore
+from broker.store.request import PutRequest
 from protocol.message import BatchItem
 
 TOPICS = ["A", "Topic-B"]
@@ -65,7 +66,7 @@ class StoreModel(RuleBasedStateMachine):
         flag=st.integers(-(2**31), 2**31 - 1),
     )
     def put_one(self, topic, qid, body, props, flag) -> None:
-        res = run(self.store.put_message(topic, qid, flag, 0, 1, BORN, body, props))
+        res = run(self.store.put_message(PutRequest(topic, qid, flag, 0, 1, BORN, body, props)))
         self._record((topic, qid), [(body, props, flag)], res)
 
     @rule(

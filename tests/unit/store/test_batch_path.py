@@ -1,0 +1,88 @@
+"""The batch put path: items keep the properties string they arrived with, a batch's consume-queue units and
+index entries are written in one pass (and still right across consume-queue and index file boundaries), and the
+arrival listeners hear every message."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from _store_util import BORN, get_all, small_config
+
+from broker.store import MessageStore
+from protocol.message import BatchItem, decode_batch, encode_batch
+
+T = "BatchT"
+
+
+def _wire(n: int, start: int = 0) -> bytes:
+    return encode_batch(
+        [
+            BatchItem(b"body-%d" % i, {"TAGS": f"t{i % 3}", "KEYS": f"k{i} shared", "UNIQ_KEY": f"U{i:08d}"}, i)
+            for i in range(start, start + n)
+        ]
+    )
+
+
+async def test_batch_units_and_index_across_file_boundaries(tmp_path: Path) -> None:
+    # 5 units per consume-queue file and 6 entries per index file: batches of 8 straddle both
+    store = MessageStore.open(small_config(tmp_path, mapped_file_size_consume_queue=5 * 20, max_index_num=6))
+    heard: list[tuple[int, int, str | None]] = []
+
+    def listener(topic: str, qid: int, max_offset: int, tags_code: int, ts: int, props: Mapping[str, str]) -> None:
+        heard.append((max_offset, tags_code, props.get("UNIQ_KEY")))
+
+    store.add_arrival_listener(listener)
+    await store.start()
+    try:
+        for first in (0, 8, 16):
+            res = await store.put_messages(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(8, first)))
+            assert res.ok, res
+            assert [i.queue_offset for i in res.items] == list(range(first, first + 8))
+        # a batch that fits the current file after an odd start: the one-write path
+        res = await store.put_messages(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(2, 24)))
+        assert res.ok
+        msgs = get_all(store, T, 1)
+        assert [m.body for m in msgs] == [b"body-%d" % i for i in range(26)]
+        assert [m.flag for m in msgs] == list(range(26))
+        assert [m.properties["UNIQ_KEY"] for m in msgs] == [f"U{i:08d}" for i in range(26)]
+        assert [m.tags for m in msgs] == [f"t{i % 3}" for i in range(26)]
+        store.dispatcher.drain()
+        assert [h[0] for h in heard] == list(range(1, 27))
+        assert [h[2] for h in heard] == [f"U{i:08d}" for i in range(26)]
+        assert len({h[1] for h in heard}) == 3  # three tags, three codes
+        for i in (0, 7, 8, 13, 25):
+            found = store.query_message(T, f"k{i}", 5, 0, 2**62)
+            assert len(found) == 1, i
+            found = store.query_message(T, f"U{i:08d}", 5, 0, 2**62)
+            assert len(found) == 1, i
+        assert len(store.query_message(T, "shared", 64, 0, 2**62)) == 26
+        assert store.index is not None and len(store.index.files) > 1
+    finally:
+        await store.close()
+
+
+async def test_batch_stores_the_received_properties_string(tmp_path: Path) -> None:
+    """The producer's properties bytes go to the log as they came (order kept, no re-encoding), the store's CRC
+    trailer spliced after them; a string without a final separator gets one."""
+    store = MessageStore.open(small_config(tmp_path))
+    await store.start()
+    try:
+        items = [BatchItem(b"a", text="Z\x01last\x02A\x01first\x02"), BatchItem(b"b", text="K\x01v")]
+        res = await store.put_messages(T, 0, 0, 1, BORN, decode_batch(encode_batch(items)))
+        assert res.ok
+        raw = store.get_message_sync("g", T, 0, 0, 32).buffer
+        assert b"Z\x01last\x02A\x01first\x02__CRC32#\x01" in raw
+        assert b"K\x01v\x02__CRC32#\x01" in raw
+        assert [m.properties for m in get_all(store, T, 0)] == [{"Z": "last", "A": "first"}, {"K": "v"}]
+    finally:
+        await store.close()
+
+
+def test_batch_item_text_and_dict_agree() -> None:
+    item = decode_batch(encode_batch([BatchItem(b"x", {"a": "1", "b": "2"}, 3)]))[0]
+    assert item.text == "a\x011\x02b\x012\x02"
+    assert item.properties == {"a": "1", "b": "2"}
+    assert item == BatchItem(b"x", {"a": "1", "b": "2"}, 3)
+    item.properties = {"c": "3"}
+    assert item.text == "c\x013\x02"
