@@ -8,7 +8,12 @@ Invariants:
 
 * The ``asyncio.Protocol`` callbacks own the socket; ``FrameDecoder`` does all parsing (sans-IO).
 * Responses are matched to requests by ``opaque`` through ``_pending``; replies may arrive in any order.
-* Each incoming request runs in its own task, so a held long-poll never delays the requests after it.
+* An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
+  answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
+  and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
+  fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
+  A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
+  request a Task from the start.
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -23,8 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 import structlog
@@ -105,6 +109,45 @@ def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
         fut.set_exception(_Expired())
 
 
+def _resume(coro: Coroutine[Any, Any, None], yielded: Any) -> Generator[Any, Any, None]:
+    """The rest of a coroutine whose first step ran inline and suspended on ``yielded`` (a future, or None for a
+    bare yield): hands ``yielded`` to the Task running this, then relays sends and throws (a cancel) to ``coro``
+    exactly as ``yield from`` would had the Task run ``coro`` from its start."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # the Task throws a CancelledError (or a failed future's error) into us
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration:
+                return
+
+
+class _Rest:
+    """Awaitable wrapper of ``_resume`` (a Task runs coroutines only)."""
+
+    __slots__ = ("_coro", "_yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], yielded: Any) -> None:
+        self._coro = coro
+        self._yielded = yielded
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        return _resume(self._coro, self._yielded)
+
+
+async def _finish(rest: _Rest) -> None:
+    await rest
+
+
 class RemotingConnection(asyncio.Protocol):
     def __init__(
         self,
@@ -117,8 +160,10 @@ class RemotingConnection(asyncio.Protocol):
         observer: RequestObserver | None = None,
         request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
         budget: PendingBudget | None = None,
+        inline: bool = True,
     ) -> None:
         self._registry = registry
+        self._inline = inline
         self._observer = observer
         self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
         self._budget = budget
@@ -349,17 +394,22 @@ class RemotingConnection(asyncio.Protocol):
     # -- request dispatch ------------------------------------------------------------------------------------
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
-        # 3.12+: an eager Task runs the handler's first step now, inside data_received; most handlers answer
-        # without suspending, so their replies join this read's single write and the Task is done at once. 3.11 has
-        # no eager Tasks: the handler starts on the next loop pass (running its first step outside a Task would
-        # break asyncio.timeout() and current_task() in handler code, for no gain we could measure).
+        # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
+        # their replies join this read's single write and no Task, done callback or task-set entry is made. A
+        # handler that suspends continues in a Task from the point it suspended (``_resume``); only then does it
+        # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
+        # one): such a handler must be on an ``inline=False`` connection or suspend first.
         coro = self._serve(cmd, self._read_at)
         loop = self._loop or asyncio.get_running_loop()
-        task: asyncio.Task[None]
-        if sys.version_info >= (3, 12):
-            task = asyncio.Task(coro, loop=loop, eager_start=True)
-            if task.done():
+        if self._inline:
+            try:
+                yielded = coro.send(None)
+            except StopIteration:
                 return
+            except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
+                self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
+                return
+            task = loop.create_task(_finish(_Rest(coro, yielded)))
         else:
             task = loop.create_task(coro)
         self._tasks.add(task)

@@ -5,9 +5,11 @@ the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (o
 whatever the handler returns). A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
 exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
 
-Handlers run in a Task of their own (on 3.12+ an eager one: a handler that answers without suspending is done
-inside the socket's read callback, and its reply leaves with that read's single write), so a slow handler never
-delays the others on its connection, and asyncio.timeout() / current_task() work as usual inside a handler.
+A handler runs inline, inside the socket's read callback, until it first suspends: one that answers without
+suspending costs no Task, and its reply leaves with that read's single write. One that suspends continues in a Task
+of its own from that point, so a slow handler never delays the others on its connection. Before its first
+suspension a server-side handler has no current Task, so asyncio.timeout() / current_task() work only after it (the
+client side, whose handlers reach application code, runs every request in a Task from the start).
 
 ``RequestContext.conn`` is the connection the request came in on: a server uses it to push requests back to that
 peer (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO relays) and to learn when the
