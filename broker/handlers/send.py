@@ -108,6 +108,12 @@ class SendHandlers:
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
         self._max_size = max_message_size
+        # topic → the TopicConfig that passed the topic checks (name, send-forbidden, exists, writeable). A hit counts
+        # only while the table still holds that very object (configs are frozen: every change puts a new one); a
+        # table change empties it too, so deleted topics do not stay in it.
+        self._checked: dict[str, TopicConfig] = {}
+        topics.add_listener(self._checked.clear)
+        self._status: dict[object, tuple[ResponseCode, str | None]] = {}  # PutMessageStatus member → _PUT_STATUS
 
     def table(self) -> dict[int, Handler]:
         return {
@@ -135,6 +141,19 @@ class SendHandlers:
 
     def _check(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         topic = h.topic
+        tc = self._checked.get(topic)
+        if tc is not None and self._writeable and self._topics.get(topic) is tc:
+            if h.queue_id >= tc.write_queue_nums:
+                self._bad_queue(ctx, h, tc)
+            return tc
+        tc = self._check_topic(ctx, h)
+        if h.queue_id >= tc.write_queue_nums:
+            self._bad_queue(ctx, h, tc)
+        return tc
+
+    def _check_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
+        """The per-topic checks (all but the queue id), in J's order; a pass is remembered in ``_checked``."""
+        topic = h.topic
         check_send_allowed(topic, writeable=self._writeable, broker_ip=self._broker_ip)
         tc = self._topics.get(topic)
         if tc is None:
@@ -147,13 +166,17 @@ class SendHandlers:
                 raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         if not T.is_writeable(tc.perm):
             raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
-        if h.queue_id >= tc.write_queue_nums:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR,
-                f"request queueId[{h.queue_id}] is illegal, topic:{topic} topicConfig.writeQueueNums:"
-                f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
-            )
+        if self._topics.get(topic) is tc:
+            self._checked[topic] = tc
         return tc
+
+    @staticmethod
+    def _bad_queue(ctx: RequestContext, h: SendMessageRequestHeader, tc: TopicConfig) -> None:
+        raise HandlerError(
+            ResponseCode.SYSTEM_ERROR,
+            f"request queueId[{h.queue_id}] is illegal, topic:{h.topic} topicConfig.writeQueueNums:"
+            f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
+        )
 
     async def _send(
         self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
@@ -208,16 +231,20 @@ class SendHandlers:
                 reconsume_times=h.reconsume_times or 0,
                 wait=_NO_WAIT_MARK not in props,
             )
-        code, remark = _PUT_STATUS.get(result.status.name, (ResponseCode.SYSTEM_ERROR, result.status.name))
+        status = result.status
+        mapped = self._status.get(status)
+        if mapped is None:  # once per status member: Enum.name is a descriptor call
+            mapped = self._status[status] = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
+        code, remark = mapped
         if remark is not None:
             raise HandlerError(code, remark)
-        first = result.items[0]
+        put = result.items
+        first = put[0]
         if self._stats is not None:  # once per request: messages, stored bytes, J's message_type label
-            put = result.items
             size = first.size if len(put) == 1 else sum(i.size for i in put)
             self._stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(put), size)
         ext = {
-            "msgId": ",".join(i.msg_id for i in result.items),
+            "msgId": first.msg_id if len(put) == 1 else ",".join(i.msg_id for i in put),
             "queueId": str(first.queue_id),
             "queueOffset": str(first.queue_offset),
             "MSG_REGION": self._region,
