@@ -290,10 +290,17 @@ def host_block_v4(host: tuple[str, int]) -> bytes | None:
     return block
 
 
+_HOST_STR_CACHE: dict[bytes, str] = {}  # a consumer sees a handful of hosts: decoded once each
+
+
 def _host_str(raw: bytes) -> str:
-    if len(raw) == 4:
-        return socket.inet_ntoa(raw)
-    return str(ipaddress.ip_address(raw))
+    text = _HOST_STR_CACHE.get(raw)
+    if text is None:
+        text = socket.inet_ntoa(raw) if len(raw) == 4 else str(ipaddress.ip_address(raw))
+        if len(_HOST_STR_CACHE) >= _HOST_CACHE_MAX:
+            _HOST_STR_CACHE.clear()
+        _HOST_STR_CACHE[raw] = text
+    return text
 
 
 @dataclass(slots=True)
