@@ -178,5 +178,6 @@ async def test_sends_follow_a_refreshed_route_at_once(cluster: Cluster) -> None:
             return route is not None and len(route.publish_queues()) == 2
 
         await until(shrunk, what="the name server to route 2 queues")
+        assert [q.queue_id for q in await p.publish_queues("TopicShrink")] == [0, 1]
         after = {(await p.send(Message("TopicShrink", b"y"))).message_queue.queue_id for _ in range(8)}
         assert after == {0, 1}
