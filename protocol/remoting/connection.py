@@ -37,7 +37,7 @@ from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, Response
 from protocol.command import RemotingCommand, next_opaque
 from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
 from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
-from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, RequestContext
+from protocol.remoting.handler import Channel, ChannelState, HandlerError, HandlerRegistry, RequestContext
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
@@ -148,7 +148,7 @@ async def _finish(rest: _Rest) -> None:
     await rest
 
 
-class RemotingConnection(asyncio.Protocol):
+class RemotingConnection(ChannelState, asyncio.Protocol):
     def __init__(
         self,
         registry: HandlerRegistry | None,
@@ -198,22 +198,6 @@ class RemotingConnection(asyncio.Protocol):
     # -- Channel surface -------------------------------------------------------------------------------------
 
     @property
-    def peer(self) -> str:
-        return self._peer
-
-    @property
-    def conn_id(self) -> int:
-        return self._conn_id
-
-    @property
-    def language(self) -> LanguageCode:
-        return self._language
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed
-
-    @property
     def in_flight(self) -> int:
         """Requests from the peer whose handler has not finished (handlers that never suspended do not count)."""
         return len(self._tasks)
@@ -222,12 +206,6 @@ class RemotingConnection(asyncio.Protocol):
     def reading_paused(self) -> bool:
         """True while back-pressure has paused reading from the socket (``in_flight`` hit ``max_in_flight``)."""
         return self._read_paused
-
-    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
-        if self._closed:
-            cb(self)
-        else:
-            self._close_callbacks.append(cb)
 
     def close(self, reason: str = "closed locally") -> None:
         if self._transport is not None and not self._closed:
@@ -375,12 +353,7 @@ class RemotingConnection(asyncio.Protocol):
         if self._drain_waiter is not None and not self._drain_waiter.done():
             self._drain_waiter.set_exception(ConnectionClosedError(f"connection to {self._peer} closed"))
             self._drain_waiter.exception()  # mark retrieved
-        callbacks, self._close_callbacks = self._close_callbacks, []
-        for cb in callbacks:
-            try:
-                cb(self)
-            except Exception:
-                self.log.exception("close callback failed")
+        self._run_close_callbacks(self.log)
         self.closed_event.set()
 
     def pause_writing(self) -> None:

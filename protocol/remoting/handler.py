@@ -61,6 +61,47 @@ class Channel(Protocol):
     def close(self) -> None: ...
 
 
+class ChannelState:
+    """What every ``Channel`` implementation keeps alike (a remoting connection, a gRPC client's channel): its id,
+    peer, language, closed flag and the close callbacks, which run once, in order, each failure logged."""
+
+    _conn_id: int
+    _peer: str
+    _language: LanguageCode
+    _closed: bool
+    _close_callbacks: list[Callable[[Channel], None]]
+
+    @property
+    def peer(self) -> str:
+        return self._peer
+
+    @property
+    def conn_id(self) -> int:
+        return self._conn_id
+
+    @property
+    def language(self) -> LanguageCode:
+        return self._language
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
+        if self._closed:
+            cb(self)  # type: ignore[arg-type]  # a subclass implements the rest of Channel
+        else:
+            self._close_callbacks.append(cb)
+
+    def _run_close_callbacks(self, log: Any) -> None:
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for cb in callbacks:
+            try:
+                cb(self)  # type: ignore[arg-type]
+            except Exception:
+                log.exception("close callback failed")
+
+
 class RequestContext:
     """What a handler gets besides the command: the channel, the loop time its frame was read (``received_at``, so
     a handler can tell how long the request queued behind others: J's fast-failure check), and a logger bound
