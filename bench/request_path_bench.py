@@ -146,39 +146,43 @@ asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]
 
 
 def start_servers(repo: Path, tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str, int]:
+    """A name server and a broker (ASYNC_FLUSH) from ``repo``; returns them (broker first), the name server's
+    address and the broker's pid."""
     ns_port, br_port = free_port(), free_port()
-    (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
-    (tmp / "broker.conf").write_text(
-        f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
-        f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(repo)}
-    quiet = subprocess.DEVNULL
-    ns = subprocess.Popen(
-        [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")],
-        env=env,
-        cwd=repo,
-        stdout=quiet,
-        stderr=quiet,
-    )
-    br = subprocess.Popen(
-        [sys.executable, "-m", "broker", "-n", f"127.0.0.1:{ns_port}", "-c", str(tmp / "broker.conf")],
-        env=env,
-        cwd=repo,
-        stdout=quiet,
-        stderr=quiet,
-    )
-    deadline = time.monotonic() + 30
-    for port in (ns_port, br_port):
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("servers did not start") from None
-                time.sleep(0.1)
-    return [br, ns], f"127.0.0.1:{ns_port}", br.pid
+    ns_addr = f"127.0.0.1:{ns_port}"
+    confs = {
+        "namesrv": ([], f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n"),
+        "broker": (
+            ["-n", ns_addr],
+            f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
+            f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n",
+        ),
+    }
+    procs = []
+    for module, (extra, text) in confs.items():
+        conf = tmp / f"{module}.conf"
+        conf.write_text(text)
+        cmd = [sys.executable, "-m", module, *extra, "-c", str(conf)]
+        out = subprocess.DEVNULL
+        procs.append(
+            subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo, stdout=out, stderr=out)
+        )
+    wait_listening([ns_port, br_port], 30.0)
+    return procs[::-1], ns_addr, procs[1].pid
+
+
+def wait_listening(ports: list[int], within: float) -> None:
+    end = time.monotonic() + within
+    pending = list(ports)
+    while pending:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", pending[0])) == 0:
+                pending.pop(0)
+                continue
+        if time.monotonic() > end:
+            raise RuntimeError(f"nothing listens on {pending} after {within}s")
+        time.sleep(0.1)
 
 
 def run_case(repo: Path, case: str, secs: float, rate: float) -> dict[str, Any]:
