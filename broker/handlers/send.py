@@ -46,6 +46,7 @@ from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
+from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
@@ -113,7 +114,6 @@ class SendHandlers:
         # table change empties it too, so deleted topics do not stay in it.
         self._checked: dict[str, TopicConfig] = {}
         topics.add_listener(self._checked.clear)
-        self._status: dict[object, tuple[ResponseCode, str | None]] = {}  # PutMessageStatus member → _PUT_STATUS
 
     def table(self) -> dict[int, Handler]:
         return {
@@ -232,10 +232,10 @@ class SendHandlers:
                 wait=_NO_WAIT_MARK not in props,
             )
         status = result.status
-        mapped = self._status.get(status)
-        if mapped is None:  # once per status member: Enum.name is a descriptor call
-            mapped = self._status[status] = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
-        code, remark = mapped
+        if status is PutMessageStatus.PUT_OK:  # an identity test: Enum.name and Enum.__hash__ are Python calls
+            code, remark = ResponseCode.SUCCESS, None
+        else:
+            code, remark = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
         if remark is not None:
             raise HandlerError(code, remark)
         put = result.items
