@@ -109,43 +109,40 @@ def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
         fut.set_exception(_Expired())
 
 
-def _resume(coro: Coroutine[Any, Any, None], yielded: Any) -> Generator[Any, Any, None]:
-    """The rest of a coroutine whose first step ran inline and suspended on ``yielded`` (a future, or None for a
-    bare yield): hands ``yielded`` to the Task running this, then relays sends and throws (a cancel) to ``coro``
-    exactly as ``yield from`` would had the Task run ``coro`` from its start."""
-    while True:
-        try:
-            sent = yield yielded
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # the Task throws a CancelledError (or a failed future's error) into us
-            try:
-                yielded = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                yielded = coro.send(sent)
-            except StopIteration:
-                return
+class _Resumed(Coroutine[Any, None, None]):
+    """A handler coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare
+    yield), as a coroutine a Task can run: the Task's first step hands it ``first`` to wait on, and every later
+    send or throw (a cancel, even one before that first step) goes straight to the handler, as if the Task had
+    run the handler from its start."""
 
+    __slots__ = ("_coro", "_first", "_started")
 
-class _Rest:
-    """Awaitable wrapper of ``_resume`` (a Task runs coroutines only)."""
-
-    __slots__ = ("_coro", "_yielded")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], yielded: Any) -> None:
+    def __init__(self, coro: Coroutine[Any, None, None], first: Any) -> None:
         self._coro = coro
-        self._yielded = yielded
+        self._first = first
+        self._started = False
 
-    def __await__(self) -> Generator[Any, Any, None]:
-        return _resume(self._coro, self._yielded)
+    def send(self, value: None) -> Any:
+        if not self._started:
+            self._started = True
+            return self._first
+        return self._coro.send(value)
 
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self._started = True
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)  # pragma: no cover - asyncio throws the one-argument form
 
-async def _finish(rest: _Rest) -> None:
-    await rest
+    def close(self) -> None:
+        self._coro.close()
+
+    @property
+    def __name__(self) -> str:  # what a Task's repr names: the handler
+        return str(getattr(self._coro, "__qualname__", "handler"))
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a _Resumed is run by a Task, not awaited")
 
 
 class RemotingConnection(ChannelState, asyncio.Protocol):
@@ -369,7 +366,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     def _dispatch(self, cmd: RemotingCommand) -> None:
         # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
         # their replies join this read's single write and no Task, done callback or task-set entry is made. A
-        # handler that suspends continues in a Task from the point it suspended (``_resume``); only then does it
+        # handler that suspends continues in a Task from the point it suspended (``_Resumed``); only then does it
         # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
         # one): such a handler must be on an ``inline=False`` connection or suspend first.
         coro = self._serve(cmd, self._read_at)
@@ -382,7 +379,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
                 self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
                 return
-            task = loop.create_task(_finish(_Rest(coro, yielded)))
+            task = loop.create_task(_Resumed(coro, yielded))
         else:
             task = loop.create_task(coro)
         self._tasks.add(task)
