@@ -34,9 +34,15 @@ NOT_ALLOWED_SEND_TOPICS = frozenset(
 )
 
 
+_SENDABLE: set[str] = set()  # topics that passed validate_topic(sending=True): a send checks its topic once
+_SENDABLE_MAX = 4096
+
+
 def validate_topic(topic: str, *, sending: bool = False) -> None:
     """J ``Validators.checkTopic``: not blank, ``[%|a-zA-Z0-9_-]``, at most 127 characters; some system topics
     refuse sends."""
+    if sending and topic in _SENDABLE:
+        return
     if not topic or not topic.strip():
         raise MQClientError("The specified topic is blank.")
     if len(topic) > TOPIC_MAX_LENGTH:
@@ -47,6 +53,8 @@ def validate_topic(topic: str, *, sending: bool = False) -> None:
         )
     if sending and topic in NOT_ALLOWED_SEND_TOPICS:
         raise MQClientError(f"Sending message to topic[{topic}] is forbidden.")
+    if sending and len(_SENDABLE) < _SENDABLE_MAX:
+        _SENDABLE.add(topic)
 
 
 def validate_group(group: str) -> None:

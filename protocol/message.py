@@ -47,8 +47,8 @@ import struct
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Final
+from dataclasses import dataclass, field, fields
+from typing import Any, Final
 
 MAGIC_V1: Final = -626843481  # 0xDAA320A7
 MAGIC_V2: Final = -626843477  # 0xDAA320AB (5.x, int16 topic length; read only)
@@ -290,10 +290,17 @@ def host_block_v4(host: tuple[str, int]) -> bytes | None:
     return block
 
 
+_HOST_STR_CACHE: dict[bytes, str] = {}  # a consumer sees a handful of hosts: decoded once each
+
+
 def _host_str(raw: bytes) -> str:
-    if len(raw) == 4:
-        return socket.inet_ntoa(raw)
-    return str(ipaddress.ip_address(raw))
+    text = _HOST_STR_CACHE.get(raw)
+    if text is None:
+        text = socket.inet_ntoa(raw) if len(raw) == 4 else str(ipaddress.ip_address(raw))
+        if len(_HOST_STR_CACHE) >= _HOST_CACHE_MAX:
+            _HOST_STR_CACHE.clear()
+        _HOST_STR_CACHE[raw] = text
+    return text
 
 
 @dataclass(slots=True)
@@ -334,6 +341,64 @@ class MessageExt:
     def msg_id(self) -> str:
         """The client-visible id: UNIQ_KEY when the producer set one, else the offset id."""
         return self.properties.get(PropertyKey.UNIQ_KEY) or self.offset_msg_id
+
+
+_PROPERTIES_SLOT: Any = MessageExt.__dict__["properties"]  # the slot under LazyMessageExt's property
+_MESSAGE_FIELDS: Final = tuple(f.name for f in fields(MessageExt))
+
+
+class LazyMessageExt(MessageExt):
+    """A ``MessageExt`` whose properties text is split into a dict only when ``properties`` is first read (a push
+    consumer's listener often never reads them); ``tags`` and ``msg_id`` read their one property from the text.
+    Equality, repr, ``dataclasses.replace`` and pickling go through ``properties`` and see the decoded dict."""
+
+    __slots__ = ("_raw_props",)
+    _raw_props: str | None
+
+    @property
+    def properties(self) -> dict[str, str]:
+        raw = self._raw_props
+        if raw is None:
+            return _PROPERTIES_SLOT.__get__(self)  # type: ignore[no-any-return]
+        self._raw_props = None
+        props = decode_properties(raw)
+        props.pop(STORE_CRC_PROPERTY, None)
+        _PROPERTIES_SLOT.__set__(self, props)
+        return props
+
+    @properties.setter
+    def properties(self, value: dict[str, str]) -> None:
+        self._raw_props = None
+        _PROPERTIES_SLOT.__set__(self, value)
+
+    @property
+    def tags(self) -> str | None:
+        raw = self._raw_props
+        return self.properties.get(PropertyKey.TAGS) if raw is None else get_property(raw, PropertyKey.TAGS)
+
+    @property
+    def msg_id(self) -> str:
+        raw = self._raw_props
+        uniq = self.properties.get(PropertyKey.UNIQ_KEY) if raw is None else get_property(raw, PropertyKey.UNIQ_KEY)
+        return uniq or self.offset_msg_id
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any ``MessageExt`` with the same fields (the dataclass ``__eq__`` wants the same class)."""
+        if not isinstance(other, MessageExt):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _MESSAGE_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as MessageExt
+
+    def add_properties(self, text: str) -> None:
+        """Add the pairs of ``text`` (encoded properties, later ones win) without decoding what is there."""
+        raw = self._raw_props
+        if raw is None:
+            self.properties.update(decode_properties(text))
+        elif raw and not raw.endswith(PROPERTY_SEPARATOR):
+            self._raw_props = raw + PROPERTY_SEPARATOR + text
+        else:
+            self._raw_props = raw + text
 
 
 def encode_record(
@@ -424,9 +489,10 @@ class RecordError(ValueError):
 
 
 def decode_record(
-    buf: bytes | bytearray | memoryview, pos: int = 0, *, decompress: bool = False
+    buf: bytes | bytearray | memoryview, pos: int = 0, *, decompress: bool = False, lazy: bool = False
 ) -> tuple[MessageExt, int]:
-    """Decode the record at ``pos``; returns it and the position after it. Raises RecordError on bad bytes."""
+    """Decode the record at ``pos``; returns it and the position after it. Raises RecordError on bad bytes.
+    ``lazy``: a ``LazyMessageExt``, its properties split only when read."""
     try:
         (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
         if not sys_flag & (SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6):
@@ -496,8 +562,10 @@ def decode_record(
         p += 2
         if plen < 0 or p + plen != end:
             raise RecordError(f"record fields do not add up to its size {size} at {pos}")
-        props = decode_properties(str(buf[p:end], "utf-8")) if plen else {}
-        props.pop(STORE_CRC_PROPERTY, None)
+        props_text = str(buf[p:end], "utf-8") if plen else ""
+        if not lazy:
+            props = decode_properties(props_text) if plen else {}
+            props.pop(STORE_CRC_PROPERTY, None)
     except (struct.error, IndexError) as exc:
         raise RecordError(f"truncated record at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -507,11 +575,11 @@ def decode_record(
             body = zlib.decompress(body)
         except zlib.error as exc:
             raise RecordError(f"compressed body does not inflate at {pos}: {exc}") from None
-    msg = MessageExt(
+    msg = (LazyMessageExt if lazy else MessageExt)(
         topic,
         body,
         flag,
-        props,
+        {} if lazy else props,
         queue_id,
         queue_offset,
         phys,
@@ -525,16 +593,20 @@ def decode_record(
         crc,
         size,
     )
+    if lazy and props_text:
+        msg._raw_props = props_text  # type: ignore[attr-defined]
     return msg, end
 
 
-def decode_records(buf: bytes | bytearray | memoryview, *, decompress: bool = False) -> list[MessageExt]:
-    """Decode a PULL / QUERY body: records back to back."""
+def decode_records(
+    buf: bytes | bytearray | memoryview, *, decompress: bool = False, lazy: bool = False
+) -> list[MessageExt]:
+    """Decode a PULL / QUERY body: records back to back (``lazy``: see ``decode_record``)."""
     out: list[MessageExt] = []
     pos = 0
     end = len(buf)
     while pos < end:
-        msg, pos = decode_record(buf, pos, decompress=decompress)
+        msg, pos = decode_record(buf, pos, decompress=decompress, lazy=lazy)
         out.append(msg)
     return out
 

@@ -47,6 +47,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
+from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
@@ -109,6 +110,11 @@ class SendHandlers:
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
         self._max_size = max_message_size
+        # topic → the TopicConfig that passed the topic checks (name, send-forbidden, exists, writeable). A hit counts
+        # only while the table still holds that very object (configs are frozen: every change puts a new one); a
+        # table change empties it too, so deleted topics do not stay in it.
+        self._checked: dict[str, TopicConfig] = {}
+        topics.add_listener(self._checked.clear)
 
     def table(self) -> dict[int, Handler]:
         return {
@@ -136,6 +142,19 @@ class SendHandlers:
 
     def _check(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         topic = h.topic
+        tc = self._checked.get(topic)
+        if tc is not None and self._writeable and self._topics.get(topic) is tc:
+            if h.queue_id >= tc.write_queue_nums:
+                self._bad_queue(ctx, h, tc)
+            return tc
+        tc = self._check_topic(ctx, h)
+        if h.queue_id >= tc.write_queue_nums:
+            self._bad_queue(ctx, h, tc)
+        return tc
+
+    def _check_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
+        """The per-topic checks (all but the queue id), in J's order; a pass is remembered in ``_checked``."""
+        topic = h.topic
         check_send_allowed(topic, writeable=self._writeable, broker_ip=self._broker_ip)
         tc = self._topics.get(topic)
         if tc is None:
@@ -148,13 +167,17 @@ class SendHandlers:
                 raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
         if not T.is_writeable(tc.perm):
             raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
-        if h.queue_id >= tc.write_queue_nums:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR,
-                f"request queueId[{h.queue_id}] is illegal, topic:{topic} topicConfig.writeQueueNums:"
-                f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
-            )
+        if self._topics.get(topic) is tc:
+            self._checked[topic] = tc
         return tc
+
+    @staticmethod
+    def _bad_queue(ctx: RequestContext, h: SendMessageRequestHeader, tc: TopicConfig) -> None:
+        raise HandlerError(
+            ResponseCode.SYSTEM_ERROR,
+            f"request queueId[{h.queue_id}] is illegal, topic:{h.topic} topicConfig.writeQueueNums:"
+            f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
+        )
 
     async def _send(
         self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
@@ -211,16 +234,20 @@ class SendHandlers:
                 ),
                 wait=_NO_WAIT_MARK not in props,
             )
-        code, remark = _PUT_STATUS.get(result.status.name, (ResponseCode.SYSTEM_ERROR, result.status.name))
+        status = result.status
+        if status is PutMessageStatus.PUT_OK:  # an identity test: Enum.name and Enum.__hash__ are Python calls
+            code, remark = ResponseCode.SUCCESS, None
+        else:
+            code, remark = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
         if remark is not None:
             raise HandlerError(code, remark)
-        first = result.items[0]
+        put = result.items
+        first = put[0]
         if self._stats is not None:  # once per request: messages, stored bytes, J's message_type label
-            put = result.items
             size = first.size if len(put) == 1 else sum(i.size for i in put)
             self._stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(put), size)
         ext = {
-            "msgId": ",".join(i.msg_id for i in result.items),
+            "msgId": first.msg_id if len(put) == 1 else ",".join(i.msg_id for i in put),
             "queueId": str(first.queue_id),
             "queueOffset": str(first.queue_offset),
             "MSG_REGION": self._region,

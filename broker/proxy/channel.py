@@ -31,7 +31,7 @@ from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import ConnectionClosedError
 from protocol.message import decode_record
-from protocol.remoting.handler import Channel
+from protocol.remoting.handler import Channel, ChannelState
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 _ids = itertools.count(1 << 40)
@@ -55,7 +55,7 @@ def language_of(name: str) -> LanguageCode:
         return LanguageCode.OTHER
 
 
-class GrpcClientChannel:
+class GrpcClientChannel(ChannelState):
     def __init__(self, client_id: str, peer: str, language: LanguageCode, version: str) -> None:
         self.client_id = client_id
         self._peer = peer
@@ -63,7 +63,7 @@ class GrpcClientChannel:
         self.version = version
         self._conn_id = next(_ids)
         self._closed = False
-        self._callbacks: list[Callable[[Channel], None]] = []
+        self._close_callbacks: list[Callable[[Channel], None]] = []
         self.settings: pb.Settings | None = None
         self._streams: list[asyncio.Queue[spb.TelemetryCommand | None]] = []
 
@@ -76,22 +76,6 @@ class GrpcClientChannel:
             self._streams.remove(outbox)
 
     # -- Channel protocol ----------------------------------------------------------------------------------------
-
-    @property
-    def peer(self) -> str:
-        return self._peer
-
-    @property
-    def conn_id(self) -> int:
-        return self._conn_id
-
-    @property
-    def language(self) -> LanguageCode:
-        return self._language
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed
 
     @property
     def in_flight(self) -> int:
@@ -115,24 +99,13 @@ class GrpcClientChannel:
             command.recover_orphaned_transaction_command.transaction_id = tid
             self._streams[-1].put_nowait(command)
 
-    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
-        if self._closed:
-            cb(self)
-        else:
-            self._callbacks.append(cb)
-
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         for outbox in self._streams:
             outbox.put_nowait(None)  # ends the telemetry streams
-        callbacks, self._callbacks = self._callbacks, []
-        for cb in callbacks:
-            try:
-                cb(self)
-            except Exception:
-                _log.exception("close callback failed", client_id=self.client_id)
+        self._run_close_callbacks(_log.bind(client_id=self.client_id))
 
     def __hash__(self) -> int:
         return self._conn_id

@@ -11,8 +11,8 @@ A reset of a group's offsets (INVOKE_BROKER_TO_RESET_OFFSET) wakes that group's 
 1.2 loops in its rebalance, holding its consumer table, until it is), so they are answered at once rather than at the
 end of the suspend timeout.
 
-A hold never blocks anything else: the remoting layer runs every request in its own task, and the hold is just an
-awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
+A hold never blocks anything else: the remoting layer gives a request its own task once its handler suspends, and
+the hold is just an awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
 PULL_NOT_FOUND before the server stops.
 """
 
@@ -65,6 +65,10 @@ class LongPollingService:
     @property
     def held_count(self) -> int:
         return sum(len(v) for v in self._held.values())
+
+    def held_on(self, topic: str, queue_id: int) -> int:
+        """How many pulls are held on (topic, queue_id)."""
+        return len(self._held.get((topic, queue_id), ()))
 
     async def hold(
         self,

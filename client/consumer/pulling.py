@@ -23,7 +23,7 @@ from protocol.headers import (
     PULL_FLAG_SUSPEND,
     PullMessageRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, decode_records
+from protocol.message import MessageExt, PropertyKey, decode_records, encode_properties
 
 RETRY_PREFIX = "%RETRY%"
 _STATUS: dict[int, PullStatus] = {
@@ -86,14 +86,17 @@ async def pull_once(
     status = _STATUS[code]
     msgs: list[MessageExt] = []
     if status is PullStatus.FOUND and body:
-        msgs = decode_records(body, decompress=True)
+        # lazy: a message's properties are split only if someone reads them (tags and msg_id read their one)
+        msgs = decode_records(body, decompress=True, lazy=True)
         tags = parse_tags(expression)
         if tags:
             msgs = [m for m in msgs if m.tags in tags]
-        lo, hi = str(resp.min_offset), str(resp.max_offset)
-        for m in msgs:  # J's PullAPIWrapper adds the queue's bounds to every message
-            m.properties[PropertyKey.MIN_OFFSET] = lo
-            m.properties[PropertyKey.MAX_OFFSET] = hi
+        # J's PullAPIWrapper adds the queue's bounds to every message
+        bounds = encode_properties(
+            {PropertyKey.MIN_OFFSET: str(resp.min_offset), PropertyKey.MAX_OFFSET: str(resp.max_offset)}
+        )
+        for m in msgs:
+            m.add_properties(bounds)  # type: ignore[attr-defined]  # a LazyMessageExt
         if mq.topic.startswith(RETRY_PREFIX):
             for m in msgs:
                 restore_retry_topic(m, group)

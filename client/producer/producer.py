@@ -37,6 +37,7 @@ from client.message import Message, MessageQueue, validate_group, validate_topic
 from client.producer.options import ProducerOptions
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
 from client.results import LocalTransactionState, SendResult, SendStatus
+from client.route import TopicRoute
 from protocol.bodies import PERM_WRITE
 from protocol.codes import ResponseCode
 from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
@@ -96,6 +97,9 @@ class Producer:
         self._fault = LatencyFaultTolerance() if self.config.send_latency_fault_enable else None
         self._selector = QueueSelector(self._fault)
         self._topics: set[str] = set()
+        # topic → (the cached route, its writable queues): valid while the instance caches that very route object
+        # (a refresh stores a new one), so a send does not rebuild the queue list
+        self._pub: dict[str, tuple[TopicRoute, list[MessageQueue]]] = {}
         self._check_listener = check_listener
         self._started = False
         self._registered = False
@@ -144,6 +148,9 @@ class Producer:
 
     async def publish_queues(self, topic: str) -> list[MessageQueue]:
         """The topic's writable queues; for an unknown topic, the queues it would get from TBW102."""
+        hit = self._pub.get(topic)
+        if hit is not None and self.instance.routes.get(topic) is hit[0]:
+            return hit[1]
         first_time = topic not in self._topics
         self._topics.add(topic)
         queues = await self._queues(topic)
@@ -165,6 +172,7 @@ class Producer:
                     f"No route info of this topic: {topic} (no writable queue: the topic or its brokers are not "
                     "writable, e.g. after wipeWritePerm)"
                 )
+            self._pub[topic] = (route, queues)
             return queues
         default = await self.instance.get_route(AUTO_CREATE_TOPIC_KEY)
         queues = []
@@ -280,11 +288,12 @@ class Producer:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            if queue is not None:
-                mq = queue
-                await self.publish_queues(topic)  # the route (and broker address) of the topic
+            hit = self._pub.get(topic)
+            if hit is not None and self.instance.routes.get(topic) is hit[0]:
+                queues = hit[1]  # publish_queues' own fast path, without a coroutine
             else:
-                mq = self._selector.select(await self.publish_queues(topic), last_broker)
+                queues = await self.publish_queues(topic)  # also the route (and broker address) of the topic
+            mq = queue if queue is not None else self._selector.select(queues, last_broker)
             last_broker = mq.broker_name
             header = self._header(
                 mq,
@@ -298,7 +307,10 @@ class Producer:
             started = time.monotonic()
             attempt += 1
             try:
-                addr = await self.instance.find_broker_addr(mq)
+                route = self.instance.routes.get(topic)  # the topic's own route first, without a coroutine
+                addr = route.master_addr(mq.broker_name) if route is not None else None
+                if addr is None:
+                    addr = await self.instance.find_broker_addr(mq)
                 code, resp = await self.instance.api.send(addr, header, body, left, batch=batch)
             except (RemotingError, NoBrokerAvailableError) as exc:
                 if self._fault is not None:

@@ -86,7 +86,9 @@ class RemotingClient:
         loop = asyncio.get_running_loop()
 
         def factory() -> RemotingConnection:
-            return RemotingConnection(self._registry, max_frame=self._max_frame, role="client")
+            # inline=False: the requests a broker sends a client reach application code (transaction checks, consume
+            # directly), which may use asyncio.timeout() at once; they are rare, so a Task each costs nothing
+            return RemotingConnection(self._registry, max_frame=self._max_frame, role="client", inline=False)
 
         try:
             async with asyncio.timeout(self._connect_timeout):  # not wait_for (see invoke)

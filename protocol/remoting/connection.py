@@ -8,7 +8,12 @@ Invariants:
 
 * The ``asyncio.Protocol`` callbacks own the socket; ``FrameDecoder`` does all parsing (sans-IO).
 * Responses are matched to requests by ``opaque`` through ``_pending``; replies may arrive in any order.
-* Each incoming request runs in its own task, so a held long-poll never delays the requests after it.
+* An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
+  answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
+  and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
+  fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
+  A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
+  request a Task from the start.
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -23,8 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 import structlog
@@ -33,7 +37,7 @@ from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, Response
 from protocol.command import RemotingCommand, next_opaque
 from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
 from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
-from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, RequestContext
+from protocol.remoting.handler import Channel, ChannelState, HandlerError, HandlerRegistry, RequestContext
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
@@ -105,7 +109,43 @@ def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
         fut.set_exception(_Expired())
 
 
-class RemotingConnection(asyncio.Protocol):
+class _Resumed(Coroutine[Any, None, None]):
+    """A handler coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare
+    yield), as a coroutine a Task can run: the Task's first step hands it ``first`` to wait on, and every later
+    send or throw (a cancel, even one before that first step) goes straight to the handler, as if the Task had
+    run the handler from its start."""
+
+    __slots__ = ("_coro", "_first", "_started")
+
+    def __init__(self, coro: Coroutine[Any, None, None], first: Any) -> None:
+        self._coro = coro
+        self._first = first
+        self._started = False
+
+    def send(self, value: None) -> Any:
+        if not self._started:
+            self._started = True
+            return self._first
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self._started = True
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)  # pragma: no cover - asyncio throws the one-argument form
+
+    def close(self) -> None:
+        self._coro.close()
+
+    @property
+    def __name__(self) -> str:  # what a Task's repr names: the handler
+        return str(getattr(self._coro, "__qualname__", "handler"))
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a _Resumed is run by a Task, not awaited")
+
+
+class RemotingConnection(ChannelState, asyncio.Protocol):
     def __init__(
         self,
         registry: HandlerRegistry | None,
@@ -117,8 +157,10 @@ class RemotingConnection(asyncio.Protocol):
         observer: RequestObserver | None = None,
         request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
         budget: PendingBudget | None = None,
+        inline: bool = True,
     ) -> None:
         self._registry = registry
+        self._inline = inline
         self._observer = observer
         self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
         self._budget = budget
@@ -153,22 +195,6 @@ class RemotingConnection(asyncio.Protocol):
     # -- Channel surface -------------------------------------------------------------------------------------
 
     @property
-    def peer(self) -> str:
-        return self._peer
-
-    @property
-    def conn_id(self) -> int:
-        return self._conn_id
-
-    @property
-    def language(self) -> LanguageCode:
-        return self._language
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed
-
-    @property
     def in_flight(self) -> int:
         """Requests from the peer whose handler has not finished (handlers that never suspended do not count)."""
         return len(self._tasks)
@@ -177,12 +203,6 @@ class RemotingConnection(asyncio.Protocol):
     def reading_paused(self) -> bool:
         """True while back-pressure has paused reading from the socket (``in_flight`` hit ``max_in_flight``)."""
         return self._read_paused
-
-    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
-        if self._closed:
-            cb(self)
-        else:
-            self._close_callbacks.append(cb)
 
     def close(self, reason: str = "closed locally") -> None:
         if self._transport is not None and not self._closed:
@@ -330,12 +350,7 @@ class RemotingConnection(asyncio.Protocol):
         if self._drain_waiter is not None and not self._drain_waiter.done():
             self._drain_waiter.set_exception(ConnectionClosedError(f"connection to {self._peer} closed"))
             self._drain_waiter.exception()  # mark retrieved
-        callbacks, self._close_callbacks = self._close_callbacks, []
-        for cb in callbacks:
-            try:
-                cb(self)
-            except Exception:
-                self.log.exception("close callback failed")
+        self._run_close_callbacks(self.log)
         self.closed_event.set()
 
     def pause_writing(self) -> None:
@@ -349,17 +364,22 @@ class RemotingConnection(asyncio.Protocol):
     # -- request dispatch ------------------------------------------------------------------------------------
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
-        # 3.12+: an eager Task runs the handler's first step now, inside data_received; most handlers answer
-        # without suspending, so their replies join this read's single write and the Task is done at once. 3.11 has
-        # no eager Tasks: the handler starts on the next loop pass (running its first step outside a Task would
-        # break asyncio.timeout() and current_task() in handler code, for no gain we could measure).
+        # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
+        # their replies join this read's single write and no Task, done callback or task-set entry is made. A
+        # handler that suspends continues in a Task from the point it suspended (``_Resumed``); only then does it
+        # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
+        # one): such a handler must be on an ``inline=False`` connection or suspend first.
         coro = self._serve(cmd, self._read_at)
         loop = self._loop or asyncio.get_running_loop()
-        task: asyncio.Task[None]
-        if sys.version_info >= (3, 12):
-            task = asyncio.Task(coro, loop=loop, eager_start=True)
-            if task.done():
+        if self._inline:
+            try:
+                yielded = coro.send(None)
+            except StopIteration:
                 return
+            except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
+                self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
+                return
+            task = loop.create_task(_Resumed(coro, yielded))
         else:
             task = loop.create_task(coro)
         self._tasks.add(task)

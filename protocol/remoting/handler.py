@@ -5,9 +5,11 @@ the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (o
 whatever the handler returns). A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
 exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
 
-Handlers run in a Task of their own (on 3.12+ an eager one: a handler that answers without suspending is done
-inside the socket's read callback, and its reply leaves with that read's single write), so a slow handler never
-delays the others on its connection, and asyncio.timeout() / current_task() work as usual inside a handler.
+A handler runs inline, inside the socket's read callback, until it first suspends: one that answers without
+suspending costs no Task, and its reply leaves with that read's single write. One that suspends continues in a Task
+of its own from that point, so a slow handler never delays the others on its connection. Before its first
+suspension a server-side handler has no current Task, so asyncio.timeout() / current_task() work only after it (the
+client side, whose handlers reach application code, runs every request in a Task from the start).
 
 ``RequestContext.conn`` is the connection the request came in on: a server uses it to push requests back to that
 peer (NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO relays) and to learn when the
@@ -57,6 +59,47 @@ class Channel(Protocol):
         """Call ``cb(channel)`` once when the connection closes (at once if already closed)."""
 
     def close(self) -> None: ...
+
+
+class ChannelState:
+    """What every ``Channel`` implementation keeps alike (a remoting connection, a gRPC client's channel): its id,
+    peer, language, closed flag and the close callbacks, which run once, in order, each failure logged."""
+
+    _conn_id: int
+    _peer: str
+    _language: LanguageCode
+    _closed: bool
+    _close_callbacks: list[Callable[[Channel], None]]
+
+    @property
+    def peer(self) -> str:
+        return self._peer
+
+    @property
+    def conn_id(self) -> int:
+        return self._conn_id
+
+    @property
+    def language(self) -> LanguageCode:
+        return self._language
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def add_close_callback(self, cb: Callable[[Channel], None]) -> None:
+        if self._closed:
+            cb(self)  # type: ignore[arg-type]  # a subclass implements the rest of Channel
+        else:
+            self._close_callbacks.append(cb)
+
+    def _run_close_callbacks(self, log: Any) -> None:
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for cb in callbacks:
+            try:
+                cb(self)  # type: ignore[arg-type]
+            except Exception:
+                log.exception("close callback failed")
 
 
 class RequestContext:

@@ -29,7 +29,7 @@ from protocol.remoting import (
     RequestContext,
 )
 
-HOLD, FAST, BOOM, REFUSE, BACK, MISSING, AFTER_AWAIT = 1, 2, 3, 4, 5, 6, 7
+HOLD, FAST, BOOM, REFUSE, BACK, MISSING, AFTER_AWAIT, WHERE = 1, 2, 3, 4, 5, 6, 7, 8
 CALLBACK_CODE = 77
 UNKNOWN = 9999
 
@@ -51,6 +51,7 @@ class Handlers:
             BACK: self.back,
             MISSING: self.missing,
             AFTER_AWAIT: self.after_await,
+            WHERE: self.where,
         }.items():
             self.reg.register(code, handler)
 
@@ -89,6 +90,12 @@ class Handlers:
             await asyncio.sleep(0)
         task = asyncio.current_task()
         return cmd.make_response(remark=type(task).__name__ if task is not None else "no task")
+
+    async def where(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        """Answers without suspending, saying whether it ran in a Task and how many requests were in flight."""
+        task = asyncio.current_task()
+        where = type(task).__name__ if task is not None else "inline"
+        return cmd.make_response(remark=f"{where} {ctx.conn.in_flight}")
 
 
 class Served:

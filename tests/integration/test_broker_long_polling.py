@@ -50,6 +50,27 @@ async def test_held_pull_answered_right_after_send(tmp_path: Path) -> None:
         await client.close()
 
 
+async def test_held_pull_is_answered_by_the_arrival_not_an_interval(tmp_path: Path) -> None:
+    """The pull is held for an hour, far beyond this test's own deadline: only the message's dispatch can end it."""
+    client = RemotingClient()
+    try:
+        async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
+            assert (await send(client, broker.addr, "LPA", b"first")).code == ResponseCode.SUCCESS
+            held = asyncio.create_task(
+                pull(client, broker.addr, "G", "LPA", 0, 1, sys_flag=HOLD, suspend_ms=3_600_000, timeout=3_700)
+            )
+            await wait_held(broker)
+            assert not held.done()
+            assert (await send(client, broker.addr, "LPA", b"second")).code == ResponseCode.SUCCESS
+            async with asyncio.timeout(20):
+                resp = await held
+            assert resp.code == ResponseCode.SUCCESS
+            assert [m.body for m in messages(resp)] == [b"second"]
+            assert broker.polling.held_count == 0
+    finally:
+        await client.close()
+
+
 async def test_non_matching_tag_does_not_wake(tmp_path: Path) -> None:
     client = RemotingClient()
     try:

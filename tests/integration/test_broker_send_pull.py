@@ -8,6 +8,7 @@ No fixed ports, no sleeps as synchronisation: waits poll with a bounded deadline
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,35 @@ async def test_sync_flush_send(tmp_path: Path, client: RemotingClient) -> None:
             assert resp.code == ResponseCode.SUCCESS, resp.remark
         got = messages(await pull(client, broker.addr, "G", "SyncT", 0, 0))
         assert [m.body for m in got] == [b"s0", b"s1", b"s2"]
+
+
+async def test_a_topic_change_after_sends_applies_to_the_next_send(tmp_path: Path, client: RemotingClient) -> None:
+    """The send path remembers which topics passed its checks; every kind of table change must still apply to the
+    very next send: a permission change, fewer queues, a delete (then auto-create again), and a slave-style
+    replacement of the whole table, which calls no listener."""
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
+        topics = broker.topics
+        for _ in range(2):
+            assert (await send(client, broker.addr, "CacheT", b"x", queue_id=3, queue_nums=4)).code == 0
+        topics.with_perm("CacheT", 4)  # read only
+        resp = await send(client, broker.addr, "CacheT", b"x", queue_id=0)
+        assert resp.code == ResponseCode.NO_PERMISSION and "sending message is forbidden" in (resp.remark or "")
+        topics.with_perm("CacheT", 6)
+        assert (await send(client, broker.addr, "CacheT", b"x", queue_id=3)).code == ResponseCode.SUCCESS
+        tc = topics.get("CacheT")
+        assert tc is not None
+        topics.put(dataclasses.replace(tc, write_queue_nums=2, read_queue_nums=2))
+        resp = await send(client, broker.addr, "CacheT", b"x", queue_id=3)
+        assert resp.code == ResponseCode.SYSTEM_ERROR and "queueId[3] is illegal" in (resp.remark or "")
+        assert topics.delete("CacheT")
+        assert (await send(client, broker.addr, "CacheT", b"x", queue_id=3, queue_nums=4)).code == 0
+        assert topics.get("CacheT") is not None  # auto-created again
+        doc = topics.to_json()
+        doc["topicConfigTable"]["CacheT"]["perm"] = 4
+        doc["dataVersion"]["counter"] += 1
+        assert topics.replace_from_master(doc)
+        resp = await send(client, broker.addr, "CacheT", b"x", queue_id=0)
+        assert resp.code == ResponseCode.NO_PERMISSION
 
 
 async def test_negative_queue_id_picks_a_queue(tmp_path: Path, client: RemotingClient) -> None:

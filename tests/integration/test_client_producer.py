@@ -160,3 +160,22 @@ async def test_message_checks_before_sending(cluster: Cluster) -> None:
             await p.send(Message("TopicChecks", b"x" * (4 * 1024 * 1024 + 1)))
         with pytest.raises(MQClientError):
             await p.send(Message("bad topic", b"x"))
+
+
+async def test_sends_follow_a_refreshed_route_at_once(cluster: Cluster) -> None:
+    """The producer keeps a topic's queue list while its route is unchanged; a refreshed route (here: 4 queues cut
+    to 2) must apply to the very next sends."""
+    await cluster.create_topic("TopicShrink", 4)
+    async with Producer("PG_shrink", namesrv_addr=cluster.ns_addr) as p:
+        first = {(await p.send(Message("TopicShrink", b"x"))).message_queue.queue_id for _ in range(8)}
+        assert first == {0, 1, 2, 3}
+        cluster.broker.topics.put(TopicConfig("TopicShrink", 2, 2))
+
+        async def shrunk() -> bool:
+            route = await p.instance.get_route("TopicShrink", refresh=True)
+            return route is not None and len(route.publish_queues()) == 2
+
+        await until(shrunk, what="the name server to route 2 queues")
+        assert [q.queue_id for q in await p.publish_queues("TopicShrink")] == [0, 1]
+        after = {(await p.send(Message("TopicShrink", b"y"))).message_queue.queue_id for _ in range(8)}
+        assert after == {0, 1}

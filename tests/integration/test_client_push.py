@@ -280,3 +280,39 @@ async def test_subscribe_and_unsubscribe_while_running(cluster: Cluster) -> None
         await until(lambda: len(seen) == 5, what="TopicSubB's messages")
         c.unsubscribe("TopicSubA")
         await until(lambda: all(q.topic != "TopicSubA" for q in c.assignment), timeout=5, what="TopicSubA revoked")
+
+
+async def test_a_lone_message_reaches_the_listener_on_arrival_not_a_poll_or_a_full_batch(cluster: Cluster) -> None:
+    """Pulls are held for an hour and batches hold 32, so the only way each message can reach the listener within
+    the test is the broker answering the held pull on the message's dispatch, the consumer handing the lone message
+    over at once, and the consumer's next pull being issued (and held) at once after each answer."""
+    await cluster.create_topic("TopicLone", 1)
+    got: list[bytes] = []
+    arrived = asyncio.Event()
+
+    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
+        got.extend(m.body for m in msgs)
+        arrived.set()
+        return ConsumeResult.SUCCESS
+
+    c = PushConsumer(
+        "CG_lone",
+        namesrv_addr=cluster.ns_addr,
+        consume_message_batch_max_size=32,
+        pull_batch_size=32,
+        suspend_timeout_ms=3_600_000,
+        pull_timeout_ms=3_700_000,
+    )
+    c.subscribe("TopicLone", "*", on_msgs)
+    polling = cluster.broker.polling
+    async with c, Producer("PG_lone", namesrv_addr=cluster.ns_addr) as p:
+        await until(lambda: polling.held_on("TopicLone", 0) == 1, timeout=10, what="the consumer's pull to be held")
+        for body in (b"one", b"two"):
+            arrived.clear()
+            await p.send(Message("TopicLone", body))
+            async with asyncio.timeout(20):
+                await arrived.wait()
+            assert got[-1] == body
+            # the next pull went out at once and is held again, waiting for the next message
+            await until(lambda: polling.held_on("TopicLone", 0) == 1, timeout=10, what="the next pull to be held")
+    assert got == [b"one", b"two"]

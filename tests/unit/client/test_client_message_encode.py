@@ -77,6 +77,16 @@ def test_name_rules() -> None:
         Producer("bad group")
 
 
+def test_a_topic_read_is_not_made_sendable_and_refusals_repeat() -> None:
+    """validate_topic remembers the topics that passed a send check; only those."""
+    validate_topic("SCHEDULE_TOPIC_XXXX")  # a read check passes
+    for topic in ("SCHEDULE_TOPIC_XXXX", "a b", "SCHEDULE_TOPIC_XXXX", "a b"):
+        with pytest.raises(MQClientError):
+            validate_topic(topic, sending=True)
+    validate_topic("SendableT", sending=True)
+    validate_topic("SendableT", sending=True)
+
+
 def test_batch_body_round_trip() -> None:
     msgs = [Message("T", b"m%d" % i, tags="A", keys=[f"k{i}"]) for i in range(3)]
     items = [BatchItem(m.body, m.wire_properties(), m.flag) for m in msgs]

@@ -1,0 +1,102 @@
+"""LazyMessageExt (what the push consumer decodes): the same message as an eager decode, whatever is read first."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.message import (
+    STORE_CRC_PROPERTY,
+    LazyMessageExt,
+    MessageExt,
+    PropertyKey,
+    decode_records,
+    encode_properties,
+    encode_record,
+)
+
+PROPS = {
+    PropertyKey.TAGS: "TagA",
+    PropertyKey.KEYS: "k1 k2",
+    PropertyKey.UNIQ_KEY: "U1",
+    "a": "1",
+    STORE_CRC_PROPERTY: "9",
+}
+
+
+def records(props: dict[str, str] | str, n: int = 2) -> bytes:
+    return b"".join(
+        bytes(
+            encode_record(topic="T", body=b"b%d" % i, properties=props, queue_offset=i, store_host=("10.0.0.1", 10911))
+        )
+        for i in range(n)
+    )
+
+
+def test_lazy_decode_equals_eager_decode() -> None:
+    buf = records(PROPS)
+    eager, lazy = decode_records(buf), decode_records(buf, lazy=True)
+    assert all(type(m) is LazyMessageExt for m in lazy)
+    assert [m.tags for m in lazy] == ["TagA", "TagA"]
+    assert [m.msg_id for m in lazy] == ["U1", "U1"]
+    assert lazy == eager
+    assert lazy[0].properties == {k: v for k, v in PROPS.items() if k != STORE_CRC_PROPERTY}
+
+
+def test_tags_and_msg_id_read_from_the_text_match_the_dict() -> None:
+    (m,) = decode_records(records({"a": "1"}, 1), lazy=True)
+    assert m.tags is None
+    assert m.msg_id == m.offset_msg_id  # no UNIQ_KEY: the offset id
+    assert m.keys == []
+
+
+@pytest.mark.parametrize("decode_first", [False, True])
+@pytest.mark.parametrize("text", [encode_properties(PROPS), "TAGS\x01x\x02a\x011"])  # with and without a trailing \x02
+def test_added_properties_win_before_and_after_decoding(decode_first: bool, text: str) -> None:
+    (m,) = decode_records(records(text, 1), lazy=True)
+    if decode_first:
+        assert m.properties["a"] == "1"
+    m.add_properties(encode_properties({"a": "2", PropertyKey.MIN_OFFSET: "0"}))  # type: ignore[attr-defined]
+    assert m.properties["a"] == "2" and m.properties[PropertyKey.MIN_OFFSET] == "0"
+    assert STORE_CRC_PROPERTY not in m.properties
+
+
+def test_assigning_properties_replaces_the_text() -> None:
+    (m,) = decode_records(records(PROPS, 1), lazy=True)
+    m.properties = {"x": "y"}
+    assert m.properties == {"x": "y"} and m.tags is None
+
+
+def test_replace_copy_and_pickle_keep_the_properties() -> None:
+    (m,) = decode_records(records(PROPS, 1), lazy=True)
+    want = decode_records(records(PROPS, 1))[0].properties
+    r = dataclasses.replace(m, topic="U")
+    assert r.topic == "U" and r.properties == want
+    (m,) = decode_records(records(PROPS, 1), lazy=True)
+    assert copy.copy(m).properties == want
+    (m,) = decode_records(records(PROPS, 1), lazy=True)
+    back = pickle.loads(pickle.dumps(m))
+    assert back.properties == want and back.tags == "TagA"
+    assert isinstance(back, MessageExt)
+
+
+_TEXT = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x01\x02")
+_NAMES = st.one_of(
+    st.sampled_from([PropertyKey.TAGS, PropertyKey.UNIQ_KEY, "TAGSX", "XTAGS"]), st.text(_TEXT, min_size=1)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_NAMES, st.text(_TEXT), max_size=6))
+def test_any_properties_decode_alike(props: dict[str, str]) -> None:
+    buf = records(props, 1)
+    (lazy,) = decode_records(buf, lazy=True)
+    (eager,) = decode_records(buf)
+    assert lazy.tags == eager.tags
+    assert lazy.msg_id == eager.msg_id
+    assert lazy.properties == eager.properties
