@@ -39,7 +39,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup clean distclean
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -117,6 +117,12 @@ bench-setup: venv
 	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; }
 	@command -v redis-server >/dev/null || echo "bench-setup: redis-server missing (not root?): the Redis anchor will be skipped" >&2
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+
+# issue 21's tables in one invocation: rocketq vs Redis Streams and NATS JetStream, alternating, ratios of medians.
+# BENCH_ARGS="--full" for the issue's sizes, "--trace" for one message's hops, "--help" for the rest.
+BENCH_ARGS ?=
+bench-latency: venv
+	$(PY) bench/latency_bench.py $(BENCH_ARGS)
 
 bench: venv java
 	@shopt -s nullglob; files=(bench/[!_]*.py); \

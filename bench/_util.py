@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,11 @@ def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
 
 
 def percentile(sorted_vals: list[int] | list[float], p: float) -> float | None:
-    """Nearest-rank percentile (``p`` in [0, 100]) of an already sorted list, as the anchors compute it."""
+    """Nearest-rank percentile (``p`` in [0, 100]) of an already sorted list: the smallest value with at least p %
+    of the values at or below it."""
     if not sorted_vals:
         return None
-    k = min(len(sorted_vals) - 1, max(0, round(p / 100.0 * len(sorted_vals) + 0.5) - 1))
+    k = min(len(sorted_vals) - 1, max(0, math.ceil(p / 100.0 * len(sorted_vals) - 1e-9) - 1))
     return float(sorted_vals[k])
 
 
@@ -96,3 +99,26 @@ def due(elapsed_s: float, rate: float, total: int) -> int:
 def next_due_in(sent: int, rate: float, elapsed_s: float) -> float:
     """Seconds until message ``sent + 1`` (0-based index ``sent``) is due; <= 0 when it is already late."""
     return sent / rate - elapsed_s
+
+
+def highest_rate(holds: Callable[[int], bool], ladder: list[int], bisect: int) -> int | None:
+    """The highest rate at which ``holds(rate)``: up ``ladder`` to its first miss, then ``bisect`` halvings between
+    the last rate held and that miss. None when the ladder's first rate already misses."""
+    best: int | None = None
+    miss: int | None = None
+    for rate in ladder:
+        if not holds(rate):
+            miss = rate
+            break
+        best = rate
+    if best is None or miss is None:
+        return best
+    for _ in range(bisect):
+        mid = (best + miss) // 2
+        if mid in (best, miss):
+            break
+        if holds(mid):
+            best = mid
+        else:
+            miss = mid
+    return best

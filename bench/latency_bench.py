@@ -40,10 +40,10 @@ from typing import Any
 
 try:
     from bench import _systems as systems
-    from bench._util import REPO, due, latency_summary, median_of, next_due_in, ratio, table
+    from bench._util import REPO, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table
 except ImportError:
     import _systems as systems  # type: ignore[no-redef]
-    from _util import REPO, due, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
+    from _util import REPO, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -251,29 +251,14 @@ def b_ok(res: dict[str, Any] | None) -> bool:
 
 
 def search(system: str, addr: str, secs: float, size: int, bisect: int, ladder: list[int]) -> int | None:
-    """The highest rate on ``ladder`` held with p99 < 10 ms, refined by ``bisect`` halvings towards the first miss."""
-    best: int | None = None
-    miss: int | None = None
-    for rate in ladder:
+    """The highest rate held with p99 < 10 ms on ``system`` (``highest_rate``'s ladder, then bisection)."""
+
+    def holds(rate: int) -> bool:
         res = run_b(system, addr, rate, secs, size)
         _print_b(f"search {system}", rate, res)
-        if not b_ok(res):
-            miss = rate
-            break
-        best = rate
-    if best is None or miss is None:
-        return best
-    for _ in range(bisect):
-        mid = (best + miss) // 2
-        if mid in (best, miss):
-            break
-        res = run_b(system, addr, mid, secs, size)
-        _print_b(f"search {system}", mid, res)
-        if b_ok(res):
-            best = mid
-        else:
-            miss = mid
-    return best
+        return b_ok(res)
+
+    return highest_rate(holds, ladder, bisect)
 
 
 def _f(v: float | None, unit: str = "") -> str:
