@@ -111,7 +111,7 @@ def instrument(marks: Marks, producer: Any, consumer: Any) -> list[str]:
             marks.mark("decoded")
             return out
 
-        pulling.decode_records = traced_decode  # type: ignore[attr-defined]
+        pulling.decode_records = traced_decode
     return missing
 
 
