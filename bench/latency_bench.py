@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 
 CTX = mp.get_context("fork")  # children start no interpreter and import nothing: the parent runs no event loop
 P99_TARGET_MS = 10.0
+HIGHEST = f"B highest rate held with p99 < {P99_TARGET_MS:g} ms (msgs/s)"
 MAX_CATCHUP = 128  # messages due at once beyond this go out in several batches
 
 
@@ -352,6 +353,12 @@ def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
             rows.append((row, *cells, *([""] * (len(sys_list) - 1))))
             continue
         med = {s: median_of(f or []) for s, f in runs.items()}
+        if row == HIGHEST:  # one search per system; 0 = below the ladder's first rate
+            below = f"< {int(a.search_ladder.split(',')[0]):,}"
+            cells = [below if med[s] == 0 else _f(med[s]) for s in sys_list]
+            found = {s: (med[s] or None) for s in sys_list}
+            rows.append((row, *cells, *(ratio(found["rocketq"], found[s]) for s in sys_list[1:])))
+            continue
         unit = "ms" if row.endswith("(ms)") else ""
         rows.append(
             (row, *(_f(med[s], unit) for s in sys_list), *(ratio(med["rocketq"], med[s]) for s in sys_list[1:]))
@@ -430,7 +437,7 @@ def main() -> None:
         for system in sys_list:
             with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as addr:
                 best = search(system, addr, a.search_secs, a.size, a.bisect, ladder)
-            figs[("B highest rate with p99 < 10 ms (msgs/s)", system)] = [float(best) if best else None]
+            figs[(HIGHEST, system)] = [float(best) if best else 0.0]  # 0: not even the ladder's first rate
     report(a, sys_list, figs)
 
 
