@@ -374,7 +374,8 @@ def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
 
 
 def versions() -> str:
-    out = [f"Python {sys.version.split()[0]}"]
+    """Interpreter and anchor server versions, and the machine's load now (figures swing with it)."""
+    out = [f"Python {sys.version.split()[0]}", f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"]
     for cmd in (["redis-server", "--version"], [systems.nats_server_exe() or "nats-server", "--version"]):
         try:
             out.append(subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip().split(" sha")[0])
