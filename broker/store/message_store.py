@@ -39,17 +39,18 @@ from broker.store.checkpoint import (
     create_abort_marker,
     read_checkpoint,
     remove_abort_marker,
-    write_checkpoint,
 )
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.cq_marks import read_marks
 from broker.store.cq_repair import check_units, repair_one
 from broker.store.dispatcher import ArrivalListener, Dispatcher, dispatchable
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
+from broker.store.logics_flush import LogicsFlush
 from broker.store.put import Appender, Host
 from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, load_crc_since, verify, write_crc_since
@@ -132,6 +133,7 @@ class MessageStore:
         self.get_count = 0
         self.boot_timestamp = int(clock() * 1000)
         self._checkpoint = Checkpoint()
+        self._logics: LogicsFlush | None = None
         self.integrity = IntegrityReport()
         self._quarantine = Quarantine(config.store_path_root_dir, self.integrity)
         # records below this offset were not verified by this run's recovery: reads check them (and skip damage)
@@ -217,6 +219,7 @@ class MessageStore:
             quarantine=self._quarantine,
             damaged_queues=damaged,
             index_from=index_from,
+            marks=read_marks(root),
         )
         if crc_since is None:
             write_crc_since(root, end)
@@ -310,7 +313,7 @@ class MessageStore:
         self._flushers.append(
             IntervalFlusher(
                 "store-flush-logics",
-                self._flush_logics,
+                lambda: self._flush_logics(False),
                 self._logic_executor,
                 cfg.flush_interval_consume_queue_ms / 1000,
             )
@@ -370,20 +373,15 @@ class MessageStore:
         self._cl_executor.shutdown(wait=True)
         self._logic_executor.shutdown(wait=True)
 
-    def _flush_logics(self) -> None:
-        """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking."""
-        dispatched = self.dispatcher.dispatched_offset
-        for cq in list(self._queues.values()):
-            cq.flush()
-        if self.index is not None:
-            self.index.flush()
-        cp = self._checkpoint
-        now = int(self._clock() * 1000)
-        cp.dispatched_offset = min(dispatched, self.commitlog.flushed_offset)
-        cp.logics_msg_timestamp = now
-        cp.physic_msg_timestamp = now
-        cp.index_msg_timestamp = now
-        write_checkpoint(os.path.join(self._config.store_path_root_dir, "checkpoint"), cp)
+    def _flush_logics(self, thorough: bool = True) -> None:
+        """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking;
+        a regular pass (``thorough=False``) is batched (``logics_flush.py``)."""
+        if self._logics is None:
+            self._logics = LogicsFlush(
+                self._config.store_path_root_dir, self._queues, self.index, self.commitlog, self._checkpoint,
+                lambda: self.dispatcher.dispatched_offset, self._clock,
+            )  # fmt: skip
+        self._logics.run(thorough=thorough)
 
     def add_arrival_listener(self, cb: ArrivalListener) -> None:
         """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is

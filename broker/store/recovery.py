@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
+from broker.store.cq_marks import Marks
 from broker.store.cq_repair import rebuild, rebuild_index, trim_tail
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
@@ -105,9 +106,12 @@ def recover(
     quarantine: Quarantine,
     damaged_queues: Iterable[ConsumeQueue] = (),
     index_from: int | None = None,
+    marks: Marks | None = None,
 ) -> tuple[int, int]:
     """Returns (commit-log end offset, trusted-from offset) after recovery. ``damaged_queues`` (files padded or
-    cut at load) are rebuilt from the commit log."""
+    cut at load) are rebuilt from the commit log, and so are queues that end short of their ``marks`` (the unit
+    counts the last logics flush made durable, ``cq_marks.py``)."""
+    marks = marks or {}
     report = quarantine.report
     queues = list(queues)
     damaged_queues = list(damaged_queues)
@@ -116,6 +120,13 @@ def recover(
             report.repaired(
                 "consume queue %s-%d had a gap in a full file: units after it dropped", cq.topic, cq.queue_id
             )
+            damaged_queues.append(cq)
+        elif cq.max_offset < marks.get((cq.topic, cq.queue_id), 0):
+            # units zeroed at the very end of the last file: nothing after them shows the gap, the marks do
+            report.repaired(
+                "consume queue %s-%d ends at unit %d, but %d were durable: the units after it are rebuilt",
+                cq.topic, cq.queue_id, cq.max_offset, marks[(cq.topic, cq.queue_id)],
+            )  # fmt: skip
             damaged_queues.append(cq)
     files = commitlog.queue.files
     if not files:
