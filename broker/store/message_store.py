@@ -67,6 +67,7 @@ from broker.store.results import (
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from broker.store.scrub import Scrubber
 from broker.store.stats import StoreStats
+from broker.store.warmer import SegmentWarmer
 from protocol.message import (
     I32,
     I64,
@@ -125,6 +126,7 @@ class MessageStore:
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
         self._logic_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-logics")
         self._group_commit: GroupCommit | None = None
+        self._warmer: SegmentWarmer | None = None
         self._flushers: list[IntervalFlusher] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._lock_fd: int | None = None
@@ -301,6 +303,8 @@ class MessageStore:
                 sizes=self.stats.group_commit_size,
             )
             self._group_commit.start()
+            self._warmer = SegmentWarmer(self.commitlog.queue)
+            self._warmer.start()
         else:
             self._flushers.append(
                 IntervalFlusher(
@@ -343,6 +347,8 @@ class MessageStore:
         if self._group_commit is not None:
             await self._group_commit.stop()
         loop = asyncio.get_running_loop()
+        if self._warmer is not None:
+            await loop.run_in_executor(self._cl_executor, self._warmer.stop)
         await loop.run_in_executor(self._cl_executor, self.commitlog.flush)
         await loop.run_in_executor(self._logic_executor, self._final_flush)
         self._release()
