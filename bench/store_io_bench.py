@@ -7,7 +7,7 @@
 * ``sync``: 32 producers put single messages with SYNC_FLUSH; each put returns after a group-commit fsync covering
   it (256 MiB segments, fresh store — the first segment is the one the warmer pre-writes behind the write position).
 * ``queues``: single puts round-robin over 8 and over 512 queues of one topic (ASYNC_FLUSH, flushers running),
-  the same number of seconds each, alternating; prints msgs/s and the 512/8 ratio.
+  2 s of warm-up then the same number of seconds each, alternating; prints msgs/s and the 512/8 ratio.
 
 Lines are ``name: value`` so runs can be compared; medians over ``--rounds``.
 """
@@ -82,18 +82,26 @@ async def sync_round(root: str, secs: float, producers: int = 32) -> float:
     return count / dt
 
 
-async def queues_round(root: str, secs: float, nqueues: int) -> float:
+async def queues_round(root: str, secs: float, nqueues: int, warmup: float = 2.0) -> float:
+    """Steady state: ``warmup`` seconds of the same load first (every queue exists and has written), then
+    ``secs`` measured."""
     store = MessageStore.open(_cfg(root))
     await store.start()
     count = 0
+
+    async def load(until: float) -> None:
+        nonlocal count
+        while time.perf_counter() < until:
+            for _ in range(64):
+                res = await store.put_message(TOPIC, count % nqueues, 0, 0, 0, BORN, BODY, PROPS)
+                assert res.ok
+                count += 1
+            await asyncio.sleep(0)  # let the dispatcher and flushers run, as a broker's loop would
+
+    await load(time.perf_counter() + warmup)
+    count = 0
     t0 = time.perf_counter()
-    stop = t0 + secs
-    while time.perf_counter() < stop:
-        for _ in range(64):
-            res = await store.put_message(TOPIC, count % nqueues, 0, 0, 0, BORN, BODY, PROPS)
-            assert res.ok
-            count += 1
-        await asyncio.sleep(0)  # let the dispatcher and flushers run, as a broker's loop would
+    await load(t0 + secs)
     dt = time.perf_counter() - t0
     await store.close()
     return count / dt

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
-from broker.store.mapped_file import MappedFile
+from broker.store.mapped_file import PAGE, MappedFile
 
 UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
@@ -56,6 +56,7 @@ class ConsumeQueue:
         self.topic = topic
         self.queue_id = queue_id
         self.queue = MappedFileQueue(os.path.join(root, topic, str(queue_id)), file_size)
+        self.queue.lazy_populate = True
         self.min_logic_offset = 0  # byte offset of the first live unit
         # queue offsets [lo, hi) whose records a read has verified this run (the store's read check, done once)
         self.verified = (0, 0)
@@ -88,6 +89,8 @@ class ConsumeQueue:
                 break
         if self.queue.files:
             self.min_logic_offset = max(self.min_logic_offset, self.queue.files[0].start)
+            last = self.queue.files[-1]
+            last.populated = last.wrote - last.wrote % PAGE  # pages past the end may be holes: pwrite there
         return gap
 
     def rewrite(self, queue_offset: int, phys: int, size: int, tags_code: int) -> None:
@@ -115,7 +118,10 @@ class ConsumeQueue:
             mf = files[-1]
             wrote = mf.wrote
             if mf.start + wrote == queue_offset * UNIT_SIZE and wrote < mf.size:  # the common case: next unit
-                UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
+                if wrote + UNIT_SIZE <= mf.populated:
+                    UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
+                else:
+                    os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), wrote)
                 mf.wrote = wrote + UNIT_SIZE
                 return True
         expected = self.max_offset
@@ -131,7 +137,10 @@ class ConsumeQueue:
             else:
                 return False
         mf = self.queue.last_writable()
-        UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
+        if mf.wrote + UNIT_SIZE <= mf.populated:
+            UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
+        else:
+            os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), mf.wrote)
         mf.wrote += UNIT_SIZE
         return True
 

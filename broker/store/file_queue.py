@@ -21,7 +21,7 @@ from broker.store.mapped_file import MappedFile, WriteGuard, file_name
 
 
 class MappedFileQueue:
-    __slots__ = ("dir", "file_size", "files", "take_prepared")
+    __slots__ = ("dir", "file_size", "files", "lazy_populate", "take_prepared")
 
     def __init__(self, directory: str, file_size: int) -> None:
         self.dir = directory
@@ -29,6 +29,7 @@ class MappedFileQueue:
         self.files: list[MappedFile] = []
         # the warmer's hook: (start, path) -> True when it moved a pre-written file to ``path``
         self.take_prepared: Callable[[int, str], bool] | None = None
+        self.lazy_populate = False  # new files start with nothing populated (consume queues: see MappedFile)
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map every existing segment file. Positions are set by recovery (a loaded file counts as full).
@@ -79,6 +80,8 @@ class MappedFileQueue:
             mf.wrote = mf.flushed = 0
         elif take is not None:
             mf.guard = WriteGuard()
+        if self.lazy_populate:
+            mf.populated = 0
         self.files = [*self.files, mf]  # a new list: a flush thread may be walking the old one
         return mf
 
