@@ -81,7 +81,9 @@ async def sync_round(root: str, secs: float, producers: int = 32) -> float:
     await asyncio.gather(*(producer(p) for p in range(producers)))
     dt = time.perf_counter() - t0
     n = sum(h.counts) - n0
-    print(f"  {count / dt:,.0f} msgs/s, {n} fsyncs, mean fsync {(h.total - tot0) / max(n, 1) * 1000:.0f} us", flush=True)
+    print(
+        f"  {count / dt:,.0f} msgs/s, {n} fsyncs, mean fsync {(h.total - tot0) / max(n, 1) * 1000:.0f} us", flush=True
+    )
     await store.close()
     return count / dt
 

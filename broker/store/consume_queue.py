@@ -50,7 +50,7 @@ def _written_after(mf: MappedFile, pos: int) -> bool:
 
 
 class ConsumeQueue:
-    __slots__ = ("min_logic_offset", "queue", "queue_id", "topic", "verified")
+    __slots__ = ("min_logic_offset", "queue", "queue_id", "rebuild_from", "rebuilding", "topic", "verified")
 
     def __init__(self, root: str, topic: str, queue_id: int, file_size: int) -> None:
         self.topic = topic
@@ -60,6 +60,10 @@ class ConsumeQueue:
         self.min_logic_offset = 0  # byte offset of the first live unit
         # queue offsets [lo, hi) whose records a read has verified this run (the store's read check, done once)
         self.verified = (0, 0)
+        # while a background rebuild (cq_rebuild.py) puts back units from the commit log: the units dispatched
+        # meanwhile (queue offset, phys, size, tags code), appended once it is done; and where it started
+        self.rebuilding: list[tuple[int, int, int, int]] | None = None
+        self.rebuild_from = 0
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map the files; True when one had to be padded or cut (its units must be rebuilt)."""
@@ -112,7 +116,11 @@ class ConsumeQueue:
 
     def put(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
         """Write the unit for ``queue_offset``. Units already present are skipped (re-dispatch after recovery);
-        a gap is refused (returns False) since units must be dense."""
+        a gap is refused (returns False) since units must be dense. While the queue is being rebuilt, a unit past
+        its end (or at it: markers guessed by a re-dispatch) is kept aside and written when the rebuild is done."""
+        if self.rebuilding is not None and queue_offset >= self.max_offset:
+            self.rebuilding.append((queue_offset, phys, size, tags_code))
+            return True
         files = self.queue.files
         if files:
             mf = files[-1]
@@ -143,6 +151,14 @@ class ConsumeQueue:
             os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), mf.wrote)
         mf.wrote += UNIT_SIZE
         return True
+
+    def put_rebuilt(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
+        """``put`` for the background rebuild: past the units kept aside."""
+        kept, self.rebuilding = self.rebuilding, None
+        try:
+            return self.put(queue_offset, phys, size, tags_code)
+        finally:
+            self.rebuilding = kept
 
     def read(self, queue_offset: int, max_units: int) -> tuple[memoryview, int] | None:
         """Up to ``max_units`` units from ``queue_offset`` within one file: (bytes, count), or None if absent."""

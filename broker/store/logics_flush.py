@@ -63,6 +63,8 @@ class LogicsFlush:
         least = LEAST_PAGES * PAGE
         marks: Marks = {}
         for key, cq in list(self._queues.items()):
+            if cq.rebuilding is not None:  # rebuilt in the background: redone from there if we stop first
+                hold = min(hold, cq.rebuild_from)
             q = cq.queue
             files = q.files
             dirty = sum(mf.wrote - mf.flushed for mf in files[-2:] if mf.wrote > mf.flushed)

@@ -44,6 +44,7 @@ from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.cq_marks import read_marks
+from broker.store.cq_rebuild import BackgroundRebuild
 from broker.store.cq_repair import check_units, repair_one
 from broker.store.dispatcher import ArrivalListener, Dispatcher, dispatchable
 from broker.store.errors import StoreClosedError, StoreLockedError
@@ -136,6 +137,7 @@ class MessageStore:
         self.boot_timestamp = int(clock() * 1000)
         self._checkpoint = Checkpoint()
         self._logics: LogicsFlush | None = None
+        self._rebuild: BackgroundRebuild | None = None
         self.integrity = IntegrityReport()
         self._quarantine = Quarantine(config.store_path_root_dir, self.integrity)
         # records below this offset were not verified by this run's recovery: reads check them (and skip damage)
@@ -209,6 +211,7 @@ class MessageStore:
         if self.index is not None:
             index_from = self.index.load(lambda line: report.repaired("%s", line, files=1))
         crc_since = load_crc_since(root)
+        background: list[tuple[ConsumeQueue, int]] = []
         end, self._trusted_from = recover(
             self.commitlog,
             self._queues.values(),
@@ -222,7 +225,12 @@ class MessageStore:
             damaged_queues=damaged,
             index_from=index_from,
             marks=read_marks(root),
+            background=background,
         )
+        if background:
+            self._rebuild = BackgroundRebuild(
+                self.commitlog, [cq for cq, _ in background], background[0][1], report, self._rebuilt
+            )
         if crc_since is None:
             write_crc_since(root, end)
         self._crc_since = end if crc_since is None else crc_since
@@ -248,6 +256,10 @@ class MessageStore:
         self.dispatcher.dispatched_offset = end
         self._appender.last_store_ts = self._last_store_timestamp()
         self._closed = False
+
+    def _rebuilt(self, cq: ConsumeQueue) -> None:
+        """A background rebuild is done: puts to the queue continue after its last unit."""
+        self._queue_offsets[(cq.topic, cq.queue_id)] = cq.max_offset
 
     def _last_store_timestamp(self) -> int:
         """Store time of the newest record, so timestamps keep growing across a restart with a clock set back."""
@@ -326,6 +338,8 @@ class MessageStore:
             f.start()
         self._tasks.append(asyncio.get_running_loop().create_task(self._retention_loop(), name="store-retention"))
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrub_loop(), name="store-scrub"))
+        if self._rebuild is not None and self._rebuild.pending:
+            self._tasks.append(asyncio.get_running_loop().create_task(self._rebuild.run(), name="store-cq-rebuild"))
 
     async def close(self) -> None:
         """Dispatch and flush everything, write the checkpoint, remove the abort marker, release the files."""
@@ -420,6 +434,8 @@ class MessageStore:
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
+        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
+            return self._rebuild.refusal(topic, queue_id)
         appender = self._appender
         if (refused := appender.disk_refusal()) is not None:
             return refused
@@ -458,6 +474,8 @@ class MessageStore:
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
+        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
+            return self._rebuild.refusal(topic, queue_id)
         appender = self._appender
         if (refused := appender.disk_refusal()) is not None:
             return refused
@@ -611,6 +629,8 @@ class MessageStore:
             return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
         min_off = cq.min_offset
         max_off = cq.max_offset
+        if cq.rebuilding is not None and offset >= max_off:  # not rebuilt that far yet: the client retries it
+            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_off, max_off)
         if max_off == 0:
             return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_off, max_off)
         if offset < min_off:

@@ -25,6 +25,7 @@ from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
 from broker.store.cq_marks import Marks
+from broker.store.cq_rebuild import BACKGROUND_BYTES
 from broker.store.cq_repair import rebuild, rebuild_index, trim_tail
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
@@ -107,10 +108,13 @@ def recover(
     damaged_queues: Iterable[ConsumeQueue] = (),
     index_from: int | None = None,
     marks: Marks | None = None,
+    background: list[tuple[ConsumeQueue, int]] | None = None,
 ) -> tuple[int, int]:
     """Returns (commit-log end offset, trusted-from offset) after recovery. ``damaged_queues`` (files padded or
     cut at load) are rebuilt from the commit log, and so are queues that end short of their ``marks`` (the unit
-    counts the last logics flush made durable, ``cq_marks.py``)."""
+    counts the last logics flush made durable, ``cq_marks.py``). With ``background``, a damaged queue whose rebuild
+    would walk more than ``BACKGROUND_BYTES`` of the log is not rebuilt here: it is marked rebuilding and added as
+    (queue, scan start) for ``cq_rebuild.BackgroundRebuild``."""
     marks = marks or {}
     report = quarantine.report
     queues = list(queues)
@@ -133,7 +137,21 @@ def recover(
         dispatcher.dispatched_offset = 0
         return 0, 0
     start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, crc_since=crc_since)
-    rebuild(commitlog, {id(cq): cq for cq in damaged_queues}.values(), start, report)
+    inline = list({id(cq): cq for cq in damaged_queues}.values())
+    if background is not None:
+        for cq in list(inline):
+            last = cq.last_unit()
+            lo = last[0] + last[1] if last is not None and last[0] >= 0 else commitlog.min_offset
+            if start - lo > BACKGROUND_BYTES:
+                inline.remove(cq)
+                cq.rebuild_from = lo
+                cq.rebuilding = []
+                background.append((cq, start))
+                report.repaired(
+                    "consume queue %s-%d is rebuilt in the background (%d bytes of the commit log to walk)",
+                    cq.topic, cq.queue_id, start - lo,
+                )  # fmt: skip
+    rebuild(commitlog, inline, start, report)
     if index is not None and index_from is not None:
         rebuild_index(commitlog, index, index_from, start, report)
     for mf in files:  # every file before the scan start is whole
@@ -169,7 +187,8 @@ def recover(
     def on_gap(cq: ConsumeQueue, phys: int) -> None:
         # units missing below a record: from the log where they exist (a consume queue shorter than the
         # checkpoint promised), else they are quarantined records and get markers
-        rebuild(commitlog, [cq], phys, report, force=False)
+        if cq.rebuilding is None:  # a queue rebuilt in the background keeps later units aside instead
+            rebuild(commitlog, [cq], phys, report, force=False)
 
     redone = dispatcher.redispatch(commitlog, records, on_gap=on_gap)
     dispatcher.dispatched_offset = end
