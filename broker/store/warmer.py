@@ -46,6 +46,7 @@ class SegmentWarmer:
         self._ready: int | None = None  # start offset of the complete .warm file
         self._preparing: int | None = None
         self._abort = False
+        self._failing = False  # the last preparation failed (logged once until one succeeds)
         self._thread: threading.Thread | None = None
         self.prepared = 0  # segments handed over ready-made (tests, bench)
         self.tail_bytes = 0  # bytes of current-segment tails pre-written
@@ -115,7 +116,9 @@ class SegmentWarmer:
                 if self._ready != nxt:
                     self._prepare(nxt)
             except Exception:
-                _log.exception("segment warmer failed; segments are created sparse until the next try")
+                if not self._failing:
+                    _log.exception("segment warmer failed; segments are created sparse until it works again")
+                self._failing = True
             if self.idle():
                 self.idle_event.set()
             self._wake.wait(1.0)
@@ -131,18 +134,27 @@ class SegmentWarmer:
         size = self._queue.file_size
         zeros = bytes(CHUNK)
         done = False
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.ftruncate(fd, size)
-            pos = 0
-            while pos < size and not self._stopped and not self._abort:
-                n = min(CHUNK, size - pos)
-                os.pwrite(fd, zeros[:n] if n < CHUNK else zeros, pos)
-                os.fdatasync(fd)
-                pos += n
-            done = pos >= size
-        finally:
-            os.close(fd)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.ftruncate(fd, size)
+                pos = 0
+                while pos < size and not self._stopped and not self._abort:
+                    n = min(CHUNK, size - pos)
+                    os.pwrite(fd, zeros[:n] if n < CHUNK else zeros, pos)
+                    os.fdatasync(fd)
+                    pos += n
+                done = pos >= size
+            finally:
+                os.close(fd)
+        except OSError as exc:  # e.g. a full disk: no half-made segment stays behind taking space
+            if not self._failing:
+                _log.warning("segment warmer could not prepare %s: %s (segments are created sparse)", path, exc)
+            self._failing = True
+        else:
+            if self._failing:
+                _log.info("segment warmer prepares segments again")
+            self._failing = False
         with self._lock:
             self._preparing = None
             if done and not self._abort and not self._stopped:
