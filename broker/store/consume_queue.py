@@ -8,6 +8,11 @@ offset ``n``) is at byte ``n * 20`` of the queue::
 A unit of zeros (size 0) marks the end of written data. A unit with ``commitLogOffset`` = -1 (``MARKER_PHYS``) holds
 the queue offset of a record that was quarantined or could not be found: reads skip it with a log line. ``min_offset`` is the first unit still backed by the commit
 log (units pointing into deleted commit-log files are logically gone once retention moves it forward).
+
+The first unit written into each page goes in with ``os.pwrite`` (a few µs), the rest of the page through the
+mapping: a first store into a sparse page of a mapping blocks the event loop for milliseconds here (block
+reservation waits on the journal), while a store into a page a ``pwrite`` has already reserved is a minor fault
+(measured p99 ~10 µs against ~1-2 ms). A file's ``populated`` mark is the end of the last page so reserved.
 """
 
 from __future__ import annotations
@@ -39,6 +44,14 @@ def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[i
         st = _CHUNK_UNITS if k == _CHUNK else struct.Struct(">" + "qiq" * k)
         yield i, st.unpack_from(buf, i * UNIT_SIZE)
         i += k
+
+
+def _first_in_page(mf: MappedFile, pos: int, phys: int, size: int, tags_code: int) -> None:
+    """A unit reaching into a page not yet reserved: ``pwrite`` it, and let the rest of that page (and of any page
+    it straddles) be written through the mapping."""
+    os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), pos)
+    end = pos + UNIT_SIZE
+    mf.populated = min(mf.size, end + (-end) % PAGE)
 
 
 def _written_after(mf: MappedFile, pos: int) -> bool:
@@ -129,7 +142,7 @@ class ConsumeQueue:
                 if wrote + UNIT_SIZE <= mf.populated:
                     UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
                 else:
-                    os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), wrote)
+                    _first_in_page(mf, wrote, phys, size, tags_code)
                 mf.wrote = wrote + UNIT_SIZE
                 return True
         expected = self.max_offset
@@ -148,7 +161,7 @@ class ConsumeQueue:
         if mf.wrote + UNIT_SIZE <= mf.populated:
             UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
         else:
-            os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), mf.wrote)
+            _first_in_page(mf, mf.wrote, phys, size, tags_code)
         mf.wrote += UNIT_SIZE
         return True
 

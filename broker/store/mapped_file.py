@@ -16,10 +16,10 @@ has made the file durable. ``flush()`` (``fdatasync``) blocks on I/O and is mean
 never the event loop.
 
 ``populated``: bytes below it may be written through the mapping. A first store into a sparse page of a shared
-mapping (and the first store after a sync write-protected it again) faults for 2-15 ms on this kind of disk —
-block reservation and the inode update wait on the journal — where a ``pwrite`` into the same hole costs ~5 µs.
-It is the whole file unless the owner lowers it (consume queues write every unit with ``pwrite``; pre-faulting
-them with ``MADV_POPULATE_WRITE`` off the loop was measured slower still: the faults contend with the loop).
+mapping faults for 1-15 ms on this kind of disk — block reservation waits on the journal — where a ``pwrite``
+into the same hole costs ~5 µs, and a store into a page a ``pwrite`` reserved is a cheap minor fault. It is the
+whole file unless the owner manages it (consume queues: the first unit of each page is a ``pwrite``; pre-faulting
+with ``MADV_POPULATE_WRITE`` off the loop was measured slower: the faults contend with the loop).
 
 A file being pre-written by the segment warmer (``warmer.py``) has a ``guard``: the warmer reserves a range well
 ahead of the write position before zeroing it, and ``write``/``write_at`` wait (rarely: the margin is megabytes)
