@@ -28,7 +28,6 @@ timer per put, as with the group-commit flush.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import itertools
 import logging
@@ -39,6 +38,7 @@ from broker.ha.state import MasterHAState, SlaveLink
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
 from broker.store.results import PutMessageStatus
+from broker.store.waiters import OffsetWaiters
 from protocol.tasks import ignore_failure, stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
@@ -57,20 +57,23 @@ class HAConfig:
 
 
 class GroupTransfer:
-    """SYNC_MASTER waits for a slave's ack, grouped: one deque, one timer."""
+    """SYNC_MASTER waits for a slave's ack, grouped: the store's ``OffsetWaiters`` (one deque, one timer)."""
 
     def __init__(self, store: MessageStore, state: MasterHAState, cfg: HAConfig, wake: Callable[[], None]) -> None:
         self._store = store
         self._state = state
         self._cfg = cfg
         self._wake = wake
-        self._waiters: collections.deque[tuple[int, asyncio.Future[PutMessageStatus], float]] = collections.deque()
-        self._timer: asyncio.TimerHandle | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.timeouts = 0
+        self._waiters: OffsetWaiters[PutMessageStatus] = OffsetWaiters(
+            PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+        )
+
+    @property
+    def timeouts(self) -> int:
+        return self._waiters.timeouts
 
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._waiters.start(asyncio.get_running_loop())
 
     def request(self, end: int) -> PutMessageStatus | asyncio.Future[PutMessageStatus]:
         """The store's replica hook: called right after the append that ends at ``end``."""
@@ -79,42 +82,15 @@ class GroupTransfer:
             return PutMessageStatus.SLAVE_NOT_AVAILABLE
         if end <= state.push2slave_max:
             return PutMessageStatus.PUT_OK
-        loop = self._loop
-        assert loop is not None
-        fut: asyncio.Future[PutMessageStatus] = loop.create_future()
-        deadline = loop.time() + self._cfg.slave_timeout_s
-        self._waiters.append((end, fut, deadline))
-        if self._timer is None:
-            self._timer = loop.call_at(deadline, self._expire)
+        fut = self._waiters.add(end, self._cfg.slave_timeout_s)
         self._wake()
         return fut
 
     def on_ack(self, ack: int) -> None:
-        waiters = self._waiters
-        while waiters and waiters[0][0] <= ack:
-            fut = waiters.popleft()[1]
-            if not fut.done():
-                fut.set_result(PutMessageStatus.PUT_OK)
-
-    def _expire(self) -> None:
-        assert self._loop is not None
-        now = self._loop.time()
-        waiters = self._waiters
-        while waiters and waiters[0][2] <= now:
-            fut = waiters.popleft()[1]
-            if not fut.done():
-                self.timeouts += 1
-                fut.set_result(PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
-        self._timer = self._loop.call_at(waiters[0][2], self._expire) if waiters else None
+        self._waiters.release(ack)
 
     def stop(self) -> None:
-        while self._waiters:
-            fut = self._waiters.popleft()[1]
-            if not fut.done():
-                fut.set_result(PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._waiters.fail_all(PutMessageStatus.FLUSH_SLAVE_TIMEOUT)
 
 
 class HAMaster:

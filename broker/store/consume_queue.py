@@ -8,6 +8,11 @@ offset ``n``) is at byte ``n * 20`` of the queue::
 A unit of zeros (size 0) marks the end of written data. A unit with ``commitLogOffset`` = -1 (``MARKER_PHYS``) holds
 the queue offset of a record that was quarantined or could not be found: reads skip it with a log line. ``min_offset`` is the first unit still backed by the commit
 log (units pointing into deleted commit-log files are logically gone once retention moves it forward).
+
+The first unit written into each page goes in with ``os.pwrite`` (a few µs), the rest of the page through the
+mapping: a first store into a sparse page of a mapping blocks the event loop for milliseconds here (block
+reservation waits on the journal), while a store into a page a ``pwrite`` has already reserved is a minor fault
+(measured p99 ~10 µs against ~1-2 ms). A file's ``populated`` mark is the end of the last page so reserved.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
-from broker.store.mapped_file import MappedFile
+from broker.store.mapped_file import PAGE, MappedFile
 
 UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
@@ -41,6 +46,14 @@ def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[i
         i += k
 
 
+def _first_in_page(mf: MappedFile, pos: int, phys: int, size: int, tags_code: int) -> None:
+    """A unit reaching into a page not yet reserved: ``pwrite`` it, and let the rest of that page (and of any page
+    it straddles) be written through the mapping."""
+    os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), pos)
+    end = pos + UNIT_SIZE
+    mf.populated = min(mf.size, end + (-end) % PAGE)
+
+
 def _written_after(mf: MappedFile, pos: int) -> bool:
     """Whether any byte at or after ``pos`` is not zero (only the file's written ranges are read)."""
     for start, stop in mf.data_ranges(pos):
@@ -50,15 +63,20 @@ def _written_after(mf: MappedFile, pos: int) -> bool:
 
 
 class ConsumeQueue:
-    __slots__ = ("min_logic_offset", "queue", "queue_id", "topic", "verified")
+    __slots__ = ("min_logic_offset", "queue", "queue_id", "rebuild_from", "rebuilding", "topic", "verified")
 
     def __init__(self, root: str, topic: str, queue_id: int, file_size: int) -> None:
         self.topic = topic
         self.queue_id = queue_id
         self.queue = MappedFileQueue(os.path.join(root, topic, str(queue_id)), file_size)
+        self.queue.lazy_populate = True
         self.min_logic_offset = 0  # byte offset of the first live unit
         # queue offsets [lo, hi) whose records a read has verified this run (the store's read check, done once)
         self.verified = (0, 0)
+        # while a background rebuild (cq_rebuild.py) puts back units from the commit log: the units dispatched
+        # meanwhile (queue offset, phys, size, tags code), appended once it is done; and where it started
+        self.rebuilding: list[tuple[int, int, int, int]] | None = None
+        self.rebuild_from = 0
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map the files; True when one had to be padded or cut (its units must be rebuilt)."""
@@ -88,6 +106,8 @@ class ConsumeQueue:
                 break
         if self.queue.files:
             self.min_logic_offset = max(self.min_logic_offset, self.queue.files[0].start)
+            last = self.queue.files[-1]
+            last.populated = last.wrote - last.wrote % PAGE  # pages past the end may be holes: pwrite there
         return gap
 
     def rewrite(self, queue_offset: int, phys: int, size: int, tags_code: int) -> None:
@@ -109,13 +129,20 @@ class ConsumeQueue:
 
     def put(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
         """Write the unit for ``queue_offset``. Units already present are skipped (re-dispatch after recovery);
-        a gap is refused (returns False) since units must be dense."""
+        a gap is refused (returns False) since units must be dense. While the queue is being rebuilt, a unit past
+        its end (or at it: markers guessed by a re-dispatch) is kept aside and written when the rebuild is done."""
+        if self.rebuilding is not None and queue_offset >= self.max_offset:
+            self.rebuilding.append((queue_offset, phys, size, tags_code))
+            return True
         files = self.queue.files
         if files:
             mf = files[-1]
             wrote = mf.wrote
             if mf.start + wrote == queue_offset * UNIT_SIZE and wrote < mf.size:  # the common case: next unit
-                UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
+                if wrote + UNIT_SIZE <= mf.populated:
+                    UNIT.pack_into(mf.buf, wrote, phys, size, tags_code)
+                else:
+                    _first_in_page(mf, wrote, phys, size, tags_code)
                 mf.wrote = wrote + UNIT_SIZE
                 return True
         expected = self.max_offset
@@ -131,9 +158,20 @@ class ConsumeQueue:
             else:
                 return False
         mf = self.queue.last_writable()
-        UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
+        if mf.wrote + UNIT_SIZE <= mf.populated:
+            UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
+        else:
+            _first_in_page(mf, mf.wrote, phys, size, tags_code)
         mf.wrote += UNIT_SIZE
         return True
+
+    def put_rebuilt(self, queue_offset: int, phys: int, size: int, tags_code: int) -> bool:
+        """``put`` for the background rebuild: past the units kept aside."""
+        kept, self.rebuilding = self.rebuilding, None
+        try:
+            return self.put(queue_offset, phys, size, tags_code)
+        finally:
+            self.rebuilding = kept
 
     def read(self, queue_offset: int, max_units: int) -> tuple[memoryview, int] | None:
         """Up to ``max_units`` units from ``queue_offset`` within one file: (bytes, count), or None if absent."""

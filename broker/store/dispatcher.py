@@ -233,7 +233,11 @@ class Dispatcher:
             # the common case of ConsumeQueue.put, inlined: the next unit of the last file
             files = cq.queue.files
             mf = files[-1] if files else None
-            if mf is not None and mf.start + mf.wrote == queue_offset * UNIT_SIZE and mf.wrote < mf.size:
+            if (
+                mf is not None
+                and mf.start + mf.wrote == queue_offset * UNIT_SIZE
+                and mf.wrote + UNIT_SIZE <= mf.populated
+            ):
                 UNIT.pack_into(mf.buf, mf.wrote, phys, size, tags_code)
                 mf.wrote += UNIT_SIZE
             elif not cq.put(queue_offset, phys, size, tags_code):

@@ -4,6 +4,10 @@ Offsets are global across the queue: file ``k`` covers ``[k * size, (k + 1) * si
 (files at the head may have been deleted by retention, so the first start is not always 0). The queue rolls to a new
 file when the caller asks, finds the file holding an offset, truncates a dirty tail and deletes files at the head.
 
+With a segment warmer attached (``warmer.py``, SYNC_FLUSH commit logs), ``new_file`` takes the next file ready-made
+(pre-written with zeros, so the first fsyncs into it do not allocate blocks) when the warmer has it; otherwise it
+creates a sparse file with a write guard, whose tail the warmer then pre-writes.
+
 At load, a file shorter than the segment size is padded (a hole: zeros); a longer one is cut to the segment size and
 its excess bytes are kept verbatim in ``<name>.overlong`` beside it (never loaded as a segment).
 """
@@ -13,16 +17,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from broker.store.mapped_file import MappedFile, file_name
+from broker.store.mapped_file import MappedFile, WriteGuard, file_name
 
 
 class MappedFileQueue:
-    __slots__ = ("dir", "file_size", "files")
+    __slots__ = ("dir", "file_size", "files", "lazy_populate", "take_prepared")
 
     def __init__(self, directory: str, file_size: int) -> None:
         self.dir = directory
         self.file_size = file_size
         self.files: list[MappedFile] = []
+        # the warmer's hook: (start, path) -> True when it moved a pre-written file to ``path``
+        self.take_prepared: Callable[[int, str], bool] | None = None
+        self.lazy_populate = False  # new files start with nothing populated (consume queues: see MappedFile)
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map every existing segment file. Positions are set by recovery (a loaded file counts as full).
@@ -65,7 +72,16 @@ class MappedFileQueue:
 
     def new_file(self, start: int) -> MappedFile:
         os.makedirs(self.dir, exist_ok=True)
-        mf = MappedFile(os.path.join(self.dir, file_name(start)), start, self.file_size)
+        path = os.path.join(self.dir, file_name(start))
+        take = self.take_prepared
+        warm = take is not None and take(start, path)
+        mf = MappedFile(path, start, self.file_size)
+        if warm:
+            mf.wrote = mf.flushed = 0
+        elif take is not None:
+            mf.guard = WriteGuard()
+        if self.lazy_populate:
+            mf.populated = 0
         self.files = [*self.files, mf]  # a new list: a flush thread may be walking the old one
         return mf
 

@@ -18,13 +18,13 @@ index and checkpoint), never on the event loop.
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import logging
 import time
 from collections.abc import Callable
 
 from broker.store.stats import Histogram
+from broker.store.waiters import OffsetWaiters
 from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.flush")
@@ -34,7 +34,7 @@ class GroupCommit:
     """SYNC_FLUSH group commit. At most one sync is in flight; the next starts the moment it returns if anyone is
     waiting, or the moment someone asks when idle — from callbacks, not a task, so a sync is never queued behind the
     producers it is about to release. Producers released by one sync append during the next: the disk and the event
-    loop work in parallel."""
+    loop work in parallel. The waiters are an ``OffsetWaiters`` (shared with the SYNC_MASTER wait)."""
 
     def __init__(
         self,
@@ -49,10 +49,8 @@ class GroupCommit:
         self._flush_fn = flush_fn
         self._executor = executor
         self._timeout = timeout_s
-        # (end offset, future, deadline) in put order, so ends and deadlines are both non-decreasing
-        self._waiters: collections.deque[tuple[int, asyncio.Future[bool], float]] = collections.deque()
+        self._waiters: OffsetWaiters[bool] = OffsetWaiters(True, False)
         self._inflight: asyncio.Future[int] | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped = False
         self.flushed = flushed
@@ -60,17 +58,16 @@ class GroupCommit:
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._waiters.start(self._loop)
 
     def request(self, end: int) -> asyncio.Future[bool] | None:
         """A future that becomes True once the commit log is durable up to ``end`` (False on timeout or a failed
         sync); None when it already is. Call right after the append, with no await in between."""
         if end <= self.flushed:
             return None
-        loop = self._loop
-        if loop is None or self._stopped:
+        if self._loop is None or self._stopped:
             raise RuntimeError("group commit not running")
-        fut = loop.create_future()
-        self._waiters.append((end, fut, loop.time() + self._timeout))
+        fut = self._waiters.add(end, self._timeout)
         if self._inflight is None:
             self._launch()
         return fut
@@ -85,56 +82,28 @@ class GroupCommit:
         inflight = loop.run_in_executor(self._executor, self._flush_fn)
         self._inflight = inflight
         inflight.add_done_callback(self._on_flushed)
-        if self._timer is None and self._waiters:
-            self._timer = loop.call_at(self._waiters[0][2], self._expire)
 
     def _on_flushed(self, inflight: asyncio.Future[int]) -> None:
         self._inflight = None
         if inflight.cancelled():
-            self._fail_all()
+            self._waiters.fail_all(False)
             return
         exc = inflight.exception()
         if exc is not None:
             _log.error("group commit flush failed: %r", exc)
-            self._fail_all()
+            self._waiters.fail_all(False)
         else:
             self.fsyncs += 1
             self._resolve(inflight.result())
         if self._waiters and not self._stopped:
             self._launch()
-        elif self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
 
     def _resolve(self, flushed: int) -> None:
         if flushed > self.flushed:
             self.flushed = flushed
-        waiters = self._waiters
-        released = 0
-        while waiters and waiters[0][0] <= flushed:
-            fut = waiters.popleft()[1]
-            released += 1
-            if not fut.done():
-                fut.set_result(True)
+        released = self._waiters.release(flushed)
         if released and self._sizes is not None:
             self._sizes.observe(released)
-
-    def _fail_all(self) -> None:
-        while self._waiters:
-            fut = self._waiters.popleft()[1]
-            if not fut.done():
-                fut.set_result(False)
-
-    def _expire(self) -> None:
-        """Timer: answer the waiters whose deadline has passed (their sync is slow); re-arm for the next one."""
-        assert self._loop is not None
-        now = self._loop.time()
-        waiters = self._waiters
-        while waiters and waiters[0][2] <= now:
-            fut = waiters.popleft()[1]
-            if not fut.done():
-                fut.set_result(False)
-        self._timer = self._loop.call_at(waiters[0][2], self._expire) if waiters else None
 
     async def stop(self) -> None:
         """Stop after the sync in flight and one last sync: waiters they cover get True, any others False."""
@@ -151,10 +120,7 @@ class GroupCommit:
                 _log.exception("group commit final flush failed")
             else:
                 self._resolve(flushed)
-        self._fail_all()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._waiters.fail_all(False)
 
 
 def timed_flush(flush_fn: Callable[[], int], latency_ms: Histogram, flushed: int) -> Callable[[], int]:

@@ -37,17 +37,19 @@ from broker.store.checkpoint import (
     create_abort_marker,
     read_checkpoint,
     remove_abort_marker,
-    write_checkpoint,
 )
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import ConsumeQueue
+from broker.store.cq_marks import read_marks
+from broker.store.cq_rebuild import BackgroundRebuild
 from broker.store.cq_repair import check_units
 from broker.store.dispatcher import ArrivalListener, Dispatcher, dispatchable
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
+from broker.store.logics_flush import LogicsFlush
 from broker.store.put import Appender
 from broker.store.quarantine import Quarantine
 from broker.store.reads import StoreReads
@@ -62,6 +64,7 @@ from broker.store.results import (
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from broker.store.scrub import Scrubber
 from broker.store.stats import StoreStats
+from broker.store.warmer import SegmentWarmer
 from protocol.message import (
     BatchItem,
 )
@@ -105,6 +108,7 @@ class MessageStore(StoreReads):
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
         self._logic_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-logics")
         self._group_commit: GroupCommit | None = None
+        self._warmer: SegmentWarmer | None = None
         self._flushers: list[IntervalFlusher] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._lock_fd: int | None = None
@@ -113,6 +117,8 @@ class MessageStore(StoreReads):
         self.get_count = 0
         self.boot_timestamp = int(clock() * 1000)
         self._checkpoint = Checkpoint()
+        self._logics: LogicsFlush | None = None
+        self._rebuild: BackgroundRebuild | None = None
         self.integrity = IntegrityReport()
         self._quarantine = Quarantine(config.store_path_root_dir, self.integrity)
         # records below this offset were not verified by this run's recovery: reads check them (and skip damage)
@@ -186,6 +192,7 @@ class MessageStore(StoreReads):
         if self.index is not None:
             index_from = self.index.load(lambda line: report.repaired("%s", line, files=1))
         crc_since = load_crc_since(root)
+        background: list[tuple[ConsumeQueue, int]] = []
         end, self._trusted_from = recover(
             self.commitlog,
             self._queues.values(),
@@ -198,7 +205,13 @@ class MessageStore(StoreReads):
             quarantine=self._quarantine,
             damaged_queues=damaged,
             index_from=index_from,
+            marks=read_marks(root),
+            background=background,
         )
+        if background:
+            self._rebuild = BackgroundRebuild(
+                self.commitlog, [cq for cq, _ in background], background[0][1], report, self._rebuilt
+            )
         if crc_since is None:
             write_crc_since(root, end)
         self._crc_since = end if crc_since is None else crc_since
@@ -224,6 +237,10 @@ class MessageStore(StoreReads):
         self.dispatcher.dispatched_offset = end
         self._appender.last_store_ts = self._last_store_timestamp()
         self._closed = False
+
+    def _rebuilt(self, cq: ConsumeQueue) -> None:
+        """A background rebuild is done: puts to the queue continue after its last unit."""
+        self._queue_offsets[(cq.topic, cq.queue_id)] = cq.max_offset
 
     def _last_store_timestamp(self) -> int:
         """Store time of the newest record, so timestamps keep growing across a restart with a clock set back."""
@@ -279,6 +296,8 @@ class MessageStore(StoreReads):
                 sizes=self.stats.group_commit_size,
             )
             self._group_commit.start()
+            self._warmer = SegmentWarmer(self.commitlog.queue)
+            self._warmer.start()
         else:
             self._flushers.append(
                 IntervalFlusher(
@@ -291,7 +310,7 @@ class MessageStore(StoreReads):
         self._flushers.append(
             IntervalFlusher(
                 "store-flush-logics",
-                self._flush_logics,
+                lambda: self._flush_logics(False),
                 self._logic_executor,
                 cfg.flush_interval_consume_queue_ms / 1000,
             )
@@ -300,6 +319,8 @@ class MessageStore(StoreReads):
             f.start()
         self._tasks.append(asyncio.get_running_loop().create_task(self._retention_loop(), name="store-retention"))
         self._tasks.append(asyncio.get_running_loop().create_task(self._scrub_loop(), name="store-scrub"))
+        if self._rebuild is not None and self._rebuild.pending:
+            self._tasks.append(asyncio.get_running_loop().create_task(self._rebuild.run(), name="store-cq-rebuild"))
 
     async def close(self) -> None:
         """Dispatch and flush everything, write the checkpoint, remove the abort marker, release the files."""
@@ -315,6 +336,8 @@ class MessageStore(StoreReads):
         if self._group_commit is not None:
             await self._group_commit.stop()
         loop = asyncio.get_running_loop()
+        if self._warmer is not None:
+            await loop.run_in_executor(self._cl_executor, self._warmer.stop)
         await loop.run_in_executor(self._cl_executor, self.commitlog.flush)
         await loop.run_in_executor(self._logic_executor, self._final_flush)
         self._release()
@@ -345,20 +368,15 @@ class MessageStore(StoreReads):
         self._cl_executor.shutdown(wait=True)
         self._logic_executor.shutdown(wait=True)
 
-    def _flush_logics(self) -> None:
-        """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking."""
-        dispatched = self.dispatcher.dispatched_offset
-        for cq in list(self._queues.values()):
-            cq.flush()
-        if self.index is not None:
-            self.index.flush()
-        cp = self._checkpoint
-        now = int(self._clock() * 1000)
-        cp.dispatched_offset = min(dispatched, self.commitlog.flushed_offset)
-        cp.logics_msg_timestamp = now
-        cp.physic_msg_timestamp = now
-        cp.index_msg_timestamp = now
-        write_checkpoint(os.path.join(self._config.store_path_root_dir, "checkpoint"), cp)
+    def _flush_logics(self, thorough: bool = True) -> None:
+        """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking;
+        a regular pass (``thorough=False``) is batched (``logics_flush.py``)."""
+        if self._logics is None:
+            self._logics = LogicsFlush(
+                self._config.store_path_root_dir, self._queues, self.index, self.commitlog, self._checkpoint,
+                lambda: self.dispatcher.dispatched_offset, self._clock,
+            )  # fmt: skip
+        self._logics.run(thorough=thorough)
 
     def add_arrival_listener(self, cb: ArrivalListener) -> None:
         """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is
@@ -379,6 +397,8 @@ class MessageStore(StoreReads):
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
+        if self._rebuild is not None and self._rebuild.busy(req.topic, req.queue_id):
+            return self._rebuild.refusal(req.topic, req.queue_id)
         appender = self._appender
         try:
             res = appender.append_one(req)
@@ -404,6 +424,8 @@ class MessageStore(StoreReads):
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
+        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
+            return self._rebuild.refusal(topic, queue_id)
         appender = self._appender
         try:
             res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)

@@ -114,6 +114,8 @@ class StoreReads:
             return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
         min_off = cq.min_offset
         max_off = cq.max_offset
+        if cq.rebuilding is not None and offset >= max_off:  # not rebuilt that far yet: the client retries it
+            return GetMessageResult(GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_off, max_off)
         if max_off == 0:
             return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_off, max_off)
         if offset < min_off:

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from broker.store.checkpoint import Checkpoint
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
+from broker.store.cq_marks import Marks
+from broker.store.cq_rebuild import BACKGROUND_BYTES
 from broker.store.cq_repair import rebuild, rebuild_index, trim_tail
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
@@ -105,9 +107,15 @@ def recover(
     quarantine: Quarantine,
     damaged_queues: Iterable[ConsumeQueue] = (),
     index_from: int | None = None,
+    marks: Marks | None = None,
+    background: list[tuple[ConsumeQueue, int]] | None = None,
 ) -> tuple[int, int]:
     """Returns (commit-log end offset, trusted-from offset) after recovery. ``damaged_queues`` (files padded or
-    cut at load) are rebuilt from the commit log."""
+    cut at load) are rebuilt from the commit log, and so are queues that end short of their ``marks`` (the unit
+    counts the last logics flush made durable, ``cq_marks.py``). With ``background``, a damaged queue whose rebuild
+    would walk more than ``BACKGROUND_BYTES`` of the log is not rebuilt here: it is marked rebuilding and added as
+    (queue, scan start) for ``cq_rebuild.BackgroundRebuild``."""
+    marks = marks or {}
     report = quarantine.report
     queues = list(queues)
     damaged_queues = list(damaged_queues)
@@ -117,12 +125,33 @@ def recover(
                 "consume queue %s-%d had a gap in a full file: units after it dropped", cq.topic, cq.queue_id
             )
             damaged_queues.append(cq)
+        elif cq.max_offset < marks.get((cq.topic, cq.queue_id), 0):
+            # units zeroed at the very end of the last file: nothing after them shows the gap, the marks do
+            report.repaired(
+                "consume queue %s-%d ends at unit %d, but %d were durable: the units after it are rebuilt",
+                cq.topic, cq.queue_id, cq.max_offset, marks[(cq.topic, cq.queue_id)],
+            )  # fmt: skip
+            damaged_queues.append(cq)
     files = commitlog.queue.files
     if not files:
         dispatcher.dispatched_offset = 0
         return 0, 0
     start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, crc_since=crc_since)
-    rebuild(commitlog, {id(cq): cq for cq in damaged_queues}.values(), start, report)
+    inline = list({id(cq): cq for cq in damaged_queues}.values())
+    if background is not None:
+        for cq in list(inline):
+            last = cq.last_unit()
+            lo = last[0] + last[1] if last is not None and last[0] >= 0 else commitlog.min_offset
+            if start - lo > BACKGROUND_BYTES:
+                inline.remove(cq)
+                cq.rebuild_from = lo
+                cq.rebuilding = []
+                background.append((cq, start))
+                report.repaired(
+                    "consume queue %s-%d is rebuilt in the background (%d bytes of the commit log to walk)",
+                    cq.topic, cq.queue_id, start - lo,
+                )  # fmt: skip
+    rebuild(commitlog, inline, start, report)
     if index is not None and index_from is not None:
         rebuild_index(commitlog, index, index_from, start, report)
     for mf in files:  # every file before the scan start is whole
@@ -158,7 +187,8 @@ def recover(
     def on_gap(cq: ConsumeQueue, phys: int) -> None:
         # units missing below a record: from the log where they exist (a consume queue shorter than the
         # checkpoint promised), else they are quarantined records and get markers
-        rebuild(commitlog, [cq], phys, report, force=False)
+        if cq.rebuilding is None:  # a queue rebuilt in the background keeps later units aside instead
+            rebuild(commitlog, [cq], phys, report, force=False)
 
     redone = dispatcher.redispatch(commitlog, records, on_gap=on_gap)
     dispatcher.dispatched_offset = end

@@ -49,7 +49,7 @@ async def test_grouped_waits(tmp_path: Path) -> None:
         assert set(await asyncio.gather(*sends)) == {PutMessageStatus.PUT_OK}
         late = asyncio.ensure_future(send(99))
         assert await late is PutMessageStatus.FLUSH_SLAVE_TIMEOUT  # nobody acks: stored, not confirmed
-        assert gt.timeouts == 1 and gt._timer is None
+        assert gt.timeouts == 1 and gt._waiters._timer is None
         state.push2slave_max = store.commitlog.max_offset - (1 << 20)  # the best slave is too far behind
         assert await send(100) is PutMessageStatus.SLAVE_NOT_AVAILABLE
         res = await store.put_message(PutRequest("T", 0, 0, 0, 0, ("127.0.0.1", 1), b"nowait", {}), wait=False)
