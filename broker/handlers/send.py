@@ -48,7 +48,7 @@ from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
 from protocol.message import PropertyKey, RecordError, decode_batch
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
@@ -121,12 +121,12 @@ class SendHandlers:
         return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_v2(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+        h = decode_header(SEND_V2_AS_V1, cmd)
         return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_batch(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         if "b" in cmd.ext_fields or "a" in cmd.ext_fields:
-            h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+            h = decode_header(SEND_V2_AS_V1, cmd)
         else:
             h = decode_header(SendMessageRequestHeader, cmd)
         return await self._send(ctx, cmd, h, batch=True)
