@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from client.message import MessageQueue
-from protocol.bodies import PERM_READ, PERM_WRITE, loads_lenient
+from protocol.bodies import loads_lenient
+from protocol.rules import PERM_READ, PERM_WRITE
 
 MASTER_ID = 0
 

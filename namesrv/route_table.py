@@ -31,9 +31,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-PERM_INHERIT = 1
-PERM_WRITE = 1 << 1
-PERM_READ = 1 << 2
+from protocol.rules import PERM_READ, PERM_WRITE
+
 MASTER_ID = 0
 TOPIC_FLAG_UNIT = 1  # J TopicSysFlag.FLAG_UNIT
 TOPIC_FLAG_UNIT_SUB = 1 << 1  # J TopicSysFlag.FLAG_UNIT_SUB

@@ -65,18 +65,10 @@ from protocol.bodies.base import (
     CONSUME_FROM_WHERE,
     CONSUME_TYPES,
     MESSAGE_MODELS,
-    PERM_INHERIT,
-    PERM_READ,
-    PERM_RW,
-    PERM_WRITE,
     ConsumeFromWhere,
     ConsumeType,
     JsonBody,
     MessageModel,
-    is_inherited,
-    is_readable,
-    is_writeable,
-    perm_to_string,
 )
 from protocol.bodies.ha import (
     HAClientRuntimeInfo,
@@ -135,6 +127,16 @@ from protocol.bodies.shortcuts import (
     encode_lock_response,
     encode_reset_offset_body,
     encode_topic_list,
+)
+from protocol.rules import (
+    PERM_INHERIT,
+    PERM_READ,
+    PERM_RW,
+    PERM_WRITE,
+    is_inherited,
+    is_readable,
+    is_writeable,
+    perm_to_string,
 )
 
 __all__ = [

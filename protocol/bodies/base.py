@@ -1,9 +1,8 @@
 """Shared vocabulary of the JSON bodies: the pydantic base ``JsonBody`` (frozen, unknown keys ignored, written by
-wire name), the permission bits and the consumer enums.
+wire name) and the consumer enums; the permission bits are ``protocol.rules``'s.
 
 | name             | wire                                                                                      |
 |------------------|-------------------------------------------------------------------------------------------|
-| PERM_*           | topic/queue permission bits: READ 4, WRITE 2, INHERIT 1                                   |
 | ConsumeType      | CONSUME_ACTIVELY (0) / CONSUME_PASSIVELY (1); C++ sends the ordinal                       |
 | MessageModel     | BROADCASTING (0) / CLUSTERING (1)                                                         |
 | ConsumeFromWhere | CONSUME_FROM_LAST_OFFSET (0) … CONSUME_FROM_TIMESTAMP (5), J's ordinals                   |
@@ -22,31 +21,7 @@ from pydantic import (
 
 from protocol.bodies.lenient import BodyBytes, BodyDecodeError, dumps, loads_lenient
 
-# -- constants -------------------------------------------------------------------------------------------------------
-
-PERM_READ: Final = 4
-PERM_WRITE: Final = 2
-PERM_INHERIT: Final = 1
-PERM_RW: Final = PERM_READ | PERM_WRITE
-
-
-def is_readable(perm: int) -> bool:
-    return bool(perm & PERM_READ)
-
-
-def is_writeable(perm: int) -> bool:
-    return bool(perm & PERM_WRITE)
-
-
-def is_inherited(perm: int) -> bool:
-    return bool(perm & PERM_INHERIT)
-
-
-def perm_to_string(perm: int) -> str:
-    """J ``PermName.perm2String``: ``RW-`` for 6."""
-    return (
-        ("R" if perm & PERM_READ else "-") + ("W" if perm & PERM_WRITE else "-") + ("X" if perm & PERM_INHERIT else "-")
-    )
+# -- enums -------------------------------------------------------------------------------------------------------
 
 
 class ConsumeType(StrEnum):

@@ -33,8 +33,9 @@ from pydantic import (
     model_validator,
 )
 
-from protocol.bodies.base import PERM_RW, JsonBody, _none_is_empty_dict, _none_is_empty_list
+from protocol.bodies.base import JsonBody, _none_is_empty_dict, _none_is_empty_list
 from protocol.bodies.lenient import BodyBytes, BodyDecodeError, _text, dumps, loads_lenient
+from protocol.rules import PERM_RW
 
 MAX_INFLATED: Final = 64 * 1024 * 1024
 """A compressed RegisterBrokerBody may not inflate beyond this (zip-bomb guard)."""

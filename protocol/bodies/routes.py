@@ -17,7 +17,8 @@ from pydantic import (
     field_validator,
 )
 
-from protocol.bodies.base import PERM_RW, JsonBody, _none_is_empty_dict, _none_is_empty_list
+from protocol.bodies.base import JsonBody, _none_is_empty_dict, _none_is_empty_list
+from protocol.rules import PERM_RW
 
 # -- routes ----------------------------------------------------------------------------------------------------------
 
