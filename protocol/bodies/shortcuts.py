@@ -25,8 +25,11 @@ def encode_consumer_list(ids: list[str]) -> bytes:
     return ConsumerListBody(consumer_id_list=ids).encode()
 
 
-def encode_topic_list(topics: Iterable[str]) -> bytes:
-    return dumps({"topicList": sorted(topics)})
+def encode_topic_list(topics: Iterable[str], broker_addr: str | None = None) -> bytes:
+    """TopicList as fastjson writes it: ``{"brokerAddr":...,"topicList":[...]}``, brokerAddr left out when null."""
+    if broker_addr is None:
+        return dumps({"topicList": sorted(topics)})
+    return dumps({"brokerAddr": broker_addr, "topicList": sorted(topics)})
 
 
 def encode_kv_table(table: dict[str, str]) -> bytes:
