@@ -366,7 +366,7 @@ class ClientInstance:
         for route in self.routes.values():
             for bd in route.brokers.values():
                 if self.consumers:
-                    addrs.update(bd.addrs.values())
+                    addrs.update(bd.broker_addrs.values())
                 elif bd.master_addr:
                     addrs.add(bd.master_addr)
         return addrs

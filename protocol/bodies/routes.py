@@ -48,6 +48,25 @@ class BrokerData(JsonBody):
     def master_addr(self) -> str | None:
         return self.broker_addrs.get(0)
 
+    def find_in_subscribe(self, broker_id: int) -> tuple[str, int] | None:
+        """J ``findBrokerAddressInSubscribe(name, id, onlyThisBroker=false)``: the address of ``broker_id``; for a
+        slave id the next one (id + 1); else any address of the group (the master first). With its broker id."""
+        addrs = self.broker_addrs
+        for bid in (broker_id, broker_id + 1) if broker_id != 0 else (broker_id,):
+            if bid in addrs:
+                return addrs[bid], bid
+        if not addrs:
+            return None
+        bid = 0 if 0 in addrs else min(addrs)
+        return addrs[bid], bid
+
+    def any_addr(self) -> str | None:
+        """The master's address, else the lowest slave id's (J ``selectBrokerAddr``)."""
+        addrs = self.broker_addrs
+        if 0 in addrs:
+            return addrs[0]
+        return addrs[min(addrs)] if addrs else None
+
 
 class TopicRouteData(JsonBody):
     order_topic_conf: str | None = Field(
