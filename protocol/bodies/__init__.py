@@ -28,7 +28,7 @@ The bodies live in one module per subject; this package re-exports every public 
 | routes           | TopicRouteData, QueueData, BrokerData                                          |
 | heartbeat        | HeartbeatData, ConsumerData, ProducerData, SubscriptionData                    |
 | registration     | RegisterBrokerBody (JSON and zlib forms), TopicConfig, DataVersion, wrappers   |
-| admin            | name-server lists, lock bodies, subscription groups, connections, inspection   |
+| admin            | name-server lists, lock bodies, connections, inspection   |
 | mq_maps          | ResetOffsetBody, GetConsumerStatusBody, TopicStatsTable, ConsumeStats(List)    |
 | properties_text  | java.util.Properties text (GET/UPDATE_BROKER_CONFIG)                           |
 | shortcuts        | one-line encoders kept for existing callers                                    |
@@ -56,10 +56,7 @@ from protocol.bodies.admin import (
     QueryConsumeQueueResponseBody,
     QueryConsumeTimeSpanBody,
     QueueTimeSpan,
-    SubscriptionGroupConfig,
-    SubscriptionGroupWrapper,
     TopicList,
-    UnlockBatchRequestBody,
 )
 from protocol.bodies.base import (
     CONSUME_FROM_WHERE,
@@ -112,7 +109,6 @@ from protocol.bodies.registration import (
     DataVersion,
     RegisterBrokerBody,
     TopicConfig,
-    TopicConfigData,
     TopicConfigSerializeWrapper,
 )
 from protocol.bodies.routes import (
@@ -123,7 +119,6 @@ from protocol.bodies.routes import (
 from protocol.bodies.shortcuts import (
     decode_reset_offset_body,
     encode_consumer_list,
-    encode_kv_table,
     encode_lock_response,
     encode_reset_offset_body,
     encode_topic_list,
@@ -187,22 +182,17 @@ __all__ = [
     "RegisterBrokerBody",
     "ResetOffsetBody",
     "SubscriptionData",
-    "SubscriptionGroupConfig",
-    "SubscriptionGroupWrapper",
     "TopicConfig",
-    "TopicConfigData",
     "TopicConfigSerializeWrapper",
     "TopicList",
     "TopicOffset",
     "TopicRouteData",
     "TopicStatsTable",
-    "UnlockBatchRequestBody",
     "decode_properties_text",
     "decode_reset_offset_body",
     "dumps",
     "encode_consumer_list",
     "encode_consumer_running_info",
-    "encode_kv_table",
     "encode_lock_response",
     "encode_properties_text",
     "encode_reset_offset_body",

@@ -1,4 +1,4 @@
-"""Name-server lists, orderly-consumption locks, subscription groups, connections and admin inspection bodies.
+"""Name-server lists, orderly-consumption locks, connections and admin inspection bodies.
 
 | body (class)                           | command(s)                                   | shape                                             |
 |----------------------------------------|----------------------------------------------|---------------------------------------------------|
@@ -8,14 +8,9 @@
 | KVTable                                | GET_KVLIST_BY_NAMESPACE, GET_BROKER_RUNTIME_ | {table:{k:v}}                                     |
 |                                        | INFO, REGISTER_BROKER reply                  |                                                   |
 | ConsumerListBody                       | GET_CONSUMER_LIST_BY_GROUP reply             | {consumerIdList:[clientId]}                       |
-| LockBatchRequestBody / Unlock…         | LOCK_BATCH_MQ / UNLOCK_BATCH_MQ              | {consumerGroup, clientId, mqSet:[MQ],             |
+| LockBatchRequestBody (both)            | LOCK_BATCH_MQ / UNLOCK_BATCH_MQ              | {consumerGroup, clientId, mqSet:[MQ],             |
 |                                        |                                              |  onlyThisBroker}                                  |
 | LockBatchResponseBody                  | LOCK_BATCH_MQ reply                          | {lockOKMQSet:[MQ]}                                |
-| SubscriptionGroupConfig                | UPDATE_AND_CREATE_SUBSCRIPTIONGROUP          | {groupName, consumeEnable, consumeFromMinEnable,  |
-|                                        |                                              |  consumeBroadcastEnable, retryQueueNums=1,        |
-|                                        |                                              |  retryMaxTimes=16, brokerId, whichBrokerWhen-     |
-|                                        |                                              |  ConsumeSlowly, notifyConsumerIdsChangedEnable}   |
-| SubscriptionGroupWrapper               | GET_ALL_SUBSCRIPTIONGROUP_CONFIG reply       | {subscriptionGroupTable:{g:cfg}, dataVersion}     |
 | ConsumerConnection                     | GET_CONSUMER_CONNECTION_LIST reply           | {connectionSet:[{clientId, clientAddr, language,  |
 |                                        |                                              |  version}], subscriptionTable:{topic:SubData},    |
 |                                        |                                              |  consumeType, messageModel, consumeFromWhere}     |
@@ -57,7 +52,6 @@ from protocol.bodies.base import (
 from protocol.bodies.heartbeat import SubscriptionData
 from protocol.bodies.lenient import _dumps, _enum_name
 from protocol.bodies.mq import MQ
-from protocol.bodies.registration import DataVersion
 from protocol.bodies.routes import BrokerData
 from protocol.codes import LanguageCode
 
@@ -124,51 +118,12 @@ class LockBatchRequestBody(JsonBody):
     _none = field_validator("mq_set", mode="before")(_none_is_empty_list)
 
 
-UnlockBatchRequestBody = LockBatchRequestBody
-
-
 class LockBatchResponseBody(JsonBody):
     lock_ok_mq_set: list[MQ] = Field(
         default_factory=list, validation_alias="lockOKMQSet", serialization_alias="lockOKMQSet"
     )
 
     _none = field_validator("lock_ok_mq_set", mode="before")(_none_is_empty_list)
-
-
-# -- subscription groups ---------------------------------------------------------------------------------------------
-
-
-class SubscriptionGroupConfig(JsonBody):
-    group_name: str = Field(validation_alias="groupName", serialization_alias="groupName")
-    consume_enable: bool = Field(default=True, validation_alias="consumeEnable", serialization_alias="consumeEnable")
-    consume_from_min_enable: bool = Field(
-        default=True, validation_alias="consumeFromMinEnable", serialization_alias="consumeFromMinEnable"
-    )
-    consume_broadcast_enable: bool = Field(
-        default=True, validation_alias="consumeBroadcastEnable", serialization_alias="consumeBroadcastEnable"
-    )
-    retry_queue_nums: int = Field(default=1, validation_alias="retryQueueNums", serialization_alias="retryQueueNums")
-    retry_max_times: int = Field(default=16, validation_alias="retryMaxTimes", serialization_alias="retryMaxTimes")
-    broker_id: int = Field(default=0, validation_alias="brokerId", serialization_alias="brokerId")
-    which_broker_when_consume_slowly: int = Field(
-        default=1, validation_alias="whichBrokerWhenConsumeSlowly", serialization_alias="whichBrokerWhenConsumeSlowly"
-    )
-    notify_consumer_ids_changed_enable: bool = Field(
-        default=True,
-        validation_alias="notifyConsumerIdsChangedEnable",
-        serialization_alias="notifyConsumerIdsChangedEnable",
-    )
-
-
-class SubscriptionGroupWrapper(JsonBody):
-    subscription_group_table: dict[str, SubscriptionGroupConfig] = Field(
-        default_factory=dict, validation_alias="subscriptionGroupTable", serialization_alias="subscriptionGroupTable"
-    )
-    data_version: DataVersion = Field(
-        default_factory=DataVersion, validation_alias="dataVersion", serialization_alias="dataVersion"
-    )
-
-    _none = field_validator("subscription_group_table", mode="before")(_none_is_empty_dict)
 
 
 # -- connections -----------------------------------------------------------------------------------------------------

@@ -90,9 +90,6 @@ class TopicConfig(JsonBody):
             raise BodyDecodeError(f"topic config line {line[:120]!r} has a bad number") from None
 
 
-TopicConfigData = TopicConfig  # the earlier name
-
-
 def _table_names(v: Any) -> Any:
     """``topicConfigTable`` values may leave out ``topicName``: take it from the key."""
     if isinstance(v, dict):

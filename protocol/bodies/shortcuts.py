@@ -4,7 +4,6 @@
 |---------------------------|---------------------------------------|
 | encode_consumer_list      | ConsumerListBody                      |
 | encode_topic_list         | TopicList                             |
-| encode_kv_table           | KVTable                               |
 | encode_lock_response      | LockBatchResponseBody                 |
 | en/decode_reset_offset_body | ResetOffsetBody                     |
 """
@@ -30,10 +29,6 @@ def encode_topic_list(topics: Iterable[str], broker_addr: str | None = None) -> 
     if broker_addr is None:
         return dumps({"topicList": sorted(topics)})
     return dumps({"brokerAddr": broker_addr, "topicList": sorted(topics)})
-
-
-def encode_kv_table(table: dict[str, str]) -> bytes:
-    return dumps({"table": table})
 
 
 def encode_lock_response(mqs: Iterable[tuple[str, str, int]]) -> bytes:
