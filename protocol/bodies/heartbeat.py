@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import (
@@ -30,6 +31,7 @@ from protocol.bodies.base import (
     _none_is_empty_list,
 )
 from protocol.bodies.lenient import _enum_name
+from protocol.message import tag_hash
 
 # -- heartbeats ------------------------------------------------------------------------------------------------------
 
@@ -64,6 +66,19 @@ class SubscriptionData(JsonBody):
     @classmethod
     def _sub(cls, v: Any) -> Any:
         return "*" if v is None else v
+
+    @classmethod
+    def of_tags(cls, topic: str, expression: str, tags: Iterable[str], sub_version: int = 0) -> SubscriptionData:
+        """A TAG subscription as J's ``FilterAPI.buildSubscriptionData`` makes it: the tags sorted, each with its
+        Java ``String.hashCode``."""
+        ordered = sorted(tags)
+        return cls(
+            topic=topic,
+            sub_string=expression,
+            tags_set=ordered,
+            code_set=[tag_hash(t) for t in ordered],
+            sub_version=sub_version,
+        )
 
 
 class ConsumerData(JsonBody):
