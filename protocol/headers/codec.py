@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Final, Protocol, Self, TypeVar, cast, dataclass_transform
+from typing import Any, Final, Protocol, Self, TypeVar, cast, dataclass_transform
 
 from protocol.errors import MalformedFrameError
 
@@ -170,93 +170,86 @@ def wire(
     return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
 
 
-_Reader = Callable[[Fields], Any]
-_Writer = Callable[[Fields, Any], None]
-
-
-def _reader(name: str, kind: Any, required: bool, default: Any, empty: Any) -> _Reader:
+def _read_expr(name: str, kind: Any, required: bool, default: Any, empty: Any) -> str:
+    """The Python expression that reads one field from ``d`` (the table above)."""
+    n = repr(name)
     if kind is str or kind == str | None:
         if required:
-            if empty is MISSING:
-                return lambda d: _s(d, name)
-            return lambda d: _s(d, name) or empty
-        if empty is MISSING:
-            return lambda d: d.get(name, None if default is MISSING else default)
-        return lambda d: d.get(name) or empty
+            return f"_s(d, {n})"
+        if empty is None:
+            return f"(d.get({n}) or None)"
+        return f"d.get({n}, {None if default is MISSING else default!r})"
     if kind is int or kind == int | None:
-        if required:
-            return lambda d: _i(d, name)
-        return lambda d: _oi(d, name, None if default is MISSING else default)
+        return f"_i(d, {n})" if required else f"_oi(d, {n}, {None if default is MISSING else default!r})"
     if kind is bool:
-        if required:
-            return lambda d: _rb(d, name)
-        b = False if default is MISSING else default
-        return lambda d: _b(d, name, b)
+        return f"_rb(d, {n})" if required else f"_b(d, {n}, {False if default is MISSING else default!r})"
     if kind == bool | None:
-        return lambda d: None if d.get(name) is None else _b(d, name)
+        return f"(None if d.get({n}) is None else _b(d, {n}))"
     raise TypeError(f"header field {name}: no wire kind for {kind!r}")
 
 
-def _writer(name: str, kind: Any, omit_false: bool) -> _Writer:
-    if kind is str or kind == str | None:
-
-        def put_str(out: Fields, v: Any) -> None:
-            if v is not None:
-                out[name] = v
-
-        return put_str
-    if kind is bool or kind == bool | None:
-
-        def put_bool(out: Fields, v: Any) -> None:
-            if v is not None and (v or not omit_false):
-                out[name] = "true" if v else "false"
-
-        return put_bool
-
-    def put_int(out: Fields, v: Any) -> None:
-        if v is not None:
-            out[name] = str(v)
-
-    return put_int
+def _write_stmt(attr: str, name: str, kind: Any, omit_false: bool) -> str:
+    """The statement that writes one field into ``out`` (the table above)."""
+    n, v = repr(name), f"self.{attr}"
+    if kind is str:
+        return f"out[{n}] = {v}"
+    if kind is int:
+        return f"out[{n}] = str({v})"
+    if kind is bool:
+        return f"if {v}: out[{n}] = 'true'" if omit_false else f"out[{n}] = 'true' if {v} else 'false'"
+    if kind == str | None:
+        return f"if {v} is not None: out[{n}] = {v}"
+    if kind == int | None:
+        return f"if {v} is not None: out[{n}] = str({v})"
+    return f"if {v} is not None: out[{n}] = 'true' if {v} else 'false'"
 
 
 class WireHeader:
-    """Base of the ``@header`` classes: the one generic codec, driven by the class's declared fields."""
+    """Base of the ``@header`` classes. ``@header`` replaces these two methods with ones generated from the class's
+    declarations (as ``dataclasses`` generates ``__init__``), so a declared header costs what a hand-written one
+    does; ``_wire_to_ext_fields`` stays available to a class that wraps ``to_ext_fields``."""
 
     __slots__ = ()
-    _readers: ClassVar[tuple[_Reader, ...]]
-    _writers: ClassVar[tuple[tuple[str, _Writer], ...]]
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
-        return cls(*[read(d) for read in cls._readers])
+        raise NotImplementedError(f"{cls.__name__} is not decorated with @header")
 
     def to_ext_fields(self) -> Fields:
-        out: Fields = {}
-        for attr, write in self._writers:
-            write(out, getattr(self, attr))
-        return out
+        return self._wire_to_ext_fields()
+
+    def _wire_to_ext_fields(self) -> Fields:
+        raise NotImplementedError(f"{type(self).__name__} is not decorated with @header")
 
 
 _W = TypeVar("_W", bound=WireHeader)
+_HELPERS: Final = {"_s": _s, "_i": _i, "_oi": _oi, "_b": _b, "_rb": _rb}
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(wire,))
 def header(cls: type[_W]) -> type[_W]:
     """Make ``cls`` a frozen slotted dataclass whose ``from_ext_fields``/``to_ext_fields`` follow its ``wire()``
-    declarations (import time only)."""
+    declarations: both are generated once, at import."""
     made = dataclass(frozen=True, slots=True)(cls)
     ns = vars(sys.modules[made.__module__])
-    readers: list[_Reader] = []
-    writers: list[tuple[str, _Writer]] = []
+    reads: list[str] = []
+    writes: list[str] = []
     for f in fields(cast(Any, made)):
         spec = f.metadata.get(_WIRE)
         if spec is None:
             raise TypeError(f"{made.__name__}.{f.name} is not declared with wire()")
         name, required, empty, omit_false = spec
-        kind = eval(f.type, ns) if isinstance(f.type, str) else f.type
-        readers.append(_reader(name, kind, required, f.default, empty))
-        writers.append((f.name, _writer(name, kind, omit_false)))
-    made._readers = tuple(readers)
-    made._writers = tuple(writers)
+        kind = eval(f.type, ns) if isinstance(f.type, str) else f.type  # the class's own annotation
+        reads.append(_read_expr(name, kind, required, f.default, empty))
+        writes.append(_write_stmt(f.name, name, kind, omit_false))
+    src = (
+        f"def from_ext_fields(cls, d):\n    return cls({', '.join(reads)})\n"
+        "def to_ext_fields(self):\n    out = {}\n" + "".join(f"    {w}\n" for w in writes) + "    return out\n"
+    )
+    code: dict[str, Any] = {}
+    exec(compile(src, f"<header {made.__name__}>", "exec"), dict(_HELPERS), code)  # our own declarations only
+    cast(Any, made).from_ext_fields = classmethod(code["from_ext_fields"])
+    cast(Any, made)._wire_to_ext_fields = code["to_ext_fields"]
+    if "to_ext_fields" not in cls.__dict__:
+        cast(Any, made).to_ext_fields = code["to_ext_fields"]
     return made

@@ -222,7 +222,7 @@ class ResetOffsetRequestHeader(WireHeader):
     is_force: bool = wire("isForce", required=False)
 
     def to_ext_fields(self, *, numeric_bool: bool = False) -> Fields:
-        out = WireHeader.to_ext_fields(self)
+        out = self._wire_to_ext_fields()
         if numeric_bool:
             out["isForce"] = "1" if self.is_force else "0"
         return out
