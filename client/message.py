@@ -17,6 +17,7 @@ from protocol.message import MessageExt, PropertyKey
 from protocol.rules import GROUP_MAX_LENGTH as GROUP_MAX_LENGTH
 from protocol.rules import NOT_ALLOWED_SEND, VALID_NAME
 from protocol.rules import TOPIC_MAX_LENGTH as TOPIC_MAX_LENGTH
+from protocol.rules import is_valid_name as is_valid_name
 
 ReceivedMessage = MessageExt
 

@@ -100,6 +100,11 @@ def dlq_topic(group: str) -> str:
     return DLQ_PREFIX + group
 
 
+def is_valid_name(name: str, max_length: int = GROUP_MAX_LENGTH) -> bool:
+    """``NAME_PATTERN`` and at most ``max_length`` characters (a group's 255 by default)."""
+    return len(name) <= max_length and VALID_NAME.match(name) is not None
+
+
 def topic_error(topic: str) -> str | None:
     """J ``TopicValidator.validateTopic``: the SYSTEM_ERROR remark for a bad topic name, or None when it is fine."""
     if not topic or not topic.strip():
