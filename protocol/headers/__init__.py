@@ -1,11 +1,12 @@
 """Typed custom headers (the ``extFields`` of a RemotingCommand) for every command the name server, broker and clients
 speak.
 
-Each header is a frozen slotted dataclass with ``from_ext_fields`` / ``to_ext_fields``. The cold ones are declared
-field by field with their wire names and share one generic codec (``protocol.headers.codec``, module ``cold``); send
-and pull keep hand-tuned codecs (modules ``send`` and ``pull``), because they run once per message. Field names on
-the wire are exactly RocketMQ's (``protocol.md`` §b; J 4.9.7 ``*RequestHeader`` / ``*ResponseHeader`` classes). Rules shared by every
-header:
+Each header is a frozen slotted dataclass whose fields are declared once, with their wire names
+(``protocol.headers.codec``: ``@header`` generates ``from_ext_fields`` / ``to_ext_fields``); send and pull keep a
+hand-tuned ``from_ext_fields`` (modules ``send`` and ``pull``) because they run once per message. Field names on the
+wire are exactly RocketMQ's (``protocol.md`` §b; J 4.9.7 ``*RequestHeader`` / ``*ResponseHeader`` classes).
+
+Rules shared by every header:
 
 * A required field (``!`` below, ``@CFNotNull`` in J) that is absent raises ``MissingHeaderFieldError`` with J's
   text ``the custom field <name> is null``.

@@ -12,6 +12,7 @@ How a declared field reads and writes (``d`` = the extFields, text on the wire):
 | str \\| None   | wire(n, default=None, empty=None)| None / None (C++ sends ``""``)          | left out when None            |
 | int           | wire(n)                          | MissingHeaderFieldError / BadHeader…    | decimal                       |
 | int           | wire(n, default=x)               | x / x                                   | decimal                       |
+| int           | wire(n, required=False)          | 0 / 0                                   | decimal                       |
 | int \\| None   | wire(n, default=None)            | None / None                             | left out when None            |
 | bool          | wire(n)                          | MissingHeaderFieldError / false         | ``true``/``false``            |
 | bool          | wire(n, required=False)          | false / false                           | ``true``/``false``            |
@@ -180,7 +181,9 @@ def _read_expr(name: str, kind: Any, required: bool, default: Any, empty: Any) -
             return f"(d.get({n}) or None)"
         return f"d.get({n}, {None if default is MISSING else default!r})"
     if kind is int or kind == int | None:
-        return f"_i(d, {n})" if required else f"_oi(d, {n}, {None if default is MISSING else default!r})"
+        if required:
+            return f"_i(d, {n})"
+        return f"_oi(d, {n}, {(0 if kind is int else None) if default is MISSING else default!r})"
     if kind is bool:
         return f"_rb(d, {n})" if required else f"_b(d, {n}, {False if default is MISSING else default!r})"
     if kind == bool | None:
@@ -188,31 +191,33 @@ def _read_expr(name: str, kind: Any, required: bool, default: Any, empty: Any) -
     raise TypeError(f"header field {name}: no wire kind for {kind!r}")
 
 
-def _write_stmt(attr: str, name: str, kind: Any, omit_false: bool) -> str:
-    """The statement that writes one field into ``out`` (the table above)."""
+def _write(attr: str, name: str, kind: Any, omit_false: bool) -> tuple[str, str, str | None]:
+    """How one field is written into ``out`` (the table above): key, value expression, condition (None: always)."""
     n, v = repr(name), f"self.{attr}"
-    if kind is str:
-        return f"out[{n}] = {v}"
-    if kind is int:
-        return f"out[{n}] = str({v})"
-    if kind is bool:
-        return f"if {v}: out[{n}] = 'true'" if omit_false else f"out[{n}] = 'true' if {v} else 'false'"
-    if kind == str | None:
-        return f"if {v} is not None: out[{n}] = {v}"
-    if kind == int | None:
-        return f"if {v} is not None: out[{n}] = str({v})"
-    return f"if {v} is not None: out[{n}] = 'true' if {v} else 'false'"
+    if kind is str or kind == str | None:
+        return n, v, None if kind is str else f"{v} is not None"
+    if kind is int or kind == int | None:
+        return n, f"str({v})", None if kind is int else f"{v} is not None"
+    if kind is bool and omit_false:
+        return n, "'true'", v
+    return n, f"'true' if {v} else 'false'", None if kind is bool else f"{v} is not None"
 
 
 class WireHeader:
-    """Base of the ``@header`` classes. ``@header`` replaces these two methods with ones generated from the class's
+    """Base of the ``@header`` classes. ``@header`` replaces these methods with ones generated from the class's
     declarations (as ``dataclasses`` generates ``__init__``), so a declared header costs what a hand-written one
-    does; ``_wire_to_ext_fields`` stays available to a class that wraps ``to_ext_fields``."""
+    does. A hot header (send, pull) keeps its hand-tuned ``from_ext_fields`` and gets the generated reader as
+    ``_from_ext_fields_checked``, its exact-error fallback; ``_wire_to_ext_fields`` stays available to a class that
+    wraps ``to_ext_fields``."""
 
     __slots__ = ()
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
+        raise NotImplementedError(f"{cls.__name__} is not decorated with @header")
+
+    @classmethod
+    def _from_ext_fields_checked(cls, d: Fields) -> Self:
         raise NotImplementedError(f"{cls.__name__} is not decorated with @header")
 
     def to_ext_fields(self) -> Fields:
@@ -233,7 +238,7 @@ def header(cls: type[_W]) -> type[_W]:
     made = dataclass(frozen=True, slots=True)(cls)
     ns = vars(sys.modules[made.__module__])
     reads: list[str] = []
-    writes: list[str] = []
+    writes: list[tuple[str, str, str | None]] = []
     for f in fields(cast(Any, made)):
         spec = f.metadata.get(_WIRE)
         if spec is None:
@@ -241,14 +246,21 @@ def header(cls: type[_W]) -> type[_W]:
         name, required, empty, omit_false = spec
         kind = eval(f.type, ns) if isinstance(f.type, str) else f.type  # the class's own annotation
         reads.append(_read_expr(name, kind, required, f.default, empty))
-        writes.append(_write_stmt(f.name, name, kind, omit_false))
+        writes.append(_write(f.name, name, kind, omit_false))
+    always = 0
+    while always < len(writes) and writes[always][2] is None:
+        always += 1
+    literal = ", ".join(f"{k}: {e}" for k, e, _c in writes[:always])
+    rest = "".join(f"    if {c}: out[{k}] = {e}\n" if c else f"    out[{k}] = {e}\n" for k, e, c in writes[always:])
     src = (
         f"def from_ext_fields(cls, d):\n    return cls({', '.join(reads)})\n"
-        "def to_ext_fields(self):\n    out = {}\n" + "".join(f"    {w}\n" for w in writes) + "    return out\n"
+        f"def to_ext_fields(self):\n    out = {{{literal}}}\n{rest}    return out\n"
     )
     code: dict[str, Any] = {}
     exec(compile(src, f"<header {made.__name__}>", "exec"), dict(_HELPERS), code)  # our own declarations only
-    cast(Any, made).from_ext_fields = classmethod(code["from_ext_fields"])
+    cast(Any, made)._from_ext_fields_checked = classmethod(code["from_ext_fields"])
+    if "from_ext_fields" not in cls.__dict__:
+        cast(Any, made).from_ext_fields = classmethod(code["from_ext_fields"])
     cast(Any, made)._wire_to_ext_fields = code["to_ext_fields"]
     if "to_ext_fields" not in cls.__dict__:
         cast(Any, made).to_ext_fields = code["to_ext_fields"]

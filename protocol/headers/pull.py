@@ -1,5 +1,6 @@
 """The pull headers — PULL_MESSAGE (11) request and reply — with hand-tuned codecs: they are decoded and encoded once
-per pull (``bench/codec_bench.py`` "header" rows). Same technique as ``protocol.headers.send``.
+per pull (``bench/codec_bench.py`` "header" rows). Same technique as ``protocol.headers.send``: declared fields,
+a hand-tuned ``from_ext_fields``, the generated ``_from_ext_fields_checked`` and ``to_ext_fields``.
 
 | header                    | fields (``!`` = required)                                                           |
 |---------------------------|-------------------------------------------------------------------------------------|
@@ -13,10 +14,9 @@ lite pull 0x10).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Self
 
-from protocol.headers.codec import Fields, _i, _new, _oi, _os, _s, _slot_setters
+from protocol.headers.codec import Fields, WireHeader, _new, _slot_setters, header, wire
 
 PULL_FLAG_COMMIT_OFFSET: Final = 0x1
 PULL_FLAG_SUSPEND: Final = 0x2
@@ -25,21 +25,21 @@ PULL_FLAG_CLASS_FILTER: Final = 0x8
 PULL_FLAG_LITE_PULL: Final = 0x10
 
 
-@dataclass(frozen=True, slots=True)
-class PullMessageRequestHeader:
+@header
+class PullMessageRequestHeader(WireHeader):
     """PULL_MESSAGE (11). ``sys_flag`` holds the PULL_FLAG_* bits; C++ sends 6 (suspend + subscription)."""
 
-    consumer_group: str
-    topic: str
-    queue_id: int
-    queue_offset: int
-    max_msg_nums: int
-    sys_flag: int
-    commit_offset: int
-    suspend_timeout_millis: int
-    sub_version: int
-    subscription: str | None = None
-    expression_type: str | None = None
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId")
+    queue_offset: int = wire("queueOffset")
+    max_msg_nums: int = wire("maxMsgNums")
+    sys_flag: int = wire("sysFlag")
+    commit_offset: int = wire("commitOffset")
+    suspend_timeout_millis: int = wire("suspendTimeoutMillis")
+    sub_version: int = wire("subVersion")
+    subscription: str | None = wire("subscription", default=None)
+    expression_type: str | None = wire("expressionType", default=None)
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
@@ -62,40 +62,6 @@ class PullMessageRequestHeader:
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
 
-    @classmethod
-    def _from_ext_fields_checked(cls, d: Fields) -> Self:
-        return cls(
-            consumer_group=_s(d, "consumerGroup"),
-            topic=_s(d, "topic"),
-            queue_id=_i(d, "queueId"),
-            queue_offset=_i(d, "queueOffset"),
-            max_msg_nums=_i(d, "maxMsgNums"),
-            sys_flag=_i(d, "sysFlag"),
-            commit_offset=_i(d, "commitOffset"),
-            suspend_timeout_millis=_i(d, "suspendTimeoutMillis"),
-            sub_version=_i(d, "subVersion"),
-            subscription=_os(d, "subscription"),
-            expression_type=_os(d, "expressionType"),
-        )
-
-    def to_ext_fields(self) -> Fields:
-        out: Fields = {
-            "consumerGroup": self.consumer_group,
-            "topic": self.topic,
-            "queueId": str(self.queue_id),
-            "queueOffset": str(self.queue_offset),
-            "maxMsgNums": str(self.max_msg_nums),
-            "sysFlag": str(self.sys_flag),
-            "commitOffset": str(self.commit_offset),
-            "suspendTimeoutMillis": str(self.suspend_timeout_millis),
-            "subVersion": str(self.sub_version),
-        }
-        if self.subscription is not None:
-            out["subscription"] = self.subscription
-        if self.expression_type is not None:
-            out["expressionType"] = self.expression_type
-        return out
-
 
 _PULL_SET: Final = _slot_setters(
     PullMessageRequestHeader,
@@ -104,15 +70,15 @@ _PULL_SET: Final = _slot_setters(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PullMessageResponseHeader:
+@header
+class PullMessageResponseHeader(WireHeader):
     """Reply of PULL_MESSAGE, also on PULL_NOT_FOUND / PULL_OFFSET_MOVED (clients copy ``nextBeginOffset``).
     A missing ``suggestWhichBrokerId`` reads as 0 (master)."""
 
-    suggest_which_broker_id: int
-    next_begin_offset: int
-    min_offset: int
-    max_offset: int
+    suggest_which_broker_id: int = wire("suggestWhichBrokerId", required=False)
+    next_begin_offset: int = wire("nextBeginOffset")
+    min_offset: int = wire("minOffset")
+    max_offset: int = wire("maxOffset")
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
@@ -127,23 +93,6 @@ class PullMessageResponseHeader:
             return o
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
-
-    @classmethod
-    def _from_ext_fields_checked(cls, d: Fields) -> Self:
-        return cls(
-            suggest_which_broker_id=_oi(d, "suggestWhichBrokerId", 0) or 0,
-            next_begin_offset=_i(d, "nextBeginOffset"),
-            min_offset=_i(d, "minOffset"),
-            max_offset=_i(d, "maxOffset"),
-        )
-
-    def to_ext_fields(self) -> Fields:
-        return {
-            "suggestWhichBrokerId": str(self.suggest_which_broker_id),
-            "nextBeginOffset": str(self.next_begin_offset),
-            "minOffset": str(self.min_offset),
-            "maxOffset": str(self.max_offset),
-        }
 
 
 _PULL_RESP_SET: Final = _slot_setters(

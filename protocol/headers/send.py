@@ -16,38 +16,48 @@ class, for ``decode_header``):
 
 The reply: ``!msgId !queueId !queueOffset transactionId MSG_REGION TRACE_ON``.
 
-Each parses in one ``try`` block with direct indexing and falls back to the field-by-field
-``_from_ext_fields_checked`` only to produce the precise error (or for rare spellings such as ``"TRUE"``); objects
-are built through their slots' descriptors, which skips the frozen dataclass's guarded ``__setattr__`` (about half
-the construction cost). Tests check that both paths agree on any input.
+The fields are declared once with ``wire()`` (``protocol.headers.codec``), which generates ``to_ext_fields`` and the
+exact-error reader ``_from_ext_fields_checked``. Only ``from_ext_fields`` (and the V1 ↔ V2 conversions) are
+hand-tuned: one ``try`` block with direct indexing that falls back to ``_from_ext_fields_checked`` only to produce
+the precise error (or for rare spellings such as ``"TRUE"``); objects are built through their slots' descriptors,
+which skips the frozen dataclass's guarded ``__setattr__`` (about half the construction cost). Tests check that
+both paths agree on any input.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Self, TypeVar
 
-from protocol.headers.codec import _BOOL_F, _BOOL_T, Fields, _b, _i, _new, _oi, _os, _s, _slot_setters
+from protocol.headers.codec import (
+    _BOOL_F,
+    _BOOL_T,
+    Fields,
+    WireHeader,
+    _new,
+    _slot_setters,
+    header,
+    wire,
+)
 
 
-@dataclass(frozen=True, slots=True)
-class SendMessageRequestHeader:
+@header
+class SendMessageRequestHeader(WireHeader):
     """SEND_MESSAGE (10): long field names. The one send header the broker works with (V2 converts to it)."""
 
-    producer_group: str
-    topic: str
-    default_topic: str
-    default_topic_queue_nums: int
-    queue_id: int
-    sys_flag: int
-    born_timestamp: int
-    flag: int
-    properties: str | None = None
-    reconsume_times: int | None = None
-    unit_mode: bool = False
-    batch: bool = False
-    max_reconsume_times: int | None = None
-    broker_name: str | None = None
+    producer_group: str = wire("producerGroup")
+    topic: str = wire("topic")
+    default_topic: str = wire("defaultTopic")
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums")
+    queue_id: int = wire("queueId")
+    sys_flag: int = wire("sysFlag")
+    born_timestamp: int = wire("bornTimestamp")
+    flag: int = wire("flag")
+    properties: str | None = wire("properties", default=None)
+    reconsume_times: int | None = wire("reconsumeTimes", default=None)
+    unit_mode: bool = wire("unitMode", default=False)
+    batch: bool = wire("batch", default=False)
+    max_reconsume_times: int | None = wire("maxReconsumeTimes", default=None)
+    broker_name: str | None = wire("brokerName", default=None)
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
@@ -76,25 +86,6 @@ class SendMessageRequestHeader:
             return cls._from_ext_fields_checked(d)
 
     @classmethod
-    def _from_ext_fields_checked(cls, d: Fields) -> Self:
-        return cls(
-            producer_group=_s(d, "producerGroup"),
-            topic=_s(d, "topic"),
-            default_topic=_s(d, "defaultTopic"),
-            default_topic_queue_nums=_i(d, "defaultTopicQueueNums"),
-            queue_id=_i(d, "queueId"),
-            sys_flag=_i(d, "sysFlag"),
-            born_timestamp=_i(d, "bornTimestamp"),
-            flag=_i(d, "flag"),
-            properties=_os(d, "properties"),
-            reconsume_times=_oi(d, "reconsumeTimes"),
-            unit_mode=_b(d, "unitMode"),
-            batch=_b(d, "batch"),
-            max_reconsume_times=_oi(d, "maxReconsumeTimes"),
-            broker_name=_os(d, "brokerName"),
-        )
-
-    @classmethod
     def from_v2_ext_fields(cls, d: Fields) -> Self:
         """Read SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE wire names straight into this (V1) header."""
         get = d.get
@@ -121,29 +112,6 @@ class SendMessageRequestHeader:
         except (KeyError, ValueError):
             v2 = SendMessageRequestHeaderV2._from_ext_fields_checked(d)
             return _make_v1(cls, v2.a, v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l, v2.n)
-
-    def to_ext_fields(self) -> Fields:
-        out: Fields = {
-            "producerGroup": self.producer_group,
-            "topic": self.topic,
-            "defaultTopic": self.default_topic,
-            "defaultTopicQueueNums": str(self.default_topic_queue_nums),
-            "queueId": str(self.queue_id),
-            "sysFlag": str(self.sys_flag),
-            "bornTimestamp": str(self.born_timestamp),
-            "flag": str(self.flag),
-        }
-        if self.properties is not None:
-            out["properties"] = self.properties
-        if self.reconsume_times is not None:
-            out["reconsumeTimes"] = str(self.reconsume_times)
-        out["unitMode"] = "true" if self.unit_mode else "false"
-        out["batch"] = "true" if self.batch else "false"
-        if self.max_reconsume_times is not None:
-            out["maxReconsumeTimes"] = str(self.max_reconsume_times)
-        if self.broker_name is not None:
-            out["brokerName"] = self.broker_name
-        return out
 
     def to_v2_ext_fields(self) -> Fields:
         """The SEND_MESSAGE_V2 wire fields (one-letter names) of this header, without building a V2 object."""
@@ -189,24 +157,24 @@ class SendMessageRequestHeader:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class SendMessageRequestHeaderV2:
+@header
+class SendMessageRequestHeaderV2(WireHeader):
     """SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320): the same fields under one-letter names (table above)."""
 
-    a: str
-    b: str
-    c: str
-    d: int
-    e: int
-    f: int
-    g: int
-    h: int
-    i: str | None = None
-    j: int | None = None
-    k: bool = False
-    l: int | None = None  # noqa: E741 - the wire name
-    m: bool = False
-    n: str | None = None
+    a: str = wire("a")
+    b: str = wire("b")
+    c: str = wire("c")
+    d: int = wire("d")
+    e: int = wire("e")
+    f: int = wire("f")
+    g: int = wire("g")
+    h: int = wire("h")
+    i: str | None = wire("i", default=None)
+    j: int | None = wire("j", default=None)
+    k: bool = wire("k", default=False)
+    l: int | None = wire("l", default=None)  # noqa: E741 - the wire name
+    m: bool = wire("m", default=False)
+    n: str | None = wire("n", default=None)
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
@@ -233,48 +201,6 @@ class SendMessageRequestHeaderV2:
             )
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
-
-    @classmethod
-    def _from_ext_fields_checked(cls, d: Fields) -> Self:
-        return cls(
-            a=_s(d, "a"),
-            b=_s(d, "b"),
-            c=_s(d, "c"),
-            d=_i(d, "d"),
-            e=_i(d, "e"),
-            f=_i(d, "f"),
-            g=_i(d, "g"),
-            h=_i(d, "h"),
-            i=_os(d, "i"),
-            j=_oi(d, "j"),
-            k=_b(d, "k"),
-            l=_oi(d, "l"),
-            m=_b(d, "m"),
-            n=_os(d, "n"),
-        )
-
-    def to_ext_fields(self) -> Fields:
-        out: Fields = {
-            "a": self.a,
-            "b": self.b,
-            "c": self.c,
-            "d": str(self.d),
-            "e": str(self.e),
-            "f": str(self.f),
-            "g": str(self.g),
-            "h": str(self.h),
-        }
-        if self.i is not None:
-            out["i"] = self.i
-        if self.j is not None:
-            out["j"] = str(self.j)
-        out["k"] = "true" if self.k else "false"
-        if self.l is not None:
-            out["l"] = str(self.l)
-        out["m"] = "true" if self.m else "false"
-        if self.n is not None:
-            out["n"] = self.n
-        return out
 
     def to_v1(self) -> SendMessageRequestHeader:
         return _make_v1(
@@ -379,17 +305,17 @@ def _make_v2(
     return o
 
 
-@dataclass(frozen=True, slots=True)
-class SendMessageResponseHeader:
+@header
+class SendMessageResponseHeader(WireHeader):
     """Reply of the send commands. ``MSG_REGION`` and ``TRACE_ON`` are extFields J's broker adds beside the header.
     C++ builds its SendResult from ``msgId``, ``queueId`` and ``queueOffset``: all three must be present as text."""
 
-    msg_id: str
-    queue_id: int
-    queue_offset: int
-    transaction_id: str | None = None
-    msg_region: str = "DefaultRegion"
-    trace_on: bool = True
+    msg_id: str = wire("msgId")
+    queue_id: int = wire("queueId")
+    queue_offset: int = wire("queueOffset")
+    transaction_id: str | None = wire("transactionId", default=None)
+    msg_region: str = wire("MSG_REGION", default="DefaultRegion")
+    trace_on: bool = wire("TRACE_ON", default=True)
 
     @classmethod
     def from_ext_fields(cls, d: Fields) -> Self:
@@ -406,25 +332,6 @@ class SendMessageResponseHeader:
             return o
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
-
-    @classmethod
-    def _from_ext_fields_checked(cls, d: Fields) -> Self:
-        return cls(
-            msg_id=_s(d, "msgId"),
-            queue_id=_i(d, "queueId"),
-            queue_offset=_i(d, "queueOffset"),
-            transaction_id=_os(d, "transactionId"),
-            msg_region=d.get("MSG_REGION", "DefaultRegion"),
-            trace_on=_b(d, "TRACE_ON", True),
-        )
-
-    def to_ext_fields(self) -> Fields:
-        out: Fields = {"msgId": self.msg_id, "queueId": str(self.queue_id), "queueOffset": str(self.queue_offset)}
-        if self.transaction_id is not None:
-            out["transactionId"] = self.transaction_id
-        out["MSG_REGION"] = self.msg_region
-        out["TRACE_ON"] = "true" if self.trace_on else "false"
-        return out
 
 
 _SEND_RESP_SET: Final = _slot_setters(
