@@ -1,110 +1,76 @@
-"""Pure topic and group rules shared by the broker's handlers and services: system topic names, permission bits,
-name validation (J ``TopicValidator``), and the retry/DLQ topic naming. No state, no IO.
-"""
+"""The broker's name for the shared topic and group rules: every name here is ``protocol.rules``'s (one definition,
+used by the name server and the client too); the broker's modules import it as ``T``."""
 
 from __future__ import annotations
 
-import re
-from typing import Final
-
-AUTO_CREATE_TOPIC: Final = "TBW102"
-SELF_TEST_TOPIC: Final = "SELF_TEST_TOPIC"
-BENCHMARK_TOPIC: Final = "BenchmarkTest"
-OFFSET_MOVED_EVENT: Final = "OFFSET_MOVED_EVENT"
-SCHEDULE_TOPIC: Final = "SCHEDULE_TOPIC_XXXX"
-TRANS_HALF_TOPIC: Final = "RMQ_SYS_TRANS_HALF_TOPIC"
-TRANS_OP_HALF_TOPIC: Final = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-TRANS_CHECK_MAX_TIME_TOPIC: Final = "TRANS_CHECK_MAX_TIME_TOPIC"
-TRACE_TOPIC: Final = "RMQ_SYS_TRACE_TOPIC"
-REPLY_TOPIC_POSTFIX: Final = "REPLY_TOPIC"
-RETRY_PREFIX: Final = "%RETRY%"
-DLQ_PREFIX: Final = "%DLQ%"
-SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
-
-# Sends to these are refused (J TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
-NOT_ALLOWED_SEND: Final = frozenset(
-    {
-        SCHEDULE_TOPIC,
-        TRANS_HALF_TOPIC,
-        TRANS_OP_HALF_TOPIC,
-        TRANS_CHECK_MAX_TIME_TOPIC,
-        SELF_TEST_TOPIC,
-        OFFSET_MOVED_EVENT,
-    }
+from protocol.rules import (
+    AUTO_CREATE_TOPIC,
+    BENCHMARK_TOPIC,
+    DLQ_PREFIX,
+    GROUP_MAX_LENGTH,
+    NAME_PATTERN,
+    NOT_ALLOWED_SEND,
+    OFFSET_MOVED_EVENT,
+    PERM_INHERIT,
+    PERM_PRIORITY,
+    PERM_READ,
+    PERM_RW,
+    PERM_WRITE,
+    REPLY_TOPIC_POSTFIX,
+    RETRY_PREFIX,
+    SCHEDULE_TOPIC,
+    SELF_TEST_TOPIC,
+    SYSTEM_TOPIC_PREFIX,
+    SYSTEM_TOPIC_SET,
+    TOPIC_MAX_LENGTH,
+    TRACE_TOPIC,
+    TRANS_CHECK_MAX_TIME_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+    VALID_NAME,
+    dlq_topic,
+    group_error,
+    is_inherited,
+    is_readable,
+    is_writeable,
+    perm_to_string,
+    retry_topic,
+    send_forbidden_remark,
+    topic_error,
 )
 
-# J TopicValidator.SYSTEM_TOPIC_SET as initialised statically (the broker adds the topics of
-# ``topic_config.system_topics`` to it at start: cluster name, broker name, trace topic, <cluster>_REPLY_TOPIC).
-SYSTEM_TOPIC_SET: Final = frozenset(
-    {
-        AUTO_CREATE_TOPIC,
-        SCHEDULE_TOPIC,
-        BENCHMARK_TOPIC,
-        TRANS_HALF_TOPIC,
-        TRANS_OP_HALF_TOPIC,
-        TRANS_CHECK_MAX_TIME_TOPIC,
-        TRACE_TOPIC,
-        OFFSET_MOVED_EVENT,
-        SELF_TEST_TOPIC,
-    }
-)
-
-# PermName bits.
-PERM_PRIORITY: Final = 0x8
-PERM_READ: Final = 0x4
-PERM_WRITE: Final = 0x2
-PERM_INHERIT: Final = 0x1
-PERM_RW: Final = PERM_READ | PERM_WRITE
-
-TOPIC_MAX_LENGTH: Final = 127
-GROUP_MAX_LENGTH: Final = 255
-_VALID_NAME = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-
-
-def is_readable(perm: int) -> bool:
-    return bool(perm & PERM_READ)
-
-
-def is_writeable(perm: int) -> bool:
-    return bool(perm & PERM_WRITE)
-
-
-def is_inherited(perm: int) -> bool:
-    return bool(perm & PERM_INHERIT)
-
-
-def retry_topic(group: str) -> str:
-    return RETRY_PREFIX + group
-
-
-def dlq_topic(group: str) -> str:
-    return DLQ_PREFIX + group
-
-
-def topic_error(topic: str) -> str | None:
-    """J ``TopicValidator.validateTopic``: the SYSTEM_ERROR remark for a bad topic name, or None when it is fine."""
-    if not topic or not topic.strip():
-        return "The specified topic is blank."
-    if not _VALID_NAME.match(topic):
-        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return f"The specified topic is longer than topic max length {TOPIC_MAX_LENGTH}."
-    return None
-
-
-def group_error(group: str) -> str | None:
-    """The remark for a bad group name, or None."""
-    if not group or not group.strip():
-        return "the specified group is blank"
-    if not _VALID_NAME.match(group):
-        return "the specified group contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(group) > GROUP_MAX_LENGTH:
-        return f"the specified group is longer than group max length {GROUP_MAX_LENGTH}."
-    return None
-
-
-def send_forbidden_remark(topic: str) -> str | None:
-    """J ``TopicValidator.isNotAllowedSendTopic``: NO_PERMISSION remark, or None when sending is allowed."""
-    if topic in NOT_ALLOWED_SEND:
-        return f"Sending message to topic[{topic}] is forbidden."
-    return None
+__all__ = [
+    "AUTO_CREATE_TOPIC",
+    "BENCHMARK_TOPIC",
+    "DLQ_PREFIX",
+    "GROUP_MAX_LENGTH",
+    "NAME_PATTERN",
+    "NOT_ALLOWED_SEND",
+    "OFFSET_MOVED_EVENT",
+    "PERM_INHERIT",
+    "PERM_PRIORITY",
+    "PERM_READ",
+    "PERM_RW",
+    "PERM_WRITE",
+    "REPLY_TOPIC_POSTFIX",
+    "RETRY_PREFIX",
+    "SCHEDULE_TOPIC",
+    "SELF_TEST_TOPIC",
+    "SYSTEM_TOPIC_PREFIX",
+    "SYSTEM_TOPIC_SET",
+    "TOPIC_MAX_LENGTH",
+    "TRACE_TOPIC",
+    "TRANS_CHECK_MAX_TIME_TOPIC",
+    "TRANS_HALF_TOPIC",
+    "TRANS_OP_HALF_TOPIC",
+    "VALID_NAME",
+    "dlq_topic",
+    "group_error",
+    "is_inherited",
+    "is_readable",
+    "is_writeable",
+    "perm_to_string",
+    "retry_topic",
+    "send_forbidden_remark",
+    "topic_error",
+]

@@ -33,7 +33,13 @@ from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
 from client.route import TopicRoute
 from protocol.acl.signature import SessionCredentials
-from protocol.bodies import ConsumeMessageDirectlyResult, decode_reset_offset_body
+from protocol.bodies import (
+    ConsumeMessageDirectlyResult,
+    ConsumerData,
+    HeartbeatData,
+    ProducerData,
+    decode_reset_offset_body,
+)
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -69,7 +75,7 @@ class ConsumerMember(Protocol):
 
     def topics(self) -> set[str]: ...
 
-    def heartbeat_data(self) -> dict[str, Any]: ...
+    def heartbeat_data(self) -> ConsumerData: ...
 
     def rebalance_soon(self) -> None: ...
 
@@ -355,11 +361,12 @@ class ClientInstance:
     # -- heartbeats ------------------------------------------------------------------------------------------------
 
     def heartbeat_body(self) -> dict[str, Any]:
-        return {
-            "clientID": self.client_id,
-            "producerDataSet": [{"groupName": g} for g in sorted(self.producers)],
-            "consumerDataSet": [c.heartbeat_data() for _g, c in sorted(self.consumers.items())],
-        }
+        """The HEART_BEAT body (``protocol.bodies.HeartbeatData``) as its JSON object."""
+        return HeartbeatData(
+            client_id=self.client_id,
+            producer_data_set=[ProducerData(group_name=g) for g in sorted(self.producers)],
+            consumer_data_set=[c.heartbeat_data() for _g, c in sorted(self.consumers.items())],
+        ).to_json()
 
     def heartbeat_addrs(self) -> set[str]:
         """Masters of every known broker, and their replicas too when there are consumers (they may pull there)."""
@@ -367,7 +374,7 @@ class ClientInstance:
         for route in self.routes.values():
             for bd in route.brokers.values():
                 if self.consumers:
-                    addrs.update(bd.addrs.values())
+                    addrs.update(bd.broker_addrs.values())
                 elif bd.master_addr:
                     addrs.add(bd.master_addr)
         return addrs

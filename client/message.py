@@ -9,29 +9,20 @@ strategy depends on. Received messages are
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from client.errors import MQClientError
 from protocol.bodies import MessageQueue as MessageQueue
 from protocol.message import MessageExt, PropertyKey
+from protocol.rules import GROUP_MAX_LENGTH as GROUP_MAX_LENGTH
+from protocol.rules import NOT_ALLOWED_SEND, VALID_NAME
+from protocol.rules import TOPIC_MAX_LENGTH as TOPIC_MAX_LENGTH
+from protocol.rules import is_valid_name as is_valid_name
 
 ReceivedMessage = MessageExt
 
-_NAME = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-TOPIC_MAX_LENGTH = 127
-GROUP_MAX_LENGTH = 255
-# J TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET
-NOT_ALLOWED_SEND_TOPICS = frozenset(
-    {
-        "SCHEDULE_TOPIC_XXXX",
-        "RMQ_SYS_TRANS_HALF_TOPIC",
-        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-        "TRANS_CHECK_MAX_TIME_TOPIC",
-        "SELF_TEST_TOPIC",
-        "OFFSET_MOVED_EVENT",
-    }
-)
+_NAME = VALID_NAME
+NOT_ALLOWED_SEND_TOPICS = NOT_ALLOWED_SEND  # J TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET
 
 
 _SENDABLE: set[str] = set()  # topics that passed validate_topic(sending=True): a send checks its topic once

@@ -1,7 +1,8 @@
 """Pure route logic: a topic's route (GET_ROUTEINFO_BY_TOPIC body) → publish queues, subscribe queues, addresses.
 
 Producers use ``writeQueueNums`` of the queue data of brokers that have a master (broker id 0); consumers use
-``readQueueNums``. Permissions: 4 = readable, 2 = writable (``perm``).
+``readQueueNums``. Permissions: 4 = readable, 2 = writable (``perm``). The broker and queue data are the wire models
+(``protocol.bodies.BrokerData`` / ``QueueData``, re-exported here); ``TopicRoute`` indexes them by broker name.
 """
 
 from __future__ import annotations
@@ -9,44 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from client.message import MessageQueue
-from protocol.bodies import PERM_READ, PERM_WRITE, loads_lenient
+from protocol.bodies import BrokerData, QueueData, TopicRouteData, loads_lenient
+from protocol.rules import PERM_READ, PERM_WRITE
 
 MASTER_ID = 0
 
-
-@dataclass(frozen=True, slots=True)
-class BrokerData:
-    cluster: str
-    broker_name: str
-    addrs: dict[int, str]
-
-    @property
-    def master_addr(self) -> str | None:
-        return self.addrs.get(MASTER_ID)
-
-    def find_in_subscribe(self, broker_id: int) -> tuple[str, int] | None:
-        """J ``findBrokerAddressInSubscribe(name, id, onlyThisBroker=false)``: the address of ``broker_id``; for a
-        slave id the next one (id + 1); else any address of the group (the master first). With its broker id."""
-        for bid in (broker_id, broker_id + 1) if broker_id != MASTER_ID else (broker_id,):
-            if bid in self.addrs:
-                return self.addrs[bid], bid
-        if not self.addrs:
-            return None
-        bid = MASTER_ID if MASTER_ID in self.addrs else min(self.addrs)
-        return self.addrs[bid], bid
-
-    def any_addr(self) -> str | None:
-        if MASTER_ID in self.addrs:
-            return self.addrs[MASTER_ID]
-        return self.addrs[min(self.addrs)] if self.addrs else None
-
-
-@dataclass(frozen=True, slots=True)
-class QueueData:
-    broker_name: str
-    read_queue_nums: int
-    write_queue_nums: int
-    perm: int
+__all__ = ["MASTER_ID", "BrokerData", "QueueData", "TopicRoute", "loads_lenient"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +27,11 @@ class TopicRoute:
 
     @classmethod
     def parse(cls, topic: str, body: bytes) -> TopicRoute:
-        raw = loads_lenient(body)
-        brokers: dict[str, BrokerData] = {}
-        for bd in raw.get("brokerDatas") or []:
-            addrs = {int(k): str(v) for k, v in (bd.get("brokerAddrs") or {}).items()}
-            brokers[bd["brokerName"]] = BrokerData(str(bd.get("cluster", "")), bd["brokerName"], addrs)
-        queues = [
-            QueueData(q["brokerName"], int(q.get("readQueueNums", 0)), int(q.get("writeQueueNums", 0)), int(q["perm"]))
-            for q in raw.get("queueDatas") or []
-        ]
-        return cls(topic, brokers, queues, raw.get("orderTopicConf"))
+        """The GET_ROUTEINFO_BY_TOPIC body (``protocol.bodies.TopicRouteData``, fastjson quirks included); raises
+        ``BodyDecodeError``."""
+        data = TopicRouteData.decode(body)
+        brokers = {bd.broker_name: bd for bd in data.broker_datas}
+        return cls(topic, brokers, list(data.queue_datas), data.order_topic_conf)
 
     def publish_queues(self) -> list[MessageQueue]:
         """Writable queues on brokers with a live master, ordered by broker name then queue id."""

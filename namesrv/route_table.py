@@ -22,6 +22,10 @@ Invariants, kept by every mutation (all run on the event loop, so no locks):
   for the first time (J: ``isBrokerTopicConfigChanged || registerFirst``). Topics a broker stops reporting are kept
   until DELETE_TOPIC_IN_NAMESRV or until the broker name disappears, as in J.
 
+Wire objects (TopicConfig, DataVersion, QueueData, BrokerData, TopicRouteData, ClusterInfo) are
+``protocol.bodies``'s; the state kept here is plain dataclasses (``_Broker``, ``_Live``) with one converter each
+(``_Broker.snapshot`` → BrokerData, ``_queue_data`` TopicConfig → QueueData).
+
 Time is an injectable millisecond clock (``monotonic_ms`` by default) so expiry is testable with a fake clock.
 """
 
@@ -29,11 +33,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-PERM_INHERIT = 1
-PERM_WRITE = 1 << 1
-PERM_READ = 1 << 2
+from protocol.bodies import BrokerData, ClusterInfo, DataVersion, QueueData, TopicConfig, TopicRouteData
+from protocol.rules import PERM_READ, PERM_WRITE
+
 MASTER_ID = 0
 TOPIC_FLAG_UNIT = 1  # J TopicSysFlag.FLAG_UNIT
 TOPIC_FLAG_UNIT_SUB = 1 << 1  # J TopicSysFlag.FLAG_UNIT_SUB
@@ -42,60 +46,6 @@ TOPIC_FLAG_UNIT_SUB = 1 << 1  # J TopicSysFlag.FLAG_UNIT_SUB
 def monotonic_ms() -> int:
     """The default clock: a monotonic millisecond counter (immune to wall-clock jumps)."""
     return time.monotonic_ns() // 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class DataVersion:
-    """A broker's topic-config version; a registration with a different one rewrites that broker's queue data."""
-
-    timestamp: int
-    counter: int
-
-
-@dataclass(frozen=True, slots=True)
-class TopicConfig:
-    """One topic as a broker reports it in REGISTER_BROKER (J ``TopicConfig``; defaults are J's)."""
-
-    topic_name: str
-    read_queue_nums: int = 16
-    write_queue_nums: int = 16
-    perm: int = PERM_READ | PERM_WRITE
-    topic_filter_type: str = "SINGLE_TAG"
-    topic_sys_flag: int = 0
-    order: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class QueueData:
-    broker_name: str
-    read_queue_nums: int
-    write_queue_nums: int
-    perm: int
-    topic_sys_flag: int
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerData:
-    """A broker group as clients see it. ``broker_addrs`` is a fresh dict ordered by broker id."""
-
-    cluster: str
-    broker_name: str
-    broker_addrs: dict[int, str]
-
-
-@dataclass(frozen=True, slots=True)
-class TopicRoute:
-    """Everything of TopicRouteData except ``orderTopicConf`` (that comes from the KV config, not routing)."""
-
-    queue_datas: list[QueueData]
-    broker_datas: list[BrokerData]
-    filter_server_table: dict[str, list[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterInfo:
-    broker_addr_table: dict[str, BrokerData]
-    cluster_addr_table: dict[str, list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +67,17 @@ class RegisterResult:
     first_registration: bool = False
 
 
+def _queue_data(broker_name: str, tc: TopicConfig) -> QueueData:
+    """The one converter from a registered topic config to the queue data a route carries."""
+    return QueueData(
+        broker_name=broker_name,
+        read_queue_nums=tc.read_queue_nums,
+        write_queue_nums=tc.write_queue_nums,
+        perm=tc.perm,
+        topic_sys_flag=tc.topic_sys_flag,
+    )
+
+
 @dataclass(slots=True)
 class _Broker:
     cluster: str
@@ -124,7 +85,8 @@ class _Broker:
     addrs: dict[int, str] = field(default_factory=dict)
 
     def snapshot(self) -> BrokerData:
-        return BrokerData(self.cluster, self.name, dict(sorted(self.addrs.items())))
+        """The one converter to the wire model: ``broker_addrs`` is a fresh dict ordered by broker id."""
+        return BrokerData(cluster=self.cluster, broker_name=self.name, broker_addrs=dict(sorted(self.addrs.items())))
 
 
 @dataclass(slots=True)
@@ -178,9 +140,7 @@ class RouteTable:
         updated = False
         if broker_id == MASTER_ID and topic_configs is not None and (first or self.is_changed(addr, data_version)):
             for tc in topic_configs.values():
-                self._topics.setdefault(tc.topic_name, {})[name] = QueueData(
-                    name, tc.read_queue_nums, tc.write_queue_nums, tc.perm, tc.topic_sys_flag
-                )
+                self._topics.setdefault(tc.topic_name, {})[name] = _queue_data(name, tc)
             updated = True
 
         self._live[addr] = _Live(self._clock(), data_version, channel_id, ha_server_addr)
@@ -254,8 +214,9 @@ class RouteTable:
 
     # -- queries ---------------------------------------------------------------------------------------------
 
-    def route(self, topic: str) -> TopicRoute | None:
-        """The route of ``topic``, or None when no live broker group serves it."""
+    def route(self, topic: str) -> TopicRouteData | None:
+        """The route of ``topic`` (without ``orderTopicConf``: that comes from the KV config, not routing), or None
+        when no live broker group serves it."""
         queues = self._topics.get(topic)
         if not queues:
             return None
@@ -267,12 +228,14 @@ class RouteTable:
             for addr in bd.broker_addrs.values():
                 if addr in self._filter_servers:
                     filters[addr] = list(self._filter_servers[addr])
-        return TopicRoute([queues[n] for n in sorted(queues)], broker_datas, filters)
+        return TopicRouteData(
+            queue_datas=[queues[n] for n in sorted(queues)], broker_datas=broker_datas, filter_server_table=filters
+        )
 
     def cluster_info(self) -> ClusterInfo:
         return ClusterInfo(
-            {name: self._brokers[name].snapshot() for name in sorted(self._brokers)},
-            {cluster: sorted(names) for cluster, names in sorted(self._clusters.items())},
+            broker_addr_table={name: self._brokers[name].snapshot() for name in sorted(self._brokers)},
+            cluster_addr_table={cluster: sorted(names) for cluster, names in sorted(self._clusters.items())},
         )
 
     def all_topics(self) -> list[str]:
@@ -342,7 +305,7 @@ class RouteTable:
         for queues in self._topics.values():
             qd = queues.get(broker_name)
             if qd is not None:
-                queues[broker_name] = replace(qd, perm=change(qd.perm))
+                queues[broker_name] = qd.model_copy(update={"perm": change(qd.perm)})
                 count += 1
         return count
 

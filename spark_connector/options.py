@@ -58,10 +58,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from client.message import is_valid_name  # RocketMQ's topic / group name rule (protocol.rules)
 from spark_connector.offsets import EARLIEST, LATEST, OffsetFormatError, OffsetMap, from_json_dict
 
 _ADDR = re.compile(r"^[A-Za-z0-9_.\-]+:\d{1,5}$")
-_NAME = re.compile(r"^[%|a-zA-Z0-9_-]{1,255}$")  # RocketMQ's topic / group name rule
 _DURATION = re.compile(r"^\s*(\d+)\s*(us|ms|s|sec|m|min|h|d)?\s*$", re.IGNORECASE)
 _DURATION_MS = {
     "us": 0.001,
@@ -239,7 +239,7 @@ class SourceOptions(_Options):
             if not topics:
                 raise ValueError("must name at least one topic")
             for t in topics:
-                if not _NAME.match(t):
+                if not is_valid_name(t):
                     raise ValueError(f"bad topic name {t!r} (letters, digits, %|_- only, at most 255)")
             return tuple(dict.fromkeys(topics))
         return v
@@ -272,7 +272,7 @@ class SourceOptions(_Options):
     @field_validator("consumer_group")
     @classmethod
     def _group(cls, v: str | None) -> str | None:
-        if v is not None and not _NAME.match(v):
+        if v is not None and not is_valid_name(v):
             raise ValueError(f"bad group name {v!r} (letters, digits, %|_- only, at most 255)")
         return v
 
@@ -322,7 +322,7 @@ class SinkOptions(_Options):
     @field_validator("topic", "producer_group")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
-        if v is not None and not _NAME.match(v):
+        if v is not None and not is_valid_name(v):
             raise ValueError(f"bad name {v!r} (letters, digits, %|_- only, at most 255)")
         return v
 
@@ -468,7 +468,7 @@ def _parse_assign(text: str) -> tuple[tuple[str, str | None, int], ...]:
         return value
 
     for topic, spec in data.items():
-        if not _NAME.match(topic):
+        if not is_valid_name(topic):
             raise OptionError(f"rocketmq source: option 'assign': bad topic name {topic!r}")
         if isinstance(spec, dict):
             if not spec:

@@ -50,7 +50,7 @@ from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
 from protocol.message import PropertyKey, RecordError, decode_batch
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
@@ -128,12 +128,12 @@ class SendHandlers:
         return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_v2(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+        h = decode_header(SEND_V2_AS_V1, cmd)
         return await self._send(ctx, cmd, h, batch=h.batch)
 
     async def send_batch(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         if "b" in cmd.ext_fields or "a" in cmd.ext_fields:
-            h = decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+            h = decode_header(SEND_V2_AS_V1, cmd)
         else:
             h = decode_header(SendMessageRequestHeader, cmd)
         return await self._send(ctx, cmd, h, batch=True)

@@ -34,7 +34,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import EndTransactionRequestHeader, SendMessageRequestHeader, SendMessageRequestHeaderV2
+from protocol.headers import SEND_V2_AS_V1, EndTransactionRequestHeader, SendMessageRequestHeader
 from protocol.message import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_PREPARED_TYPE,
@@ -94,7 +94,7 @@ class TransactionHandlers:
 
     def _header(self, cmd: RemotingCommand) -> SendMessageRequestHeader:
         if cmd.code == RequestCode.SEND_MESSAGE_V2:
-            return decode_header(SendMessageRequestHeaderV2, cmd).to_v1()
+            return decode_header(SEND_V2_AS_V1, cmd)
         return decode_header(SendMessageRequestHeader, cmd)
 
     async def _send_half(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import zlib
 from collections.abc import Callable
-from typing import Any
 
 import structlog
 
 from broker import topics as T
 from broker.services.topic_config import TopicConfigTable
+from protocol.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -102,15 +101,14 @@ class NamesrvRegistrar:
             await self.register_all()
 
     def _body(self) -> bytes:
-        doc = self._topics.to_json()
-        table: dict[str, Any] = doc["topicConfigTable"]
-        if not (T.is_readable(self._perm) and T.is_writeable(self._perm)):
-            table = {name: {**tc, "perm": self._perm} for name, tc in table.items()}
-        body = {
-            "topicConfigSerializeWrapper": {"topicConfigTable": table, "dataVersion": doc["dataVersion"]},
-            "filterServerList": [],
-        }
-        return json.dumps(body, separators=(",", ":")).encode("utf-8")
+        """The RegisterBrokerBody (``protocol.bodies``) of the topic table; a broker without read+write permission
+        reports its own perm on every topic, as J does."""
+        perm = None if T.is_readable(self._perm) and T.is_writeable(self._perm) else self._perm
+        wrapper = TopicConfigSerializeWrapper(
+            topic_config_table={tc.topic_name: tc.to_wire(perm) for tc in self._topics.all()},
+            data_version=self._topics.data_version.to_wire(),
+        )
+        return RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
 
     async def register_all(self) -> None:
         if not self._addrs:

@@ -29,6 +29,8 @@ import structlog
 from broker import topics as T
 from broker.config import FeaturesConfig, IdentityConfig
 from broker.persistence import JsonFile, TableWriter, dumps
+from protocol.bodies import DataVersion as WireDataVersion
+from protocol.bodies import TopicConfig as WireTopicConfig
 
 _log = structlog.get_logger("rocketq.broker.topics")
 
@@ -46,16 +48,21 @@ class TopicConfig:
     topic_sys_flag: int = 0
     order: bool = False
 
+    def to_wire(self, perm: int | None = None) -> WireTopicConfig:
+        """The one converter to the wire model (``protocol.bodies.TopicConfig``); ``perm`` overrides the topic's."""
+        return WireTopicConfig(
+            topic_name=self.topic_name,
+            read_queue_nums=self.read_queue_nums,
+            write_queue_nums=self.write_queue_nums,
+            perm=self.perm if perm is None else perm,
+            topic_filter_type=self.topic_filter_type,
+            topic_sys_flag=self.topic_sys_flag,
+            order=self.order,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "topicName": self.topic_name,
-            "readQueueNums": self.read_queue_nums,
-            "writeQueueNums": self.write_queue_nums,
-            "perm": self.perm,
-            "topicFilterType": self.topic_filter_type,
-            "topicSysFlag": self.topic_sys_flag,
-            "order": self.order,
-        }
+        """The file/wire object: the wire model's JSON (same keys, same order)."""
+        return self.to_wire().to_json()
 
     @classmethod
     def from_json(cls, name: str, d: dict[str, Any]) -> TopicConfig:
@@ -71,7 +78,8 @@ class TopicConfig:
 
 
 class DataVersion:
-    """J ``DataVersion``: (timestamp, counter); ``next()`` on every change."""
+    """J ``DataVersion``: (timestamp, counter); ``next()`` on every change. The tables' mutable counter; ``to_wire``
+    is its one converter to the wire model (``protocol.bodies.DataVersion``)."""
 
     __slots__ = ("counter", "timestamp")
 
@@ -84,7 +92,11 @@ class DataVersion:
         self.counter += 1
 
     def to_json(self) -> dict[str, int]:
+        """The file form (J's key order: timestamp, counter)."""
         return {"timestamp": self.timestamp, "counter": self.counter}
+
+    def to_wire(self) -> WireDataVersion:
+        return WireDataVersion(counter=self.counter, timestamp=self.timestamp)
 
     @classmethod
     def from_json(cls, d: Any) -> DataVersion:

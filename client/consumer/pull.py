@@ -7,7 +7,8 @@ Two ways to get queues (mutually exclusive, as in J's DefaultLitePullConsumer):
 * ``assign(queues)``: exactly those queues, no group coordination.
 
 For each owned queue a fetch task long-polls from the queue's position (a ``seek``, else the group's committed
-offset, else per ``consume_from_where``) into a buffer, pausing while the queue has ``pull_threshold_for_queue``
+offset, else per ``consume_from_where``: FIRST_OFFSET is 0, as in J's ``computePullFromWhere`` and the push consumer,
+which the broker corrects with OFFSET_ILLEGAL and nextBeginOffset) into a buffer, pausing while the queue has ``pull_threshold_for_queue``
 messages buffered or is ``pause``d. ``poll(timeout, max_records)`` returns buffered messages (waiting up to
 ``timeout`` s for some) and advances each queue's consumed position; ``commit()`` stores those positions on the
 brokers for the group (or given offsets), and ``auto_commit`` does it every ``auto_commit_interval`` s and at
@@ -38,8 +39,15 @@ from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.results import PullResult, PullStatus
-from protocol.bodies import encode_consumer_running_info
-from protocol.message import MessageExt, tag_hash
+from protocol.bodies import (
+    ConsumeFromWhere,
+    ConsumerData,
+    ConsumeType,
+    MessageModel,
+    SubscriptionData,
+    encode_consumer_running_info,
+)
+from protocol.message import MessageExt
 from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.pull")
@@ -154,29 +162,17 @@ class PullConsumer:
     def topics(self) -> set[str]:
         return set(self._subscriptions) | {mq.topic for mq in self._states}
 
-    def heartbeat_data(self) -> dict[str, Any]:
-        subs = []
-        for topic, expr in sorted(self._subscriptions.items()):
-            tags = sorted(parse_tags(expr))
-            subs.append(
-                {
-                    "topic": topic,
-                    "subString": expr,
-                    "tagsSet": tags,
-                    "codeSet": [tag_hash(t) for t in tags],
-                    "subVersion": 0,
-                    "expressionType": "TAG",
-                    "classFilterMode": False,
-                }
-            )
-        return {
-            "groupName": self.group,
-            "consumeType": "CONSUME_ACTIVELY",
-            "messageModel": "CLUSTERING",
-            "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
-            "subscriptionDataSet": subs,
-            "unitMode": False,
-        }
+    def heartbeat_data(self) -> ConsumerData:
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_ACTIVELY,
+            message_model=MessageModel.CLUSTERING,
+            consume_from_where=ConsumeFromWhere(_FROM_WHERE[self.config.consume_from_where]),
+            subscription_data_set=[
+                SubscriptionData.of_tags(topic, expr, parse_tags(expr))
+                for topic, expr in sorted(self._subscriptions.items())
+            ],
+        )
 
     def rebalance_soon(self) -> None:
         self._rebalancer.trigger()
@@ -195,7 +191,7 @@ class PullConsumer:
         }
         return encode_consumer_running_info(
             {"PROP_CONSUME_TYPE": "CONSUME_ACTIVELY", "PROP_CLIENT_VERSION": "rocketq"},
-            self.heartbeat_data()["subscriptionDataSet"],
+            self.heartbeat_data().to_json()["subscriptionDataSet"],
             table,
             {},
             thread_dump() if jstack else None,
@@ -348,7 +344,7 @@ class PullConsumer:
             return off
         where = self.config.consume_from_where
         if where == "FIRST_OFFSET":
-            return await self.min_offset(mq)
+            return 0  # J computePullFromWhere: 0, which the broker corrects (OFFSET_ILLEGAL → nextBeginOffset)
         if where == "TIMESTAMP":
             return await self.search_offset(mq, self.consume_timestamp)
         return await self.max_offset(mq)

@@ -11,7 +11,8 @@ mode) while the offsets in flight span more than ``consume_concurrently_max_span
 Clustering consumers subscribe ``%RETRY%<group>`` too, so messages sent back by a failed listener come back (with
 their original topic restored from RETRY_TOPIC); offsets live on the brokers. Broadcasting consumers get every
 queue and keep offsets in a local file. Where a queue with no committed offset starts: ``consume_from_where``
-(LAST_OFFSET: the end — retry topics from 0; FIRST_OFFSET; TIMESTAMP: ``consume_timestamp``).
+(LAST_OFFSET: the end — retry topics from 0; FIRST_OFFSET: 0, which the broker corrects to its min offset, as in J's
+``computePullFromWhere``; TIMESTAMP: ``consume_timestamp``).
 
 The broker's requests are answered through the client instance: NOTIFY_CONSUMER_IDS_CHANGED (rebalance at once),
 RESET_CONSUMER_CLIENT_OFFSET (restart the queues at the given offsets), GET_CONSUMER_RUNNING_INFO and
@@ -44,8 +45,16 @@ from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
-from protocol.bodies import ConsumeMessageDirectlyResult, encode_consumer_running_info
-from protocol.message import MessageExt, tag_hash
+from protocol.bodies import (
+    ConsumeFromWhere,
+    ConsumeMessageDirectlyResult,
+    ConsumerData,
+    ConsumeType,
+    MessageModel,
+    SubscriptionData,
+    encode_consumer_running_info,
+)
+from protocol.message import MessageExt
 from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.push")
@@ -163,29 +172,17 @@ class PushConsumer:
     def topics(self) -> set[str]:
         return set(self._all_subs())
 
-    def heartbeat_data(self) -> dict[str, Any]:
-        subs = []
-        for topic, expr in sorted(self._all_subs().items()):
-            tags = sorted(parse_tags(expr))
-            subs.append(
-                {
-                    "topic": topic,
-                    "subString": expr,
-                    "tagsSet": tags,
-                    "codeSet": [tag_hash(t) for t in tags],
-                    "subVersion": self._sub_version,
-                    "expressionType": "TAG",
-                    "classFilterMode": False,
-                }
-            )
-        return {
-            "groupName": self.group,
-            "consumeType": "CONSUME_PASSIVELY",
-            "messageModel": self.config.message_model,
-            "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
-            "subscriptionDataSet": subs,
-            "unitMode": False,
-        }
+    def heartbeat_data(self) -> ConsumerData:
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_PASSIVELY,
+            message_model=MessageModel(self.config.message_model),
+            consume_from_where=ConsumeFromWhere(_FROM_WHERE[self.config.consume_from_where]),
+            subscription_data_set=[
+                SubscriptionData.of_tags(topic, expr, parse_tags(expr), self._sub_version)
+                for topic, expr in sorted(self._all_subs().items())
+            ],
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -639,7 +636,7 @@ class PushConsumer:
             }
         return encode_consumer_running_info(
             props,
-            self.heartbeat_data()["subscriptionDataSet"],
+            self.heartbeat_data().to_json()["subscriptionDataSet"],
             {mq: pq.info(wall_ms, mono) for mq, pq in self._pqs.items()},
             status,
             thread_dump() if jstack else None,

@@ -54,10 +54,11 @@ from protocol.message import (
     encode_properties,
 )
 from protocol.remoting.handler import Channel
+from protocol.rules import AUTO_CREATE_TOPIC
 
 _log = get_logger("rocketq.client.producer")
 
-AUTO_CREATE_TOPIC_KEY = "TBW102"
+AUTO_CREATE_TOPIC_KEY = AUTO_CREATE_TOPIC
 # after the immediate retries, a failed send waits this long before the next try, doubling up to the max
 _BACKOFF_FIRST = 0.05
 _BACKOFF_MAX = 1.0

@@ -6,11 +6,12 @@ Absent items answer QUERY_NOT_FOUND with J's remarks ("No config item, Namespace
 
 from __future__ import annotations
 
-from namesrv.handlers._fields import require
+from namesrv.handlers._header import read_header
 from namesrv.kv_config import KvConfig
-from namesrv.wire import encode_kv_table
+from protocol.bodies import KVTable
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.headers import GetKVListByNamespaceRequestHeader, NamespaceKeyRequestHeader, PutKVConfigRequestHeader
 from protocol.remoting import Handler, HandlerError, RequestContext
 
 
@@ -27,7 +28,8 @@ class KvHandlers:
         }
 
     async def put(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        namespace, key, value = require(cmd, "namespace", "key", "value")
+        h = read_header(PutKVConfigRequestHeader, cmd)
+        namespace, key, value = h.namespace, h.key, h.value
         try:
             await self._kv.put(namespace, key, value)
         except OSError as exc:
@@ -38,14 +40,16 @@ class KvHandlers:
         return cmd.make_response()
 
     async def get(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        namespace, key = require(cmd, "namespace", "key")
+        h = read_header(NamespaceKeyRequestHeader, cmd)
+        namespace, key = h.namespace, h.key
         value = self._kv.get(namespace, key)
         if value is None:
             raise HandlerError(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace} Key: {key}")
         return cmd.make_response(ext_fields={"value": value})
 
     async def delete(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        namespace, key = require(cmd, "namespace", "key")
+        h = read_header(NamespaceKeyRequestHeader, cmd)
+        namespace, key = h.namespace, h.key
         try:
             await self._kv.delete(namespace, key)
         except OSError as exc:
@@ -56,8 +60,8 @@ class KvHandlers:
         return cmd.make_response()
 
     async def list_namespace(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (namespace,) = require(cmd, "namespace")
+        namespace = read_header(GetKVListByNamespaceRequestHeader, cmd).namespace
         table = self._kv.namespace(namespace)
         if table is None:
             raise HandlerError(ResponseCode.QUERY_NOT_FOUND, f"No config item, Namespace: {namespace}")
-        return cmd.make_response(body=encode_kv_table(table))
+        return cmd.make_response(body=KVTable(table=table).encode())

@@ -7,19 +7,25 @@ Every topic list is a TopicList body; only the system list carries ``brokerAddr`
 broker-side system topics, as J's ``getSystemTopicList`` does).
 
 Routes are always standard JSON with quoted broker-id keys, whatever the client's version or
-``acceptStandardJsonOnly`` says (see ``namesrv.wire``). ``orderTopicConf`` is filled from the ORDER_TOPIC_CONFIG KV
+``acceptStandardJsonOnly`` says (``protocol.bodies.TopicRouteData``). ``orderTopicConf`` is filled from the ORDER_TOPIC_CONFIG KV
 namespace when ``orderMessageEnable`` is on, as in J.
 """
 
 from __future__ import annotations
 
 from namesrv.config import LiveConfig
-from namesrv.handlers._fields import optional_str, require
+from namesrv.handlers._header import read_header
 from namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KvConfig
 from namesrv.route_table import RouteTable
-from namesrv.wire import encode_cluster_info, encode_route, encode_topic_list
+from protocol.bodies import encode_topic_list
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.headers import (
+    BrokerNameRequestHeader,
+    GetRouteInfoRequestHeader,
+    GetTopicsByClusterRequestHeader,
+    TopicRequestHeader,
+)
 from protocol.remoting import Handler, HandlerError, RequestContext
 
 # J: "No topic route info in name server for the topic: X" + FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL)
@@ -48,25 +54,26 @@ class RouteHandlers:
         }
 
     async def get_route(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (topic,) = require(cmd, "topic")
+        topic = read_header(GetRouteInfoRequestHeader, cmd).topic
         route = self._routes.route(topic)
         if route is None:
             raise HandlerError(
                 ResponseCode.TOPIC_NOT_EXIST, f"No topic route info in name server for the topic: {topic}{FAQ_SUFFIX}"
             )
-        order_conf = None
         if self._config.current.order_message_enable:
             order_conf = self._kv.get(NAMESPACE_ORDER_TOPIC_CONFIG, topic)
-        return cmd.make_response(body=encode_route(route, order_conf))
+            if order_conf is not None:
+                route = route.model_copy(update={"order_topic_conf": order_conf})
+        return cmd.make_response(body=route.encode())
 
     async def get_cluster_info(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.make_response(body=encode_cluster_info(self._routes.cluster_info()))
+        return cmd.make_response(body=self._routes.cluster_info().encode())
 
     async def get_all_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.make_response(body=encode_topic_list(self._routes.all_topics()))
 
     async def get_topics_by_cluster(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (cluster,) = require(cmd, "cluster")
+        cluster = read_header(GetTopicsByClusterRequestHeader, cmd).cluster
         return cmd.make_response(body=encode_topic_list(self._routes.topics_by_cluster(cluster)))
 
     async def get_system_topics(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
@@ -83,20 +90,20 @@ class RouteHandlers:
         return cmd.make_response(body=encode_topic_list(self._routes.unit_sub_non_unit_topics()))
 
     async def delete_topic(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (topic,) = require(cmd, "topic")
-        cluster = optional_str(cmd, "clusterName")
+        topic = read_header(TopicRequestHeader, cmd).topic
+        cluster = cmd.ext_fields.get("clusterName") or None  # J 5.x adds it; TopicRequestHeader does not carry it
         if self._routes.delete_topic(topic, cluster):
             ctx.log.info("topic deleted", topic=topic, cluster=cluster, peer=ctx.conn.peer)
         return cmd.make_response()
 
     async def wipe_write_perm(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (name,) = require(cmd, "brokerName")
+        name = read_header(BrokerNameRequestHeader, cmd).broker_name
         count = self._routes.wipe_write_perm(name)
         ctx.log.info("wipe write perm of broker", broker_name=name, topics=count, peer=ctx.conn.peer)
         return cmd.make_response(ext_fields={"wipeTopicCount": str(count)})
 
     async def add_write_perm(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        (name,) = require(cmd, "brokerName")
+        name = read_header(BrokerNameRequestHeader, cmd).broker_name
         count = self._routes.add_write_perm(name)
         ctx.log.info("add write perm of broker", broker_name=name, topics=count, peer=ctx.conn.peer)
         return cmd.make_response(ext_fields={"addTopicCount": str(count)})

@@ -56,7 +56,7 @@ def topic_config(name: str, queues: int, sys_flag: int = 0) -> dict[str, Any]:
 def register_body(
     topics: dict[str, int], version: tuple[int, int], compressed: bool, sys_flags: dict[str, int] | None = None
 ) -> bytes:
-    """RegisterBrokerBody exactly as docs/reference/protocol.md §d describes it (built here, independently of namesrv.wire);
+    """RegisterBrokerBody exactly as docs/reference/protocol.md §d describes it (built here, independently of protocol.bodies);
     ``topics`` is name → queue count, ``sys_flags`` name → topicSysFlag (plain body only)."""
     dv = {"timestamp": version[0], "counter": version[1]}
     if not compressed:

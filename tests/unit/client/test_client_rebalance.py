@@ -15,8 +15,8 @@ from client.route import BrokerData, QueueData, TopicRoute
 def route(topic: str, queues: int) -> TopicRoute:
     return TopicRoute(
         topic,
-        {"broker-a": BrokerData("C", "broker-a", {0: "10.0.0.1:10911"})},
-        [QueueData("broker-a", queues, queues, 6)],
+        {"broker-a": BrokerData(cluster="C", broker_name="broker-a", broker_addrs={0: "10.0.0.1:10911"})},
+        [QueueData(broker_name="broker-a", read_queue_nums=queues, write_queue_nums=queues, perm=6)],
     )
 
 

@@ -36,7 +36,16 @@ def setup() -> tuple[list[int], RouteTable, BrokerHousekeeping]:
 
 
 def register(routes: RouteTable, hk: BrokerHousekeeping, ch: FakeChannel, addr: str, name: str) -> None:
-    routes.register("c", addr, name, 0, "", DataVersion(1, 1), {name: TopicConfig(name)}, channel_id=ch.conn_id)
+    routes.register(
+        "c",
+        addr,
+        name,
+        0,
+        "",
+        DataVersion(timestamp=1, counter=1),
+        {name: TopicConfig(topic_name=name)},
+        channel_id=ch.conn_id,
+    )
     hk.watch(cast(Channel, ch))  # the part of Channel housekeeping uses
 
 

@@ -18,7 +18,9 @@ class FakeClock:
 
 
 def topics(*specs: tuple[str, int]) -> dict[str, TopicConfig]:
-    return {name: TopicConfig(name, queues, queues) for name, queues in specs}
+    return {
+        name: TopicConfig(topic_name=name, read_queue_nums=queues, write_queue_nums=queues) for name, queues in specs
+    }
 
 
 @pytest.fixture
@@ -30,7 +32,7 @@ def clock() -> FakeClock:
 def table(clock: FakeClock) -> RouteTable:
     """broker-a (cluster c1: master + slave) serves T1 and Shared; broker-b (cluster c2, master) serves T2, Shared."""
     t = RouteTable(clock)
-    dv = DataVersion(1, 1)
+    dv = DataVersion(timestamp=1, counter=1)
     t.register("c1", A_MASTER, "broker-a", 0, "10.0.0.1:10912", dv, topics(("T1", 4), ("Shared", 8)), channel_id=1)
     t.register("c1", A_SLAVE, "broker-a", 1, "10.0.0.2:10912", dv, topics(("T1", 4), ("Shared", 8)), channel_id=2)
     t.register("c2", B_MASTER, "broker-b", 0, "10.0.1.1:10912", dv, topics(("T2", 2), ("Shared", 2)), channel_id=3)
@@ -56,7 +58,9 @@ def test_slave_gets_master_and_ha_address(clock: FakeClock) -> None:
     t = RouteTable(clock)
     early = t.register("c1", A_SLAVE, "broker-a", 1, "ha-slave", None, {})
     assert (early.master_addr, early.ha_server_addr) == (None, None)  # no master yet
-    master = t.register("c1", A_MASTER, "broker-a", 0, "10.0.0.1:10912", DataVersion(1, 1), topics(("T1", 4)))
+    master = t.register(
+        "c1", A_MASTER, "broker-a", 0, "10.0.0.1:10912", DataVersion(timestamp=1, counter=1), topics(("T1", 4))
+    )
     assert (master.master_addr, master.ha_server_addr) == (None, None)
     slave = t.register("c1", A_SLAVE, "broker-a", 1, "ha-slave", None, {})
     assert (slave.master_addr, slave.ha_server_addr) == (A_MASTER, "10.0.0.1:10912")
@@ -64,7 +68,7 @@ def test_slave_gets_master_and_ha_address(clock: FakeClock) -> None:
 
 def test_slave_registration_does_not_write_queue_data(clock: FakeClock) -> None:
     t = RouteTable(clock)
-    t.register("c1", A_SLAVE, "broker-a", 1, "", DataVersion(1, 1), topics(("T1", 4)))
+    t.register("c1", A_SLAVE, "broker-a", 1, "", DataVersion(timestamp=1, counter=1), topics(("T1", 4)))
     assert t.route("T1") is None
     assert t.all_topics() == []
 
@@ -72,14 +76,23 @@ def test_slave_registration_does_not_write_queue_data(clock: FakeClock) -> None:
 def test_unchanged_data_version_does_not_rewrite_queue_data(table: RouteTable) -> None:
     assert table.wipe_write_perm("broker-a") == 2
     # Same version: the periodic re-registration must not undo an admin change (J behaviour).
-    again = table.register("c1", A_MASTER, "broker-a", 0, "", DataVersion(1, 1), topics(("T1", 16)), channel_id=1)
+    again = table.register(
+        "c1", A_MASTER, "broker-a", 0, "", DataVersion(timestamp=1, counter=1), topics(("T1", 16)), channel_id=1
+    )
     assert not again.topics_updated
     route = table.route("T1")
     assert route is not None and route.queue_datas[0].perm == PERM_READ
     assert route.queue_datas[0].write_queue_nums == 4
     # A new version rewrites the topics it carries and adds new ones.
     newer = table.register(
-        "c1", A_MASTER, "broker-a", 0, "", DataVersion(2, 2), topics(("T1", 16), ("T3", 1)), channel_id=1
+        "c1",
+        A_MASTER,
+        "broker-a",
+        0,
+        "",
+        DataVersion(timestamp=2, counter=2),
+        topics(("T1", 16), ("T3", 1)),
+        channel_id=1,
     )
     assert newer.topics_updated
     route = table.route("T1")
@@ -112,12 +125,12 @@ def test_system_topics_and_unit_lists(table: RouteTable, clock: FakeClock) -> No
     assert (empty.topics, empty.broker_addr) == ([], None)
 
     def flagged(name: str, flag: int) -> TopicConfig:
-        return TopicConfig(name, 1, 1, topic_sys_flag=flag)
+        return TopicConfig(topic_name=name, read_queue_nums=1, write_queue_nums=1, topic_sys_flag=flag)
 
     a = {t.topic_name: t for t in (flagged("U", 1), flagged("S", 2), flagged("US", 3), flagged("Mixed", 0))}
     b = {t.topic_name: t for t in (flagged("Mixed", 1), flagged("BS", 2))}
-    table.register("c1", A_MASTER, "broker-a", 0, "ha", DataVersion(2, 2), a)
-    table.register("c2", B_MASTER, "broker-b", 0, "ha", DataVersion(2, 2), b)
+    table.register("c1", A_MASTER, "broker-a", 0, "ha", DataVersion(timestamp=2, counter=2), a)
+    table.register("c2", B_MASTER, "broker-b", 0, "ha", DataVersion(timestamp=2, counter=2), b)
     # one QueueData decides per topic: the first broker name's (broker-a says Mixed is not a unit topic)
     assert table.unit_topics() == ["U", "US"]
     assert table.unit_sub_topics() == ["BS", "S", "US"]
@@ -141,7 +154,9 @@ def test_unregister_slave_then_master_removes_everything_of_the_name(table: Rout
 
 def test_stale_unregister_does_not_remove_the_new_holder_of_the_id(table: RouteTable) -> None:
     new_master = "10.0.0.9:10911"
-    table.register("c1", new_master, "broker-a", 0, "", DataVersion(5, 5), topics(("T1", 4)), channel_id=9)
+    table.register(
+        "c1", new_master, "broker-a", 0, "", DataVersion(timestamp=5, counter=5), topics(("T1", 4)), channel_id=9
+    )
     table.unregister("c1", A_MASTER, "broker-a", 0)  # the old master says goodbye late
     route = table.route("T1")
     assert route is not None and route.broker_datas[0].broker_addrs[0] == new_master
@@ -149,7 +164,9 @@ def test_stale_unregister_does_not_remove_the_new_holder_of_the_id(table: RouteT
 
 def test_expiry_with_fake_clock(table: RouteTable, clock: FakeClock) -> None:
     clock.now += 60_000
-    table.register("c2", B_MASTER, "broker-b", 0, "", DataVersion(1, 1), topics(("T2", 2)), channel_id=3)
+    table.register(
+        "c2", B_MASTER, "broker-b", 0, "", DataVersion(timestamp=1, counter=1), topics(("T2", 2)), channel_id=3
+    )
     clock.now += 60_001  # broker-a silent for 120.001 s, broker-b for 60.001 s
     assert sorted(table.expire(clock.now, 120_000)) == [A_MASTER, A_SLAVE]
     assert table.route("T1") is None
@@ -177,7 +194,9 @@ def test_channel_drop_removes_only_that_channels_brokers(table: RouteTable) -> N
 
 
 def test_reconnected_broker_survives_close_of_its_old_channel(table: RouteTable) -> None:
-    table.register("c2", B_MASTER, "broker-b", 0, "", DataVersion(1, 1), topics(("T2", 2)), channel_id=30)
+    table.register(
+        "c2", B_MASTER, "broker-b", 0, "", DataVersion(timestamp=1, counter=1), topics(("T2", 2)), channel_id=30
+    )
     assert table.remove_by_channel(3) == []
     assert table.route("T2") is not None
     assert table.has_channel(30) and not table.has_channel(3)
@@ -185,7 +204,9 @@ def test_reconnected_broker_survives_close_of_its_old_channel(table: RouteTable)
 
 def test_slave_promoted_to_master_keeps_one_entry_per_address(table: RouteTable) -> None:
     table.unregister("c1", A_MASTER, "broker-a", 0)
-    table.register("c1", A_SLAVE, "broker-a", 0, "", DataVersion(3, 3), topics(("T1", 4)), channel_id=2)
+    table.register(
+        "c1", A_SLAVE, "broker-a", 0, "", DataVersion(timestamp=3, counter=3), topics(("T1", 4)), channel_id=2
+    )
     route = table.route("T1")
     assert route is not None and route.broker_datas[0].broker_addrs == {0: A_SLAVE}
 
@@ -216,10 +237,10 @@ def test_delete_topic_everywhere_or_per_cluster(table: RouteTable) -> None:
 
 def test_filter_servers_in_route(clock: FakeClock) -> None:
     t = RouteTable(clock)
-    t.register("c1", A_MASTER, "broker-a", 0, "", DataVersion(1, 1), topics(("T1", 1)), ["fs:1"])
+    t.register("c1", A_MASTER, "broker-a", 0, "", DataVersion(timestamp=1, counter=1), topics(("T1", 1)), ["fs:1"])
     route = t.route("T1")
     assert route is not None and route.filter_server_table == {A_MASTER: ["fs:1"]}
-    t.register("c1", A_MASTER, "broker-a", 0, "", DataVersion(1, 1), topics(("T1", 1)), [])
+    t.register("c1", A_MASTER, "broker-a", 0, "", DataVersion(timestamp=1, counter=1), topics(("T1", 1)), [])
     route = t.route("T1")
     assert route is not None and route.filter_server_table == {}
 

@@ -330,7 +330,6 @@ def test_small_bodies_match_the_spec() -> None:
     assert ids.consumer_id_list == ["11659-127.0.0.1@DEFAULT"]
     assert B.encode_consumer_list(["a", "b"]) == b'{"consumerIdList":["a","b"]}'
     assert B.encode_topic_list({"b", "a"}) == b'{"topicList":["a","b"]}'
-    assert B.encode_kv_table({"k": "v"}) == b'{"table":{"k":"v"}}'
 
 
 def test_lock_bodies() -> None:
@@ -340,33 +339,11 @@ def test_lock_bodies() -> None:
     assert req.mq_set == [MessageQueue("T", "broker-a", 0)] and req.only_this_broker is False
     assert B.LockBatchRequestBody.decode(req.encode()) == req
     assert json.loads(req.encode())["mqSet"] == [{"brokerName": "broker-a", "queueId": 0, "topic": "T"}]
-    unlock = B.UnlockBatchRequestBody(consumer_group="CID", client_id="c", mq_set=[MessageQueue("T", "b", 1)])
-    assert B.UnlockBatchRequestBody.decode(unlock.encode()) == unlock
     resp = B.encode_lock_response([("T", "broker-a", 0)])
     assert resp == b'{"lockOKMQSet":[{"brokerName":"broker-a","queueId":0,"topic":"T"}]}'
     assert B.LockBatchResponseBody.decode(resp).lock_ok_mq_set == [MessageQueue("T", "broker-a", 0)]
     with pytest.raises(BodyDecodeError, match="mqSet"):
         B.LockBatchRequestBody.decode(b'{"consumerGroup":"g","clientId":"c","mqSet":[{"topic":"T"}]}')
-
-
-def test_subscription_group_defaults_and_wrapper() -> None:
-    g = B.SubscriptionGroupConfig(group_name="CID")
-    assert g.to_json() == {
-        "groupName": "CID",
-        "consumeEnable": True,
-        "consumeFromMinEnable": True,
-        "consumeBroadcastEnable": True,
-        "retryQueueNums": 1,
-        "retryMaxTimes": 16,
-        "brokerId": 0,
-        "whichBrokerWhenConsumeSlowly": 1,
-        "notifyConsumerIdsChangedEnable": True,
-    }
-    assert B.SubscriptionGroupConfig.decode(b'{"groupName":"g","retryMaxTimes":"3","consumeEnable":0}') == (
-        B.SubscriptionGroupConfig(group_name="g", retry_max_times=3, consume_enable=False)
-    )
-    w = B.SubscriptionGroupWrapper(subscription_group_table={"CID": g}, data_version=DataVersion(counter=1))
-    assert B.SubscriptionGroupWrapper.decode(w.encode()) == w
 
 
 def test_connections() -> None:
