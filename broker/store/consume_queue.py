@@ -63,7 +63,9 @@ def _written_after(mf: MappedFile, pos: int) -> bool:
 
 
 class ConsumeQueue:
-    __slots__ = ("min_logic_offset", "queue", "queue_id", "rebuild_from", "rebuilding", "topic", "verified")
+    __slots__ = (
+        "checked_below", "min_logic_offset", "queue", "queue_id", "rebuild_from", "rebuilding", "topic", "verified",
+    )  # fmt: skip
 
     def __init__(self, root: str, topic: str, queue_id: int, file_size: int) -> None:
         self.topic = topic
@@ -73,6 +75,9 @@ class ConsumeQueue:
         self.min_logic_offset = 0  # byte offset of the first live unit
         # queue offsets [lo, hi) whose records a read has verified this run (the store's read check, done once)
         self.verified = (0, 0)
+        # units below this queue offset were on disk before this run's recovery: the unit itself may be damaged even
+        # where its record lies in the range recovery verified, so reads check them once too (set by recovery)
+        self.checked_below = 0
         # while a background rebuild (cq_rebuild.py) puts back units from the commit log: the units dispatched
         # meanwhile (queue offset, phys, size, tags code), appended once it is done; and where it started
         self.rebuilding: list[tuple[int, int, int, int]] | None = None

@@ -68,8 +68,7 @@ def rebuild(
         return
     lo = upto
     for cq in todo.values():
-        last = cq.last_unit()
-        lo = min(lo, last[0] + last[1] if last is not None and last[0] >= 0 else commitlog.min_offset)
+        lo = min(lo, resume_offset(commitlog, cq))
     before = {k: cq.max_offset for k, cq in todo.items()}
     for phys, msg in iter_records(commitlog, lo, upto):
         q = todo.get((msg.topic, msg.queue_id))
@@ -88,6 +87,35 @@ def rebuild(
             cq.max_offset - before[key],
             units=cq.max_offset - before[key],
         )
+
+
+def resume_offset(commitlog: CommitLog, cq: ConsumeQueue, limit: int = 64) -> int:
+    """Where the records after a queue's last sound unit start in the log: the end of the nearest unit (from the
+    back, within ``limit``) whose record is its own — topic, queue and queue offset; the log's start when none is.
+    A damaged last unit (pointing far past the log, or into another record) must not hide the missing units."""
+    q = cq.max_offset - 1
+    for _ in range(limit):
+        if q < cq.min_offset:
+            break
+        u = cq.unit(q)
+        if u is not None and u[0] >= 0 and _owns(commitlog, cq, q, u[0], u[1]):
+            return u[0] + u[1]
+        q -= 1
+    return commitlog.min_offset
+
+
+def _owns(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int, size: int) -> bool:
+    """The record at ``phys`` is whole in its file and is the queue's message ``qoff`` (read from the mapping: this
+    runs before recovery has set how far each file is written)."""
+    mf = commitlog.queue.find(phys)
+    pos = phys - mf.start if mf is not None else -1
+    if mf is None or size <= 0 or pos + size > mf.size:
+        return False
+    try:
+        msg, _ = decode_record(mf.buf[pos : pos + size])
+    except (ValueError, IndexError):
+        return False
+    return msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff
 
 
 def rebuild_index(commitlog: CommitLog, index: IndexService, lo: int, upto: int, report: IntegrityReport) -> None:

@@ -162,7 +162,7 @@ class StoreReads:
                     self._skip_damaged(topic, queue_id, offset + i - 1, phys, "unit points outside the commit log")
                     continue
                 phys, size, view = fixed
-            if phys < trusted and not self._checked(cq, offset + i - 1):
+            if (phys < trusted or offset + i <= cq.checked_below) and not self._checked(cq, offset + i - 1):
                 if not self._record_ok(view, topic, queue_id, offset + i - 1, phys):
                     fixed = self._repair_unit(cq, offset + i - 1)
                     if fixed is None:

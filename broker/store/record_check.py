@@ -159,11 +159,18 @@ def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool 
 
 
 def _damaged_seal(tail: bytes) -> bool:
-    """True when the last 20 bytes of an unsealed record are a trailer with a few bytes changed: its name off by
-    one to four bytes. (A record written by a version that did not seal — after a downgrade — ends with the
+    """True when the last 20 bytes of an unsealed record are a trailer with some bytes changed: its name off by
+    one to four bytes, or by more with the rest of its shape intact. (A record written by a version that did not seal — after a downgrade — ends with the
     producer's own properties and is accepted.)"""
     name = tail[: len(TRAILER_PREFIX)]
-    return 0 < sum(a != b for a, b in zip(name, TRAILER_PREFIX, strict=True)) <= 4
+    changed = sum(a != b for a, b in zip(name, TRAILER_PREFIX, strict=True))
+    if 0 < changed <= 4:
+        return True
+    # more of the name changed, but some of it and the trailer's whole shape are intact (the name's \x01, ten
+    # digits, the final separator): a trailer whose name was hit, not a producer's own last property
+    value = tail[len(TRAILER_PREFIX) :]
+    intact = len(TRAILER_PREFIX) - changed
+    return intact >= 2 and name[-1:] == b"\x01" and value[:DIGITS_LEN].isdigit() and value[-1:] == b"\x02"
 
 
 def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_seal: bool) -> str | None:

@@ -26,7 +26,7 @@ from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import ConsumeQueue
 from broker.store.cq_marks import Marks
 from broker.store.cq_rebuild import BACKGROUND_BYTES
-from broker.store.cq_repair import rebuild, rebuild_index, trim_tail
+from broker.store.cq_repair import rebuild, rebuild_index, resume_offset, trim_tail
 from broker.store.dispatcher import Dispatcher
 from broker.store.index import IndexService
 from broker.store.log_scan import check_at, scan
@@ -140,8 +140,7 @@ def recover(
     inline = list({id(cq): cq for cq in damaged_queues}.values())
     if background is not None:
         for cq in list(inline):
-            last = cq.last_unit()
-            lo = last[0] + last[1] if last is not None and last[0] >= 0 else commitlog.min_offset
+            lo = resume_offset(commitlog, cq)
             if start - lo > BACKGROUND_BYTES:
                 inline.remove(cq)
                 cq.rebuild_from = lo
@@ -180,6 +179,7 @@ def recover(
     cut = _cut_tail(commitlog, end, quarantine, clean=clean)
     for cq in queues:
         trim_tail(commitlog, cq, end, report, cut=cut)
+        cq.checked_below = cq.max_offset  # units from here on are re-dispatched from verified records
     if index is not None:
         index.truncate_beyond(end)
     dispatcher.dispatched_offset = start
