@@ -91,6 +91,7 @@ def start_cluster(tmp: Path, brokers: int) -> tuple[list[subprocess.Popen[bytes]
 
 async def _create_topic(ns: str, brokers: list[str], queues: int) -> None:
     from client.admin.admin_client import AdminClient
+    from protocol.errors import TopicNotExistError
 
     per = max(1, queues // len(brokers))
     async with AdminClient(ns) as admin:
@@ -98,9 +99,13 @@ async def _create_topic(ns: str, brokers: list[str], queues: int) -> None:
             await admin.create_topic(addr, TOPIC, per, per, 6, False)
         deadline = time.monotonic() + 30
         while True:  # every broker's queues in the route before the clients start
-            route, _raw = await admin.topic_route(TOPIC)
-            if len({q.broker_name for q in route.queues}) == len(brokers):
-                return
+            try:
+                route, _raw = await admin.topic_route(TOPIC)
+            except TopicNotExistError:  # not registered yet
+                pass
+            else:
+                if len({q.broker_name for q in route.queues}) == len(brokers):
+                    return
             if time.monotonic() > deadline:
                 raise RuntimeError("topic not routed on every broker")
             await asyncio.sleep(0.1)
