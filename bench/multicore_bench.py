@@ -31,8 +31,10 @@ from typing import Any
 
 try:
     from bench._util import REPO, free_port, table
+    from bench.e2e_bench import cpu_seconds
 except ImportError:  # run as a script from bench/
     from _util import REPO, free_port, table  # type: ignore[no-redef]
+    from e2e_bench import cpu_seconds  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -181,7 +183,8 @@ def run_round(brokers: int, a: argparse.Namespace) -> dict[str, float]:
             for p in ps:
                 p.start()
             time.sleep(1.0)  # let the producers import and connect; the clock starts at go
-            t0 = time.perf_counter()
+            cpu0 = [cpu_seconds(p.pid) for p in procs[1:]]
+            t_start = t0 = time.perf_counter()
             go.set()
             for p in ps:
                 p.join()
@@ -198,13 +201,20 @@ def run_round(brokers: int, a: argparse.Namespace) -> dict[str, float]:
             while counter.value < total and time.monotonic() < deadline:
                 time.sleep(0.01)
             consume_s = time.perf_counter() - t0
+            wall = time.perf_counter() - t_start
+            busiest = max(cpu_seconds(p.pid) - c0 for p, c0 in zip(procs[1:], cpu0, strict=True)) / wall
             for c in cs:
                 c.join(60)
         finally:
             for proc in reversed(procs):
                 proc.terminate()
                 proc.wait(60)
-    return {"produce": total / produce_s, "consume": total / consume_s, "total": total / (produce_s + consume_s)}
+    return {
+        "produce": total / produce_s,
+        "consume": total / consume_s,
+        "total": total / (produce_s + consume_s),
+        "busiest_broker_cpu": busiest,
+    }
 
 
 def main() -> None:
@@ -221,17 +231,19 @@ def main() -> None:
         for b in (1, 2) if r % 2 == 0 else (2, 1):
             res = run_round(b, a)
             results[b].append(res)
-            print(f"round {r + 1}, {b} broker(s): " + ", ".join(f"{k}={v:,.0f}" for k, v in res.items()), flush=True)
+            print(f"round {r + 1}, {b} broker(s): " + ", ".join(f"{k}={v:,.2f}" for k, v in res.items()), flush=True)
     med = {b: {k: statistics.median(x[k] for x in runs) for k in runs[0]} for b, runs in results.items()}
+    keys = ("produce", "consume", "total")
     rows = [
-        (f"{b} broker process(es)", *(f"{med[b][k]:,.0f}" for k in ("produce", "consume", "total"))) for b in (1, 2)
+        (f"{b} broker process(es)", *(f"{med[b][k]:,.0f}" for k in keys), f"{med[b]['busiest_broker_cpu']:.0%}")
+        for b in (1, 2)
     ]
-    rows.append(("ratio 2 / 1", *(f"{med[2][k] / med[1][k]:.2f}" for k in ("produce", "consume", "total"))))
+    rows.append(("ratio 2 / 1", *(f"{med[2][k] / med[1][k]:.2f}" for k in keys), ""))
     print(
         f"multicore: N={a.n}, {a.size} B, {a.queues} queues, {a.producers} producer / {a.consumers} consumer "
         f"processes, {os.cpu_count()} CPUs, median of {a.rounds}"
     )
-    table(rows, ("setup", "produce msgs/s", "consume msgs/s", "total msgs/s"))
+    table(rows, ("setup", "produce msgs/s", "consume msgs/s", "total msgs/s", "busiest broker, CPU of one core"))
 
 
 if __name__ == "__main__":
