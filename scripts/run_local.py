@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     children: list[Child] = []
     status = 0
+    conf = Path(tempfile.gettempdir()) / f"rocketq-broker-b-{os.getpid()}.conf"
     try:
         namesrv = Child("namesrv", [sys.executable, "-m", "namesrv"])
         children.append(namesrv)
@@ -110,7 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _wait_listening(broker, args.broker_port, stopping):
             return _startup_failed(broker, stopping, f"broker did not listen on {HOST}:{args.broker_port}")
         if args.brokers == 2:
-            conf = Path(tempfile.gettempdir()) / f"rocketq-broker-b-{os.getpid()}.conf"
             conf.write_text(BROKER_B_CONF.format(port=BROKER_B_PORT, ha=BROKER_B_PORT + 1))
             broker_b = Child("broker-b", [sys.executable, "-m", "broker", "-n", namesrv_addr, "-c", str(conf)])
             children.append(broker_b)
@@ -136,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Reverse start order: the broker unregisters from a name server that is still up.
         for child in reversed(children):
             child.stop()
+        conf.unlink(missing_ok=True)
     return status
 
 
