@@ -2,6 +2,7 @@
 #
 #   make venv              .venv with `-e .[test,dev,spark,grpc]` (SPARK=0 leaves out pyspark)
 #   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both
+#                          (BROKERS=2 adds broker-b on 11911: a second broker process uses a second core)
 #   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
 #                          and, when npm is on PATH, the Node.js clients ali-ons and rocketmq-client-nodejs (npm ci)
 #   make test-unit | test-integration | test-compat | test-spark
@@ -60,8 +61,10 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.stamp-*
 	@touch $@
 
+BROKERS ?= 1
+
 run: venv
-	$(PY) scripts/run_local.py
+	$(PY) scripts/run_local.py --brokers $(BROKERS)
 
 # Java 17 for the Spark tests (installed with apt-get when missing and we are root); nothing with SPARK=0.
 java:

@@ -118,6 +118,65 @@ def _unique_client_id(ip: str, instance_name: str) -> tuple[str, str]:
     return f"{ip}@{name}", name
 
 
+class _RouteMap(dict[str, TopicRoute]):
+    """``ClientInstance.routes``: a dict that keeps, as routes come and go, how many routes name each broker address
+    (masters, and every address), so ``heartbeat_addrs()`` costs the brokers, not the topics."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.masters: dict[str, int] = {}
+        self.addrs: dict[str, int] = {}
+
+    def _count(self, route: TopicRoute | None, sign: int) -> None:
+        if route is None:
+            return
+        for bd in route.brokers.values():
+            for addr in bd.broker_addrs.values():
+                _bump(self.addrs, addr, sign)
+            if bd.master_addr:
+                _bump(self.masters, bd.master_addr, sign)
+
+    def __setitem__(self, key: str, value: TopicRoute) -> None:
+        self._count(self.get(key), -1)
+        self._count(value, 1)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._count(self.get(key), -1)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._count(self.get(key), -1)
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, TopicRoute]:
+        key, route = super().popitem()
+        self._count(route, -1)
+        return key, route
+
+    def clear(self) -> None:
+        self.masters.clear()
+        self.addrs.clear()
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, route in dict(*args, **kwargs).items():
+            self[key] = route
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+def _bump(counts: dict[str, int], addr: str, sign: int) -> None:
+    n = counts.get(addr, 0) + sign
+    if n > 0:
+        counts[addr] = n
+    else:
+        counts.pop(addr, None)
+
+
 class ClientInstance:
     """``ClientInstance("a:9876;b:9876", instance_name="x")`` (any ``ClientConfig`` field as an option) or
     ``ClientInstance(config=ClientConfig(...))``."""
@@ -170,7 +229,7 @@ class ClientInstance:
             ),
         )
         self.api = ClientAPI(self.remoting, self.config.serialize)
-        self.routes: dict[str, TopicRoute] = {}
+        self.routes: dict[str, TopicRoute] = _RouteMap()
         self.pull_from_which: dict[MessageQueue, int] = {}  # suggestWhichBrokerId of the last pull reply
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
@@ -369,9 +428,15 @@ class ClientInstance:
         ).to_json()
 
     def heartbeat_addrs(self) -> set[str]:
-        """Masters of every known broker, and their replicas too when there are consumers (they may pull there)."""
+        """Masters of every known broker, and their replicas too when there are consumers (they may pull there).
+
+        Kept up to date by ``routes`` itself: a producer heartbeats on its first send to each topic, and walking 10k
+        routes each time made the first sends to 10k topics quadratic (issue #21)."""
+        routes = self.routes
+        if isinstance(routes, _RouteMap):
+            return set(routes.addrs if self.consumers else routes.masters)
         addrs: set[str] = set()
-        for route in self.routes.values():
+        for route in routes.values():
             for bd in route.brokers.values():
                 if self.consumers:
                     addrs.update(bd.broker_addrs.values())

@@ -1,6 +1,10 @@
 """``make run``: a local name server (127.0.0.1:9876) and broker (10911) in the foreground, with embedded defaults.
 
-    python scripts/run_local.py [--namesrv-port 9876] [--broker-config broker.conf]
+    python scripts/run_local.py [--namesrv-port 9876] [--broker-config broker.conf] [--brokers 2]
+
+``--brokers 2`` (``make run BROKERS=2``) adds a second broker process, broker-b on 11911 with its store in
+``~/store-b``, in the same cluster: one Python broker uses one core, two use two (README, "Using more than one
+core"); a topic created on the cluster gets queues on both.
 
 Starts ``python -m namesrv`` and, once it accepts connections, ``python -m broker -n 127.0.0.1:9876`` as child
 processes in their own process groups, so a terminal's Ctrl-C reaches only this launcher. SIGINT/SIGTERM are
@@ -11,16 +15,24 @@ exits on its own, the other is stopped too and the launcher exits with the first
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 30.0
+BROKER_B_PORT = 11911
+BROKER_B_CONF = (
+    "brokerClusterName=DefaultCluster\nbrokerName=broker-b\nbrokerId=0\nlistenPort={port}\nhaListenPort={ha}\n"
+    "storePathRootDir=~/store-b\nautoCreateTopicEnable=true\n"
+)
 STOP_TIMEOUT = 15.0
 
 
@@ -68,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--namesrv-port", type=int, default=9876, help="name server port (default 9876)")
     p.add_argument("--broker-port", type=int, default=10911, help="broker port, only to wait for it (default 10911)")
     p.add_argument("--broker-config", metavar="FILE", help="broker.conf passed to the broker as -c FILE")
+    p.add_argument("--brokers", type=int, choices=(1, 2), default=1, help="broker processes (default 1)")
     return p
 
 
@@ -84,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     children: list[Child] = []
     status = 0
+    conf = Path(tempfile.gettempdir()) / f"rocketq-broker-b-{os.getpid()}.conf"
     try:
         namesrv = Child("namesrv", [sys.executable, "-m", "namesrv"])
         children.append(namesrv)
@@ -96,12 +110,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         children.append(broker)
         if not _wait_listening(broker, args.broker_port, stopping):
             return _startup_failed(broker, stopping, f"broker did not listen on {HOST}:{args.broker_port}")
+        if args.brokers == 2:
+            conf.write_text(BROKER_B_CONF.format(port=BROKER_B_PORT, ha=BROKER_B_PORT + 1))
+            broker_b = Child("broker-b", [sys.executable, "-m", "broker", "-n", namesrv_addr, "-c", str(conf)])
+            children.append(broker_b)
+            if not _wait_listening(broker_b, BROKER_B_PORT, stopping):
+                return _startup_failed(broker_b, stopping, f"broker-b did not listen on {HOST}:{BROKER_B_PORT}")
 
         print(
             f"\nrocketq is running:\n"
             f"  namesrv {namesrv_addr} — export NAMESRV_ADDR={namesrv_addr}\n"
             f"  broker  {HOST}:{args.broker_port}\n"
-            f"Ctrl-C stops both.\n",
+            + (f"  broker-b {HOST}:{BROKER_B_PORT}\n" if args.brokers == 2 else "")
+            + "Ctrl-C stops them all.\n",
             flush=True,
         )
         while not stopping:
@@ -115,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Reverse start order: the broker unregisters from a name server that is still up.
         for child in reversed(children):
             child.stop()
+        conf.unlink(missing_ok=True)
     return status
 
 

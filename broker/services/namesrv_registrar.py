@@ -6,6 +6,14 @@ synchronously after an auto-create; here the send is answered without waiting an
 the same loop turn). UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
 next round; it never stops the broker.
 
+Incremental registration (issue #21; J 5's ``registerIncrementBrokerData``): the start and periodic rounds send the
+whole table; a change sends only the topics changed since the last round (``TopicConfigTable.take_changed``) with
+the new dataVersion, which a name server adds to the routes it has (J's and ours keep topics a registration does not
+mention). Changes made while a round is in flight share the next round. The whole table goes instead when the
+table cannot tell what changed, after a failed round, and to a name server whose connection is not the one that
+took the last whole table (it may have restarted and know nothing of this broker), so routes never miss a topic
+and a creation costs the same at 10k topics as at 10.
+
 Body (RegisterBrokerBody, uncompressed JSON, docs/reference/protocol.md §d)::
 
     {"topicConfigSerializeWrapper": {"topicConfigTable": {name: TopicConfig}, "dataVersion": {...}},
@@ -64,6 +72,7 @@ class NamesrvRegistrar:
         self._ha_addr = ""
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._full_conn: dict[str, object] = {}  # name server → the connection that took the last whole table
         self.registrations = 0  # successful REGISTER_BROKER replies, for tests and stats
         # a slave learns its master's HA and remoting address from each reply (J handleRegisterBrokerResult)
         self.on_reply: Callable[[RegisterBrokerResponseHeader], None] | None = None
@@ -97,26 +106,66 @@ class NamesrvRegistrar:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._period):
                     await self._wake.wait()
+            woke = self._wake.is_set()
             self._wake.clear()
-            await self.register_all()
+            await (self.register_changed() if woke else self.register_all())
 
-    def _body(self) -> bytes:
-        """The RegisterBrokerBody (``protocol.bodies``) of the topic table; a broker without read+write permission
-        reports its own perm on every topic, as J does."""
+    def _body(self, names: list[str] | None = None) -> bytes:
+        """The RegisterBrokerBody (``protocol.bodies``) of the whole topic table, or of only ``names`` (those still
+        in the table) for an incremental registration; a broker without read+write permission reports its own perm
+        on every topic, as J does."""
         perm = None if T.is_readable(self._perm) and T.is_writeable(self._perm) else self._perm
+        tcs = self._topics.all() if names is None else [tc for tc in map(self._topics.get, names) if tc is not None]
         wrapper = TopicConfigSerializeWrapper(
-            topic_config_table={tc.topic_name: tc.to_wire(perm) for tc in self._topics.all()},
+            topic_config_table={tc.topic_name: tc.to_wire(perm) for tc in tcs},
             data_version=self._topics.data_version.to_wire(),
         )
         return RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
 
     async def register_all(self) -> None:
+        """Register the whole table with every name server."""
+        self._topics.take_changed()
         if not self._addrs:
             return
         body = self._body()
-        await asyncio.gather(*(self._register(a, body) for a in self._addrs))
+        await asyncio.gather(*(self._register_full(a, body) for a in self._addrs))
 
-    async def _register(self, addr: str, body: bytes) -> None:
+    async def register_changed(self) -> None:
+        """Register the topics changed since the last round (the whole table where it must, see above)."""
+        names = self._topics.take_changed()
+        if not self._addrs:
+            return
+        if names is None:
+            await self.register_all()
+            return
+        body = self._body(names)
+        full: list[bytes] = []
+
+        async def one(addr: str) -> None:
+            if self._full_conn.get(addr) is not await self._connection(addr):
+                if not full:
+                    full.append(self._body())
+                await self._register_full(addr, full[0])
+            elif not await self._register(addr, body):
+                self._full_conn.pop(addr, None)  # it may have missed these topics: the whole table next time
+
+        await asyncio.gather(*(one(a) for a in self._addrs))
+
+    async def _connection(self, addr: str) -> object:
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await self._client.get_connection(addr)
+        except (RemotingError, TimeoutError, OSError):
+            return None
+
+    async def _register_full(self, addr: str, body: bytes) -> None:
+        conn = await self._connection(addr)
+        if await self._register(addr, body) and conn is not None:
+            self._full_conn[addr] = conn
+        else:
+            self._full_conn.pop(addr, None)
+
+    async def _register(self, addr: str, body: bytes) -> bool:
         header = RegisterBrokerRequestHeader(
             self._name, self._broker_addr, self._cluster, self._ha_addr, self._id, False, zlib.crc32(body) & 0x7FFFFFFF
         )
@@ -125,13 +174,14 @@ class NamesrvRegistrar:
             resp = await self._client.invoke(addr, cmd, self._timeout)
         except RemotingError as exc:
             _log.warning("register broker failed", namesrv=addr, error=str(exc))
-            return
+            return False
         if resp.code != ResponseCode.SUCCESS:
             _log.warning("register broker refused", namesrv=addr, code=resp.code, remark=resp.remark)
-            return
+            return False
         self.registrations += 1
         if self.on_reply is not None:
             self.on_reply(RegisterBrokerResponseHeader.from_ext_fields(resp.ext_fields))
+        return True
 
     async def _unregister(self, addr: str) -> None:
         header = UnregisterBrokerRequestHeader(self._name, self._broker_addr, self._cluster, self._id)

@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from broker.persistence import JsonFile, TableWriter, dumps
+from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter, dumps
 from broker.services.topic_config import DataVersion
 
 _log = structlog.get_logger("rocketq.broker.groups")
@@ -80,7 +80,7 @@ class SubscriptionGroupTable:
         self._groups: dict[str, SubscriptionGroupConfig] = {}
         self.data_version = DataVersion()
         self._file = JsonFile(f"{config_dir}/subscriptionGroup.json")
-        self._writer = TableWriter(self._file, self.encode)
+        self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
 
     def load(self) -> None:
         for name in SYSTEM_GROUPS:

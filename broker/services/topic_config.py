@@ -12,8 +12,9 @@ File format (J ``TopicConfigManager.encode``; keys written in this order, standa
     }
 
 Start-up follows J: the system topics are put first, then the file is loaded over them (a persisted topic wins).
-Every change bumps ``dataVersion`` and notifies the change listeners (persist + immediate name-server
-registration, wired by ``broker.app``).
+Every change bumps ``dataVersion``, marks the file for a debounced write (``broker.persistence.TableWriter``: a
+burst of creations shares one write; ``flush()`` at shutdown) and notifies the change listeners (the name-server
+registrar, wired by ``broker.app``, registers the changed topics: ``take_changed()``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import structlog
 
 from broker import topics as T
 from broker.config import FeaturesConfig, IdentityConfig
-from broker.persistence import JsonFile, TableWriter, dumps
+from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter, dumps
 from protocol.bodies import DataVersion as WireDataVersion
 from protocol.bodies import TopicConfig as WireTopicConfig
 
@@ -133,8 +134,10 @@ class TopicConfigTable:
         self._topics: dict[str, TopicConfig] = {}
         self.data_version = DataVersion()
         self._file = JsonFile(f"{config_dir}/topics.json")
-        self._writer = TableWriter(self._file, self.encode)
+        self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
         self._listeners: list[Callable[[], None]] = []
+        # names changed since the registrar last took them (None: too many to tell, register the whole table)
+        self._unregistered: dict[str, None] | None = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -221,7 +224,17 @@ class TopicConfigTable:
 
     # -- changes -----------------------------------------------------------------------------------------------
 
-    def _changed(self) -> None:
+    def take_changed(self) -> list[str] | None:
+        """The topics created, changed or deleted since the last call, for an incremental registration (the
+        registrar is the one caller); None when the whole table must be registered."""
+        names, self._unregistered = self._unregistered, {}
+        return None if names is None else list(names)
+
+    def _changed(self, *names: str) -> None:
+        if not names:
+            self._unregistered = None
+        elif self._unregistered is not None:
+            self._unregistered.update(dict.fromkeys(names))
         self.data_version.next()
         self._writer.mark_dirty()
         for cb in self._listeners:
@@ -233,12 +246,12 @@ class TopicConfigTable:
     def put(self, tc: TopicConfig) -> None:
         """Create or replace a topic (admin path)."""
         self._topics[tc.topic_name] = tc
-        self._changed()
+        self._changed(tc.topic_name)
 
     def delete(self, topic: str) -> bool:
         if self._topics.pop(topic, None) is None:
             return False
-        self._changed()
+        self._changed(topic)
         return True
 
     def create_in_send(
@@ -274,7 +287,7 @@ class TopicConfigTable:
         tc = TopicConfig(topic, nums, nums, perm & ~T.PERM_INHERIT, default.topic_filter_type, topic_sys_flag)
         self._topics[topic] = tc
         _log.info("topic auto-created", topic=topic, queues=nums, producer=producer)
-        self._changed()
+        self._changed(topic)
         return tc
 
     def create_if_absent(self, topic: str, queue_nums: int, perm: int, topic_sys_flag: int = 0) -> TopicConfig:
@@ -285,7 +298,7 @@ class TopicConfigTable:
         tc = TopicConfig(topic, queue_nums, queue_nums, perm, "SINGLE_TAG", topic_sys_flag)
         self._topics[topic] = tc
         _log.info("topic created", topic=topic, queues=queue_nums, perm=perm)
-        self._changed()
+        self._changed(topic)
         return tc
 
     def with_perm(self, topic: str, perm: int) -> TopicConfig | None:
@@ -304,6 +317,7 @@ class TopicConfigTable:
         table = doc.get("topicConfigTable") or {}
         self._topics = {n: TopicConfig.from_json(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
         self.data_version = dv
+        self._unregistered = None
         self._writer.mark_dirty()
         return True
 
