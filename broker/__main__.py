@@ -57,15 +57,7 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
 def log_settings(cfg: BrokerConfig) -> LogSettings:
     """``logDir``/``logLevel``/``logFormat``/``logFileMaxSize``/``logFileMaxIndex`` → the daemon's log setup
     (``broker.log`` + ``store.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only)."""
-    o = cfg.observability
-    return LogSettings(
-        level=o.log_level,
-        directory=os.path.expanduser(o.log_dir) if o.log_file_max_size > 0 else None,
-        main_file="broker.log",
-        max_bytes=o.log_file_max_size,
-        backup_count=o.log_file_max_index,
-        json=o.log_format == "json",
-    )
+    return LogSettings.from_keys(cfg.observability, main_file="broker.log")
 
 
 async def _serve(cfg: BrokerConfig) -> int:

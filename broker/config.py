@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from protocol.config_loader import ConfigError as ConfigError
-from protocol.config_loader import Key, KeyTable, warn_stderr
+from protocol.config_loader import Key, KeyTable, metric_labels, warn_stderr
 from protocol.config_loader import parse_properties as parse_properties
 from protocol.java_config_keys import BROKER_FILE_KEYS
 from protocol.remoting.logsetup import parse_log_levels
@@ -261,11 +261,7 @@ class ObservabilityConfig(_Section):
 
     @property
     def labels(self) -> dict[str, str]:
-        out = {}
-        for pair in filter(None, self.metrics_label.split(",")):
-            key, _, value = pair.partition(":")
-            out[key.strip()] = value.strip()
-        return out
+        return metric_labels(self.metrics_label)
 
 
 class HASection(_Section):

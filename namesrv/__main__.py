@@ -11,7 +11,6 @@ scripts and container health checks wait for it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from namesrv.app import NamesrvApp
@@ -35,14 +34,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def log_settings(cfg: NamesrvConfig) -> LogSettings:
     """The log keys (as the broker's) → ``namesrv.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only."""
-    return LogSettings(
-        level=cfg.log_level,
-        directory=os.path.expanduser(cfg.log_dir) if cfg.log_file_max_size > 0 else None,
-        main_file="namesrv.log",
-        max_bytes=cfg.log_file_max_size,
-        backup_count=cfg.log_file_max_index,
-        json=cfg.log_format == "json",
-    )
+    return LogSettings.from_keys(cfg, main_file="namesrv.log")
 
 
 async def _serve(cfg: NamesrvConfig) -> int:
