@@ -20,7 +20,7 @@ from typing import Any
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, ConfigError, format_config, load_config
 from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.runtime import fail, run_daemon, serve
 
 PROG = "mqbroker"
 
@@ -83,14 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem or args.printImportantConfig:
         sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
         return 0
-    try:
-        configure_logging(settings=log_settings(cfg))
-    except OSError as exc:
-        return fail(PROG, f"cannot write logs under {cfg.observability.log_dir}: {exc}")
-    try:
-        return run(_serve(cfg))
-    except KeyboardInterrupt:
-        return 0
+    return run_daemon(PROG, log_settings(cfg), cfg.observability.log_dir, lambda: _serve(cfg))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from namesrv.config import ConfigError, NamesrvConfig, format_config, load_confi
 from namesrv.kv_config import KvConfigError
 from protocol.acl.rules import AclError
 from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.runtime import fail, run_daemon, serve
 from protocol.remoting.tls import TlsConfigError
 
 PROG = "mqnamesrv"
@@ -56,14 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem:
         sys.stdout.write(format_config(cfg))
         return 0
-    try:
-        configure_logging(settings=log_settings(cfg))
-    except OSError as exc:
-        return fail(PROG, f"cannot write logs under {cfg.log_dir}: {exc}")
-    try:
-        return run(_serve(cfg))
-    except KeyboardInterrupt:  # a signal before the handlers were installed
-        return 0
+    return run_daemon(PROG, log_settings(cfg), cfg.log_dir, lambda: _serve(cfg))
 
 
 if __name__ == "__main__":
