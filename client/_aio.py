@@ -1,10 +1,12 @@
-"""How the SDK reports a background task that failed while it was being stopped: ``log_stop_failure``, the
-``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a close logs such failures instead of raising them).
+"""The SDK's background timers and how it reports their failures: ``every`` (a step repeated on a period that
+survives a failed round) and ``log_stop_failure``, the ``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a
+close logs such failures instead of raising them).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from client._log import get_logger
@@ -15,3 +17,14 @@ _log = get_logger("rocketq.client")
 def log_stop_failure(task: asyncio.Task[Any], exc: BaseException) -> None:
     """Log a task that ended with a failure other than its cancellation while the SDK stopped it."""
     _log.warning("task failed while stopping", task=task.get_name(), error=repr(exc))
+
+
+async def every(interval: float, step: Callable[[], Awaitable[None]], failed: str, log: Any = _log) -> None:
+    """Await ``step()`` every ``interval`` seconds, the first time one interval from now, until cancelled; a round
+    that fails is logged on ``log`` as ``failed`` and the timer goes on."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await step()
+        except Exception as exc:  # a timer must survive a bad round
+            log.warning(failed, error=repr(exc))
