@@ -9,7 +9,8 @@
 * levels: ``"INFO"`` or ``"INFO,rocketq.remoting=DEBUG,rocketq.store=WARN"``: the root level, then per-logger
   overrides (stdlib logger levels; a child inherits its parent's).
 
-``parse_log_levels`` validates such a spec (config loaders call it, so a bad level is a config error).
+``parse_log_levels`` validates such a spec (config loaders call it through ``check_log_levels``, so a bad level is a
+config error).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def parse_log_levels(spec: str) -> tuple[int, dict[str, int]]:
         else:
             root = _level(name)
     return root, per
+
+
+def check_log_levels(spec: str) -> str:
+    """``spec`` unchanged when ``parse_log_levels`` accepts it (the daemons' ``logLevel`` validator)."""
+    parse_log_levels(spec)
+    return spec
 
 
 @dataclass(frozen=True)
