@@ -368,21 +368,27 @@ def _json_offsets(opts: SourceOptions, name: str, text: str, min_value: int) -> 
     return parsed
 
 
-def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
-    given = [
-        n
-        for n, v in (
-            ("startingOffsets", opts.starting_offsets),
-            ("startingOffsetsByTimestamp", opts.starting_offsets_by_timestamp),
-            ("startingTimestamp", opts.starting_timestamp),
-        )
-        if v is not None
-    ]
+def _given(*options: tuple[str, object]) -> list[str]:
+    """The names of the ``(name, value)`` options that were given (not None)."""
+    return [name for name, value in options if value is not None]
+
+
+def _only_one(given: list[str], position: str) -> None:
+    """At most one of the ``given`` options of a starting or ending position: more contradict each other."""
     if len(given) > 1:
         raise OptionError(
             f"rocketmq source: options {' and '.join(repr(g) for g in given)} contradict each other;"
-            " give only one starting position"
+            f" give only one {position} position"
         )
+
+
+def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
+    given = _given(
+        ("startingOffsets", opts.starting_offsets),
+        ("startingOffsetsByTimestamp", opts.starting_offsets_by_timestamp),
+        ("startingTimestamp", opts.starting_timestamp),
+    )
+    _only_one(given, "starting")
     if opts.starting_timestamp is not None:
         return StartSpec("timestamp", timestamp=opts.starting_timestamp)
     if opts.starting_offsets_by_timestamp is not None:
@@ -403,22 +409,14 @@ def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
 
 
 def _end_spec(opts: SourceOptions, streaming: bool) -> EndSpec:
-    given = [
-        n
-        for n, v in (
-            ("endingOffsets", opts.ending_offsets),
-            ("endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp),
-            ("endingTimestamp", opts.ending_timestamp),
-        )
-        if v is not None
-    ]
+    given = _given(
+        ("endingOffsets", opts.ending_offsets),
+        ("endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp),
+        ("endingTimestamp", opts.ending_timestamp),
+    )
     if given and streaming:
         raise OptionError(f"rocketmq source: option '{given[0]}' is for batch queries (spark.read) only")
-    if len(given) > 1:
-        raise OptionError(
-            f"rocketmq source: options {' and '.join(repr(g) for g in given)} contradict each other;"
-            " give only one ending position"
-        )
+    _only_one(given, "ending")
     if opts.ending_timestamp is not None:
         return EndSpec("timestamp", timestamp=opts.ending_timestamp)
     if opts.ending_offsets_by_timestamp is not None:
