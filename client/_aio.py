@@ -1,5 +1,5 @@
-"""The SDK's background timers and how it reports their failures: ``every`` (a step repeated on a period that
-survives a failed round) and ``log_stop_failure``, the ``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a
+"""The SDK's lifecycle plumbing: ``StartClose`` (``async with`` for a client with ``start``/``close``), background
+timers (``every``: a step repeated on a period that survives a failed round) and ``log_stop_failure``, the ``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a
 close logs such failures instead of raising them).
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Self
 
 from client._log import get_logger
 
@@ -28,3 +28,20 @@ async def every(interval: float, step: Callable[[], Awaitable[None]], failed: st
             await step()
         except Exception as exc:  # a timer must survive a bad round
             log.warning(failed, error=repr(exc))
+
+
+class StartClose:
+    """``async with client:`` = ``await client.start()`` … ``await client.close()`` (the producer and consumers)."""
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
