@@ -20,7 +20,7 @@ from typing import Any
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, ConfigError, format_config, load_config
 from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.runtime import fail, run_daemon, serve
 
 PROG = "mqbroker"
 
@@ -57,15 +57,7 @@ def resolve_config(args: argparse.Namespace, environ: dict[str, str] | None = No
 def log_settings(cfg: BrokerConfig) -> LogSettings:
     """``logDir``/``logLevel``/``logFormat``/``logFileMaxSize``/``logFileMaxIndex`` → the daemon's log setup
     (``broker.log`` + ``store.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only)."""
-    o = cfg.observability
-    return LogSettings(
-        level=o.log_level,
-        directory=os.path.expanduser(o.log_dir) if o.log_file_max_size > 0 else None,
-        main_file="broker.log",
-        max_bytes=o.log_file_max_size,
-        backup_count=o.log_file_max_index,
-        json=o.log_format == "json",
-    )
+    return LogSettings.from_keys(cfg.observability, main_file="broker.log")
 
 
 async def _serve(cfg: BrokerConfig) -> int:
@@ -91,14 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem or args.printImportantConfig:
         sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
         return 0
-    try:
-        configure_logging(settings=log_settings(cfg))
-    except OSError as exc:
-        return fail(PROG, f"cannot write logs under {cfg.observability.log_dir}: {exc}")
-    try:
-        return run(_serve(cfg))
-    except KeyboardInterrupt:
-        return 0
+    return run_daemon(PROG, log_settings(cfg), cfg.observability.log_dir, lambda: _serve(cfg))
 
 
 if __name__ == "__main__":

@@ -32,10 +32,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from protocol.config_loader import ConfigError as ConfigError
-from protocol.config_loader import Key, KeyTable, warn_stderr
+from protocol.config_loader import Key, KeyTable, metric_labels, warn_stderr
 from protocol.config_loader import parse_properties as parse_properties
 from protocol.java_config_keys import BROKER_FILE_KEYS
-from protocol.remoting.logsetup import parse_log_levels
+from protocol.remoting.logsetup import check_log_levels
 
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -249,11 +249,7 @@ class ObservabilityConfig(_Section):
                 raise ValueError(f"bad label {pair!r}, expected name:value[,name:value]")
         return v
 
-    @field_validator("log_level")
-    @classmethod
-    def _level(cls, v: str) -> str:
-        parse_log_levels(v)
-        return v
+    _level = field_validator("log_level")(check_log_levels)
 
     @property
     def metrics_enabled(self) -> bool:
@@ -261,11 +257,7 @@ class ObservabilityConfig(_Section):
 
     @property
     def labels(self) -> dict[str, str]:
-        out = {}
-        for pair in filter(None, self.metrics_label.split(",")):
-            key, _, value = pair.partition(":")
-            out[key.strip()] = value.strip()
-        return out
+        return metric_labels(self.metrics_label)
 
 
 class HASection(_Section):

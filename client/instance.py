@@ -22,10 +22,10 @@ import asyncio
 import os
 import socket
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Protocol, runtime_checkable
 
-from client._aio import log_stop_failure
+from client._aio import every, log_stop_failure
 from client._log import get_logger
 from client.api import ClientAPI
 from client.config import ClientConfig
@@ -254,9 +254,13 @@ class ClientInstance:
         _live_ids[self.client_id] = self
         loop = asyncio.get_running_loop()
         self._tasks = [
-            loop.create_task(self._every(self.config.poll_namesrv_interval, self.refresh_routes), name="route-refresh"),
             loop.create_task(
-                self._every(self.config.heartbeat_broker_interval, self.send_heartbeat_to_all), name="heartbeat"
+                every(self.config.poll_namesrv_interval, self.refresh_routes, "route refresh failed"),
+                name="route-refresh",
+            ),
+            loop.create_task(
+                every(self.config.heartbeat_broker_interval, self.send_heartbeat_to_all, "heartbeat failed"),
+                name="heartbeat",
             ),
         ]
         _log.debug("client instance started", client_id=self.client_id, namesrv=self.namesrv_addrs)
@@ -274,14 +278,6 @@ class ClientInstance:
         if _live_ids.get(self.client_id) is self:
             del _live_ids[self.client_id]
         _log.debug("client instance closed", client_id=self.client_id)
-
-    async def _every(self, interval: float, fn: Callable[[], Awaitable[None]]) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await fn()
-            except Exception as exc:  # a timer must survive a bad round
-                _log.warning("periodic task failed", task=getattr(fn, "__name__", "?"), error=str(exc))
 
     def spawn(self, coro: Awaitable[None], name: str) -> None:
         """Run ``coro`` in the background; cancelled at close if still running."""

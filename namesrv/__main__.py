@@ -11,7 +11,6 @@ scripts and container health checks wait for it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from namesrv.app import NamesrvApp
@@ -19,7 +18,7 @@ from namesrv.config import ConfigError, NamesrvConfig, format_config, load_confi
 from namesrv.kv_config import KvConfigError
 from protocol.acl.rules import AclError
 from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import configure_logging, fail, run, serve
+from protocol.remoting.runtime import fail, run_daemon, serve
 from protocol.remoting.tls import TlsConfigError
 
 PROG = "mqnamesrv"
@@ -35,14 +34,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def log_settings(cfg: NamesrvConfig) -> LogSettings:
     """The log keys (as the broker's) → ``namesrv.log`` + ``remoting.log``; logFileMaxSize=0 → stderr only."""
-    return LogSettings(
-        level=cfg.log_level,
-        directory=os.path.expanduser(cfg.log_dir) if cfg.log_file_max_size > 0 else None,
-        main_file="namesrv.log",
-        max_bytes=cfg.log_file_max_size,
-        backup_count=cfg.log_file_max_index,
-        json=cfg.log_format == "json",
-    )
+    return LogSettings.from_keys(cfg, main_file="namesrv.log")
 
 
 async def _serve(cfg: NamesrvConfig) -> int:
@@ -64,14 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.printConfigItem:
         sys.stdout.write(format_config(cfg))
         return 0
-    try:
-        configure_logging(settings=log_settings(cfg))
-    except OSError as exc:
-        return fail(PROG, f"cannot write logs under {cfg.log_dir}: {exc}")
-    try:
-        return run(_serve(cfg))
-    except KeyboardInterrupt:  # a signal before the handlers were installed
-        return 0
+    return run_daemon(PROG, log_settings(cfg), cfg.log_dir, lambda: _serve(cfg))
 
 
 if __name__ == "__main__":

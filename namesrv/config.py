@@ -52,10 +52,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from protocol.config_loader import ConfigError as ConfigError
 from protocol.config_loader import Key as _Key
-from protocol.config_loader import KeyTable
+from protocol.config_loader import KeyTable, metric_labels
 from protocol.config_loader import parse_properties as parse_properties
 from protocol.java_config_keys import NAMESRV_FILE_KEYS
-from protocol.remoting.logsetup import parse_log_levels
+from protocol.remoting.logsetup import check_log_levels
 
 
 def _home_path(*parts: str) -> str:
@@ -94,19 +94,11 @@ class NamesrvConfig(BaseModel):
             raise ValueError("only DISABLE and PROM are supported")
         return v
 
-    @field_validator("log_level")
-    @classmethod
-    def _level(cls, v: str) -> str:
-        parse_log_levels(v)
-        return v
+    _level = field_validator("log_level")(check_log_levels)
 
     @property
     def labels(self) -> dict[str, str]:
-        out = {}
-        for pair in filter(None, self.metrics_label.split(",")):
-            key, _, value = pair.partition(":")
-            out[key.strip()] = value.strip()
-        return out
+        return metric_labels(self.metrics_label)
 
     acl_enable: bool = False
     acl_reload_interval: int = Field(5000, ge=0)

@@ -55,6 +55,15 @@ def warn_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def metric_labels(text: str) -> dict[str, str]:
+    """``metricsLabel`` (``name:value[,name:value]``, both daemons) → {name: value}, blanks stripped."""
+    out = {}
+    for pair in filter(None, text.split(",")):
+        key, _, value = pair.partition(":")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def bad_value_j(key: str, kind: type, value: str) -> str | None:
     """J's form of a bad value: ``key=value: expected <form>`` (``protocol.java_config_keys.check_value``)."""
     return check_value(key, kind, value)

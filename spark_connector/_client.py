@@ -32,7 +32,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from spark_connector.offsets import QueueKey
 from spark_connector.planning import QueueBounds
@@ -129,13 +129,22 @@ def _instance_name(kind: str) -> str:
     return f"spark-{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
-def _access_key(credentials: tuple[str, str] | None) -> str | None:
-    """The client's ``access_key`` (with ``_secret_key``, every request is signed: ACL 1.0); None = unsigned."""
-    return None if credentials is None else credentials[0]
+class _ClientOptions(TypedDict):
+    namesrv_addr: str
+    instance_name: str
+    access_key: str | None
+    secret_key: str | None
 
 
-def _secret_key(credentials: tuple[str, str] | None) -> str | None:
-    return None if credentials is None else credentials[1]
+def _client_options(namesrv_addrs: list[str], kind: str, credentials: tuple[str, str] | None) -> _ClientOptions:
+    """The keyword arguments every client the connector starts shares; with ``credentials`` (access key, secret
+    key) every request is signed (ACL 1.0), without them none is."""
+    return _ClientOptions(
+        namesrv_addr=";".join(namesrv_addrs),
+        instance_name=_instance_name(kind),
+        access_key=None if credentials is None else credentials[0],
+        secret_key=None if credentials is None else credentials[1],
+    )
 
 
 class AdminSession:
@@ -148,10 +157,7 @@ class AdminSession:
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-admin",
-            namesrv_addr=";".join(namesrv_addrs),
-            instance_name=_instance_name("admin"),
-            access_key=_access_key(credentials),
-            secret_key=_secret_key(credentials),
+            **_client_options(namesrv_addrs, "admin", credentials),
         )
         self._credentials = credentials
         self._run(self._consumer.start())
@@ -224,10 +230,7 @@ class AdminSession:
         if consumer is None:
             consumer = PullConsumer(
                 group,
-                namesrv_addr=";".join(self._addrs),
-                instance_name=_instance_name("lag"),
-                access_key=_access_key(self._credentials),
-                secret_key=_secret_key(self._credentials),
+                **_client_options(self._addrs, "lag", self._credentials),
             )
             self._run(consumer.start())
             self._groups[group] = consumer
@@ -258,10 +261,7 @@ class PullSession:
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-reader",
-            namesrv_addr=";".join(namesrv_addrs),
-            instance_name=_instance_name("reader"),
-            access_key=_access_key(credentials),
-            secret_key=_secret_key(credentials),
+            **_client_options(namesrv_addrs, "reader", credentials),
         )
         self._loop.run(self._consumer.start(), self._timeout)
 
@@ -323,11 +323,8 @@ class ProducerSession:
         self._timeout = timeout_ms / 1000
         self._producer = Producer(
             group,
-            namesrv_addr=";".join(namesrv_addrs),
-            instance_name=_instance_name("sink"),
             send_timeout_ms=timeout_ms,
-            access_key=_access_key(credentials),
-            secret_key=_secret_key(credentials),
+            **_client_options(namesrv_addrs, "sink", credentials),
         )
         self._loop.run(self._producer.start(), self._timeout + 10)
         self._queues: dict[str, list[MessageQueue]] = {}

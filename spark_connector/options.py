@@ -171,6 +171,7 @@ def _addr_list(v: str) -> str:
 class _Options(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
+    namesrv_addr: str = Field(alias="namesrvAddr")
     # ACL 1.0: with both set, every request the connector sends is signed (README "Security")
     access_key: str | None = Field(None, min_length=1, alias="accessKey")
     secret_key: str | None = Field(None, min_length=1, alias="secretKey")
@@ -180,6 +181,15 @@ class _Options(BaseModel):
         if (self.access_key is None) != (self.secret_key is None):
             raise ValueError("accessKey and secretKey go together: give both or neither")
         return self
+
+    @field_validator("namesrv_addr")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        return _addr_list(v)
+
+    @property
+    def namesrv_addrs(self) -> list[str]:
+        return self.namesrv_addr.split(";")
 
     @property
     def credentials(self) -> tuple[str, str] | None:
@@ -192,7 +202,6 @@ class _Options(BaseModel):
 class SourceOptions(_Options):
     """Validated options of the streaming source and the batch reader (see the module table)."""
 
-    namesrv_addr: str = Field(alias="namesrvAddr")
     subscribe: tuple[str, ...] = Field((), alias="subscribe")
     subscribe_pattern: str | None = Field(None, alias="subscribePattern")
     assign: str | None = Field(None, alias="assign")
@@ -225,11 +234,6 @@ class SourceOptions(_Options):
     end: EndSpec = Field(default_factory=lambda: EndSpec("latest"), exclude=True)
     streaming: bool = Field(True, exclude=True)
     assigned: tuple[tuple[str, str | None, int], ...] = Field((), exclude=True)
-
-    @field_validator("namesrv_addr")
-    @classmethod
-    def _addr(cls, v: str) -> str:
-        return _addr_list(v)
 
     @field_validator("subscribe", mode="before")
     @classmethod
@@ -277,10 +281,6 @@ class SourceOptions(_Options):
         return v
 
     @property
-    def namesrv_addrs(self) -> list[str]:
-        return self.namesrv_addr.split(";")
-
-    @property
     def trigger_delay_ms(self) -> int:
         """The effective ``maxTriggerDelay`` in ms."""
         return DEFAULT_MAX_TRIGGER_DELAY_MS if self.max_trigger_delay_ms is None else self.max_trigger_delay_ms
@@ -306,7 +306,6 @@ class SourceOptions(_Options):
 class SinkOptions(_Options):
     """Validated options of the sink (``write`` / ``writeStream``)."""
 
-    namesrv_addr: str = Field(alias="namesrvAddr")
     topic: str | None = Field(None, alias="topic")
     producer_group: str = Field("spark-rocketmq-sink", alias="producerGroup")
     send_timeout_ms: int = Field(3000, gt=0, alias="sendTimeoutMs")
@@ -314,21 +313,12 @@ class SinkOptions(_Options):
     send_batch_max_messages: int = Field(256, gt=0, le=10_000, alias="sendBatchMaxMessages")
     sends_in_flight: int = Field(8, gt=0, le=256, alias="sendsInFlight")
 
-    @field_validator("namesrv_addr")
-    @classmethod
-    def _addr(cls, v: str) -> str:
-        return _addr_list(v)
-
     @field_validator("topic", "producer_group")
     @classmethod
     def _name(cls, v: str | None) -> str | None:
         if v is not None and not is_valid_name(v):
             raise ValueError(f"bad name {v!r} (letters, digits, %|_- only, at most 255)")
         return v
-
-    @property
-    def namesrv_addrs(self) -> list[str]:
-        return self.namesrv_addr.split(";")
 
 
 def _canonical(raw: Mapping[str, str], table: dict[str, str], side: str, other: dict[str, str]) -> dict[str, str]:
@@ -378,21 +368,27 @@ def _json_offsets(opts: SourceOptions, name: str, text: str, min_value: int) -> 
     return parsed
 
 
-def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
-    given = [
-        n
-        for n, v in (
-            ("startingOffsets", opts.starting_offsets),
-            ("startingOffsetsByTimestamp", opts.starting_offsets_by_timestamp),
-            ("startingTimestamp", opts.starting_timestamp),
-        )
-        if v is not None
-    ]
+def _given(*options: tuple[str, object]) -> list[str]:
+    """The names of the ``(name, value)`` options that were given (not None)."""
+    return [name for name, value in options if value is not None]
+
+
+def _only_one(given: list[str], position: str) -> None:
+    """At most one of the ``given`` options of a starting or ending position: more contradict each other."""
     if len(given) > 1:
         raise OptionError(
             f"rocketmq source: options {' and '.join(repr(g) for g in given)} contradict each other;"
-            " give only one starting position"
+            f" give only one {position} position"
         )
+
+
+def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
+    given = _given(
+        ("startingOffsets", opts.starting_offsets),
+        ("startingOffsetsByTimestamp", opts.starting_offsets_by_timestamp),
+        ("startingTimestamp", opts.starting_timestamp),
+    )
+    _only_one(given, "starting")
     if opts.starting_timestamp is not None:
         return StartSpec("timestamp", timestamp=opts.starting_timestamp)
     if opts.starting_offsets_by_timestamp is not None:
@@ -413,22 +409,14 @@ def _start_spec(opts: SourceOptions, streaming: bool) -> StartSpec:
 
 
 def _end_spec(opts: SourceOptions, streaming: bool) -> EndSpec:
-    given = [
-        n
-        for n, v in (
-            ("endingOffsets", opts.ending_offsets),
-            ("endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp),
-            ("endingTimestamp", opts.ending_timestamp),
-        )
-        if v is not None
-    ]
+    given = _given(
+        ("endingOffsets", opts.ending_offsets),
+        ("endingOffsetsByTimestamp", opts.ending_offsets_by_timestamp),
+        ("endingTimestamp", opts.ending_timestamp),
+    )
     if given and streaming:
         raise OptionError(f"rocketmq source: option '{given[0]}' is for batch queries (spark.read) only")
-    if len(given) > 1:
-        raise OptionError(
-            f"rocketmq source: options {' and '.join(repr(g) for g in given)} contradict each other;"
-            " give only one ending position"
-        )
+    _only_one(given, "ending")
     if opts.ending_timestamp is not None:
         return EndSpec("timestamp", timestamp=opts.ending_timestamp)
     if opts.ending_offsets_by_timestamp is not None:

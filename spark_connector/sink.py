@@ -210,8 +210,8 @@ def _total(messages: list[WriterCommitMessage | None]) -> int:
     return sum(m.rows for m in messages if isinstance(m, SinkCommitMessage))
 
 
-class RocketMQStreamWriter(DataSourceStreamArrowWriter):
-    """``writeStream.format("rocketmq")``."""
+class _RowWriter:
+    """What the stream and the batch writer share: each task sends its rows through ``write_rows``."""
 
     def __init__(self, opts: SinkOptions, schema: StructType) -> None:
         self._opts = opts
@@ -219,6 +219,10 @@ class RocketMQStreamWriter(DataSourceStreamArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return write_rows(self._opts, self._cols, iterator)
+
+
+class RocketMQStreamWriter(_RowWriter, DataSourceStreamArrowWriter):
+    """``writeStream.format("rocketmq")``."""
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         log.info("rocketmq.sink_commit", batch_id=batchId, rows=_total(messages))
@@ -228,15 +232,8 @@ class RocketMQStreamWriter(DataSourceStreamArrowWriter):
         log.warning("rocketmq.sink_abort", batch_id=batchId, rows_already_sent=_total(messages))
 
 
-class RocketMQBatchWriter(DataSourceArrowWriter):
+class RocketMQBatchWriter(_RowWriter, DataSourceArrowWriter):
     """``df.write.format("rocketmq")`` (append)."""
-
-    def __init__(self, opts: SinkOptions, schema: StructType) -> None:
-        self._opts = opts
-        self._cols = SinkColumns.from_schema(schema, opts)
-
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        return write_rows(self._opts, self._cols, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         log.info("rocketmq.sink_commit", rows=_total(messages))

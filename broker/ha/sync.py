@@ -103,37 +103,40 @@ class SlaveSynchronize:
         if not addr or addr == self._own_addr() or not self._replicating():
             return False
         ok = True
-        doc = await self._get(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
-        if doc is not None:
-            if self._topics.replace_from_master(doc):
-                _log.info("topic config copied from master %s", addr)
-        else:
-            ok = False
-        doc = await self._get(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
-        if doc is not None:
-            table = doc.get("offsetTable")
-            if isinstance(table, dict):
-                self._offsets.put_all(
-                    {str(k): {int(q): int(o) for q, o in v.items()} for k, v in table.items() if isinstance(v, dict)}
-                )
-        else:
-            ok = False
-        doc = await self._get(addr, RequestCode.GET_ALL_DELAY_OFFSET)
-        if doc is not None:
-            table = doc.get("offsetTable")
-            if isinstance(table, dict):
-                self._schedule.replace_offsets({int(k): int(v) for k, v in table.items()})
-        else:
-            ok = False
-        doc = await self._get(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        if doc is not None:
-            if self._groups.replace_from_master(doc):
-                _log.info("subscription groups copied from master %s", addr)
-        else:
-            ok = False
+        for code, copy in (
+            (RequestCode.GET_ALL_TOPIC_CONFIG, self._copy_topics),
+            (RequestCode.GET_ALL_CONSUMER_OFFSET, self._copy_offsets),
+            (RequestCode.GET_ALL_DELAY_OFFSET, self._copy_delay_offsets),
+            (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, self._copy_groups),
+        ):
+            doc = await self._get(addr, code)
+            if doc is None:
+                ok = False
+            else:
+                copy(doc, addr)
         if ok:
             self.syncs += 1
         return ok
+
+    def _copy_topics(self, doc: dict[str, object], addr: str) -> None:
+        if self._topics.replace_from_master(doc):
+            _log.info("topic config copied from master %s", addr)
+
+    def _copy_offsets(self, doc: dict[str, object], addr: str) -> None:
+        table = doc.get("offsetTable")
+        if isinstance(table, dict):
+            self._offsets.put_all(
+                {str(k): {int(q): int(o) for q, o in v.items()} for k, v in table.items() if isinstance(v, dict)}
+            )
+
+    def _copy_delay_offsets(self, doc: dict[str, object], addr: str) -> None:
+        table = doc.get("offsetTable")
+        if isinstance(table, dict):
+            self._schedule.replace_offsets({int(k): int(v) for k, v in table.items()})
+
+    def _copy_groups(self, doc: dict[str, object], addr: str) -> None:
+        if self._groups.replace_from_master(doc):
+            _log.info("subscription groups copied from master %s", addr)
 
     async def take_back(self, addr: str) -> bool:
         """Merge a slave's tables into this master's (see the module docstring); returns whether all four came."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from broker import topics as T
@@ -54,7 +54,7 @@ from broker.services.broker_stats import (
     BrokerStats,
     earliest_store_time,
 )
-from broker.services.client_registry import ClientRegistry
+from broker.services.client_registry import ClientChannel, ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
@@ -73,6 +73,19 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 BROKER_VERSION_DESC = "V4_9_7"
 BROKER_VERSION = 407
 ROCKETQ_VERSION = "rocketq-0.1.0"  # our own version, beside the RocketMQ one J clients parse
+
+
+def _connection_set(chans: Iterable[ClientChannel]) -> list[dict[str, Any]]:
+    """J ``ConsumerConnection``/``ProducerConnection`` ``connectionSet``: one entry per live client channel."""
+    return [
+        {
+            "clientAddr": c.channel.peer,
+            "clientId": c.client_id,
+            "language": getattr(c.language, "name", str(c.language)),
+            "version": c.version,
+        }
+        for c in chans
+    ]
 
 
 class ConsumeStatsBuilder:
@@ -203,15 +216,7 @@ class AdminStatsHandlers:
         if grp is None or not chans:
             raise HandlerError(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online")
         body = {
-            "connectionSet": [
-                {
-                    "clientAddr": c.channel.peer,
-                    "clientId": c.client_id,
-                    "language": getattr(c.language, "name", str(c.language)),
-                    "version": c.version,
-                }
-                for c in chans
-            ],
+            "connectionSet": _connection_set(chans),
             "consumeFromWhere": grp.consume_from_where,
             "consumeType": grp.consume_type,
             "messageModel": grp.message_model,
@@ -235,17 +240,7 @@ class AdminStatsHandlers:
         chans = [c for c in self._clients.producer_groups().get(h.producer_group, []) if not c.channel.is_closed]
         if not chans:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist")
-        body = {
-            "connectionSet": [
-                {
-                    "clientAddr": c.channel.peer,
-                    "clientId": c.client_id,
-                    "language": getattr(c.language, "name", str(c.language)),
-                    "version": c.version,
-                }
-                for c in chans
-            ]
-        }
+        body = {"connectionSet": _connection_set(chans)}
         return cmd.make_response(body=json.dumps(body, separators=(",", ":")).encode())
 
     def runtime_table(self) -> dict[str, str]:

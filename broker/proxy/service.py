@@ -245,6 +245,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         )
         return mq
 
+    def _topic_group_call(self, context: Context, request: Any) -> tuple[Any, Any]:
+        """A consumer's request on one topic: its session (and ACL) checked, then its topic and its group."""
+        self._session(context, request)
+        return self._topic(request.topic.name), self._group(request.group.name)
+
     def _topic(self, name: str) -> Any:
         if not name or T.topic_error(name) is not None:
             raise ClientError(pb.Code.ILLEGAL_TOPIC, f"topic {name!r} is illegal")
@@ -446,9 +451,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.QueryAssignmentRequest, context: Context
     ) -> spb.QueryAssignmentResponse:
         try:
-            self._session(context, request)
-            tc = self._topic(request.topic.name)
-            g = self._group(request.group.name)
+            tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
             return spb.QueryAssignmentResponse(status=_status(exc.code, str(exc)))
         if not T.is_readable(tc.perm) or tc.read_queue_nums == 0:
@@ -542,9 +545,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     async def AckMessage(self, request: spb.AckMessageRequest, context: Context) -> spb.AckMessageResponse:
         resp = spb.AckMessageResponse()
         try:
-            self._session(context, request)
-            tc = self._topic(request.topic.name)
-            g = self._group(request.group.name)
+            tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
             resp.status.CopyFrom(_status(exc.code, str(exc)))
             return resp
@@ -574,9 +575,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.ChangeInvisibleDurationRequest, context: Context
     ) -> spb.ChangeInvisibleDurationResponse:
         try:
-            self._session(context, request)
-            tc = self._topic(request.topic.name)
-            g = self._group(request.group.name)
+            tc, g = self._topic_group_call(context, request)
             ms = _duration_ms(request.invisible_duration)
             if not 0 <= ms <= self._cfg.max_invisible_time_mills:
                 raise ClientError(pb.Code.ILLEGAL_INVISIBLE_TIME, "illegal invisible time")
@@ -591,9 +590,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self, request: spb.ForwardMessageToDeadLetterQueueRequest, context: Context
     ) -> spb.ForwardMessageToDeadLetterQueueResponse:
         try:
-            self._session(context, request)
-            tc = self._topic(request.topic.name)
-            g = self._group(request.group.name)
+            tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
             return spb.ForwardMessageToDeadLetterQueueResponse(status=_status(exc.code, str(exc)))
         st = await self._pop.forward_handle_to_dlq(g.group_name, tc.topic_name, request.receipt_handle)

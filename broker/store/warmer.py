@@ -174,7 +174,7 @@ class SegmentWarmer:
                 lo = mf.wrote + self._margin
                 lo += -lo % PAGE
                 start = max(pos, lo)
-                hole = _next_hole(mf, start)
+                hole = mf.data_end(start)
                 if hole >= mf.size:
                     break
                 n = min(self._tail_chunk, _hole_end(mf, hole) - hole)
@@ -191,15 +191,6 @@ class SegmentWarmer:
         else:
             return
         mf.guard = None  # reached the end: the whole rest is allocated, appends go straight through again
-
-
-def _next_hole(mf: MappedFile, pos: int) -> int:
-    if pos >= mf.size:
-        return mf.size
-    try:
-        return min(mf.size, os.lseek(mf.fd, pos, os.SEEK_HOLE))
-    except OSError:
-        return mf.size
 
 
 def _hole_end(mf: MappedFile, hole: int) -> int:

@@ -87,15 +87,18 @@ def topic_list_args(p: argparse.ArgumentParser) -> None:
     json_arg(p)
 
 
+async def _cluster_of(admin: AdminClient) -> dict[str, str]:
+    """Broker name → its cluster, from the name server's cluster info."""
+    info = await admin.cluster_info()
+    return {name: cluster for cluster, names in (info.get("clusterAddrTable") or {}).items() for name in names or []}
+
+
 async def topic_list_more(admin: AdminClient, a: argparse.Namespace) -> int:
     topics = sorted(await admin.topic_list())
     if not a.clusterModel:
         print_json(topics)
         return 0
-    info = await admin.cluster_info()
-    cluster_of = {
-        name: cluster for cluster, names in (info.get("clusterAddrTable") or {}).items() for name in names or []
-    }
+    cluster_of = await _cluster_of(admin)
     rows: list[list[object]] = []
     for topic in topics:
         if topic.startswith(("%RETRY%", "%DLQ%")):
@@ -130,10 +133,7 @@ async def topic_route_more(admin: AdminClient, a: argparse.Namespace) -> int:
     if not a.list:
         print_json(raw)
         return 0
-    info = await admin.cluster_info()
-    cluster_of = {
-        name: cluster for cluster, names in (info.get("clusterAddrTable") or {}).items() for name in names or []
-    }
+    cluster_of = await _cluster_of(admin)
     addrs_of: dict[str, Any] = {bd["brokerName"]: bd.get("brokerAddrs") or {} for bd in raw.get("brokerDatas") or []}
     rows: list[list[object]] = []
     total_r = total_w = 0

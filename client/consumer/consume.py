@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from client._aio import log_stop_failure
+from client._aio import every, log_stop_failure
 from client._log import get_logger
 from client.config import PushConsumerConfig
 from client.consumer.offset_store import OffsetStore
@@ -111,7 +111,12 @@ class ConcurrentConsumeService:
         self._workers = [
             loop.create_task(self._worker(), name=f"consume-{i}") for i in range(self._config.consume_thread_max)
         ]
-        self._workers.append(loop.create_task(self._clean_expired_loop(), name="consume-timeout"))
+        self._workers.append(
+            loop.create_task(
+                every(self._config.consume_timeout * 60, self.clean_expired, "consume timeout clean-up failed", _log),
+                name="consume-timeout",
+            )
+        )
 
     def submit(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[MessageExt]) -> None:
         n = self._config.consume_message_batch_max_size
@@ -186,15 +191,6 @@ class ConcurrentConsumeService:
             self._hooks.offset_store.update(mq, offset)
         self._hooks.on_consumed(mq, pq)
 
-    async def _clean_expired_loop(self) -> None:
-        interval = self._config.consume_timeout * 60
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.clean_expired()
-            except Exception as exc:
-                _log.warning("consume timeout clean-up failed", error=repr(exc))
-
     async def clean_expired(self) -> None:
         """Send back (level 3) and forget messages stuck in the listener for longer than ``consume_timeout``."""
         if self._broadcasting:
@@ -237,7 +233,9 @@ class OrderlyConsumeService:
 
     def start(self) -> None:
         if self._clustering:
-            self._renew = asyncio.get_running_loop().create_task(self._renew_loop(), name="orderly-lock-renew")
+            self._renew = asyncio.get_running_loop().create_task(
+                every(LOCK_RENEW_INTERVAL, self.renew_locks, "lock renewal failed", _log), name="orderly-lock-renew"
+            )
 
     def submit(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[MessageExt]) -> None:
         running = self._drains.get(mq)
@@ -297,14 +295,6 @@ class OrderlyConsumeService:
         if offset >= 0 and (even_if_dropped or not pq.dropped):
             self._hooks.offset_store.update(mq, offset)
         self._hooks.on_consumed(mq, pq)
-
-    async def _renew_loop(self) -> None:
-        while True:
-            await asyncio.sleep(LOCK_RENEW_INTERVAL)
-            try:
-                await self.renew_locks()
-            except Exception as exc:
-                _log.warning("lock renewal failed", error=repr(exc))
 
     async def renew_locks(self) -> None:
         """Lock every owned queue again; a queue whose lock was lost stops consuming, one regained resumes."""

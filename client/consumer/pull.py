@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from client._aio import log_stop_failure
+from client._aio import StartClose, log_stop_failure
 from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
@@ -79,7 +79,7 @@ class _QueueState:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class PullConsumer:
+class PullConsumer(StartClose):
     """``PullConsumer(group, namesrv_addr=...)``; options are ``ClientConfig`` and ``PullConsumerConfig`` fields."""
 
     def __init__(
@@ -149,13 +149,6 @@ class PullConsumer:
             self.instance.unregister_consumer(self)
             self._registered = False
         await self.instance.close()
-
-    async def __aenter__(self) -> PullConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     # -- group membership (ConsumerMember) -------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from client._aio import log_stop_failure
+from client._aio import StartClose, log_stop_failure
 from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
@@ -77,7 +77,7 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
-class PushConsumer:
+class PushConsumer(StartClose):
     """``consumer.subscribe("Topic", "TagA || TagB", listener)`` then ``async with consumer: ...``.
 
     Options are the fields of ``ClientConfig`` and ``PushConsumerConfig`` (``message_model``, ``orderly``,
@@ -250,13 +250,6 @@ class PushConsumer:
         self.instance.unregister_consumer(self)
         await self.instance.close()
         _log.info("push consumer closed", group=self.group, client_id=self.instance.client_id)
-
-    async def __aenter__(self) -> PushConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     async def persist_offsets(self) -> None:
         """Persist the consumed offsets of every owned queue now (otherwise every 5 s, on revoke and at close)."""

@@ -29,6 +29,7 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Unpack
 
+from client._aio import StartClose
 from client._log import get_logger
 from client.config import ClientConfig, ProducerConfig, split_options
 from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
@@ -74,7 +75,7 @@ LocalTransaction = Callable[[Message, Any], LocalTransactionState | Awaitable[Lo
 CheckListener = Callable[[MessageExt], LocalTransactionState | Awaitable[LocalTransactionState]]
 
 
-class Producer:
+class Producer(StartClose):
     """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
 
     Options are the fields of ``ClientConfig`` (``instance_name``, ``serialize_type``…) and ``ProducerConfig``
@@ -130,13 +131,6 @@ class Producer:
             await self.instance.unregister_from_brokers(self.group, None)
             self.instance.unregister_producer(self)
         await self.instance.close()
-
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     def _check_started(self) -> None:
         if not self._started:

@@ -6,6 +6,8 @@ Absent items answer QUERY_NOT_FOUND with J's remarks ("No config item, Namespace
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from namesrv.handlers._header import read_header
 from namesrv.kv_config import KvConfig
 from protocol.bodies import KVTable
@@ -30,12 +32,7 @@ class KvHandlers:
     async def put(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = read_header(PutKVConfigRequestHeader, cmd)
         namespace, key, value = h.namespace, h.key, h.value
-        try:
-            await self._kv.put(namespace, key, value)
-        except OSError as exc:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR, f"persist kv config to {self._kv.path} failed: {exc}"
-            ) from None
+        await self._persist(self._kv.put(namespace, key, value))
         ctx.log.info("kv config put", namespace=namespace, key=key, peer=ctx.conn.peer)
         return cmd.make_response()
 
@@ -50,14 +47,18 @@ class KvHandlers:
     async def delete(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = read_header(NamespaceKeyRequestHeader, cmd)
         namespace, key = h.namespace, h.key
+        await self._persist(self._kv.delete(namespace, key))
+        ctx.log.info("kv config deleted", namespace=namespace, key=key, peer=ctx.conn.peer)
+        return cmd.make_response()
+
+    async def _persist(self, change: Awaitable[None]) -> None:
+        """Await a change of the kv file; a failure to write it answers SYSTEM_ERROR naming the file."""
         try:
-            await self._kv.delete(namespace, key)
+            await change
         except OSError as exc:
             raise HandlerError(
                 ResponseCode.SYSTEM_ERROR, f"persist kv config to {self._kv.path} failed: {exc}"
             ) from None
-        ctx.log.info("kv config deleted", namespace=namespace, key=key, peer=ctx.conn.peer)
-        return cmd.make_response()
 
     async def list_namespace(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         namespace = read_header(GetKVListByNamespaceRequestHeader, cmd).namespace

@@ -132,6 +132,13 @@ class GetConsumerStatusBody:
         return cls(mqt, ct)
 
 
+def _longs(what: str, d: Any, keys: tuple[str, ...]) -> list[int]:
+    """The fields ``keys`` of the JSON object ``d`` (an absent one is 0) as longs, in that order."""
+    if not isinstance(d, dict):
+        raise BodyDecodeError(f"{what} is not an object: {d!r}")
+    return [_long(d.get(k, 0), k) for k in keys]
+
+
 @dataclass(frozen=True, slots=True)
 class TopicOffset:
     min_offset: int = 0
@@ -147,13 +154,7 @@ class TopicOffset:
 
     @classmethod
     def from_json(cls, d: Any) -> TopicOffset:
-        if not isinstance(d, dict):
-            raise BodyDecodeError(f"TopicOffset is not an object: {d!r}")
-        return cls(
-            _long(d.get("minOffset", 0), "minOffset"),
-            _long(d.get("maxOffset", 0), "maxOffset"),
-            _long(d.get("lastUpdateTimestamp", 0), "lastUpdateTimestamp"),
-        )
+        return cls(*_longs("TopicOffset", d, ("minOffset", "maxOffset", "lastUpdateTimestamp")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,14 +189,7 @@ class OffsetWrapper:
 
     @classmethod
     def from_json(cls, d: Any) -> OffsetWrapper:
-        if not isinstance(d, dict):
-            raise BodyDecodeError(f"OffsetWrapper is not an object: {d!r}")
-        return cls(
-            _long(d.get("brokerOffset", 0), "brokerOffset"),
-            _long(d.get("consumerOffset", 0), "consumerOffset"),
-            _long(d.get("lastTimestamp", 0), "lastTimestamp"),
-            _long(d.get("pullOffset", 0), "pullOffset"),
-        )
+        return cls(*_longs("OffsetWrapper", d, ("brokerOffset", "consumerOffset", "lastTimestamp", "pullOffset")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,8 @@
 * levels: ``"INFO"`` or ``"INFO,rocketq.remoting=DEBUG,rocketq.store=WARN"``: the root level, then per-logger
   overrides (stdlib logger levels; a child inherits its parent's).
 
-``parse_log_levels`` validates such a spec (config loaders call it, so a bad level is a config error).
+``parse_log_levels`` validates such a spec (config loaders call it through ``check_log_levels``, so a bad level is a
+config error).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -52,6 +53,12 @@ def parse_log_levels(spec: str) -> tuple[int, dict[str, int]]:
     return root, per
 
 
+def check_log_levels(spec: str) -> str:
+    """``spec`` unchanged when ``parse_log_levels`` accepts it (the daemons' ``logLevel`` validator)."""
+    parse_log_levels(spec)
+    return spec
+
+
 @dataclass(frozen=True)
 class LogSettings:
     level: str = "INFO"
@@ -61,6 +68,34 @@ class LogSettings:
     max_bytes: int = 128 * 1024 * 1024
     backup_count: int = 10
     json: bool = False  # files (and stderr) in JSON lines
+
+    @classmethod
+    def from_keys(cls, keys: LogKeys, main_file: str) -> LogSettings:
+        """The config's ``logDir``/``logLevel``/``logFormat``/``logFileMaxSize``/``logFileMaxIndex`` (the broker's
+        and the name server's share them) → settings; logFileMaxSize=0 → stderr only."""
+        return cls(
+            level=keys.log_level,
+            directory=os.path.expanduser(keys.log_dir) if keys.log_file_max_size > 0 else None,
+            main_file=main_file,
+            max_bytes=keys.log_file_max_size,
+            backup_count=keys.log_file_max_index,
+            json=keys.log_format == "json",
+        )
+
+
+class LogKeys(Protocol):
+    """The log keys of a daemon's config, as ``LogSettings.from_keys`` reads them."""
+
+    @property
+    def log_level(self) -> str: ...
+    @property
+    def log_dir(self) -> str: ...
+    @property
+    def log_format(self) -> str: ...
+    @property
+    def log_file_max_size(self) -> int: ...
+    @property
+    def log_file_max_index(self) -> int: ...
 
 
 class _Prefixes(logging.Filter):

@@ -70,6 +70,20 @@ def fail(prog: str, message: str) -> int:
     return 1
 
 
+def run_daemon(prog: str, logs: LogSettings, log_dir: str, main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """A daemon's ``main`` after its config is read: set up ``logs`` (a ``log_dir`` that cannot be written is a
+    one-line failure), then run ``main()`` and return its exit status (0 for a signal that comes before the stop
+    handlers are installed)."""
+    try:
+        configure_logging(settings=logs)
+    except OSError as exc:
+        return fail(prog, f"cannot write logs under {log_dir}: {exc}")
+    try:
+        return run(main())
+    except KeyboardInterrupt:
+        return 0
+
+
 async def serve(
     app: Daemon,
     *,
