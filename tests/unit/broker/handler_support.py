@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from broker import topics as T
 from broker.app import store_config
 from broker.config import BrokerConfig, load_config
 from broker.ha.service import HAService
@@ -23,8 +24,8 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.schedule import ScheduleService
-from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
+from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
+from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.wiring import Wiring, wire
 from protocol.codes import LanguageCode
@@ -143,3 +144,52 @@ async def dispatch(
         resp = cmd.make_response(exc.code, exc.remark)
     assert resp is not None
     return resp
+
+
+@dataclasses.dataclass
+class CheckRow:
+    """One line of a handler's check → code → remark table: the broker's config, what exists before, the request,
+    the expected reply. ``remark`` is a part of the reply's remark that must appear; None: the reply carries no
+    remark at all (the success rows)."""
+
+    id: str
+    request: Callable[[], RemotingCommand]
+    code: int
+    remark: str | None
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    setup: list[Callable[[WiredBroker], None]] = dataclasses.field(default_factory=list)
+
+
+async def run_row(tmp_path: Path, row: CheckRow) -> RemotingCommand:
+    """``row``'s request dispatched on a fresh wired broker after its setup steps."""
+    async with wired_broker(tmp_path, **row.config) as broker:
+        for step in row.setup:
+            step(broker)
+        return await dispatch(broker, row.request())
+
+
+def check_row(resp: RemotingCommand, row: CheckRow) -> None:
+    """The reply has ``row``'s code and remark (both always checked)."""
+    assert resp.code == row.code, (resp.code, resp.remark)
+    if row.remark is None:
+        assert not resp.remark, resp.remark
+    else:
+        assert row.remark and row.remark in (resp.remark or ""), resp.remark
+
+
+def put_topic(name: str, perm: int = T.PERM_RW, queues: int = 4) -> Callable[[WiredBroker], None]:
+    """A setup step: topic ``name`` exists with ``queues`` read and write queues."""
+
+    def setup(b: WiredBroker) -> None:
+        b.topics.put(TopicConfig(name, queues, queues, perm))
+
+    return setup
+
+
+def put_group(name: str, **fields: Any) -> Callable[[WiredBroker], None]:
+    """A setup step: subscription group ``name`` exists with ``fields``."""
+
+    def setup(b: WiredBroker) -> None:
+        b.groups.put(SubscriptionGroupConfig(name, **fields))
+
+    return setup
