@@ -31,6 +31,7 @@ from broker.wiring import Wiring, wire
 from protocol.codes import LanguageCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
+from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import HandlerError, RequestContext
 
 
@@ -92,8 +93,9 @@ class WiredBroker:
 
 
 @asynccontextmanager
-async def wired_broker(tmp_path: Path, **overrides: Any) -> AsyncIterator[WiredBroker]:
-    """A broker's handlers over a started store under ``tmp_path`` (RocketMQ key overrides), no server."""
+async def wired_broker(tmp_path: Path, *, acl_home: Path | None = None, **overrides: Any) -> AsyncIterator[WiredBroker]:
+    """A broker's handlers over a started store under ``tmp_path`` (RocketMQ key overrides), no server; with
+    ``acl_home``, the ACL admin handlers too, over the ACL files under it (not watched)."""
     cfg = load_config(
         None,
         {
@@ -119,7 +121,8 @@ async def wired_broker(tmp_path: Path, **overrides: Any) -> AsyncIterator[WiredB
     ha = HAService(cfg, store, remoting, topics, offsets, schedule, groups, lambda: addr, lambda: None)
     stats = BrokerStats()
     wiring = wire(
-        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha, None,
+        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha,
+        AclWatcher(acl_home, interval_s=0) if acl_home is not None else None,
         on_config=lambda c: None, broker_addr=lambda: addr,
     )  # fmt: skip
     await store.start()
@@ -160,9 +163,9 @@ class CheckRow:
     setup: list[Callable[[WiredBroker], None]] = dataclasses.field(default_factory=list)
 
 
-async def run_row(tmp_path: Path, row: CheckRow) -> RemotingCommand:
+async def run_row(tmp_path: Path, row: CheckRow, *, acl_home: Path | None = None) -> RemotingCommand:
     """``row``'s request dispatched on a fresh wired broker after its setup steps."""
-    async with wired_broker(tmp_path, **row.config) as broker:
+    async with wired_broker(tmp_path, acl_home=acl_home, **row.config) as broker:
         for step in row.setup:
             step(broker)
         return await dispatch(broker, row.request())
