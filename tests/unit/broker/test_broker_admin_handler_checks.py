@@ -12,8 +12,16 @@ import pytest
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from tests.integration.broker_wire import send_cmd, simple_cmd
-from tests.unit.broker.handler_support import CheckRow, check_row, dispatch, put_topic, run_row, wired_broker
+from tests.integration.broker_wire import heartbeat_cmd, send_cmd, simple_cmd
+from tests.unit.broker.handler_support import (
+    CheckRow,
+    FakeChannel,
+    check_row,
+    dispatch,
+    put_topic,
+    run_row,
+    wired_broker,
+)
 
 R = ResponseCode
 Row = CheckRow
@@ -170,6 +178,36 @@ async def test_admin_stats_checks(tmp_path: Path, row: Row) -> None:
     check_row(resp, row)
     if row.id == "runtime-info":
         assert json.loads(resp.body)["table"]["topicCount"].isdigit()
+
+
+async def test_admin_views_with_clients_online(tmp_path: Path) -> None:
+    """The success side of the refusals above: with consumer cid-1 of G and producer p-1 of P heartbeated, the
+    connection lists answer, GET_CONSUME_STATS covers the subscribed topic, and GET_CONSUMER_RUNNING_INFO relays the
+    client's reply (code, remark, body) unchanged."""
+    async with wired_broker(tmp_path) as broker:
+        put_topic("TopicA")(broker)
+        consumer = FakeChannel()
+        consumer.reply = RemotingCommand(code=R.SYSTEM_ERROR, remark="busy", body=b"{running}")
+        assert (await dispatch(broker, heartbeat_cmd("cid-1", "G", "TopicA"), channel=consumer)).code == R.SUCCESS
+        producer_hb = json.dumps({"clientID": "p-1", "producerDataSet": [{"groupName": "P"}]}).encode()
+        hb = await dispatch(broker, RemotingCommand.request(Q.HEART_BEAT, {}, producer_hb))
+        assert hb.code == R.SUCCESS
+        consumer.sent.clear()
+
+        conns = await dispatch(broker, simple_cmd(Q.GET_CONSUMER_CONNECTION_LIST, consumerGroup="G"))
+        assert (conns.code, conns.remark) == (R.SUCCESS, None)
+        body = json.loads(conns.body)
+        assert [c["clientId"] for c in body["connectionSet"]] == ["cid-1"] and "TopicA" in body["subscriptionTable"]
+        producers = await dispatch(broker, simple_cmd(Q.GET_PRODUCER_CONNECTION_LIST, producerGroup="P"))
+        assert (producers.code, producers.remark) == (R.SUCCESS, None)
+        assert [c["clientId"] for c in json.loads(producers.body)["connectionSet"]] == ["p-1"]
+        stats = await dispatch(broker, simple_cmd(Q.GET_CONSUME_STATS, consumerGroup="G", topic="TopicA"))
+        assert (stats.code, stats.remark) == (R.SUCCESS, None)
+        assert b"TopicA" in stats.body
+
+        running = await dispatch(broker, simple_cmd(Q.GET_CONSUMER_RUNNING_INFO, consumerGroup="G", clientId="cid-1"))
+        assert (running.code, running.remark, running.body) == (R.SYSTEM_ERROR, "busy", b"{running}")
+        assert [c.code for c in consumer.sent] == [Q.GET_CONSUMER_RUNNING_INFO]
 
 
 # -- the maintenance passes (broker/handlers/admin_maintenance.py) ---------------------------------------------------
