@@ -313,6 +313,25 @@ OFFSETS_ROWS = [
         R.SUCCESS,
         None,
     ),
+    Row(
+        "broker-consume-stats-missing-is-order",
+        lambda: simple_cmd(Q.GET_BROKER_CONSUME_STATS),
+        R.SYSTEM_ERROR,
+        "the custom field <isOrder> is null",
+    ),
+    Row(
+        "broker-consume-stats-is-order-not-a-boolean",
+        lambda: simple_cmd(Q.GET_BROKER_CONSUME_STATS, isOrder="sometimes"),
+        R.SYSTEM_ERROR,
+        "the custom field <isOrder> is not a valid boolean: 'sometimes'",
+    ),
+    Row(
+        "broker-consume-stats",
+        lambda: simple_cmd(Q.GET_BROKER_CONSUME_STATS, isOrder="false"),
+        R.SUCCESS,
+        None,
+        setup=[put_topic("TopicA"), _commit("G", "TopicA", 0, 0)],
+    ),
     Row("all-consumer-offsets", lambda: simple_cmd(Q.GET_ALL_CONSUMER_OFFSET), R.SUCCESS, None),
     Row("all-delay-offsets", lambda: simple_cmd(Q.GET_ALL_DELAY_OFFSET), R.SUCCESS, None),
 ]
