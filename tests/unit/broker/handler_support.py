@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from broker import topics as T
 from broker.app import store_config
 from broker.config import BrokerConfig, load_config
 from broker.ha.service import HAService
@@ -23,13 +24,14 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.schedule import ScheduleService
-from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
+from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
+from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.wiring import Wiring, wire
 from protocol.codes import LanguageCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
+from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import HandlerError, RequestContext
 
 
@@ -91,8 +93,9 @@ class WiredBroker:
 
 
 @asynccontextmanager
-async def wired_broker(tmp_path: Path, **overrides: Any) -> AsyncIterator[WiredBroker]:
-    """A broker's handlers over a started store under ``tmp_path`` (RocketMQ key overrides), no server."""
+async def wired_broker(tmp_path: Path, *, acl_home: Path | None = None, **overrides: Any) -> AsyncIterator[WiredBroker]:
+    """A broker's handlers over a started store under ``tmp_path`` (RocketMQ key overrides), no server; with
+    ``acl_home``, the ACL admin handlers too, over the ACL files under it (not watched)."""
     cfg = load_config(
         None,
         {
@@ -118,7 +121,8 @@ async def wired_broker(tmp_path: Path, **overrides: Any) -> AsyncIterator[WiredB
     ha = HAService(cfg, store, remoting, topics, offsets, schedule, groups, lambda: addr, lambda: None)
     stats = BrokerStats()
     wiring = wire(
-        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha, None,
+        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha,
+        AclWatcher(acl_home, interval_s=0) if acl_home is not None else None,
         on_config=lambda c: None, broker_addr=lambda: addr,
     )  # fmt: skip
     await store.start()
@@ -143,3 +147,52 @@ async def dispatch(
         resp = cmd.make_response(exc.code, exc.remark)
     assert resp is not None
     return resp
+
+
+@dataclasses.dataclass
+class CheckRow:
+    """One line of a handler's check → code → remark table: the broker's config, what exists before, the request,
+    the expected reply. ``remark`` is a part of the reply's remark that must appear; None: the reply carries no
+    remark at all (the success rows)."""
+
+    id: str
+    request: Callable[[], RemotingCommand]
+    code: int
+    remark: str | None
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    setup: list[Callable[[WiredBroker], None]] = dataclasses.field(default_factory=list)
+
+
+async def run_row(tmp_path: Path, row: CheckRow, *, acl_home: Path | None = None) -> RemotingCommand:
+    """``row``'s request dispatched on a fresh wired broker after its setup steps."""
+    async with wired_broker(tmp_path, acl_home=acl_home, **row.config) as broker:
+        for step in row.setup:
+            step(broker)
+        return await dispatch(broker, row.request())
+
+
+def check_row(resp: RemotingCommand, row: CheckRow) -> None:
+    """The reply has ``row``'s code and remark (both always checked)."""
+    assert resp.code == row.code, (resp.code, resp.remark)
+    if row.remark is None:
+        assert not resp.remark, resp.remark
+    else:
+        assert row.remark and row.remark in (resp.remark or ""), resp.remark
+
+
+def put_topic(name: str, perm: int = T.PERM_RW, queues: int = 4) -> Callable[[WiredBroker], None]:
+    """A setup step: topic ``name`` exists with ``queues`` read and write queues."""
+
+    def setup(b: WiredBroker) -> None:
+        b.topics.put(TopicConfig(name, queues, queues, perm))
+
+    return setup
+
+
+def put_group(name: str, **fields: Any) -> Callable[[WiredBroker], None]:
+    """A setup step: subscription group ``name`` exists with ``fields``."""
+
+    def setup(b: WiredBroker) -> None:
+        b.groups.put(SubscriptionGroupConfig(name, **fields))
+
+    return setup
