@@ -68,7 +68,7 @@ def rebuild(
         return
     lo = upto
     for cq in todo.values():
-        lo = min(lo, resume_offset(commitlog, cq))
+        lo = min(lo, resume_offset(commitlog, cq, upto))
     before = {k: cq.max_offset for k, cq in todo.items()}
     for phys, msg in iter_records(commitlog, lo, upto):
         q = todo.get((msg.topic, msg.queue_id))
@@ -89,33 +89,13 @@ def rebuild(
         )
 
 
-def resume_offset(commitlog: CommitLog, cq: ConsumeQueue, limit: int = 64) -> int:
-    """Where the records after a queue's last sound unit start in the log: the end of the nearest unit (from the
-    back, within ``limit``) whose record is its own — topic, queue and queue offset; the log's start when none is.
-    A damaged last unit (pointing far past the log, or into another record) must not hide the missing units."""
-    q = cq.max_offset - 1
-    for _ in range(limit):
-        if q < cq.min_offset:
-            break
-        u = cq.unit(q)
-        if u is not None and u[0] >= 0 and _owns(commitlog, cq, q, u[0], u[1]):
-            return u[0] + u[1]
-        q -= 1
-    return commitlog.min_offset
-
-
-def _owns(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int, size: int) -> bool:
-    """The record at ``phys`` is whole in its file and is the queue's message ``qoff`` (read from the mapping: this
-    runs before recovery has set how far each file is written)."""
-    mf = commitlog.queue.find(phys)
-    pos = phys - mf.start if mf is not None else -1
-    if mf is None or size <= 0 or pos + size > mf.size:
-        return False
-    try:
-        msg, _ = decode_record(mf.buf[pos : pos + size])
-    except (ValueError, IndexError):
-        return False
-    return msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff
+def resume_offset(commitlog: CommitLog, cq: ConsumeQueue, upto: int) -> int:
+    """Where the records after a queue's last sound unit start in the log: the end of the nearest unit from the back
+    whose record is its own (``_matching_neighbour``); the log's start when none is. A damaged last unit (pointing
+    far past the log, or into another record) must not hide the missing units. The log below ``upto`` is whole:
+    this runs before recovery has set how far each file is written."""
+    end = _matching_neighbour(commitlog, cq, cq.max_offset, -1, end=upto)
+    return commitlog.min_offset if end is None else end
 
 
 def rebuild_index(commitlog: CommitLog, index: IndexService, lo: int, upto: int, report: IntegrityReport) -> None:
@@ -163,28 +143,34 @@ def check_units(commitlog: CommitLog, cq: ConsumeQueue, end: int, report: Integr
             repair_one(commitlog, cq, qoff, report)
 
 
-def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int) -> bool:
+def _record_matches(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, phys: int, end: int | None = None) -> bool:
+    """The unit's record at ``phys`` lies below ``end`` (default: what the log has written) and is the queue's
+    message ``qoff``. Read from the mapping, so it also serves before recovery has set how far files are written."""
     u = cq.unit(qoff)
-    if u is None or phys >= commitlog.max_offset:
+    if u is None or phys < 0 or u[1] <= 0 or phys + u[1] > (commitlog.max_offset if end is None else end):
         return False
-    view = commitlog.read(phys, u[1])
-    if view is None:
+    mf = commitlog.queue.find(phys)
+    if mf is None or phys - mf.start + u[1] > mf.size:
         return False
+    pos = phys - mf.start
     try:
-        msg, _ = decode_record(view)
-    except ValueError:
+        msg, _ = decode_record(mf.buf[pos : pos + u[1]])
+    except (ValueError, IndexError):
         return False
     return msg.topic == cq.topic and msg.queue_id == cq.queue_id and msg.queue_offset == qoff
 
 
-def _matching_neighbour(commitlog: CommitLog, cq: ConsumeQueue, qoff: int, step: int, limit: int = 64) -> int | None:
-    """Phys of the nearest unit (going ``step``) whose record is really its own, within ``limit`` units."""
+def _matching_neighbour(
+    commitlog: CommitLog, cq: ConsumeQueue, qoff: int, step: int, limit: int = 64, end: int | None = None
+) -> int | None:
+    """Phys of the nearest unit (going ``step``) whose record is really its own, within ``limit`` units (its end
+    when going back)."""
     q = qoff + step
     for _ in range(limit):
         if q < cq.min_offset or q >= cq.max_offset:
             return None
         u = cq.unit(q)
-        if u is not None and u[0] >= 0 and _record_matches(commitlog, cq, q, u[0]):
+        if u is not None and u[0] >= 0 and _record_matches(commitlog, cq, q, u[0], end):
             return u[0] + (u[1] if step < 0 else 0)
         q += step
     return None

@@ -140,7 +140,7 @@ def recover(
     inline = list({id(cq): cq for cq in damaged_queues}.values())
     if background is not None:
         for cq in list(inline):
-            lo = resume_offset(commitlog, cq)
+            lo = resume_offset(commitlog, cq, start)
             if start - lo > BACKGROUND_BYTES:
                 inline.remove(cq)
                 cq.rebuild_from = lo
