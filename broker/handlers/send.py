@@ -141,15 +141,15 @@ class SendHandlers:
     # -- the shared path ---------------------------------------------------------------------------------------
 
     def _check(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
-        topic = h.topic
-        tc = self._checked.get(topic)
-        if tc is not None and self._writeable and self._topics.get(topic) is tc:
-            if h.queue_id >= tc.write_queue_nums:
-                self._bad_queue(ctx, h, tc)
-            return tc
-        tc = self._check_topic(ctx, h)
+        tc = self._checked.get(h.topic)
+        if tc is None or not self._writeable or self._topics.get(h.topic) is not tc:
+            tc = self._check_topic(ctx, h)
         if h.queue_id >= tc.write_queue_nums:
-            self._bad_queue(ctx, h, tc)
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR,
+                f"request queueId[{h.queue_id}] is illegal, topic:{h.topic} topicConfig.writeQueueNums:"
+                f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
+            )
         return tc
 
     def _check_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
@@ -170,14 +170,6 @@ class SendHandlers:
         if self._topics.get(topic) is tc:
             self._checked[topic] = tc
         return tc
-
-    @staticmethod
-    def _bad_queue(ctx: RequestContext, h: SendMessageRequestHeader, tc: TopicConfig) -> None:
-        raise HandlerError(
-            ResponseCode.SYSTEM_ERROR,
-            f"request queueId[{h.queue_id}] is illegal, topic:{h.topic} topicConfig.writeQueueNums:"
-            f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
-        )
 
     async def _send(
         self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
