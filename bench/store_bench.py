@@ -2,6 +2,8 @@
 
     python bench/store_bench.py                 # put / batch put / sync group commit / get / seal cost + disk anchors
     python bench/store_bench.py --profile       # also cProfile the single put path (top 15)
+    python bench/store_bench.py --seal-only [--seal-against OLD_CHECKOUT]
+                                                # only the whole-record CRC's cost (bench/seal_bench.py's arms)
     python bench/store_bench.py --memory [--gb N]   # tracemalloc heap of the store after 100 MB (and N GB)
 
 Lines are ``name: value`` so they can be compared between runs.
@@ -17,7 +19,6 @@ import io
 import os
 import pstats
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,11 @@ sys.path.insert(0, str(REPO))
 
 from broker.store import MessageStore, PutRequest, StoreConfig  # noqa: E402
 from protocol.message import BatchItem, decode_batch, encode_batch  # noqa: E402
+
+try:
+    from bench import seal_bench
+except ImportError:
+    import seal_bench  # type: ignore[no-redef]
 
 BODY = os.urandom(1024)
 PROPS = {"TAGS": "TagA", "KEYS": "key1"}
@@ -121,42 +127,6 @@ def bench_get(store: MessageStore, n: int) -> None:
     _report("get sequential (32 per pull)", got, nbytes, dt)
 
 
-async def bench_seal_cost(root: str, n: int, rounds: int = 8) -> None:
-    """The whole-record CRC seal's cost in the same run: put single and sequential get with sealing off and on
-    (``StoreConfig.seal_records``), alternating rounds, in CPU time of the loop's thread (wall time on a shared
-    machine swings more than the effect measured); the cost is reported from the best round of each (the least
-    disturbed) and from the medians."""
-    times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    for r in range(rounds):
-        for seal in (False, True) if r % 2 == 0 else (True, False):
-            store = MessageStore.open(_cfg(os.path.join(root, f"{r}-{seal}"), seal_records=seal))
-            await store.start()
-            t0 = time.thread_time()
-            for i in range(n):
-                await store.put_message(PutRequest(TOPIC, i & 7, 0, 0, 0, BORN, BODY, PROPS))
-            store.dispatcher.drain()
-            t1 = time.thread_time()
-            for q in range(8):
-                off = 0
-                while (res := store.get_message_sync("g", TOPIC, q, off, 32)).message_count:
-                    off = res.next_begin_offset
-            t2 = time.thread_time()
-            times[seal].append((t1 - t0, t2 - t1))
-            await store.close()
-            shutil.rmtree(os.path.join(root, f"{r}-{seal}"), ignore_errors=True)
-    for i, what in enumerate(("put single", "get sequential")):
-        off = [t[i] for t in times[False]]
-        on = [t[i] for t in times[True]]
-        best_off, best_on = n / min(off), n / min(on)
-        med_off, med_on = n / statistics.median(off), n / statistics.median(on)
-        print(
-            f"seal cost, {what}: {best_off:,.0f} msgs/CPU-s unsealed, {best_on:,.0f} sealed "
-            f"({100 * (best_off - best_on) / best_off:+.1f} % best rounds, "
-            f"{100 * (med_off - med_on) / med_off:+.1f} % medians)",
-            flush=True,
-        )
-
-
 def disk_anchor(args: list[str]) -> None:
     script = REPO.parent / "shared" / "bench" / "anchors" / "disk_append.py"
     if not script.exists():
@@ -226,6 +196,9 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--gb", type=float, default=0.0)
     ap.add_argument("--no-anchors", action="store_true")
+    ap.add_argument("--seal-rounds", type=int, default=80, help="blocks of 1,000 puts per arm in the seal section")
+    ap.add_argument("--seal-against", metavar="CHECKOUT", help="also the store of another checkout, sealing off")
+    ap.add_argument("--seal-only", action="store_true", help="run only the seal cost section")
     a = ap.parse_args()
     base = tempfile.mkdtemp(prefix="store-bench-", dir=os.environ.get("BENCH_DIR"))
     try:
@@ -234,15 +207,19 @@ def main() -> None:
             return
 
         async def go() -> None:
+            if a.seal_only:
+                return
             store = await bench_put_single(os.path.join(base, "single"), a.n)
             bench_get(store, a.n)
             await store.close()
             await bench_put_batch(os.path.join(base, "batch"), a.n)
             await bench_sync(os.path.join(base, "sync"), a.sync_secs)
-            await bench_seal_cost(os.path.join(base, "seal"), min(a.n, 50_000))
 
         asyncio.run(go())
-        if not a.no_anchors:
+        # the whole-record CRC's cost: sealing off/on in this tree (and the store of --seal-against, the baseline)
+        arms = ([f"{a.seal_against}:off"] if a.seal_against else []) + [f"{REPO}:off", f"{REPO}:on"]
+        seal_bench.run(arms, a.seal_rounds)
+        if not a.no_anchors and not a.seal_only:
             disk_anchor(["buffered", "--n", "200000"])
             disk_anchor(["group", "--secs", "3", "--interval-ms", "1"])
         if a.profile:

@@ -50,6 +50,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from protocol.crc import crc32
+
 MAGIC_V1: Final = -626843481  # 0xDAA320A7
 MAGIC_V2: Final = -626843477  # 0xDAA320AB (5.x, int16 topic length; read only)
 BLANK_MAGIC: Final = -875286124  # 0xCBD43194
@@ -242,7 +244,7 @@ def _utf16_units(s: str) -> Iterable[int]:
 
 
 def body_crc(body: bytes | bytearray | memoryview) -> int:
-    return zlib.crc32(body) & 0x7FFFFFFF
+    return crc32(body) & 0x7FFFFFFF
 
 
 _HOST_CACHE: dict[str, tuple[bytes, bool]] = {}

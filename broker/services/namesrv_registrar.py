@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import zlib
 from collections.abc import Callable
 
 import structlog
@@ -37,6 +36,7 @@ from broker.services.topic_config import TopicConfigTable
 from protocol.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.crc import crc32
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
@@ -167,7 +167,7 @@ class NamesrvRegistrar:
 
     async def _register(self, addr: str, body: bytes) -> bool:
         header = RegisterBrokerRequestHeader(
-            self._name, self._broker_addr, self._cluster, self._ha_addr, self._id, False, zlib.crc32(body) & 0x7FFFFFFF
+            self._name, self._broker_addr, self._cluster, self._ha_addr, self._id, False, crc32(body) & 0x7FFFFFFF
         )
         cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, header.to_ext_fields(), body)
         try:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import os
 import struct
-import zlib
 from typing import Final
+
+from protocol.crc import crc32
 
 MAGIC: Final = 0x43514D31
 _HEAD: Final = struct.Struct(">ii")
@@ -42,7 +43,7 @@ def encode_marks(marks: Marks) -> bytes:
         out += _LEN.pack(len(t))
         out += t
         out += _TAIL.pack(qid, units)
-    out += _CRC.pack(zlib.crc32(out))
+    out += _CRC.pack(crc32(out))
     return bytes(out)
 
 
@@ -51,7 +52,7 @@ def decode_marks(data: bytes) -> Marks:
     if len(data) < _HEAD.size + _CRC.size:
         return {}
     body, (crc,) = data[: -_CRC.size], _CRC.unpack_from(data, len(data) - _CRC.size)
-    if zlib.crc32(body) != crc:
+    if crc32(body) != crc:
         return {}
     magic, count = _HEAD.unpack_from(body, 0)
     if magic != MAGIC:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import os
 import struct
-import zlib
 from collections.abc import Callable
 from typing import Final
 
 from broker.store.mapped_file import MappedFile
+from protocol.crc import crc32
 
 HEADER: Final = struct.Struct(">qqqqii")
 assert HEADER.size == 40
@@ -36,10 +36,10 @@ assert ENTRY.size == 20
 
 
 def key_hash(key: str) -> int:
-    return (zlib.crc32(key.encode()) & 0x7FFFFFFF) or 1
+    return (crc32(key.encode()) & 0x7FFFFFFF) or 1
 
 
-_crc32 = zlib.crc32
+_crc32 = crc32
 
 
 class IndexFile:

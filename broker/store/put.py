@@ -30,7 +30,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -40,6 +39,7 @@ from broker.store.mapped_file import MappedFile
 from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
 from broker.store.request import Host, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
+from protocol.crc import crc32
 from protocol.message import (
     FIXED_SIZE_V4,
     I16,
@@ -72,10 +72,12 @@ _KEYS: Final = PropertyKey.KEYS
 _UNIQ: Final = PropertyKey.UNIQ_KEY
 _pack_head = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
-_crc32 = zlib.crc32
+_crc32 = crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
 _TRAILER: Final = TRAILER_PREFIX
 _SEP_TRAILER: Final = b"\x02" + TRAILER_PREFIX
+_TRAILER_ADDS: Final = len(_TRAILER) + _DIGITS  # what each trailer adds to the properties length
+_SEP_TRAILER_ADDS: Final = len(_SEP_TRAILER) + _DIGITS
 
 DISK_SPACE_LOW: Final = 32 * 1024 * 1024
 DISK_SPACE_TO_RESUME: Final = 64 * 1024 * 1024
@@ -281,8 +283,12 @@ class Appender:
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
         if plen <= self._seal_max:  # record_check.trailer_props, inlined (hot path): the trailer's name follows
-            trailer = _TRAILER if not props_b or props_b[-1] == 2 else _SEP_TRAILER
-            plen += len(trailer) + _DIGITS
+            if not props_b or props_b[-1] == 2:
+                trailer = _TRAILER
+                plen += _TRAILER_ADDS
+            else:
+                trailer = _SEP_TRAILER
+                plen += _SEP_TRAILER_ADDS
         else:
             trailer = b""  # unsealed: no room in the int16 properties length
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen

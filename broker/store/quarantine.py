@@ -21,18 +21,22 @@ MAX_COPY: Final = 1 << 20
 
 
 class Quarantine:
-    __slots__ = ("dir", "report")
+    __slots__ = ("_seen", "dir", "report")
 
     def __init__(self, root: str, report: IntegrityReport) -> None:
         self.dir = os.path.join(root, "quarantine")
         self.report = report
+        self._seen: set[int] = set()  # offsets counted this run: recovery and a later read may both meet one record
 
     def path(self, offset: int) -> str:
         return os.path.join(self.dir, f"{offset:020d}.bin")
 
     def keep(self, offset: int, data: bytes | memoryview, length: int, reason: str, *, record: bool = True) -> None:
-        """Copy a damaged region (``data`` is its first bytes, ``length`` its full size) and count it: as a
-        quarantined record, or (``record=False``) as a cut tail."""
+        """Copy a damaged region (``data`` is its first bytes, ``length`` its full size) and count it once per run:
+        as a quarantined record, or (``record=False``) as a cut tail."""
+        if offset in self._seen:
+            return
+        self._seen.add(offset)
         path = self.path(offset)
         known = os.path.exists(path)
         if not known:

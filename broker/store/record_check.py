@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import os
 import struct
-import zlib
 from typing import Final
 
+from protocol.crc import crc32
 from protocol.message import (
     BLANK,
     MAGIC_V1,
@@ -61,7 +61,7 @@ _MIN_SEALED: Final = 91 + TRAILER_LEN
 _READ_HEAD: Final = struct.Struct(">iiiiiq")  # TOTALSIZE MAGICCODE BODYCRC QUEUEID FLAG QUEUEOFFSET
 assert _READ_HEAD.size == 28
 _I16: Final = struct.Struct(">h")
-_crc32 = zlib.crc32
+_crc32 = crc32
 
 
 def trailer_props(props: bytes) -> bytes:

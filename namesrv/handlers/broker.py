@@ -19,8 +19,6 @@ changed.
 
 from __future__ import annotations
 
-import zlib
-
 from namesrv.handlers._header import read_header
 from namesrv.housekeeping import BrokerHousekeeping
 from namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KvConfig
@@ -28,6 +26,7 @@ from namesrv.route_table import RouteTable
 from protocol.bodies import BodyDecodeError, DataVersion, KVTable, RegisterBrokerBody
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from protocol.crc import crc32
 from protocol.headers import (
     QueryDataVersionRequestHeader,
     QueryDataVersionResponseHeader,
@@ -55,7 +54,7 @@ class BrokerHandlers:
         h = read_header(RegisterBrokerRequestHeader, cmd)
         addr = h.broker_addr
         if h.body_crc32 != 0:
-            actual = zlib.crc32(cmd.body) & 0x7FFFFFFF
+            actual = crc32(cmd.body) & 0x7FFFFFFF
             if actual != h.body_crc32:
                 ctx.log.warning("register broker crc32 mismatch", broker=addr, expected=h.body_crc32, actual=actual)
                 raise HandlerError(
