@@ -191,6 +191,8 @@ class FeaturesConfig(_Section):
     transaction_time_out: int = Field(6_000, gt=0)
     transaction_check_max: int = Field(15, ge=1)
     transaction_check_interval: int = Field(60_000, gt=0)
+    # refuse prepared (half) transaction messages: NO_PERMISSION "sending transaction message is forbidden"
+    reject_transaction_message: bool = False
 
 
 class SecurityConfig(_Section):
@@ -391,6 +393,7 @@ KEYS: dict[str, Key] = {
     "transactionTimeOut": _k("features", "transaction_time_out", int),
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
+    "rejectTransactionMessage": _k("features", "reject_transaction_message", bool),
     # observability (J 5.x metrics keys; log keys as README "Observability" documents)
     "metricsExporterType": _k("observability", "metrics_exporter_type", str),
     "metricsPromExporterHost": _k("observability", "metrics_prom_exporter_host", str),

@@ -115,6 +115,7 @@ def wire(
         trace_on=ident.trace_on,
         max_message_size=config.store.max_message_size,
         is_slave=is_slave,
+        reject_transaction_message=feat.reject_transaction_message,
     )
     tables: list[dict[int, Handler]] = [
         # a prepared SEND_MESSAGE(_V2) is stored as a half message by the transaction handlers, not by send.py

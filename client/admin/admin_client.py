@@ -20,7 +20,7 @@ from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.route import TopicRoute
-from protocol import bodies
+from protocol import bodies, rules
 from protocol.bodies import (
     ConsumeMessageDirectlyResult,
     ConsumerConnection,
@@ -58,8 +58,9 @@ from protocol.message import MessageExt, decode_offset_msg_id, decode_records
 
 
 def _system_topic(topic: str) -> bool:
-    return topic in ("TBW102", "SCHEDULE_TOPIC_XXXX", "RMQ_SYS_TRANS_HALF_TOPIC", "RMQ_SYS_TRANS_OP_HALF_TOPIC") or (
-        topic.startswith(("%RETRY%", "%DLQ%", "rmq_sys_")) or topic == "OFFSET_MOVED_EVENT"
+    """J's ``TopicValidator.isSystemTopic`` plus the retry and dead-letter topics of groups."""
+    return topic in rules.SYSTEM_TOPIC_SET or topic.startswith(
+        (rules.RETRY_PREFIX, rules.DLQ_PREFIX, rules.SYSTEM_TOPIC_PREFIX)
     )
 
 

@@ -35,6 +35,7 @@ from client.errors import MQClientError
 from protocol.bodies import decode_properties_text, loads_lenient
 from protocol.codes import RequestCode
 from protocol.errors import RemotingError
+from protocol.rules import DLQ_PREFIX, RETRY_PREFIX
 
 DEFAULT_EXPORT_DIR = os.path.join(tempfile.gettempdir(), "rocketmq", "export")
 
@@ -156,7 +157,7 @@ async def export_metadata(admin: AdminClient, a: argparse.Namespace) -> int:
         topics.update(t)
         groups.update(g)
     if not a.specialTopic:
-        topics = {k: v for k, v in topics.items() if not k.startswith(("%RETRY%", "%DLQ%"))}
+        topics = {k: v for k, v in topics.items() if not k.startswith((RETRY_PREFIX, DLQ_PREFIX))}
     if a.topic:
         _write(a.filePath, "topic.json", {"topicConfigTable": topics})
     elif a.subscriptionGroup:

@@ -30,9 +30,7 @@ from client.message import MessageQueue
 from protocol.bodies import ConsumerConnection, ConsumeStats, GroupList, loads_lenient
 from protocol.codes import RequestCode
 from protocol.errors import BrokerError, RemotingError
-
-RETRY_PREFIX = "%RETRY%"
-DLQ_PREFIX = "%DLQ%"
+from protocol.rules import DLQ_PREFIX, RETRY_PREFIX
 
 
 def version_desc(ordinal: int) -> str:

@@ -15,6 +15,7 @@ from client.admin.output import json_arg, print_json, table
 from protocol.bodies import GroupList
 from protocol.codes import RequestCode
 from protocol.errors import RemotingError
+from protocol.rules import DLQ_PREFIX, RETRY_PREFIX
 
 # -- clusterList -----------------------------------------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ async def topic_list_more(admin: AdminClient, a: argparse.Namespace) -> int:
     cluster_of = await _cluster_of(admin)
     rows: list[list[object]] = []
     for topic in topics:
-        if topic.startswith(("%RETRY%", "%DLQ%")):
+        if topic.startswith((RETRY_PREFIX, DLQ_PREFIX)):
             continue
         cluster, groups = "", [""]
         try:

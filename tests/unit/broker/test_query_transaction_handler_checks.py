@@ -234,3 +234,30 @@ async def test_end_transaction_of_a_stored_half(tmp_path: Path, row: Row) -> Non
         assert committed == (1 if request_.ext_fields["commitOrRollback"] == str(COMMIT) and code == R.SUCCESS else 0)
         op_written = broker.store.get_max_offset_in_queue(T.TRANS_OP_HALF_TOPIC, 0)
         assert op_written == (1 if code == R.SUCCESS else 0)
+
+
+# -- prepared sends (broker/handlers/transaction.py intercept) ---------------------------------------------------------
+
+PREPARED_ROWS = [
+    Row(
+        "rejected-by-config",
+        lambda: send_cmd("TopicA", b"tx", sys_flag=0x4, props={"TRAN_MSG": "true", "PGROUP": "P"}),
+        R.NO_PERMISSION,
+        "the broker[127.0.0.1] sending transaction message is forbidden",
+        config={"rejectTransactionMessage": "true"},
+        setup=[put_topic("TopicA")],
+    ),
+    Row(
+        "plain-send-not-rejected",
+        lambda: send_cmd("TopicA", b"plain", props={"PGROUP": "P"}),
+        R.SUCCESS,
+        None,
+        config={"rejectTransactionMessage": "true"},
+        setup=[put_topic("TopicA")],
+    ),
+]
+
+
+@pytest.mark.parametrize("row", PREPARED_ROWS, ids=lambda r: r.id)
+async def test_prepared_send_checks(tmp_path: Path, row: Row) -> None:
+    check_row(await run_row(tmp_path, row), row)
