@@ -10,7 +10,8 @@ scan start. Until each is done:
   client retries the same offset; nothing is skipped, no offset is reset) — ``MessageStore.get_message_sync``;
 * puts to it are refused (SERVICE_NOT_AVAILABLE, which producers retry on another queue): its next queue offset
   is only known once the walk is done;
-* the logics flush holds the checkpoint at its ``rebuild_from``, so a stop before the end redoes it next start.
+* the logics flush holds the checkpoint at its ``rebuild_from``, so a stop before the end redoes it next start;
+* deleting its topic drops it from the walk (``forget``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ class BackgroundRebuild:
 
     def busy(self, topic: str, queue_id: int) -> bool:
         return (topic, queue_id) in self._todo
+
+    def forget(self, topics: set[str]) -> None:
+        """Stop rebuilding the queues of deleted topics (their files are gone; the walk must not write them)."""
+        for key in [k for k in self._todo if k[0] in topics]:
+            del self._todo[key]
+            del self._before[key]
 
     @staticmethod
     def refusal(topic: str, queue_id: int) -> PutMessageResult:

@@ -534,6 +534,8 @@ class MessageStore(StoreReads):
         topics = set(topics)
         if self.dispatcher.pending:
             self.dispatcher.drain()
+        if self._rebuild is not None:
+            self._rebuild.forget(topics)
         n = 0
         for key in [k for k in self._queues if k[0] in topics]:
             self._queues.pop(key).destroy()

@@ -545,3 +545,27 @@ async def test_large_rebuild_runs_in_the_background_and_pulls_wait_for_it(
             assert res.ok and res.items[0].queue_offset == len(q0)
         finally:
             await store.close()
+
+
+async def test_topic_deleted_while_its_queue_is_rebuilt_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deleting a topic whose queue is being rebuilt stops the rebuild for it: the walk finishes without writing
+    the deleted queue's files back, and the topic's queues are gone."""
+    import broker.store.recovery as recovery_mod
+
+    root = tmp_path / "s"
+    await _write(root, crash=False)
+    os.truncate(_cq_path(root, 0), 20 * 7 + 9)
+    monkeypatch.setattr(recovery_mod, "BACKGROUND_BYTES", 0)
+    store = MessageStore.open(_cfg(root))
+    try:
+        assert store._rebuild is not None and store._rebuild.busy(T, 0)
+        assert store.delete_topics([T]) == 2
+        assert not store._rebuild.busy(T, 0)
+        await store._rebuild.run()
+        assert not (root / "consumequeue" / T / "0").exists() or not os.listdir(root / "consumequeue" / T / "0")
+        assert store.get_message_sync("g", T, 0, 0, 32).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        assert store.integrity.rebuilt_queues == 0
+    finally:
+        await store.close()
