@@ -232,7 +232,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         try:
             if self._write_paused:
                 await self.drain()
-            self._write(cmd)
+            self._write(cmd, len(self._pending) == 1)
             return await fut
         except _Expired:
             raise RequestTimeoutError(
@@ -485,17 +485,22 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         long_polling = ctx.long_polling if ctx is not None else False
         self._observer(cmd.code, code, long_polling, result, loop.time() - received_at)
 
-    def _write(self, cmd: RemotingCommand) -> None:
+    def _write(self, cmd: RemotingCommand, alone: bool = False) -> None:
         transport = self._transport
         if transport is None or self._closed or transport.is_closing():
             raise ConnectionClosedError(f"connection to {self._peer} is closed")
         frame = encode_frame(cmd, self._max_frame)
         # Coalesce: every frame written in one loop pass goes out in a single write (a syscall per frame was a
-        # fifth of the CPU of a pipelined connection). data_received flushes itself; otherwise flush next pass.
+        # fifth of the CPU of a pipelined connection). data_received flushes itself; otherwise flush next pass,
+        # unless the caller says the frame is ``alone`` (the only request in flight: nothing to coalesce with), which
+        # goes out now, without a callback and an extra loop pass before it leaves.
         out = self._out
         out.append(frame)
         if len(out) == 1 and not self._in_read and self._loop is not None:
-            self._loop.call_soon(self._flush)
+            if alone:
+                self._flush()
+            else:
+                self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         out = self._out
