@@ -212,19 +212,19 @@ class Producer(StartClose):
         reconsume_times: int | None = None,
         max_reconsume_times: int | None = None,
     ) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader(
-            producer_group=self.group,
-            topic=mq.topic,
-            default_topic=AUTO_CREATE_TOPIC_KEY,
-            default_topic_queue_nums=self.config.default_topic_queue_nums,
-            queue_id=mq.queue_id,
-            sys_flag=sys_flag,
-            born_timestamp=int(time.time() * 1000),
-            flag=flag,
-            properties=props,
-            reconsume_times=reconsume_times,
-            batch=batch,
-            max_reconsume_times=max_reconsume_times,
+        return SendMessageRequestHeader.of(
+            self.group,
+            mq.topic,
+            AUTO_CREATE_TOPIC_KEY,
+            self.config.default_topic_queue_nums,
+            mq.queue_id,
+            sys_flag,
+            int(time.time() * 1000),
+            flag,
+            props,
+            reconsume_times,
+            batch,
+            max_reconsume_times,
         )
 
     # -- sends -----------------------------------------------------------------------------------------------------
