@@ -51,7 +51,7 @@ Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | Non
 # one append: topic, queue id, first queue offset, first physical offset, sizes, sysFlag, store time, properties
 Appended = tuple[str, int, int, int, list[int], int, int, list[Properties]]
 
-# appends the dispatcher task may lag behind the put path before a put dispatches inline (bounds memory)
+# appends the scheduled drain may lag behind the put path before a put dispatches inline (bounds memory)
 MAX_PENDING = 1024
 
 _TAGS = PropertyKey.TAGS
