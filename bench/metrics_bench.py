@@ -41,7 +41,7 @@ async def middleware_ns(n: int = 100_000) -> float:
     async def handler(ctx: object, cmd: object) -> None:
         return None
 
-    wrapped = BrokerStats().count_sends(handler)  # type: ignore[arg-type]
+    wrapped = BrokerStats().count_pulls(handler)  # type: ignore[arg-type]
     out = []
     for fn in (handler, wrapped):
         t0 = time.perf_counter_ns()

@@ -3,8 +3,8 @@ module's table through ``HandlerRegistry`` (which refuses a code registered twic
 them. ``BrokerApp`` calls ``wire`` once per start; nothing here opens files or sockets, and no business logic lives
 here: each handler module gets only the collaborators it uses.
 
-Middleware order on a send, outermost first: ``BrokerStats.count_sends`` → ``TransactionHandlers.intercept``
-(prepared messages become half messages) → ``SendHandlers``.
+A send has no middleware around it (one coroutine per request): ``SendHandlers`` counts ``send_inflight`` itself and
+hands prepared messages to ``TransactionHandlers.send_half`` (its ``half``), which stores them as half messages.
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode
 from protocol.remoting import Handler, HandlerRegistry
 from protocol.remoting.acl_hook import AclWatcher
-
-_TX_SEND_CODES = (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2)
-_STAT_SEND_CODES = (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE)
 
 
 @dataclasses.dataclass(slots=True)
@@ -117,9 +114,9 @@ def wire(
         is_slave=is_slave,
         reject_transaction_message=feat.reject_transaction_message,
     )
+    send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
     tables: list[dict[int, Handler]] = [
-        # a prepared SEND_MESSAGE(_V2) is stored as a half message by the transaction handlers, not by send.py
-        {code: transaction.intercept(h) if code in _TX_SEND_CODES else h for code, h in send.table().items()},
+        send.table(),
         transaction.table(),
         PullHandlers(
             store,
@@ -184,8 +181,6 @@ def wire(
     for table in tables:
         registry.register_all(table)
     ha.register(registry)
-    for code in _STAT_SEND_CODES:
-        registry.wrap(code, stats.count_sends)
     registry.wrap(RequestCode.PULL_MESSAGE, stats.count_pulls)
     registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, stats.time_creates("topic"))
     registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, stats.time_creates("group"))

@@ -69,12 +69,15 @@ class ClientAPI:
         """Send ``cmd`` and await the reply. Not ``RemotingClient.invoke``: that wraps the connection lookup in
         ``asyncio.wait_for``, which on Python 3.11 can swallow a cancellation of the caller (a consumer's close then
         never finishes); the dial is bounded by the client's connect timeout instead."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        conn = await self.remoting.get_connection(addr)
+        conn = self.remoting.open_connection(addr)
+        if conn is None:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            conn = await self.remoting.get_connection(addr)
+            timeout = max(deadline - loop.time(), 0.001)
         if self.remoting.rpc_hook is not None:
             self.remoting.rpc_hook(cmd)
-        return await conn.invoke(cmd, max(deadline - loop.time(), 0.001))
+        return await conn.invoke(cmd, timeout)
 
     async def _ok(
         self, addr: str, cmd: RemotingCommand, timeout: float, ok: tuple[int, ...] = (ResponseCode.SUCCESS,)
@@ -105,7 +108,15 @@ class ClientAPI:
         self, addr: str, header: SendMessageRequestHeader, body: bytes, timeout: float, *, batch: bool = False
     ) -> tuple[int, SendMessageResponseHeader]:
         code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
-        resp = await self._ok(addr, self._cmd(code, header.to_v2().to_ext_fields(), body), timeout, SEND_OK_CODES)
+        cmd = RemotingCommand.request(code, header.to_v2_ext_fields(), body, serialize_type=self._st)
+        remoting = self.remoting
+        conn = remoting.open_connection(addr)  # the common case: no dial, no hook, no coroutine layer between
+        if conn is None or remoting.rpc_hook is not None:
+            resp = await self.invoke(addr, cmd, timeout)
+        else:
+            resp = await conn.invoke(cmd, timeout)
+        if resp.code not in SEND_OK_CODES:
+            raise error_for(resp.code, resp.remark, addr)
         return resp.code, SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
 
     async def send_oneway(self, addr: str, header: SendMessageRequestHeader, body: bytes) -> None:

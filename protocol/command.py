@@ -58,13 +58,16 @@ class RemotingCommand:
         oneway: bool = False,
         serialize_type: SerializeType = SerializeType.JSON,
     ) -> RemotingCommand:
-        return cls(
-            code=code,
-            opaque=next_opaque(),
-            flag=RPC_ONEWAY if oneway else 0,
-            ext_fields=ext_fields if ext_fields is not None else {},
-            body=body,
-            serialize_type=serialize_type,
+        return cls(  # positionally (field order), as make_response
+            code,
+            LanguageCode.PYTHON,
+            OUR_VERSION,
+            next_opaque(),
+            RPC_ONEWAY if oneway else 0,
+            None,
+            ext_fields if ext_fields is not None else {},
+            body,
+            serialize_type,
         )
 
     def make_response(
@@ -75,13 +78,14 @@ class RemotingCommand:
         body: bytes = b"",
     ) -> RemotingCommand:
         """A reply to this request: same opaque and serialize type, RESPONSE flag set."""
-        return RemotingCommand(
-            code=code,
-            language=LanguageCode.JAVA,
-            opaque=self.opaque,
-            flag=RPC_TYPE_RESPONSE,
-            remark=remark,
-            ext_fields=ext_fields if ext_fields is not None else {},
-            body=body,
-            serialize_type=self.serialize_type,
+        return RemotingCommand(  # positionally (field order): keywords cost ~0.5 us more per reply
+            code,
+            LanguageCode.JAVA,
+            OUR_VERSION,
+            self.opaque,
+            RPC_TYPE_RESPONSE,
+            remark,
+            ext_fields if ext_fields is not None else {},
+            body,
+            self.serialize_type,
         )

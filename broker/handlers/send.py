@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 
 from broker import topics as T
 from broker.handlers._common import check_send_allowed, decode_header
@@ -51,8 +52,17 @@ from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
-from protocol.message import PropertyKey, RecordError, decode_batch
+from protocol.message import (
+    TRANSACTION_PREPARED_TYPE,
+    TRANSACTION_ROLLBACK_TYPE,
+    PropertyKey,
+    RecordError,
+    decode_batch,
+)
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
+
+# stores a prepared send as a transaction half message (TransactionHandlers.send_half), with its decoded header
+HalfSender = Callable[[RequestContext, RemotingCommand, SendMessageRequestHeader], Awaitable[RemotingCommand]]
 
 _DELAY_MARK = PropertyKey.DELAY + "\x01"
 _NO_WAIT_MARK = PropertyKey.WAIT + "\x01false"
@@ -115,28 +125,17 @@ class SendHandlers:
         # table change empties it too, so deleted topics do not stay in it.
         self._checked: dict[str, TopicConfig] = {}
         topics.add_listener(self._checked.clear)
+        # the loop's clock, looked up on the first send (asyncio.get_running_loop() costs a getpid per call)
+        self._loop_time: Callable[[], float] | None = None
+        # where a prepared (transaction half) SEND_MESSAGE(_V2) goes; None: stored like any send
+        self.half: HalfSender | None = None
 
     def table(self) -> dict[int, Handler]:
         return {
-            RequestCode.SEND_MESSAGE: self.send_v1,
-            RequestCode.SEND_MESSAGE_V2: self.send_v2,
-            RequestCode.SEND_BATCH_MESSAGE: self.send_batch,
+            RequestCode.SEND_MESSAGE: self.send,
+            RequestCode.SEND_MESSAGE_V2: self.send,
+            RequestCode.SEND_BATCH_MESSAGE: self.send,
         }
-
-    async def send_v1(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        h = decode_header(SendMessageRequestHeader, cmd)
-        return await self._send(ctx, cmd, h, batch=h.batch)
-
-    async def send_v2(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        h = decode_header(SEND_V2_AS_V1, cmd)
-        return await self._send(ctx, cmd, h, batch=h.batch)
-
-    async def send_batch(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        if "b" in cmd.ext_fields or "a" in cmd.ext_fields:
-            h = decode_header(SEND_V2_AS_V1, cmd)
-        else:
-            h = decode_header(SendMessageRequestHeader, cmd)
-        return await self._send(ctx, cmd, h, batch=True)
 
     # -- the shared path ---------------------------------------------------------------------------------------
 
@@ -171,10 +170,37 @@ class SendHandlers:
             self._checked[topic] = tc
         return tc
 
-    async def _send(
-        self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader, *, batch: bool = False
-    ) -> RemotingCommand:
-        waited = asyncio.get_running_loop().time() - ctx.received_at
+    async def send(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        """The handler of all three send codes: one coroutine per request (no middleware around it), the header
+        decoded once; a prepared SEND_MESSAGE(_V2) goes to ``half`` (the transaction handlers)."""
+        code = cmd.code
+        if code == RequestCode.SEND_MESSAGE_V2:
+            h = decode_header(SEND_V2_AS_V1, cmd)
+            batch = h.batch
+        elif code == RequestCode.SEND_MESSAGE:
+            h = decode_header(SendMessageRequestHeader, cmd)
+            batch = h.batch
+        else:
+            ext = cmd.ext_fields
+            h = decode_header(SEND_V2_AS_V1 if "b" in ext or "a" in ext else SendMessageRequestHeader, cmd)
+            batch = True
+        if (
+            code != RequestCode.SEND_BATCH_MESSAGE
+            and h.sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
+            and self.half is not None
+        ):
+            stats = self._stats
+            if stats is None:
+                return await self.half(ctx, cmd, h)
+            stats.send_inflight += 1
+            try:
+                return await self.half(ctx, cmd, h)
+            finally:
+                stats.send_inflight -= 1
+        clock = self._loop_time
+        if clock is None:
+            clock = self._loop_time = asyncio.get_running_loop().time
+        waited = clock() - ctx.received_at
         if waited > self._max_wait_s and ctx.received_at:
             raise HandlerError(
                 ResponseCode.SYSTEM_BUSY,
@@ -205,14 +231,12 @@ class SendHandlers:
             for item in items:  # properties parsed only when one may name a delay
                 if _DELAY_MARK in item.text and item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
                     raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message")
-            result = await self._store.put_messages(
-                h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=True
-            )
+            put = self._store.put_messages(h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=True)
         else:
             topic, qid, props = h.topic, queue_id, h.properties or ""
             if _DELAY_MARK in props:  # cheap substring test; divert() parses
                 topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
-            result = await self._store.put_message(
+            put = self._store.put_message(
                 PutRequest(
                     topic,
                     qid,
@@ -226,6 +250,15 @@ class SendHandlers:
                 ),
                 wait=_NO_WAIT_MARK not in props,
             )
+        stats = self._stats
+        if stats is None:
+            result = await put
+        else:  # J's send-queue length: a send counts while it waits (it cannot be seen by anyone before)
+            stats.send_inflight += 1
+            try:
+                result = await put
+            finally:
+                stats.send_inflight -= 1
         status = result.status
         if status is PutMessageStatus.PUT_OK:  # an identity test: Enum.name and Enum.__hash__ are Python calls
             code, remark = ResponseCode.SUCCESS, None
@@ -233,13 +266,14 @@ class SendHandlers:
             code, remark = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
         if remark is not None:
             raise HandlerError(code, remark)
-        put = result.items
-        first = put[0]
-        if self._stats is not None:  # once per request: messages, stored bytes, J's message_type label
-            size = first.size if len(put) == 1 else sum(i.size for i in put)
-            self._stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(put), size)
+        items_put = result.items
+        first = items_put[0]
+        single = len(items_put) == 1
+        if stats is not None:  # once per request: messages, stored bytes, J's message_type label
+            size = first.size if single else sum(i.size for i in items_put)
+            stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(items_put), size)
         ext = {
-            "msgId": first.msg_id if len(put) == 1 else ",".join(i.msg_id for i in put),
+            "msgId": first.msg_id if single else ",".join(i.msg_id for i in items_put),
             "queueId": str(first.queue_id),
             "queueOffset": str(first.queue_offset),
             "MSG_REGION": self._region,

@@ -1,9 +1,8 @@
 """Transactional sends and END_TRANSACTION (37) (J ``SendMessageProcessor`` half path + ``EndTransactionProcessor``).
 
-``intercept(send_handler)`` wraps SEND_MESSAGE / SEND_MESSAGE_V2: a request whose sysFlag carries
-TRANSACTION_PREPARED is checked like any send (topic name, forbidden system topics, auto-create, write permission,
-queue id) and stored as a half message by ``TransactionService.put_half``; everything else goes to the wrapped
-handler untouched. The reply is a normal send reply: ``msgId`` (offset id of the half), ``queueId`` (the requested
+``send_half`` is where the send handler (``SendHandlers.half``) passes a SEND_MESSAGE / SEND_MESSAGE_V2 whose sysFlag
+carries TRANSACTION_PREPARED, with the header it decoded: it is checked like any send (topic name, forbidden system
+topics, auto-create, write permission, queue id) and stored as a half message by ``TransactionService.put_half``. The reply is a normal send reply: ``msgId`` (offset id of the half), ``queueId`` (the requested
 queue, as J answers), ``queueOffset`` (the half queue offset, which the producer returns as tranStateTableOffset),
 ``MSG_REGION``, ``TRACE_ON``.
 
@@ -34,10 +33,9 @@ from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SEND_V2_AS_V1, EndTransactionRequestHeader, SendMessageRequestHeader
+from protocol.headers import EndTransactionRequestHeader, SendMessageRequestHeader
 from protocol.message import (
     TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_PREPARED_TYPE,
     TRANSACTION_ROLLBACK_TYPE,
     decode_properties,
     transaction_type,
@@ -76,29 +74,10 @@ class TransactionHandlers:
 
     # -- half sends ------------------------------------------------------------------------------------------------
 
-    def intercept(self, inner: Handler) -> Handler:
-        """A SEND handler that stores prepared messages as half messages and passes everything else to ``inner``."""
-
-        async def send(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
-            ext = cmd.ext_fields
-            raw = ext.get("sysFlag", ext.get("f", "0")) if cmd.code != RequestCode.SEND_BATCH_MESSAGE else "0"
-            try:
-                prepared = transaction_type(int(raw)) == TRANSACTION_PREPARED_TYPE
-            except ValueError:
-                prepared = False
-            if not prepared:
-                return await inner(ctx, cmd)
-            return await self._send_half(ctx, cmd)
-
-        return send
-
-    def _header(self, cmd: RemotingCommand) -> SendMessageRequestHeader:
-        if cmd.code == RequestCode.SEND_MESSAGE_V2:
-            return decode_header(SEND_V2_AS_V1, cmd)
-        return decode_header(SendMessageRequestHeader, cmd)
-
-    async def _send_half(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        h = self._header(cmd)
+    async def send_half(
+        self, ctx: RequestContext, cmd: RemotingCommand, h: SendMessageRequestHeader
+    ) -> RemotingCommand:
+        """A prepared send (``h`` decoded from ``cmd`` by the send handler), stored as a half message."""
         topic = h.topic
         check_send_allowed(topic, writeable=self._writeable, broker_ip=self._broker_ip)
         if self._reject:

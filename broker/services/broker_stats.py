@@ -142,7 +142,7 @@ class BrokerStats:
         self.tx_rollbacks: dict[str, int] = {}
         # ("topic" | "group", invocation_status, is_system) -> [bucket counts (+Inf last)..., sum ms]
         self.creates: dict[tuple[str, str, bool], list[float]] = {}
-        self.send_inflight = 0
+        self.send_inflight = 0  # counted by SendHandlers.send while a send waits for its put (J send queue)
         self.pull_inflight = 0
         self.pull_held = 0
         self.pull_holds = 0
@@ -184,18 +184,6 @@ class BrokerStats:
         self.get_found_msgs += count
         self.get_bytes += nbytes
         self.pull_offsets[(group, topic, queue_id)] = next_offset
-
-    def count_sends(self, inner: Handler) -> Handler:
-        """Middleware: ``send_inflight`` counts requests inside a send handler (J's send queue length)."""
-
-        async def send(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
-            self.send_inflight += 1
-            try:
-                return await inner(ctx, cmd)
-            finally:
-                self.send_inflight -= 1
-
-        return send
 
     def count_pulls(self, inner: Handler) -> Handler:
         """Middleware: ``pull_inflight`` counts requests inside the pull handler (held ones too: see pull_held)."""

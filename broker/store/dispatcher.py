@@ -5,10 +5,12 @@ It tails the commit log: ``dispatched_offset`` is the commit-log offset up to wh
 dispatched, and records are dispatched strictly in commit-log order.
 
 * At run time the put path ``submit``s each append (topic, queue, first queue offset, first physical offset, record
-  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again) and sets an
-  ``asyncio.Event``; the dispatcher task wakes on the next loop iteration and ``drain``s everything submitted so
-  far. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go; a backlog
-  of ``MAX_PENDING`` appends is dispatched inline by the put that reaches it, so memory stays bounded.
+  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again); the first
+  submit after a drain schedules one ``drain`` with ``loop.call_soon`` (a callback, not a task woken through an
+  Event: no Future, Task step or getpid per put), which runs after the current callback, so the put's reply is
+  written first. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go;
+  a backlog of ``MAX_PENDING`` appends is dispatched inline by the put that reaches it, so memory stays bounded.
+  Before ``start`` and after ``stop`` nothing is scheduled: reads and ``stop`` drain.
 * Reads call ``drain`` first (``MessageStore`` does), so a get that follows a put always sees it, whether or not
   the task has run yet: the store reads its own writes, as the inline dispatch it replaces did.
 * At recovery ``redispatch`` re-reads records from the commit log itself (the slow path: each record is decoded).
@@ -39,7 +41,6 @@ from protocol.message import (
     tag_hash,
     transaction_type,
 )
-from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.dispatcher")
 
@@ -50,7 +51,7 @@ Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | Non
 # one append: topic, queue id, first queue offset, first physical offset, sizes, sysFlag, store time, properties
 Appended = tuple[str, int, int, int, list[int], int, int, list[Properties]]
 
-# appends the dispatcher task may lag behind the put path before a put dispatches inline (bounds memory)
+# appends the scheduled drain may lag behind the put path before a put dispatches inline (bounds memory)
 MAX_PENDING = 1024
 
 _TAGS = PropertyKey.TAGS
@@ -107,15 +108,15 @@ class LazyProperties(Mapping[str, str]):
 
 
 class Dispatcher:
-    __slots__ = ("_cq_factory", "_index", "_listeners", "_pending", "_task", "_wake", "dispatched_offset")
+    __slots__ = ("_cq_factory", "_index", "_listeners", "_loop", "_pending", "_scheduled", "dispatched_offset")
 
     def __init__(self, cq_factory: Callable[[str, int], ConsumeQueue], index: IndexService | None) -> None:
         self._cq_factory = cq_factory
         self._index = index
         self._listeners: list[ArrivalListener] = []
         self._pending: list[Appended] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # set while started: submits schedule a drain on it
+        self._scheduled = False  # a drain is scheduled on the loop and has not run yet
         self.dispatched_offset = 0
 
     def add_listener(self, cb: ArrivalListener) -> None:
@@ -138,30 +139,31 @@ class Dispatcher:
         store_ts: int,
         props: list[Properties],
     ) -> None:
-        """Queue one append (a single message or a batch) for dispatch and wake the task. When the task has fallen
-        ``MAX_PENDING`` appends behind (puts that never yield to the loop), the put dispatches inline instead, so
+        """Queue one append (a single message or a batch) for dispatch and schedule a drain. When the loop has
+        fallen ``MAX_PENDING`` appends behind (puts that never yield to it), the put dispatches inline instead, so
         the backlog — and the heap it holds — stays bounded."""
         pending = self._pending
         pending.append((topic, queue_id, queue_offset, phys, sizes, sys_flag, store_ts, props))
         if len(pending) >= MAX_PENDING:
             self.drain()
-        elif not self._wake.is_set():
-            self._wake.set()
+        elif not self._scheduled and self._loop is not None:
+            self._scheduled = True
+            self._loop.call_soon(self._scheduled_drain)
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="store-dispatcher")
+        self._loop = asyncio.get_running_loop()
+        self._scheduled = False
+        if self._pending:
+            self._scheduled = True
+            self._loop.call_soon(self._scheduled_drain)
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        await stop_tasks(task)
+        self._loop = None
         self.drain()
 
-    async def _run(self) -> None:
-        wake = self._wake
-        while True:
-            await wake.wait()
-            wake.clear()
-            self.drain()
+    def _scheduled_drain(self) -> None:
+        self._scheduled = False
+        self.drain()
 
     def drain(self) -> int:
         """Dispatch everything submitted so far, in order; returns the number of messages dispatched."""

@@ -2,11 +2,12 @@
 
 Everything here runs on the event loop except ``fdatasync`` and file deletion, which go to two dedicated
 single-thread executors (commit log; consume queues + index + checkpoint). The put path (``put.py``) encodes each
-record once with its final offsets and appends a whole batch with one write; the dispatcher task (``dispatcher.py``)
-builds consume queues and the index behind it and wakes the arrival listeners; with SYNC_FLUSH a put returns only
-after a group-commit fsync covering it (``flush.py``). The get path and the lookups (``reads.py``, a mixin of
-this class) read consume-queue units and slice records straight out of the mapped commit log; they first dispatch
-whatever is still queued, so a get always sees every put that returned before it.
+record once with its final offsets and appends a whole batch with one write; the dispatcher (``dispatcher.py``, a
+loop callback per burst of puts) builds consume queues and the index behind it and wakes the arrival listeners;
+with SYNC_FLUSH a put returns only after a group-commit fsync covering it (``flush.py``).
+The get path and the lookups (``reads.py``, a mixin of this class) read consume-queue units and slice records
+straight out of the mapped commit log; they first dispatch whatever is still queued, so a get always sees every put
+that returned before it.
 
 Replication (driven by ``broker.ha``, which owns the sockets): ``read_replication_chunk`` hands out raw log bytes,
 ``append_replicated`` appends bytes copied from another replica and dispatches every record that became whole

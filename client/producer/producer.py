@@ -212,19 +212,19 @@ class Producer(StartClose):
         reconsume_times: int | None = None,
         max_reconsume_times: int | None = None,
     ) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader(
-            producer_group=self.group,
-            topic=mq.topic,
-            default_topic=AUTO_CREATE_TOPIC_KEY,
-            default_topic_queue_nums=self.config.default_topic_queue_nums,
-            queue_id=mq.queue_id,
-            sys_flag=sys_flag,
-            born_timestamp=int(time.time() * 1000),
-            flag=flag,
-            properties=props,
-            reconsume_times=reconsume_times,
-            batch=batch,
-            max_reconsume_times=max_reconsume_times,
+        return SendMessageRequestHeader.of(
+            self.group,
+            mq.topic,
+            AUTO_CREATE_TOPIC_KEY,
+            self.config.default_topic_queue_nums,
+            mq.queue_id,
+            sys_flag,
+            int(time.time() * 1000),
+            flag,
+            props,
+            reconsume_times,
+            batch,
+            max_reconsume_times,
         )
 
     # -- sends -----------------------------------------------------------------------------------------------------
@@ -324,17 +324,21 @@ class Producer(StartClose):
             if self._fault is not None:
                 self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000)
             status = _STATUS_BY_CODE.get(code, SendStatus.SEND_OK)
-            retry_not_ok = self.config.retry_another_broker_when_not_store_ok and queue is None and attempt < quick
-            if status is not SendStatus.SEND_OK and retry_not_ok:
+            if (
+                status is not SendStatus.SEND_OK
+                and self.config.retry_another_broker_when_not_store_ok
+                and queue is None
+                and attempt < quick
+            ):
                 continue
             uniq = props.get(PropertyKey.UNIQ_KEY, "") if props else ""
-            return SendResult(
-                send_status=status,
-                msg_id=uniq or resp.msg_id,
-                offset_msg_id=resp.msg_id,
-                message_queue=MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
-                queue_offset=resp.queue_offset,
-                transaction_id=resp.transaction_id,
+            return SendResult(  # positionally: send_status, msg_id, offset_msg_id, message_queue, queue_offset, tx id
+                status,
+                uniq or resp.msg_id,
+                resp.msg_id,
+                mq if resp.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
+                resp.queue_offset,
+                resp.transaction_id,
             )
         if last_exc is not None:
             raise last_exc

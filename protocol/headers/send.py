@@ -113,6 +113,42 @@ class SendMessageRequestHeader(WireHeader):
             v2 = SendMessageRequestHeaderV2._from_ext_fields_checked(d)
             return _make_v1(cls, v2.a, v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l, v2.n)
 
+    @classmethod
+    def of(
+        cls,
+        producer_group: str,
+        topic: str,
+        default_topic: str,
+        default_topic_queue_nums: int,
+        queue_id: int,
+        sys_flag: int,
+        born_timestamp: int,
+        flag: int,
+        properties: str | None = None,
+        reconsume_times: int | None = None,
+        batch: bool = False,
+        max_reconsume_times: int | None = None,
+    ) -> Self:
+        """``cls(...)`` positionally without the frozen ``__setattr__`` guard (a producer builds one per send);
+        ``unit_mode`` False, no ``broker_name``."""
+        return _make_v1(
+            cls,
+            producer_group,
+            topic,
+            default_topic,
+            default_topic_queue_nums,
+            queue_id,
+            sys_flag,
+            born_timestamp,
+            flag,
+            properties,
+            reconsume_times,
+            False,
+            batch,
+            max_reconsume_times,
+            None,
+        )
+
     def to_v2_ext_fields(self) -> Fields:
         """The SEND_MESSAGE_V2 wire fields (one-letter names) of this header, without building a V2 object."""
         out: Fields = {

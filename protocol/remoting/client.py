@@ -58,6 +58,12 @@ class RemotingClient:
         self._on_closed = on_connection_closed
         self._closed = False
 
+    def open_connection(self, addr: str) -> RemotingConnection | None:
+        """The open connection to ``addr``, or None (then ``get_connection`` dials): the hot path's lookup, no
+        coroutine."""
+        conn = self._conns.get(addr)
+        return conn if conn is not None and not conn.is_closed else None
+
     async def get_connection(self, addr: str) -> RemotingConnection:
         conn = self._conns.get(addr)
         if conn is not None and not conn.is_closed:

@@ -7,7 +7,10 @@ CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO) and the client answ
 Invariants:
 
 * The ``asyncio.Protocol`` callbacks own the socket; ``FrameDecoder`` does all parsing (sans-IO).
-* Responses are matched to requests by ``opaque`` through ``_pending``; replies may arrive in any order.
+* Responses are matched to requests by ``opaque`` through ``_pending`` (future and deadline); replies may arrive in
+  any order. Request timeouts are one sweep timer per connection (J's ``scanResponseTable``), armed at the
+  earliest deadline only when a request's deadline falls before it, not a timer handle per request: a stream of
+  requests with one timeout re-arms it once per timeout period.
 * An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
   answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
   and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
@@ -21,7 +24,7 @@ Invariants:
 * ``last_activity`` is the loop time of the last byte read or frame written; ``partial_since`` the loop time at which
   the bytes of a frame that is still incomplete began to wait (None when no partial frame is buffered, and while
   back-pressure holds complete frames). The server's sweep closes a connection on either deadline
-  (``check_deadlines``); nothing here runs a timer per connection.
+  (``check_deadlines``); nothing here runs an idle or frame timer per connection.
 """
 
 from __future__ import annotations
@@ -104,11 +107,6 @@ class PendingBudget:
             conn.abort(f"pending-frame budget of {self.cap} bytes exceeded (held {held})")
 
 
-def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
-    if not fut.done():
-        fut.set_exception(_Expired())
-
-
 class _Resumed(Coroutine[Any, None, None]):
     """A handler coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare
     yield), as a coroutine a Task can run: the Task's first step hands it ``first`` to wait on, and every later
@@ -172,7 +170,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out: list[bytes] = []  # encoded frames not yet handed to the transport (one write per loop pass)
         self._in_read = False
-        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        # opaque -> (reply future, loop-time deadline) of our requests awaiting a reply
+        self._pending: dict[int, tuple[asyncio.Future[RemotingCommand], float]] = {}
+        self._sweep: asyncio.TimerHandle | None = None  # expires overdue requests; armed while any may be pending
+        self._sweep_at = 0.0  # loop time the armed sweep fires
         self._tasks: set[asyncio.Task[None]] = set()
         self._close_callbacks: list[Callable[[Channel], None]] = []
         if on_close is not None:
@@ -221,24 +222,47 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             raise ConnectionClosedError(f"connection to {self._peer} is closed")
         if cmd.opaque == 0:
             cmd.opaque = next_opaque()
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
         opaque = cmd.opaque
-        self._pending[opaque] = fut
-        # A timer handle instead of asyncio.wait_for: wait_for costs a task per request on 3.11.
-        timer = loop.call_later(timeout, _expire, fut)
+        deadline = loop.time() + timeout
+        self._pending[opaque] = (fut, deadline)
+        if self._sweep is None or deadline < self._sweep_at:
+            self._arm_sweep(loop, deadline)
         try:
             if self._write_paused:
                 await self.drain()
-            self._write(cmd)
+            self._write(cmd, len(self._pending) == 1)
             return await fut
         except _Expired:
             raise RequestTimeoutError(
                 f"wait response on {self._peer} timeout {int(timeout * 1000)}ms, code {cmd.code}"
             ) from None
         finally:
-            timer.cancel()
             self._pending.pop(opaque, None)
+
+    def _arm_sweep(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep_at = when
+        self._sweep = loop.call_at(when, self._expire_overdue)
+
+    def _expire_overdue(self) -> None:
+        """The sweep: fail every request past its deadline, re-arm at the earliest deadline still pending."""
+        self._sweep = None
+        loop = self._loop
+        if loop is None or not self._pending:
+            return
+        now = loop.time()
+        earliest = float("inf")
+        for fut, deadline in self._pending.values():
+            if deadline <= now:
+                if not fut.done():
+                    fut.set_exception(_Expired())
+            elif deadline < earliest:
+                earliest = deadline
+        if earliest != float("inf"):
+            self._arm_sweep(loop, earliest)
 
     def invoke_oneway(self, cmd: RemotingCommand) -> None:
         if self._closed:
@@ -323,9 +347,9 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             if cmd is None:
                 return
             if cmd.flag & RPC_TYPE_RESPONSE:
-                fut = self._pending.pop(cmd.opaque, None)
-                if fut is not None and not fut.done():
-                    fut.set_result(cmd)
+                entry = self._pending.pop(cmd.opaque, None)
+                if entry is not None and not entry[0].done():
+                    entry[0].set_result(cmd)
                 continue
             self._language = cmd.language
             self._dispatch(cmd)
@@ -344,7 +368,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if self.close_reason is None:
             self.close_reason = f"peer closed: {exc}" if exc else "peer closed"
         pending, self._pending = self._pending, {}
-        for fut in pending.values():
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        for fut, _ in pending.values():
             if not fut.done():
                 fut.set_exception(ConnectionClosedError(f"connection to {self._peer} closed: {self.close_reason}"))
         if self._drain_waiter is not None and not self._drain_waiter.done():
@@ -458,17 +485,22 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         long_polling = ctx.long_polling if ctx is not None else False
         self._observer(cmd.code, code, long_polling, result, loop.time() - received_at)
 
-    def _write(self, cmd: RemotingCommand) -> None:
+    def _write(self, cmd: RemotingCommand, alone: bool = False) -> None:
         transport = self._transport
         if transport is None or self._closed or transport.is_closing():
             raise ConnectionClosedError(f"connection to {self._peer} is closed")
         frame = encode_frame(cmd, self._max_frame)
         # Coalesce: every frame written in one loop pass goes out in a single write (a syscall per frame was a
-        # fifth of the CPU of a pipelined connection). data_received flushes itself; otherwise flush next pass.
+        # fifth of the CPU of a pipelined connection). data_received flushes itself; otherwise flush next pass,
+        # unless the caller says the frame is ``alone`` (the only request in flight: nothing to coalesce with), which
+        # goes out now, without a callback and an extra loop pass before it leaves.
         out = self._out
         out.append(frame)
         if len(out) == 1 and not self._in_read and self._loop is not None:
-            self._loop.call_soon(self._flush)
+            if alone:
+                self._flush()
+            else:
+                self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         out = self._out

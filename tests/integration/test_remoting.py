@@ -328,6 +328,23 @@ async def test_a_timeout_raises_request_timeout_and_the_late_reply_is_dropped(se
     await client.close()
 
 
+async def test_a_short_timeout_expires_on_time_behind_a_long_one_that_still_gets_its_reply(server: Served) -> None:
+    # one sweep timer per connection: armed for the 30 s request, it must move earlier for the 0.05 s one, and the
+    # sweep that fails the short one must leave the long one pending
+    client = RemotingClient()
+    long = asyncio.ensure_future(client.invoke(server.addr, RemotingCommand.request(HOLD), 30))
+    await server.h.held.wait()  # the long request is pending: the sweep is armed for it
+    async with asyncio.timeout(5):  # fails the test instead of waiting for the 30 s sweep
+        with pytest.raises(RequestTimeoutError):
+            await client.invoke(server.addr, RemotingCommand.request(HOLD), 0.05)
+    assert not long.done()
+    server.h.release.set()
+    async with asyncio.timeout(5):
+        resp = await long
+    assert resp.code == ResponseCode.SUCCESS
+    await client.close()
+
+
 async def test_a_dropped_connection_fails_every_pending_request(server: Served) -> None:
     server.h.hold_target = 5
     client = RemotingClient()

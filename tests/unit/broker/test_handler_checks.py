@@ -355,11 +355,13 @@ async def test_lock_checks(tmp_path: Path, row: Row) -> None:
 # -- the wiring itself ------------------------------------------------------------------------------------------------
 
 
-async def test_a_prepared_send_is_stored_as_a_half_message(tmp_path: Path) -> None:
-    """The transaction interceptor wraps SEND_MESSAGE(_V2): a prepared message never reaches the real topic."""
+@pytest.mark.parametrize("v2", [False, True], ids=["v1", "v2"])
+async def test_a_prepared_send_is_stored_as_a_half_message(tmp_path: Path, v2: bool) -> None:
+    """The send handler hands a prepared SEND_MESSAGE(_V2) to the transaction handlers: it never reaches the real
+    topic."""
     async with wired_broker(tmp_path) as broker:
         _topic("TopicA")(broker)
-        prepared = send_cmd("TopicA", b"tx", sys_flag=0x4, props={"TRAN_MSG": "true", "PGROUP": "P"})
+        prepared = send_cmd("TopicA", b"tx", sys_flag=0x4, props={"TRAN_MSG": "true", "PGROUP": "P"}, v2=v2)
         resp = await dispatch(broker, prepared)
         assert resp.code == R.SUCCESS, resp.remark
         assert broker.store.get_max_offset_in_queue("TopicA", 0) == 0

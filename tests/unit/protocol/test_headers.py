@@ -422,3 +422,16 @@ def test_send_header_round_trips_through_both_wire_forms(h: SendMessageRequestHe
 def test_fast_constructors_must_list_every_field() -> None:
     with pytest.raises(AssertionError, match="do not match"):
         H._slot_setters(PullMessageResponseHeader, "suggest_which_broker_id next_begin_offset min_offset")
+
+
+@pytest.mark.parametrize(
+    "optional",
+    [{}, {"properties": "TAGS\x01t\x02", "reconsume_times": 2, "batch": True, "max_reconsume_times": 16}],
+)
+def test_send_header_of_builds_what_the_constructor_builds(optional: dict[str, Any]) -> None:
+    fixed = ("pg", "T", "TBW102", 4, 3, 8, 1_700_000_000_000, 5)
+    names = ("producer_group", "topic", "default_topic", "default_topic_queue_nums", "queue_id", "sys_flag")
+    names += ("born_timestamp", "flag")
+    fast = SendMessageRequestHeader.of(*fixed, **optional)
+    assert fast == SendMessageRequestHeader(**dict(zip(names, fixed, strict=True)), **optional)
+    assert fast.to_v2_ext_fields() == fast.to_v2().to_ext_fields()
