@@ -5,9 +5,10 @@ It tails the commit log: ``dispatched_offset`` is the commit-log offset up to wh
 dispatched, and records are dispatched strictly in commit-log order.
 
 * At run time the put path ``submit``s each append (topic, queue, first queue offset, first physical offset, record
-  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again) and sets an
-  ``asyncio.Event``; the dispatcher task wakes on the next loop iteration and ``drain``s everything submitted so
-  far. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go; a backlog
+  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again) and, if none
+  is scheduled yet, schedules a ``drain`` with ``call_soon``: on the next loop iteration everything submitted so far
+  is dispatched (a plain callback, not a task woken through an ``asyncio.Event``, which cost a task step and a
+  future per wake-up on the path of every held pull a message answers). Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go; a backlog
   of ``MAX_PENDING`` appends is dispatched inline by the put that reaches it, so memory stays bounded.
 * Reads call ``drain`` first (``MessageStore`` does), so a get that follows a put always sees it, whether or not
   the task has run yet: the store reads its own writes, as the inline dispatch it replaces did.
@@ -39,7 +40,6 @@ from protocol.message import (
     tag_hash,
     transaction_type,
 )
-from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.dispatcher")
 
@@ -107,15 +107,15 @@ class LazyProperties(Mapping[str, str]):
 
 
 class Dispatcher:
-    __slots__ = ("_cq_factory", "_index", "_listeners", "_pending", "_task", "_wake", "dispatched_offset")
+    __slots__ = ("_cq_factory", "_index", "_listeners", "_loop", "_pending", "_scheduled", "dispatched_offset")
 
     def __init__(self, cq_factory: Callable[[str, int], ConsumeQueue], index: IndexService | None) -> None:
         self._cq_factory = cq_factory
         self._index = index
         self._listeners: list[ArrivalListener] = []
         self._pending: list[Appended] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # set while started: drains are scheduled on it
+        self._scheduled = False
         self.dispatched_offset = 0
 
     def add_listener(self, cb: ArrivalListener) -> None:
@@ -138,29 +138,30 @@ class Dispatcher:
         store_ts: int,
         props: list[Properties],
     ) -> None:
-        """Queue one append (a single message or a batch) for dispatch and wake the task. When the task has fallen
-        ``MAX_PENDING`` appends behind (puts that never yield to the loop), the put dispatches inline instead, so
-        the backlog — and the heap it holds — stays bounded."""
+        """Queue one append (a single message or a batch) for dispatch on the next loop iteration. When
+        ``MAX_PENDING`` appends are waiting (puts that never yield to the loop), the put dispatches inline instead,
+        so the backlog — and the heap it holds — stays bounded."""
         pending = self._pending
         pending.append((topic, queue_id, queue_offset, phys, sizes, sys_flag, store_ts, props))
         if len(pending) >= MAX_PENDING:
             self.drain()
-        elif not self._wake.is_set():
-            self._wake.set()
+        elif not self._scheduled and self._loop is not None:
+            self._scheduled = True
+            self._loop.call_soon(self._drain_soon)
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name="store-dispatcher")
+        self._loop = asyncio.get_running_loop()
+        self._scheduled = bool(self._pending)
+        if self._scheduled:
+            self._loop.call_soon(self._drain_soon)
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        await stop_tasks(task)
+        self._loop = None
         self.drain()
 
-    async def _run(self) -> None:
-        wake = self._wake
-        while True:
-            await wake.wait()
-            wake.clear()
+    def _drain_soon(self) -> None:
+        self._scheduled = False
+        if self._loop is not None:  # not stopped meanwhile (stop drains itself)
             self.drain()
 
     def drain(self) -> int:
