@@ -170,6 +170,13 @@ class PushConsumer(StartClose):
             subs[self.retry_topic] = "*"
         return subs
 
+    def _expression(self, topic: str) -> str | None:
+        """``_all_subs().get(topic)`` without building the dict (the pull loop asks once per pull)."""
+        if not self.broadcasting and topic.startswith(RETRY_PREFIX) and topic == self.retry_topic:
+            return "*"
+        sub = self._subs.get(topic)
+        return sub[0] if sub is not None else None
+
     def topics(self) -> set[str]:
         return set(self._all_subs())
 
@@ -425,7 +432,7 @@ class PushConsumer(StartClose):
             if cfg.orderly and clustering and not pq.locked:
                 await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
-            expr = self._all_subs().get(mq.topic)
+            expr = self._expression(mq.topic)
             if expr is None:  # unsubscribed; the next rebalance revokes the queue
                 await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
