@@ -491,10 +491,16 @@ class RecordError(ValueError):
 
 
 def decode_record(
-    buf: bytes | bytearray | memoryview, pos: int = 0, *, decompress: bool = False, lazy: bool = False
+    buf: bytes | bytearray | memoryview,
+    pos: int = 0,
+    *,
+    decompress: bool = False,
+    lazy: bool = False,
+    extra_props: str = "",
 ) -> tuple[MessageExt, int]:
     """Decode the record at ``pos``; returns it and the position after it. Raises RecordError on bad bytes.
-    ``lazy``: a ``LazyMessageExt``, its properties split only when read."""
+    ``lazy``: a ``LazyMessageExt``, its properties split only when read, with the encoded pairs of ``extra_props``
+    added after the record's own (as ``add_properties`` would)."""
     try:
         (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
         if not sys_flag & (SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6):
@@ -595,20 +601,26 @@ def decode_record(
         crc,
         size,
     )
-    if lazy and props_text:
-        msg._raw_props = props_text  # type: ignore[attr-defined]
+    if lazy:
+        if extra_props:
+            if props_text and not props_text.endswith(PROPERTY_SEPARATOR):
+                props_text = props_text + PROPERTY_SEPARATOR + extra_props
+            else:
+                props_text += extra_props
+        if props_text:
+            msg._raw_props = props_text  # type: ignore[attr-defined]
     return msg, end
 
 
 def decode_records(
-    buf: bytes | bytearray | memoryview, *, decompress: bool = False, lazy: bool = False
+    buf: bytes | bytearray | memoryview, *, decompress: bool = False, lazy: bool = False, extra_props: str = ""
 ) -> list[MessageExt]:
-    """Decode a PULL / QUERY body: records back to back (``lazy``: see ``decode_record``)."""
+    """Decode a PULL / QUERY body: records back to back (``lazy``, ``extra_props``: see ``decode_record``)."""
     out: list[MessageExt] = []
     pos = 0
     end = len(buf)
     while pos < end:
-        msg, pos = decode_record(buf, pos, decompress=decompress, lazy=lazy)
+        msg, pos = decode_record(buf, pos, decompress=decompress, lazy=lazy, extra_props=extra_props)
         out.append(msg)
     return out
 

@@ -163,7 +163,8 @@ class Dispatcher:
 
     def _scheduled_drain(self) -> None:
         self._scheduled = False
-        self.drain()
+        if self._loop is not None:  # not stopped meanwhile (stop drains itself)
+            self.drain()
 
     def drain(self) -> int:
         """Dispatch everything submitted so far, in order; returns the number of messages dispatched."""

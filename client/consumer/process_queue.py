@@ -56,25 +56,37 @@ class ProcessQueue:
 
     def put(self, msgs: list[MessageExt]) -> int:
         """Add pulled messages (a message already held is ignored); returns how many were new."""
-        added = 0
-        for m in msgs:
-            if m.queue_offset not in self._msgs:
-                if self._msgs and m.queue_offset < next(reversed(self._msgs)):
+        held = self._msgs
+        last = next(reversed(held)) if held else -1  # the offset added last
+        top = self.max_offset_taken
+        added = size = 0
+        for m in msgs:  # per message: locals only
+            off = m.queue_offset
+            if off not in held:
+                if off < last:
                     self._ordered = False  # pulls come in offset order; anything else falls back to min/max
-                self._msgs[m.queue_offset] = m
-                self.bytes += len(m.body)
+                held[off] = m
+                last = off
+                size += len(m.body)
                 added += 1
-            if m.queue_offset > self.max_offset_taken:
-                self.max_offset_taken = m.queue_offset
+            if off > top:
+                top = off
+        self.bytes += size
+        self.max_offset_taken = top
         return added
 
     def remove(self, msgs: list[MessageExt]) -> int:
         """Forget consumed messages; returns the offset safe to commit now (-1 if nothing was ever taken)."""
+        held = self._msgs
+        started = self._started
+        size = 0
         for m in msgs:
-            gone = self._msgs.pop(m.queue_offset, None)
+            off = m.queue_offset
+            gone = held.pop(off, None)
             if gone is not None:
-                self.bytes -= len(gone.body)
-                self._started.pop(m.queue_offset, None)
+                size += len(gone.body)
+                started.pop(off, None)
+        self.bytes -= size
         return self.commit_offset()
 
     def commit_offset(self) -> int:
@@ -103,9 +115,12 @@ class ProcessQueue:
 
     def mark_started(self, msgs: list[MessageExt], now: float) -> None:
         self.last_consume = now
+        held = self._msgs
+        started = self._started
         for m in msgs:
-            if m.queue_offset in self._msgs:
-                self._started[m.queue_offset] = now
+            off = m.queue_offset
+            if off in held:
+                started[off] = now
 
     def expired(self, now: float, timeout: float, limit: int = 16) -> list[MessageExt]:
         """Up to ``limit`` messages, lowest offsets first, whose listener call started ``timeout`` s ago or more

@@ -86,17 +86,16 @@ async def pull_once(
     status = _STATUS[code]
     msgs: list[MessageExt] = []
     if status is PullStatus.FOUND and body:
-        # lazy: a message's properties are split only if someone reads them (tags and msg_id read their one)
-        msgs = decode_records(body, decompress=True, lazy=True)
-        tags = parse_tags(expression)
-        if tags:
-            msgs = [m for m in msgs if m.tags in tags]
-        # J's PullAPIWrapper adds the queue's bounds to every message
+        # J's PullAPIWrapper adds the queue's bounds to every message: appended to each one's properties text as it
+        # is decoded, lazily (a message's properties are split only if someone reads them; tags and msg_id read
+        # their one)
         bounds = encode_properties(
             {PropertyKey.MIN_OFFSET: str(resp.min_offset), PropertyKey.MAX_OFFSET: str(resp.max_offset)}
         )
-        for m in msgs:
-            m.add_properties(bounds)  # type: ignore[attr-defined]  # a LazyMessageExt
+        msgs = decode_records(body, decompress=True, lazy=True, extra_props=bounds)
+        tags = parse_tags(expression)
+        if tags:
+            msgs = [m for m in msgs if m.tags in tags]
         if mq.topic.startswith(RETRY_PREFIX):
             for m in msgs:
                 restore_retry_topic(m, group)

@@ -128,6 +128,7 @@ class PushConsumer(StartClose):
         self._started_mono = 0.0
         # per topic, pulls that found messages: [messages, milliseconds, pulls] (J's pullTPS / pullRT)
         self._pull_stats: dict[str, list[float]] = {}
+        self._async_listener: tuple[object, bool] = (None, False)  # the last listener looked at, and _is_async of it
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
@@ -168,6 +169,13 @@ class PushConsumer(StartClose):
         if not self.broadcasting:
             subs[self.retry_topic] = "*"
         return subs
+
+    def _expression(self, topic: str) -> str | None:
+        """``_all_subs().get(topic)`` without building the dict (the pull loop asks once per pull)."""
+        if not self.broadcasting and topic.startswith(RETRY_PREFIX) and topic == self.retry_topic:
+            return "*"
+        sub = self._subs.get(topic)
+        return sub[0] if sub is not None else None
 
     def topics(self) -> set[str]:
         return set(self._all_subs())
@@ -424,7 +432,7 @@ class PushConsumer(StartClose):
             if cfg.orderly and clustering and not pq.locked:
                 await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
-            expr = self._all_subs().get(mq.topic)
+            expr = self._expression(mq.topic)
             if expr is None:  # unsubscribed; the next rebalance revokes the queue
                 await asyncio.sleep(PULL_DELAY_NOT_LOCKED)
                 continue
@@ -497,7 +505,11 @@ class PushConsumer(StartClose):
     async def _call_listener(self, msgs: list[MessageExt]) -> object:
         """The listener's raw answer for ``msgs``; raises what the listener raised."""
         listener = self._listener_for(msgs)
-        if _is_async(listener):
+        seen, is_async = self._async_listener
+        if seen is not listener:  # inspect costs microseconds: once per listener, not once per call
+            is_async = _is_async(listener)
+            self._async_listener = (listener, is_async)
+        if is_async:
             return await listener(msgs)  # type: ignore[misc]
         result = await asyncio.get_running_loop().run_in_executor(self._listener_pool(), listener, msgs)
         if inspect.isawaitable(result):

@@ -16,7 +16,8 @@ Invariants:
   and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
   fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
-  request a Task from the start.
+  request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
+  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for.
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -460,6 +461,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
                 self._write(cmd.make_response(ResponseCode.SYSTEM_ERROR, f"reply does not encode: {exc}"))
         except ConnectionClosedError:  # closed (or closing) while the handler ran: nobody to answer
             result = RESULT_WRITE_FAILED
+        else:
+            if ctx is not None and ctx.long_polling and not self._in_read:
+                # a held pull woken by a message: its reply goes out now, not a loop pass later (end-to-end latency)
+                self._flush()
         if self._observer is not None:
             self._observe(cmd, received_at, ctx, resp, result)
         if result == RESULT_WRITE_FAILED:

@@ -66,6 +66,18 @@ def test_added_properties_win_before_and_after_decoding(decode_first: bool, text
     assert STORE_CRC_PROPERTY not in m.properties
 
 
+@pytest.mark.parametrize("text", [encode_properties(PROPS), "TAGS\x01x\x02a\x011", ""])
+def test_extra_props_at_decode_equal_added_properties(text: str) -> None:
+    extra = encode_properties({"a": "2", PropertyKey.MIN_OFFSET: "0", PropertyKey.MAX_OFFSET: "7"})
+    added = decode_records(records(text), lazy=True)
+    for m in added:
+        m.add_properties(extra)  # type: ignore[attr-defined]
+    at_decode = decode_records(records(text), lazy=True, extra_props=extra)
+    assert [m.tags for m in at_decode] == [m.tags for m in added]
+    assert [m.properties for m in at_decode] == [m.properties for m in added]
+    assert at_decode[1].properties["a"] == "2" and at_decode[1].properties[PropertyKey.MAX_OFFSET] == "7"
+
+
 def test_assigning_properties_replaces_the_text() -> None:
     (m,) = decode_records(records(PROPS, 1), lazy=True)
     m.properties = {"x": "y"}
