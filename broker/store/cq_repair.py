@@ -39,9 +39,9 @@ def iter_records(commitlog: CommitLog, lo: int, hi: int) -> Iterator[tuple[int, 
         stop = min(mf.size, hi - mf.start, mf.wrote)
         while pos + 8 <= stop:
             try:
-                n = check_at(mf, pos, check_crc=True, crc_since=None)
+                n = check_at(mf, pos, check_crc=True, seals=None)
             except (RecordError, IndexError, ValueError):
-                nxt = resync(mf, pos, check_crc=True, crc_since=None)
+                nxt = resync(mf, pos, check_crc=True, seals=None)
                 if nxt is None or nxt >= stop:
                     break
                 pos = nxt

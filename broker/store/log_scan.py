@@ -18,6 +18,7 @@ from typing import Final
 from broker.store.commitlog import CommitLog
 from broker.store.mapped_file import MappedFile
 from broker.store.record_check import verify
+from broker.store.sealed_ranges import LENIENT, SealedRanges
 from protocol.message import BLANK, BLANK_MAGIC, I32, I64, MAGIC_V1, POS_PHYSICALOFFSET, RecordError, check_record
 
 MAGIC_BYTES: Final = I32.pack(MAGIC_V1)
@@ -28,11 +29,11 @@ _RELEASE_EVERY: Final = 64 << 20
 OnDamage = Callable[[MappedFile, int, int, str], None]
 
 
-def check_at(mf: MappedFile, pos: int, *, check_crc: bool, crc_since: int | None) -> int:
+def check_at(mf: MappedFile, pos: int, *, check_crc: bool, seals: SealedRanges | None) -> int:
     """Size of the valid record at ``pos`` of ``mf`` (``BLANK`` for a filler); RecordError otherwise."""
     buf = mf.buf
     if check_crc:
-        n = verify(buf, pos, require_seal=crc_since is not None and mf.start + pos >= crc_since)
+        n = verify(buf, pos, require_seal=LENIENT if seals is None else seals.rule(mf.start + pos))
     else:
         n = check_record(buf, pos, check_crc=False)
     if n == BLANK:
@@ -46,7 +47,7 @@ def check_at(mf: MappedFile, pos: int, *, check_crc: bool, crc_since: int | None
     return n
 
 
-def resync(mf: MappedFile, pos: int, *, check_crc: bool, crc_since: int | None) -> int | None:
+def resync(mf: MappedFile, pos: int, *, check_crc: bool, seals: SealedRanges | None) -> int | None:
     """Position of the first valid record (or filler) after ``pos`` in ``mf``, or None."""
     for start, stop in mf.data_ranges(pos + 1):
         i = max(start, pos + 1)
@@ -60,7 +61,7 @@ def resync(mf: MappedFile, pos: int, *, check_crc: bool, crc_since: int | None) 
                 break
             cand = min(hits) - 4
             try:
-                check_at(mf, cand, check_crc=check_crc, crc_since=crc_since)
+                check_at(mf, cand, check_crc=check_crc, seals=seals)
                 return cand
             except (RecordError, IndexError, ValueError):
                 i = cand + 1
@@ -73,7 +74,7 @@ def scan(
     on_damage: OnDamage,
     *,
     check_crc: bool = True,
-    crc_since: int | None = None,
+    seals: SealedRanges | None = None,
     on_record: Callable[[int, int], None] | None = None,
 ) -> int:
     """Walk records from ``start`` (a record boundary) to the end of the log; returns the offset after the last
@@ -94,9 +95,9 @@ def scan(
                 pos = mf.size
                 break
             try:
-                n = check_at(mf, pos, check_crc=check_crc, crc_since=crc_since)
+                n = check_at(mf, pos, check_crc=check_crc, seals=seals)
             except (RecordError, IndexError, ValueError) as exc:
-                nxt = resync(mf, pos, check_crc=check_crc, crc_since=crc_since)
+                nxt = resync(mf, pos, check_crc=check_crc, seals=seals)
                 if nxt is None:
                     if last or pending is not None:
                         mf.release(released, mf.size)

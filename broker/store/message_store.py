@@ -15,7 +15,7 @@ Replication (driven by ``broker.ha``, which owns the sockets): ``read_replicatio
 SYNC_MASTER's wait for a slave's ack into the put path next to the group-commit flush.
 
 On-disk layout under ``store_path_root_dir``: ``commitlog/``, ``consumequeue/<topic>/<qid>/``, ``index/``,
-``checkpoint``, ``abort``, ``lock``, ``crc_since`` and ``quarantine/`` (each module documents its own format).
+``checkpoint``, ``abort``, ``lock``, ``crc_since`` (``sealed_ranges``) and ``quarantine/`` (each module documents its own format).
 
 Damage is never fatal: recovery quarantines damaged records and repairs derived files (``recovery.py``,
 ``cq_repair.py``); reads check records recovery did not verify and skip damaged ones with a log line; what was
@@ -54,7 +54,6 @@ from broker.store.logics_flush import LogicsFlush
 from broker.store.put import Appender
 from broker.store.quarantine import Quarantine
 from broker.store.reads import StoreReads
-from broker.store.record_check import load_crc_since, write_crc_since
 from broker.store.recovery import recover
 from broker.store.replica import ReplicaParser
 from broker.store.request import Host, PutRequest
@@ -64,6 +63,7 @@ from broker.store.results import (
 )
 from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
 from broker.store.scrub import Scrubber
+from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
 from broker.store.warmer import SegmentWarmer
 from protocol.message import (
@@ -124,7 +124,7 @@ class MessageStore(StoreReads):
         self._quarantine = Quarantine(config.store_path_root_dir, self.integrity)
         # records below this offset were not verified by this run's recovery: reads check them (and skip damage)
         self._trusted_from = 0
-        self._crc_since = 0
+        self._seals = SealedRanges(config.store_path_root_dir, 1 << 62, ())  # LENIENT everywhere until open
         self._bad_logged: set[int] = set()
         self.stats = StoreStats()  # group-commit size, fsync latency (read by the broker's metrics)
         self.puts_refused: str | None = None
@@ -192,7 +192,7 @@ class MessageStore(StoreReads):
         index_from = None
         if self.index is not None:
             index_from = self.index.load(lambda line: report.repaired("%s", line, files=1))
-        crc_since = load_crc_since(root)
+        seals = SealedRanges.load(root)
         background: list[tuple[ConsumeQueue, int]] = []
         end, self._trusted_from = recover(
             self.commitlog,
@@ -202,7 +202,7 @@ class MessageStore(StoreReads):
             self._checkpoint,
             clean=self.last_exit_ok,
             check_crc=cfg.check_crc_on_recover,
-            crc_since=crc_since,
+            seals=seals,
             quarantine=self._quarantine,
             damaged_queues=damaged,
             index_from=index_from,
@@ -213,9 +213,12 @@ class MessageStore(StoreReads):
             self._rebuild = BackgroundRebuild(
                 self.commitlog, [cq for cq, _ in background], background[0][1], report, self._rebuilt
             )
-        if crc_since is None:
-            write_crc_since(root, end)
-        self._crc_since = end if crc_since is None else crc_since
+        if cfg.seal_records:  # from here on this store appends sealed records itself
+            if seals is None:
+                seals = first_open(root, end)
+            seals.open_range(end, self.commitlog.min_offset)
+        if seals is not None:
+            self._seals = seals
         for cq in self._queues.values():
             check_units(self.commitlog, cq, end, report)
         if report.repairs:
@@ -354,7 +357,7 @@ class MessageStore(StoreReads):
         self._release()
 
     def _final_flush(self) -> None:
-        self._flush_logics()
+        self._flush_logics(close=True)
         remove_abort_marker(self._config.store_path_root_dir)
 
     def _release(self) -> None:
@@ -369,7 +372,7 @@ class MessageStore(StoreReads):
         self._cl_executor.shutdown(wait=True)
         self._logic_executor.shutdown(wait=True)
 
-    def _flush_logics(self, thorough: bool = True) -> None:
+    def _flush_logics(self, thorough: bool = True, *, close: bool = False) -> None:
         """Flush consume queues and the index, then record how far they are durable (the checkpoint). Blocking;
         a regular pass (``thorough=False``) is batched (``logics_flush.py``)."""
         if self._logics is None:
@@ -378,6 +381,7 @@ class MessageStore(StoreReads):
                 lambda: self.dispatcher.dispatched_offset, self._clock,
             )  # fmt: skip
         self._logics.run(thorough=thorough)
+        self._seals.mark(self.commitlog.flushed_offset, time.monotonic(), force=close)
 
     def add_arrival_listener(self, cb: ArrivalListener) -> None:
         """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is
@@ -507,6 +511,7 @@ class MessageStore(StoreReads):
         if len(data) > mf.size - mf.wrote:
             raise ValueError(f"{len(data)} replicated bytes at {offset} cross the end of file {mf.path}")
         if data:
+            self._seals.foreign()
             mf.write(data)
         parser = self._replica_parser
         if parser is None:
@@ -607,7 +612,7 @@ class MessageStore(StoreReads):
 
     async def _scrub_loop(self) -> None:
         """Verify the records recovery did not scan, a slice per loop iteration; reads of them get cheap."""
-        scrubber = Scrubber(self.commitlog, self._quarantine, self._trusted_from, self._crc_since)
+        scrubber = Scrubber(self.commitlog, self._quarantine, self._trusted_from, self._seals)
         while True:
             try:
                 more = scrubber.step()

@@ -27,6 +27,7 @@ from broker.store.integrity import IntegrityReport
 from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, verify
 from broker.store.results import ConsumeQueueSlice, ConsumeQueueUnit, GetMessageResult, GetMessageStatus
+from broker.store.sealed_ranges import SealedRanges
 from protocol.message import (
     I32,
     I64,
@@ -56,7 +57,7 @@ class StoreReads:
     _queues: dict[tuple[str, int], ConsumeQueue]
     _closed: bool
     _trusted_from: int
-    _crc_since: int
+    _seals: SealedRanges
     _bad_logged: set[int]
     _quarantine: Quarantine
     commitlog: CommitLog
@@ -190,7 +191,7 @@ class StoreReads:
 
     def _record_ok(self, view: memoryview, topic: str, queue_id: int, qoff: int, phys: int) -> bool:
         """Full check of a record recovery did not verify: valid, and the one the unit says (queue and offset)."""
-        reason = check_read(view, queue_id, qoff, require_seal=phys >= self._crc_since)
+        reason = check_read(view, queue_id, qoff, require_seal=self._seals.rule(phys))
         if reason is None:
             return True
         self._skip_damaged(topic, queue_id, qoff, phys, reason)
@@ -202,7 +203,7 @@ class StoreReads:
         if unit is None:
             return None
         view = self.commitlog.read(unit[0], unit[1])
-        if view is None or check_read(view, cq.queue_id, qoff, require_seal=unit[0] >= self._crc_since) is not None:
+        if view is None or check_read(view, cq.queue_id, qoff, require_seal=self._seals.rule(unit[0])) is not None:
             return None
         return unit[0], unit[1], view
 
@@ -328,7 +329,7 @@ class StoreReads:
             return None
         if phys < self._trusted_from:
             try:
-                verify(view, 0, require_seal=phys >= self._crc_since)
+                verify(view, 0, require_seal=self._seals.rule(phys))
             except ValueError as exc:  # RecordError included
                 _log.warning("damaged message not served: commit-log offset %d: %s", phys, exc)
                 self.integrity.skipped_reads += 1

@@ -19,22 +19,19 @@ the put path reuses the body CRC it computes anyway (BODYCRC = that CRC & 0x7FFF
 header, topic and properties bytes; the BODYCRC field, every length and the trailer's name are all covered.
 
 Records without the trailer (written before this store sealed records, or whose properties leave no room for it)
-are checked as RocketMQ 4.x does (magic, sizes, body CRC) plus: topic and properties must be valid UTF-8. At or
-after ``crc_since`` (``crc_since`` file, below), a record whose last 20 bytes are a trailer with one to four bytes
-of its name changed is damage, not an old record — so a flip in the trailer's own name cannot pass a record off as
-unsealed — while records a downgraded broker wrote without the trailer still read.
-
-``crc_since`` file in the store root (written once, when the store first opens with sealing)::
-
-    | int64 commit-log offset from which every record is sealed |
+are checked as RocketMQ 4.x does (magic, sizes, body CRC) plus: topic and properties must be valid UTF-8. How hard a
+missing trailer is looked at depends on where the record lies (``sealed_ranges``: the ``require_seal`` level):
+LENIENT, not at all; GUARDED (after ``crc_since``, where a non-sealing writer may have appended), a record whose
+last 20 bytes are a trailer with one to four bytes of its name changed — or more, its shape intact — is damage;
+STRICT (where this store itself appended sealed records), any record with room for the trailer and none is damage.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Final
 
+from broker.store.sealed_ranges import LENIENT, STRICT
 from protocol.crc import crc32
 from protocol.message import (
     BLANK,
@@ -53,8 +50,6 @@ DIGITS_LEN: Final = 10
 assert len(TRAILER_PREFIX) + DIGITS_LEN + 1 == TRAILER_LEN
 # properties longer than this cannot take the trailer (plus a possible separator) within the int16 length
 MAX_SEALABLE_PROPERTIES: Final = MAX_PROPERTIES_BYTES - TRAILER_LEN - 1
-CRC_SINCE: Final = struct.Struct(">q")
-assert CRC_SINCE.size == 8
 _I32: Final = struct.Struct(">i")
 _HEAD3: Final = struct.Struct(">iii")  # TOTALSIZE, MAGICCODE, BODYCRC
 _MIN_SEALED: Final = 91 + TRAILER_LEN
@@ -113,7 +108,7 @@ def is_sealed(buf: bytes | bytearray | memoryview, pos: int, size: int) -> bool:
     return size >= 91 + TRAILER_LEN and buf[end - TRAILER_LEN : end - DIGITS_LEN - 1] == TRAILER_PREFIX
 
 
-def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool = False) -> int:
+def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: int = LENIENT) -> int:
     """Validate the record at ``pos`` completely. Returns its size, or ``BLANK`` for an end-of-file filler; raises
     RecordError saying what is wrong (torn, garbled, CRC mismatch, undecodable text, missing seal).
 
@@ -148,6 +143,8 @@ def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: bool 
             raise RecordError(f"record CRC mismatch at {pos}")
         return size
     t, tlen, p = _props_bounds(buf, pos, size)
+    if require_seal >= STRICT and end - p <= MAX_SEALABLE_PROPERTIES:
+        raise RecordError(f"record CRC trailer missing at {pos} (this store sealed every record there)")
     if require_seal and end - p >= TRAILER_LEN and _damaged_seal(bytes(buf[end - TRAILER_LEN : end])):
         raise RecordError(f"record CRC trailer damaged at {pos}")
     try:
@@ -173,7 +170,7 @@ def _damaged_seal(tail: bytes) -> bool:
     return intact >= 2 and name[-1:] == b"\x01" and value[:DIGITS_LEN].isdigit() and value[-1:] == b"\x02"
 
 
-def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_seal: bool) -> str | None:
+def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_seal: int) -> str | None:
     """The read path's check of one record (``view`` is exactly the unit's bytes): None when it is valid and is
     the record of (``queue_id``, ``queue_offset``), else what is wrong. One fused pass for sealed records."""
     n = len(view)
@@ -201,23 +198,3 @@ def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_se
     except RecordError as exc:
         return str(exc)
     return None
-
-
-def load_crc_since(root: str) -> int | None:
-    """The offset from which records are sealed; None when the file is missing or unreadable (first open)."""
-    try:
-        with open(os.path.join(root, "crc_since"), "rb") as f:
-            data = f.read(CRC_SINCE.size)
-    except FileNotFoundError:
-        return None
-    return int(CRC_SINCE.unpack(data)[0]) if len(data) == CRC_SINCE.size else None
-
-
-def write_crc_since(root: str, offset: int) -> None:
-    path = os.path.join(root, "crc_since")
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(CRC_SINCE.pack(offset))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)

@@ -32,6 +32,7 @@ from broker.store.index import IndexService
 from broker.store.log_scan import check_at, scan
 from broker.store.mapped_file import MappedFile
 from broker.store.quarantine import Quarantine
+from broker.store.sealed_ranges import SealedRanges
 from protocol.message import RecordError
 
 _log = logging.getLogger("rocketq.store.recovery")
@@ -43,11 +44,11 @@ def scan_start(
     queues: list[ConsumeQueue],
     *,
     check_crc: bool,
-    crc_since: int | None,
+    seals: SealedRanges | None,
 ) -> int:
     """Where the scan starts: the checkpoint — or earlier, at the start of the file holding the first record that a
     consume queue's last unit points at and that is not valid (the log lost bytes the checkpoint vouched for)."""
-    start = _checkpoint_start(commitlog, checkpoint, check_crc=check_crc, crc_since=crc_since)
+    start = _checkpoint_start(commitlog, checkpoint, check_crc=check_crc, seals=seals)
     for cq in queues:
         u = cq.last_unit()
         if u is None or u[0] < 0 or u[0] >= start:
@@ -57,7 +58,7 @@ def scan_start(
             continue
         pos = u[0] - mf.start
         try:
-            if check_at(mf, pos, check_crc=check_crc, crc_since=crc_since) == u[1]:
+            if check_at(mf, pos, check_crc=check_crc, seals=seals) == u[1]:
                 continue
         except (RecordError, IndexError, ValueError):
             pass
@@ -71,7 +72,9 @@ def scan_start(
     return start
 
 
-def _checkpoint_start(commitlog: CommitLog, checkpoint: Checkpoint, *, check_crc: bool, crc_since: int | None) -> int:
+def _checkpoint_start(
+    commitlog: CommitLog, checkpoint: Checkpoint, *, check_crc: bool, seals: SealedRanges | None
+) -> int:
     files = commitlog.queue.files
     cp = checkpoint.dispatched_offset
     mf = commitlog.queue.find(cp)
@@ -83,7 +86,7 @@ def _checkpoint_start(commitlog: CommitLog, checkpoint: Checkpoint, *, check_crc
     if pos == 0 or pos + 8 > mf.size:
         return cp
     try:
-        check_at(mf, pos, check_crc=check_crc, crc_since=crc_since)
+        check_at(mf, pos, check_crc=check_crc, seals=seals)
         return cp
     except (RecordError, IndexError, ValueError):
         pass
@@ -103,7 +106,7 @@ def recover(
     *,
     clean: bool,
     check_crc: bool,
-    crc_since: int | None,
+    seals: SealedRanges | None,
     quarantine: Quarantine,
     damaged_queues: Iterable[ConsumeQueue] = (),
     index_from: int | None = None,
@@ -136,7 +139,7 @@ def recover(
     if not files:
         dispatcher.dispatched_offset = 0
         return 0, 0
-    start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, crc_since=crc_since)
+    start = scan_start(commitlog, checkpoint, queues, check_crc=check_crc, seals=seals)
     inline = list({id(cq): cq for cq in damaged_queues}.values())
     if background is not None:
         for cq in list(inline):
@@ -173,7 +176,7 @@ def recover(
         start,
         on_damage,
         check_crc=check_crc or not clean,
-        crc_since=crc_since,
+        seals=seals,
         on_record=lambda off, n: records.append((off, n)),
     )
     cut = _cut_tail(commitlog, end, quarantine, clean=clean)

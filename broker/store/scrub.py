@@ -16,6 +16,7 @@ from typing import Final
 from broker.store.commitlog import CommitLog
 from broker.store.log_scan import check_at, resync
 from broker.store.quarantine import Quarantine
+from broker.store.sealed_ranges import SealedRanges
 from protocol.message import BLANK, RecordError
 
 _log = logging.getLogger("rocketq.store.scrub")
@@ -24,12 +25,12 @@ SLICE_RECORDS: Final = 2000
 
 
 class Scrubber:
-    __slots__ = ("_commitlog", "_crc_since", "_file_start", "_pos", "_quarantine", "done", "trusted_from")
+    __slots__ = ("_commitlog", "_file_start", "_pos", "_quarantine", "_seals", "done", "trusted_from")
 
-    def __init__(self, commitlog: CommitLog, quarantine: Quarantine, trusted_from: int, crc_since: int) -> None:
+    def __init__(self, commitlog: CommitLog, quarantine: Quarantine, trusted_from: int, seals: SealedRanges) -> None:
         self._commitlog = commitlog
         self._quarantine = quarantine
-        self._crc_since = crc_since
+        self._seals = seals
         self.trusted_from = trusted_from
         self.done = False
         self._file_start = -1  # the file being verified, and the position in it
@@ -58,9 +59,9 @@ class Scrubber:
                 pos = limit
                 break
             try:
-                n = check_at(mf, pos, check_crc=True, crc_since=self._crc_since)
+                n = check_at(mf, pos, check_crc=True, seals=self._seals)
             except (RecordError, IndexError, ValueError) as exc:
-                nxt = resync(mf, pos, check_crc=True, crc_since=self._crc_since)
+                nxt = resync(mf, pos, check_crc=True, seals=self._seals)
                 n_bad = (limit if nxt is None or nxt > limit else nxt) - pos
                 self._quarantine.keep(mf.start + pos, mf.buf[pos : pos + n_bad], n_bad, f"scrub: {exc}")
                 mf.release(start, pos + n_bad)

@@ -132,6 +132,11 @@ class StoreModel(RuleBasedStateMachine):
 
 
 StoreModel.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=40,
+    stateful_step_count=40,
+    deadline=None,
+    # 40 steps of puts with bodies run into hypothesis' entropy limit in some runs: a property of the size
+    # asked for, not a failure of the store
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 test_store_model = StoreModel.TestCase
