@@ -99,31 +99,32 @@ class GroupCommit:
             self._wake.put(None)
 
     def _sync_loop(self) -> None:
-        """The flush thread: sleep until woken, then sync until nothing asked for is left unflushed."""
+        """The flush thread: sleep until woken, then sync until nothing asked for is left unflushed; after a stop,
+        finish what was asked (``request`` takes no more) and exit."""
         loop = self._loop
         assert loop is not None
         flushed = posted = self.flushed
         while True:
             self._wake.get()
-            if self._stopped:
-                break
             while True:
                 try:
                     flushed = self._flush_fn()
                 except Exception as exc:  # a failed sync fails its waiters; the next request wakes us again
+                    self._idle = True  # before the loop hears of it, so a put it answers first can wake us
                     loop.call_soon_threadsafe(self._on_failed, exc)
-                    self._idle = True
                     break
                 if flushed != posted:  # a wake that found nothing new to sync posts nothing
                     posted = flushed
                     loop.call_soon_threadsafe(self._on_flushed, flushed)
-                if self._wanted > flushed and not self._stopped:
+                if self._wanted > flushed:
                     continue
                 # going idle: a request that saw _idle False before this line set _wanted first, so re-read it
                 self._idle = True
-                if self._wanted > flushed and not self._stopped:
+                if self._wanted > flushed:
                     self._idle = False
                     continue
+                break
+            if self._stopped:
                 break
         done = self._done
         if done is not None:
@@ -142,24 +143,18 @@ class GroupCommit:
         self._waiters.fail_all(False)
 
     async def stop(self) -> None:
-        """Stop after the sync in flight and one last sync: waiters they cover get True, any others False."""
+        """Stop once the flush thread has finished the syncs asked for: waiters they cover get True (their
+        ``_on_flushed`` runs first: the loop runs the thread's callbacks in order), any others False."""
         if self._stopped:
             return
+        done = None
+        if self._thread is not None:
+            done = self._done = asyncio.get_running_loop().create_future()  # before _stopped: the thread reads both
         self._stopped = True
-        loop = asyncio.get_running_loop()
-        thread = self._thread
-        if thread is not None:
-            self._done = loop.create_future()
+        if done is not None:
             self._wake.put(None)
-            await self._done
+            await done
             self._thread = None
-        if self._waiters:
-            try:
-                flushed = await loop.run_in_executor(None, self._flush_fn)
-            except Exception:
-                _log.exception("group commit final flush failed")
-            else:
-                self._on_flushed(flushed)
         self._waiters.fail_all(False)
 
 
