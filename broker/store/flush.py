@@ -25,12 +25,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from broker.store.stats import Histogram
 from broker.store.waiters import OffsetWaiters
 from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.flush")
+T = TypeVar("T")
 
 
 class GroupCommit:
@@ -111,11 +113,13 @@ class GroupCommit:
                     flushed = self._flush_fn()
                 except Exception as exc:  # a failed sync fails its waiters; the next request wakes us again
                     self._idle = True  # before the loop hears of it, so a put it answers first can wake us
-                    loop.call_soon_threadsafe(self._on_failed, exc)
+                    if not _post(loop, self._on_failed, exc):
+                        return
                     break
                 if flushed != posted:  # a wake that found nothing new to sync posts nothing
                     posted = flushed
-                    loop.call_soon_threadsafe(self._on_flushed, flushed)
+                    if not _post(loop, self._on_flushed, flushed):
+                        return
                 if self._wanted > flushed:
                     continue
                 # going idle: a request that saw _idle False before this line set _wanted first, so re-read it
@@ -128,7 +132,7 @@ class GroupCommit:
                 break
         done = self._done
         if done is not None:
-            loop.call_soon_threadsafe(_set_done, done)
+            _post(loop, _set_done, done)
 
     def _on_flushed(self, flushed: int) -> None:
         self.fsyncs += 1
@@ -156,6 +160,16 @@ class GroupCommit:
             await done
             self._thread = None
         self._waiters.fail_all(False)
+
+
+def _post(loop: asyncio.AbstractEventLoop, cb: Callable[[T], None], arg: T) -> bool:
+    """``cb(arg)`` on the loop, from the flush thread; False when the loop is closed (a store never stopped):
+    nobody is left to answer, and the thread ends."""
+    try:
+        loop.call_soon_threadsafe(cb, arg)
+    except RuntimeError:
+        return False
+    return True
 
 
 def _set_done(fut: asyncio.Future[None]) -> None:

@@ -136,3 +136,22 @@ async def test_stop_lets_the_sync_in_flight_finish_and_answers_its_waiters(tmp_p
     with pytest.raises(RuntimeError):
         gc.request(g.append())
     g.log.close()
+
+
+def test_the_flush_thread_ends_when_its_loop_closed_without_a_stop(tmp_path: Path) -> None:
+    g = _GatedLog(tmp_path)
+    gc = GroupCommit(g.flush, 30)
+
+    async def main() -> None:
+        gc.start()
+        assert gc.request(g.append()) is not None
+        await _wait(g.entered)
+
+    asyncio.run(main())  # the loop closes with the sync in flight and nobody stopping the group commit
+    g.gate.set()
+    thread = gc._thread
+    assert thread is not None
+    thread.join(30)
+    assert not thread.is_alive()
+    assert g.log.flushed_offset == g.log.max_offset  # the sync itself still completed
+    g.log.close()
