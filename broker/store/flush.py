@@ -1,7 +1,7 @@
 """Flush policy: asynchronous interval flush, or synchronous flush with group commit.
 
-Every ``fdatasync`` runs in a dedicated single-thread executor (one for the commit log, one for consume queues,
-index and checkpoint), never on the event loop.
+Every ``fdatasync`` runs off the event loop: the interval flushers in single-thread executors (one for the commit
+log, one for consume queues, index and checkpoint), the group commit on its own flush thread.
 
 * ASYNC_FLUSH: ``IntervalFlusher`` syncs the commit log every ``flush_interval_commit_log_ms``; a put returns as
   soon as its records are in the page cache (a process crash loses nothing acknowledged, an OS crash loses up to
@@ -9,10 +9,11 @@ index and checkpoint), never on the event loop.
 * SYNC_FLUSH (group commit, RocketMQ's GroupCommitService): a put ``request``s the flush of its end offset and
   awaits the returned future. One sync runs at a time: it takes the log's current write position, runs ONE
   ``fdatasync`` covering everything up to it, and resolves every waiter at or below it. Puts made while a sync runs
-  wait for the next one, which starts as soon as this one returns — so N concurrent producers share each fsync,
-  and the loop keeps appending while the disk works. A waiter not covered within
-  ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); as in RocketMQ its data may still become durable.
-  Timeouts cost one timer per sync round, not one per put.
+  wait for the next one, which the flush thread starts as soon as this one returns — so N concurrent producers
+  share each fsync, and the loop keeps appending while the disk works. An idle flush thread is woken once at the
+  end of the loop iteration that asked, so the puts of every frame read in that iteration share the first sync.
+  A waiter not covered within ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); as in RocketMQ its data
+  may still become durable. Timeouts cost one timer for all waiters, not one per put.
 """
 
 from __future__ import annotations
@@ -20,26 +21,33 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from broker.store.stats import Histogram
 from broker.store.waiters import OffsetWaiters
 from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.flush")
+T = TypeVar("T")
 
 
 class GroupCommit:
-    """SYNC_FLUSH group commit. At most one sync is in flight; the next starts the moment it returns if anyone is
-    waiting, or the moment someone asks when idle — from callbacks, not a task, so a sync is never queued behind the
-    producers it is about to release. Producers released by one sync append during the next: the disk and the event
-    loop work in parallel. The waiters are an ``OffsetWaiters`` (shared with the SYNC_MASTER wait)."""
+    """SYNC_FLUSH group commit on a dedicated flush thread. The loop only records the highest end a put waits for
+    (``wanted``) and, when the thread is idle, wakes it once at the end of the loop iteration (``call_soon``: every
+    frame read in that iteration has appended by then, so one sync covers them all). The thread then syncs
+    back to back while ``wanted`` is ahead of what it flushed: each ``fdatasync`` covers everything appended up
+    to its start, and the next one starts the moment it returns, with no round trip through the loop — the loop
+    keeps appending while the disk works. After each sync it wakes the loop once (``call_soon_threadsafe``), which
+    resolves every waiter up to the synced offset. The waiters are an ``OffsetWaiters`` (shared with the
+    SYNC_MASTER wait): one future per put, one timer for all deadlines."""
 
     def __init__(
         self,
         flush_fn: Callable[[], int],
-        executor: concurrent.futures.Executor,
         timeout_s: float,
         *,
         flushed: int = 0,
@@ -47,18 +55,25 @@ class GroupCommit:
     ) -> None:
         self._sizes = sizes  # puts released per sync (the group-commit size), when given
         self._flush_fn = flush_fn
-        self._executor = executor
         self._timeout = timeout_s
         self._waiters: OffsetWaiters[bool] = OffsetWaiters(True, False)
-        self._inflight: asyncio.Future[int] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
+        # shared with the thread (plain attribute reads and writes, under the GIL):
+        self._wanted = flushed  # highest end a waiter asked for (loop writes, thread reads)
+        self._idle = True  # the thread is waiting for a wake (both write; see _sync_loop for the handshake)
+        self._kick_due = False  # a wake is scheduled for the end of this loop iteration (loop only)
         self._stopped = False
+        self._done: asyncio.Future[None] | None = None
         self.flushed = flushed
         self.fsyncs = 0
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._waiters.start(self._loop)
+        self._thread = threading.Thread(target=self._sync_loop, name="store-group-commit", daemon=True)
+        self._thread.start()
 
     def request(self, end: int) -> asyncio.Future[bool] | None:
         """A future that becomes True once the commit log is durable up to ``end`` (False on timeout or a failed
@@ -68,59 +83,98 @@ class GroupCommit:
         if self._loop is None or self._stopped:
             raise RuntimeError("group commit not running")
         fut = self._waiters.add(end, self._timeout)
-        if self._inflight is None:
-            self._launch()
+        if end > self._wanted:
+            self._wanted = end
+        if self._idle and not self._kick_due:
+            self._kick_due = True
+            self._loop.call_soon(self._kick)
         return fut
 
     async def wait_flushed(self, end: int) -> bool:
         fut = self.request(end)
         return True if fut is None else await fut
 
-    def _launch(self) -> None:
+    def _kick(self) -> None:
+        self._kick_due = False
+        if self._idle and self._wanted > self.flushed:
+            self._idle = False
+            self._wake.put(None)
+
+    def _sync_loop(self) -> None:
+        """The flush thread: sleep until woken, then sync until nothing asked for is left unflushed; after a stop,
+        finish what was asked (``request`` takes no more) and exit."""
         loop = self._loop
         assert loop is not None
-        inflight = loop.run_in_executor(self._executor, self._flush_fn)
-        self._inflight = inflight
-        inflight.add_done_callback(self._on_flushed)
+        flushed = posted = self.flushed
+        while True:
+            self._wake.get()
+            while True:
+                try:
+                    flushed = self._flush_fn()
+                except Exception as exc:  # a failed sync fails its waiters; the next request wakes us again
+                    self._idle = True  # before the loop hears of it, so a put it answers first can wake us
+                    if not _post(loop, self._on_failed, exc):
+                        return
+                    break
+                if flushed != posted:  # a wake that found nothing new to sync posts nothing
+                    posted = flushed
+                    if not _post(loop, self._on_flushed, flushed):
+                        return
+                if self._wanted > flushed:
+                    continue
+                # going idle: a request that saw _idle False before this line set _wanted first, so re-read it
+                self._idle = True
+                if self._wanted > flushed:
+                    self._idle = False
+                    continue
+                break
+            if self._stopped:
+                break
+        done = self._done
+        if done is not None:
+            _post(loop, _set_done, done)
 
-    def _on_flushed(self, inflight: asyncio.Future[int]) -> None:
-        self._inflight = None
-        if inflight.cancelled():
-            self._waiters.fail_all(False)
-            return
-        exc = inflight.exception()
-        if exc is not None:
-            _log.error("group commit flush failed: %r", exc)
-            self._waiters.fail_all(False)
-        else:
-            self.fsyncs += 1
-            self._resolve(inflight.result())
-        if self._waiters and not self._stopped:
-            self._launch()
-
-    def _resolve(self, flushed: int) -> None:
+    def _on_flushed(self, flushed: int) -> None:
+        self.fsyncs += 1
         if flushed > self.flushed:
             self.flushed = flushed
         released = self._waiters.release(flushed)
         if released and self._sizes is not None:
             self._sizes.observe(released)
 
-    async def stop(self) -> None:
-        """Stop after the sync in flight and one last sync: waiters they cover get True, any others False."""
-        self._stopped = True
-        if self._inflight is not None:
-            try:
-                await asyncio.shield(self._inflight)
-            except Exception:
-                pass
-        if self._waiters:
-            try:
-                flushed = await asyncio.get_running_loop().run_in_executor(self._executor, self._flush_fn)
-            except Exception:
-                _log.exception("group commit final flush failed")
-            else:
-                self._resolve(flushed)
+    def _on_failed(self, exc: BaseException) -> None:
+        _log.error("group commit flush failed: %r", exc)
         self._waiters.fail_all(False)
+
+    async def stop(self) -> None:
+        """Stop once the flush thread has finished the syncs asked for: waiters they cover get True (their
+        ``_on_flushed`` runs first: the loop runs the thread's callbacks in order), any others False."""
+        if self._stopped:
+            return
+        done = None
+        if self._thread is not None:
+            done = self._done = asyncio.get_running_loop().create_future()  # before _stopped: the thread reads both
+        self._stopped = True
+        if done is not None:
+            self._wake.put(None)
+            await done
+            self._thread = None
+        self._waiters.fail_all(False)
+
+
+def _post(loop: asyncio.AbstractEventLoop, cb: Callable[[T], None], arg: T) -> bool:
+    """``cb(arg)`` on the loop, from the flush thread; False when the loop is closed (a store never stopped):
+    nobody is left to answer, and the thread ends."""
+    try:
+        loop.call_soon_threadsafe(cb, arg)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _set_done(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def timed_flush(flush_fn: Callable[[], int], latency_ms: Histogram, flushed: int) -> Callable[[], int]:

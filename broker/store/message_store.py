@@ -294,7 +294,6 @@ class MessageStore(StoreReads):
         if cfg.flush_disk_type == "SYNC_FLUSH":
             self._group_commit = GroupCommit(
                 flush_commitlog,
-                self._cl_executor,
                 cfg.sync_flush_timeout_ms / 1000,
                 flushed=self.commitlog.flushed_offset,
                 sizes=self.stats.group_commit_size,

@@ -15,6 +15,14 @@ One thread, two jobs, both off the event loop:
 
 Every chunk is ``fdatasync``-ed right after it is written, so the zeros do not ride along with the group commit's
 next sync.
+
+**Paced while appends go on**: zeroing at full speed (hundreds of chunk syncs a second) takes the disk from the
+group commit — measured on a fresh broker, 32 concurrent SYNC_FLUSH sends ran at 10.5k msgs/s with the warmer busy
+against 13.6k without it. So while the commit log's write position moves, the warmer writes at most one chunk per
+``PACE_S`` (tail: 12.5 MB/s, next segment: 50 MB/s) — the tail only while it is more than twice the margin ahead
+of the writer (a faster writer closes the gap, and the warmer then keeps up at full speed), the next segment only
+while at that pace it would still be ready before the current one fills at the observed append rate. With no
+appends it runs at full speed, as before.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
@@ -33,6 +42,7 @@ CHUNK: Final = 1 << 20
 TAIL_CHUNK: Final = 256 << 10
 MARGIN: Final = 16 << 20
 SUFFIX: Final = ".warm"
+PACE_S: Final = 0.02
 
 
 class SegmentWarmer:
@@ -51,6 +61,7 @@ class SegmentWarmer:
         self.prepared = 0  # segments handed over ready-made (tests, bench)
         self.tail_bytes = 0  # bytes of current-segment tails pre-written
         self.idle_event = threading.Event()  # set whenever ``idle()`` held after a pass (tests, bench)
+        self._seen = (-1, 0.0)  # the log's write position and when it was read (``_append_rate``)
 
     def _path(self, start: int) -> str:
         return os.path.join(self._queue.dir, file_name(start) + SUFFIX)
@@ -144,6 +155,7 @@ class SegmentWarmer:
                     os.pwrite(fd, zeros[:n] if n < CHUNK else zeros, pos)
                     os.fdatasync(fd)
                     pos += n
+                    self._pace_next(size - pos)
                 done = pos >= size
             finally:
                 os.close(fd)
@@ -188,9 +200,35 @@ class SegmentWarmer:
                     guard.reserved = None
                     guard.cond.notify_all()
             pos = hole + n
+            # paced only while twice the margin ahead: a writer faster than the pace closes the gap, and then the
+            # warmer keeps up at full speed
+            if pos - mf.wrote > 2 * self._margin and self._append_rate() > 0 and not self._stopped:
+                time.sleep(PACE_S)
         else:
             return
         mf.guard = None  # reached the end: the whole rest is allocated, appends go straight through again
+
+    def _append_rate(self) -> float:
+        """Bytes a second appended to the commit log since the last call; 0 when nothing was."""
+        last = self._queue.last
+        now = time.monotonic()
+        end = -1 if last is None else last.end
+        prev, then = self._seen
+        self._seen = (end, now)
+        if prev < 0 or end <= prev or now <= then:
+            return 0.0
+        return (end - prev) / (now - then)
+
+    def _pace_next(self, left: int) -> None:
+        """After a chunk of the next segment (``left`` bytes still to write): wait ``PACE_S`` while appends go on,
+        unless at that pace it would not be ready before the current segment fills."""
+        rate = self._append_rate()
+        last = self._queue.last
+        if rate <= 0 or last is None or self._stopped or self._abort:
+            return
+        fills_in = (last.size - last.wrote) / rate
+        if fills_in > 2 * PACE_S * (left / CHUNK + 1):
+            time.sleep(PACE_S)
 
 
 def _hole_end(mf: MappedFile, hole: int) -> int:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
+import pytest
 from _store_util import get_all, small_config
 
 from broker.store import MessageStore
+from broker.store.commitlog import CommitLog
+from broker.store.flush import GroupCommit
 from broker.store.request import PutRequest
 
 
@@ -45,3 +49,109 @@ async def test_async_flush_put_does_not_wait(tmp_path: Path) -> None:
         assert res.ok and store.runtime_info()["groupCommitFsyncs"] == 0
     finally:
         await store.close()
+
+
+class _GatedLog:
+    """A real commit log whose flush, run on the group commit's thread, notes the end it will cover, says it has
+    started and then waits for ``gate`` before syncing — so a test can append while a sync is in flight."""
+
+    def __init__(self, root: Path, fail_first: bool = False) -> None:
+        self.log = CommitLog(str(root), 64 * 1024)
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        self.calls = 0
+        self.fail_next = fail_first
+
+    def flush(self) -> int:
+        self.calls += 1
+        covers = self.log.max_offset
+        self.entered.set()
+        self.gate.wait(30)
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError(5, "injected EIO")
+        self.log.flush()
+        return covers
+
+    def append(self) -> int:
+        self.log.append(b"r" * 100)
+        return self.log.max_offset
+
+
+async def _wait(ev: threading.Event) -> None:
+    assert await asyncio.get_running_loop().run_in_executor(None, ev.wait, 30)
+
+
+async def test_puts_appended_during_a_sync_are_covered_by_one_more_sync_right_after_it(tmp_path: Path) -> None:
+    g = _GatedLog(tmp_path)
+    gc = GroupCommit(g.flush, 30)
+    gc.start()
+    try:
+        first = gc.request(g.append())
+        assert first is not None
+        await _wait(g.entered)  # the first sync took its end and is in flight
+        g.entered.clear()
+        later = [gc.request(g.append()) for _ in range(10)]
+        assert all(f is not None for f in later)
+        assert not first.done()
+        g.gate.set()
+        assert await first is True
+        assert all([await f for f in later if f is not None])
+        assert g.calls == 2  # one sync for the first put, one back-to-back sync for the ten appended meanwhile
+        assert gc.fsyncs == 2 and gc.flushed == g.log.max_offset == g.log.flushed_offset
+        assert gc.request(g.log.max_offset) is None  # already durable: nothing to wait for
+    finally:
+        await gc.stop()
+        g.log.close()
+
+
+async def test_a_failed_sync_answers_false_and_the_next_put_syncs_again(tmp_path: Path) -> None:
+    g = _GatedLog(tmp_path, fail_first=True)
+    g.gate.set()
+    gc = GroupCommit(g.flush, 30)
+    gc.start()
+    try:
+        assert await gc.wait_flushed(g.append()) is False
+        assert g.log.flushed_offset == 0
+        assert await gc.wait_flushed(g.append()) is True
+        assert g.log.flushed_offset == g.log.max_offset and gc.fsyncs == 1
+    finally:
+        await gc.stop()
+        g.log.close()
+
+
+async def test_stop_lets_the_sync_in_flight_finish_and_answers_its_waiters(tmp_path: Path) -> None:
+    g = _GatedLog(tmp_path)
+    gc = GroupCommit(g.flush, 30)
+    gc.start()
+    fut = gc.request(g.append())
+    assert fut is not None
+    await _wait(g.entered)
+    stopping = asyncio.ensure_future(gc.stop())
+    await asyncio.sleep(0)
+    assert not stopping.done() and not fut.done()  # waits for the sync in flight
+    g.gate.set()
+    await stopping
+    assert fut.result() is True and g.log.flushed_offset == g.log.max_offset
+    with pytest.raises(RuntimeError):
+        gc.request(g.append())
+    g.log.close()
+
+
+def test_the_flush_thread_ends_when_its_loop_closed_without_a_stop(tmp_path: Path) -> None:
+    g = _GatedLog(tmp_path)
+    gc = GroupCommit(g.flush, 30)
+
+    async def main() -> None:
+        gc.start()
+        assert gc.request(g.append()) is not None
+        await _wait(g.entered)
+
+    asyncio.run(main())  # the loop closes with the sync in flight and nobody stopping the group commit
+    g.gate.set()
+    thread = gc._thread
+    assert thread is not None
+    thread.join(30)
+    assert not thread.is_alive()
+    assert g.log.flushed_offset == g.log.max_offset  # the sync itself still completed
+    g.log.close()
