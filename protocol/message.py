@@ -756,6 +756,17 @@ def create_uniq_id() -> str:
     return (_UNIQ_PREFIX + struct.pack(">iH", delta, next(_uniq_counter) & 0xFFFF)).hex().upper()
 
 
+def create_uniq_ids(n: int) -> list[str]:
+    """``n`` ids as ``create_uniq_id`` makes them, one clock reading for all (a batch's messages): ids made within
+    the same millisecond, each with its own counter value."""
+    first = create_uniq_id()
+    if n <= 1:
+        return [first] if n == 1 else []
+    head = first[:-4]
+    count = _uniq_counter
+    return [first, *[f"{head}{next(count) & 0xFFFF:04X}" for _ in range(n - 1)]]
+
+
 # -- batch body ------------------------------------------------------------------------------------------------------
 
 _BATCH_HEAD: Final = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag, bodyLen
@@ -828,26 +839,45 @@ def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]])
     return b"".join(parts)
 
 
+def encode_batch_texts(items: Iterable[tuple[int, bytes, str]]) -> bytes:
+    """The SEND_BATCH_MESSAGE body from ``(flag, body, properties string)`` items: the producer's batch path, with
+    no BatchItem or properties dict per message."""
+    parts: list[bytes] = []
+    add = parts.extend
+    pack_head = _BATCH_HEAD.pack
+    pack_len = I16.pack
+    for flag, data, text in items:
+        props = text.encode()
+        plen = len(props)
+        blen = len(data)
+        add((pack_head(22 + blen + plen, 0, 0, flag, blen), data, pack_len(plen), props))
+    return b"".join(parts)
+
+
 def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
     """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths or properties that are not UTF-8.
     Each item keeps its properties string as received (parsed only if ``properties`` is read)."""
     out: list[BatchItem] = []
+    add = out.append
+    unpack_head = _BATCH_HEAD.unpack_from
+    unpack_len = I16.unpack_from
+    item = BatchItem
+    if not isinstance(body, bytes):
+        body = bytes(body)  # one copy; slices of bytes are the items' own bytes
     pos = 0
     end = len(body)
     try:
         while pos < end:
-            total, _magic, _crc, flag, blen = _BATCH_HEAD.unpack_from(body, pos)
-            if total < 22 or pos + total > end or blen < 0 or 20 + blen + 2 > total:
+            total, _magic, _crc, flag, blen = unpack_head(body, pos)
+            nxt = pos + total
+            p = pos + 20 + blen  # the properties length
+            if total < 22 or nxt > end or blen < 0 or p + 2 > nxt:
                 raise RecordError(f"bad batch entry at {pos}")
-            p = pos + 20
-            data = bytes(body[p : p + blen])
-            p += blen
-            (plen,) = I16.unpack_from(body, p)
-            p += 2
-            if plen < 0 or p + plen != pos + total:
+            plen = unpack_len(body, p)[0]
+            if plen < 0 or p + 2 + plen != nxt:
                 raise RecordError(f"bad batch entry properties at {pos}")
-            out.append(BatchItem(data, None, flag, text=str(body[p : p + plen], "utf-8") if plen else ""))
-            pos += total
+            add(item(body[pos + 20 : p], None, flag, text=str(body[p + 2 : nxt], "utf-8") if plen else ""))
+            pos = nxt
     except struct.error as exc:
         raise RecordError(f"truncated batch entry at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:
