@@ -616,12 +616,84 @@ def decode_records(
     buf: bytes | bytearray | memoryview, *, decompress: bool = False, lazy: bool = False, extra_props: str = ""
 ) -> list[MessageExt]:
     """Decode a PULL / QUERY body: records back to back (``lazy``, ``extra_props``: see ``decode_record``)."""
+    if lazy and isinstance(buf, bytes):
+        return _decode_records_lazy(buf, decompress, extra_props)
     out: list[MessageExt] = []
     pos = 0
     end = len(buf)
     while pos < end:
         msg, pos = decode_record(buf, pos, decompress=decompress, lazy=lazy, extra_props=extra_props)
         out.append(msg)
+    return out
+
+
+def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list[MessageExt]:
+    """``decode_records(lazy=True)`` of a pull body (the consumers' hot path): ``decode_record``'s common case — an
+    uncompressed V1 record with IPv4 hosts — inline, with the host strings looked up once per body; any other
+    record (and any bad one, to raise its RecordError) goes through ``decode_record``."""
+    out: list[MessageExt] = []
+    add = out.append
+    unpack_head = _DECODE_HEAD_V4.unpack_from
+    unpack_i16 = I16.unpack_from
+    make = LazyMessageExt
+    hosts: dict[bytes, str] = {}
+    other = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | (SYSFLAG_COMPRESSED if decompress else 0)
+    # extra_props after a record's own: straight on when they end with the separator, else after one
+    joined = PROPERTY_SEPARATOR + extra_props if extra_props else ""
+    n = len(buf)
+    pos = 0
+    while pos < n:
+        try:
+            (size, magic, crc, queue_id, flag, queue_offset, phys, sys_flag, born_ts,
+             braw, bport, store_ts, sraw, sport, reconsume, prepared, blen) = unpack_head(buf, pos)  # fmt: skip
+        except struct.error:
+            size = magic = sys_flag = blen = -1
+        end = pos + size
+        p = pos + 88 + blen  # the topic length
+        if (
+            magic != MAGIC_V1
+            or sys_flag & other
+            or size < FIXED_SIZE_V4
+            or end > n
+            or blen < 0
+            or p + 3 > end
+            or buf[p] > 127
+        ):
+            msg, pos = decode_record(buf, pos, decompress=decompress, lazy=True, extra_props=extra_props)
+            add(msg)
+            continue
+        tend = p + 1 + buf[p]
+        plen = unpack_i16(buf, tend)[0] if tend + 2 <= end else -1
+        if plen < 0 or tend + 2 + plen != end:
+            msg, pos = decode_record(buf, pos, decompress=decompress, lazy=True, extra_props=extra_props)
+            add(msg)  # not reached: the same checks fail there and raise
+            continue
+        born = hosts.get(braw)
+        if born is None:
+            born = hosts[braw] = _host_str(braw)
+        stored = hosts.get(sraw)
+        if stored is None:
+            stored = hosts[sraw] = _host_str(sraw)
+        try:
+            topic = str(buf[p + 1 : tend], "utf-8")
+            props_text = str(buf[tend + 2 : end], "utf-8") if plen else ""
+        except UnicodeDecodeError:
+            msg, pos = decode_record(buf, pos, decompress=decompress, lazy=True, extra_props=extra_props)
+            add(msg)  # not reached: decode_record raises
+            continue
+        msg = make(
+            topic, buf[p - blen : p], flag, {}, queue_id, queue_offset, phys, sys_flag, born_ts, (born, bport),
+            store_ts, (stored, sport), reconsume, prepared, crc, size,
+        )  # fmt: skip
+        if extra_props:
+            if not props_text or props_text[-1] == PROPERTY_SEPARATOR:
+                props_text += extra_props
+            else:
+                props_text += joined
+        if props_text:
+            msg._raw_props = props_text
+        add(msg)
+        pos = end
     return out
 
 
@@ -756,6 +828,17 @@ def create_uniq_id() -> str:
     return (_UNIQ_PREFIX + struct.pack(">iH", delta, next(_uniq_counter) & 0xFFFF)).hex().upper()
 
 
+def create_uniq_ids(n: int) -> list[str]:
+    """``n`` ids as ``create_uniq_id`` makes them, one clock reading for all (a batch's messages): ids made within
+    the same millisecond, each with its own counter value."""
+    first = create_uniq_id()
+    if n <= 1:
+        return [first] if n == 1 else []
+    head = first[:-4]
+    count = _uniq_counter
+    return [first, *[f"{head}{next(count) & 0xFFFF:04X}" for _ in range(n - 1)]]
+
+
 # -- batch body ------------------------------------------------------------------------------------------------------
 
 _BATCH_HEAD: Final = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag, bodyLen
@@ -828,26 +911,45 @@ def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]])
     return b"".join(parts)
 
 
+def encode_batch_texts(items: Iterable[tuple[int, bytes, str]]) -> bytes:
+    """The SEND_BATCH_MESSAGE body from ``(flag, body, properties string)`` items: the producer's batch path, with
+    no BatchItem or properties dict per message."""
+    parts: list[bytes] = []
+    add = parts.extend
+    pack_head = _BATCH_HEAD.pack
+    pack_len = I16.pack
+    for flag, data, text in items:
+        props = text.encode()
+        plen = len(props)
+        blen = len(data)
+        add((pack_head(22 + blen + plen, 0, 0, flag, blen), data, pack_len(plen), props))
+    return b"".join(parts)
+
+
 def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
     """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths or properties that are not UTF-8.
     Each item keeps its properties string as received (parsed only if ``properties`` is read)."""
     out: list[BatchItem] = []
+    add = out.append
+    unpack_head = _BATCH_HEAD.unpack_from
+    unpack_len = I16.unpack_from
+    item = BatchItem
+    if not isinstance(body, bytes):
+        body = bytes(body)  # one copy; slices of bytes are the items' own bytes
     pos = 0
     end = len(body)
     try:
         while pos < end:
-            total, _magic, _crc, flag, blen = _BATCH_HEAD.unpack_from(body, pos)
-            if total < 22 or pos + total > end or blen < 0 or 20 + blen + 2 > total:
+            total, _magic, _crc, flag, blen = unpack_head(body, pos)
+            nxt = pos + total
+            p = pos + 20 + blen  # the properties length
+            if total < 22 or nxt > end or blen < 0 or p + 2 > nxt:
                 raise RecordError(f"bad batch entry at {pos}")
-            p = pos + 20
-            data = bytes(body[p : p + blen])
-            p += blen
-            (plen,) = I16.unpack_from(body, p)
-            p += 2
-            if plen < 0 or p + plen != pos + total:
+            plen = unpack_len(body, p)[0]
+            if plen < 0 or p + 2 + plen != nxt:
                 raise RecordError(f"bad batch entry properties at {pos}")
-            out.append(BatchItem(data, None, flag, text=str(body[p : p + plen], "utf-8") if plen else ""))
-            pos += total
+            add(item(body[pos + 20 : p], None, flag, text=str(body[p + 2 : nxt], "utf-8") if plen else ""))
+            pos = nxt
     except struct.error as exc:
         raise RecordError(f"truncated batch entry at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -27,7 +27,7 @@ import inspect
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from typing import Any, Unpack
+from typing import Any, Final, Unpack
 
 from client._aio import StartClose
 from client._log import get_logger
@@ -46,18 +46,22 @@ from protocol.headers import CheckTransactionStateRequestHeader, EndTransactionR
 from protocol.message import (
     SYSFLAG_COMPRESSED,
     TRANSACTION_PREPARED_TYPE,
-    BatchItem,
     MessageExt,
     PropertyKey,
     create_uniq_id,
+    create_uniq_ids,
     decode_offset_msg_id,
-    encode_batch,
+    encode_batch_texts,
     encode_properties,
 )
 from protocol.remoting.handler import Channel
 from protocol.rules import AUTO_CREATE_TOPIC
 
 _log = get_logger("rocketq.client.producer")
+_UNIQ_KEY: Final = PropertyKey.UNIQ_KEY
+# a plain message's properties in a batch, up to its unique id (the order wire_properties gives: WAIT, then UNIQ_KEY)
+_WAIT_TRUE: Final = f"{PropertyKey.WAIT}\x01true\x02{PropertyKey.UNIQ_KEY}\x01"
+_WAIT_FALSE: Final = f"{PropertyKey.WAIT}\x01false\x02{PropertyKey.UNIQ_KEY}\x01"
 
 AUTO_CREATE_TOPIC_KEY = AUTO_CREATE_TOPIC
 # after the immediate retries, a failed send waits this long before the next try, doubling up to the max
@@ -370,20 +374,24 @@ class Producer(StartClose):
             raise MQClientError("the batch is empty")
         topic = msgs[0].topic
         validate_topic(topic, sending=True)
-        items: list[BatchItem] = []
-        uniq: list[str] = []
-        for m in msgs:
+        uniq = create_uniq_ids(len(msgs))
+        items: list[tuple[int, bytes, str]] = []
+        add = items.append
+        for i, m in enumerate(msgs):
             if m.topic != topic:
                 raise MQClientError("the topic of the messages in one batch should be the same")
             if m.delay_level > 0:
                 raise MQClientError("TimeDelayLevel is not supported for batching")
             if not m.body:
                 raise MQClientError("the message body is empty")
-            props = m.wire_properties()
-            props.setdefault(PropertyKey.UNIQ_KEY, create_uniq_id())
-            uniq.append(props[PropertyKey.UNIQ_KEY])
-            items.append(BatchItem(m.body, props, m.flag))
-        body = encode_batch(items)
+            if m.properties or m.tags or m.keys:
+                props = m.wire_properties()
+                uid = props.setdefault(_UNIQ_KEY, uniq[i])
+                uniq[i] = uid
+                add((m.flag, m.body, encode_properties(props)))
+            else:  # what wire_properties + encode_properties give a plain message, without the dict
+                add((m.flag, m.body, f"{_WAIT_TRUE if m.wait_store_ok else _WAIT_FALSE}{uniq[i]}\x02"))
+        body = encode_batch_texts(items)
         if len(body) > self.config.max_message_size:
             raise MessageTooLargeError(
                 f"the batch size {len(body)} is over max value, MAX: {self.config.max_message_size}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import zlib
 
 import pytest
 from hypothesis import given, settings
@@ -12,9 +13,11 @@ from hypothesis import strategies as st
 
 from protocol.message import (
     STORE_CRC_PROPERTY,
+    SYSFLAG_COMPRESSED,
     LazyMessageExt,
     MessageExt,
     PropertyKey,
+    RecordError,
     decode_records,
     encode_properties,
     encode_record,
@@ -112,3 +115,51 @@ def test_any_properties_decode_alike(props: dict[str, str]) -> None:
     assert lazy.tags == eager.tags
     assert lazy.msg_id == eager.msg_id
     assert lazy.properties == eager.properties
+
+
+_HOSTS = st.sampled_from([("10.0.0.1", 10911), ("192.168.1.7", 5), ("::1", 10911), ("fe80::1", 7)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.binary(max_size=64), st.booleans(), _HOSTS, _HOSTS, st.dictionaries(_NAMES, st.text(_TEXT))),
+        max_size=5,
+    ),
+    st.booleans(),
+    st.sampled_from(["", "MIN_OFFSET\x010\x02MAX_OFFSET\x019\x02"]),
+)
+def test_a_pull_body_decodes_as_record_by_record(
+    recs: list[tuple[bytes, bool, tuple[str, int], tuple[str, int], dict[str, str]]], decompress: bool, extra: str
+) -> None:
+    """A pull body (bytes: the inline common case) decodes as ``decode_record`` decodes each record (a memoryview
+    takes that path): IPv6 hosts, compressed bodies, any properties, the queue bounds appended."""
+    buf = b"".join(
+        bytes(
+            encode_record(
+                topic="T",
+                body=zlib.compress(body) if packed else body,
+                properties=props,
+                queue_offset=i,
+                sys_flag=SYSFLAG_COMPRESSED if packed else 0,
+                born_host=born,
+                store_host=store,
+            )
+        )
+        for i, (body, packed, born, store, props) in enumerate(recs)
+    )
+    fast = decode_records(buf, decompress=decompress, lazy=True, extra_props=extra)
+    slow = decode_records(memoryview(buf), decompress=decompress, lazy=True, extra_props=extra)
+    assert fast == slow
+    assert [m.body for m in fast] == [b if decompress or not p else zlib.compress(b) for b, p, *_ in recs]
+    assert [(m.tags, m.msg_id) for m in fast] == [(m.tags, m.msg_id) for m in slow]
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 10, 40, 89, 95])
+def test_a_truncated_pull_body_is_refused_like_a_record(cut: int) -> None:
+    buf = records(PROPS, 2)
+    with pytest.raises(RecordError) as fast:
+        decode_records(buf[:-cut], lazy=True)
+    with pytest.raises(RecordError) as slow:
+        decode_records(memoryview(buf[:-cut]), lazy=True)
+    assert str(fast.value) == str(slow.value)

@@ -28,12 +28,15 @@ from protocol.message import (
     body_crc,
     check_record,
     create_offset_msg_id,
+    create_uniq_id,
+    create_uniq_ids,
     decode_batch,
     decode_offset_msg_id,
     decode_properties,
     decode_record,
     decode_records,
     encode_batch,
+    encode_batch_texts,
     encode_properties,
     encode_record,
     tag_hash,
@@ -300,6 +303,23 @@ def test_batch_round_trip(items: list[BatchItem]) -> None:
     body = encode_batch(items)
     assert decode_batch(body) == items
     assert decode_batch(memoryview(body)) == items
+
+
+@given(st.lists(st.builds(BatchItem, st.binary(max_size=512), properties, i32), max_size=10))
+def test_batch_from_texts_is_the_batch_from_items(items: list[BatchItem]) -> None:
+    body = encode_batch_texts([(it.flag, it.body, it.text) for it in items])
+    assert body == encode_batch(items)
+    assert decode_batch(body) == items
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 32, 65_536])
+def test_uniq_ids_of_a_batch(n: int) -> None:
+    ids = create_uniq_ids(n)
+    assert len(ids) == n == len(set(ids))  # unique: the 16-bit counter takes each value once in 65,536 ids
+    one = create_uniq_id()
+    for i in ids:
+        assert len(i) == 32 and i == i.upper() and int(i, 16) >= 0
+        assert i[:20] == one[:20]  # ip, pid and the per-process hash, as a single id has them
 
 
 def test_batch_layout_matches_java() -> None:
