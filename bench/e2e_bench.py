@@ -54,7 +54,8 @@ def start_servers(
         f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType={flush}\n"
         f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n{metrics}"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the repo first; the caller's PYTHONPATH stays behind it (bench/stall_probe)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     quiet = subprocess.DEVNULL
     ns = subprocess.Popen(
         [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], env=env, stdout=quiet, stderr=quiet
