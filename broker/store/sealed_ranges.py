@@ -26,9 +26,12 @@ The rule for the record at ``phys`` (``rule``):
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from typing import Final
+
+_log = logging.getLogger("rocketq.store.sealed_ranges")
 
 LENIENT: Final = 0
 GUARDED: Final = 1
@@ -102,7 +105,10 @@ class SealedRanges:
             return
         self.ranges = (*self.ranges[:-1], (start, flushed))
         self._last_mark = now
-        self._write()
+        try:
+            self._write()
+        except OSError as exc:  # e.g. a full disk: the range in memory still holds; the file catches up later
+            _log.warning("cannot record the sealed range in %s: %s", self._root, exc)
 
     def _write(self) -> None:
         path = os.path.join(self._root, FILE_NAME)

@@ -134,3 +134,16 @@ def test_rule_and_old_file(tmp_path: Path) -> None:
     assert seals.ranges == ((950, 950),)
     (tmp_path / "crc_since").write_bytes(b"\x00" * 13)  # torn: read as no file (only ever less strict)
     assert SealedRanges.load(str(tmp_path)) is None
+
+
+def test_a_mark_that_cannot_be_written_is_logged_and_kept_in_memory(tmp_path: Path, monkeypatch, caplog) -> None:
+    seals = SealedRanges(str(tmp_path), 0, ())
+    seals.open_range(0, 0)
+
+    def full(*_a: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    seals.mark(4096, 0.0, force=True)  # does not raise into the flush that called it
+    assert seals.ranges == ((0, 4096),) and seals.rule(100) == STRICT
+    assert "cannot record the sealed range" in caplog.text
