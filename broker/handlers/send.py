@@ -48,7 +48,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from broker.store.results import AppendResult, PutMessageStatus
+from broker.store.results import PutMessageStatus, joined_msg_ids
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
@@ -273,16 +273,10 @@ class SendHandlers:
             size = first.size if single else sum(i.size for i in items_put)
             stats.on_put(h.topic, "normal" if batch else message_type(h.properties or ""), len(items_put), size)
         ext = {
-            "msgId": first.msg_id if single else _join_msg_ids(items_put),
+            "msgId": first.msg_id if single else joined_msg_ids(items_put),
             "queueId": str(first.queue_id),
             "queueOffset": str(first.queue_offset),
             "MSG_REGION": self._region,
             "TRACE_ON": self._trace_on,
         }
         return cmd.make_response(code, None, ext)
-
-
-def _join_msg_ids(items: list[AppendResult]) -> str:
-    """A batch's offset msgIds, comma-joined (``AppendResult.msg_id`` for each, without a property call each)."""
-    prefix = items[0].msg_id_prefix
-    return ",".join([f"{prefix}{i.wrote_offset:016X}" for i in items])

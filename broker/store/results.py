@@ -51,6 +51,12 @@ class AppendResult:
         return f"{self.msg_id_prefix}{self.wrote_offset:016X}"
 
 
+def joined_msg_ids(items: list[AppendResult]) -> str:
+    """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each."""
+    prefix = items[0].msg_id_prefix
+    return ",".join([f"{prefix}{i.wrote_offset:016X}" for i in items])
+
+
 @dataclass(slots=True)
 class PutMessageResult:
     status: PutMessageStatus
