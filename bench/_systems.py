@@ -1,7 +1,8 @@
 """The systems the latency bench drives, behind one small client interface, and their servers.
 
 Each system's servers start on free loopback ports in a temp dir and stop by PID; its client is Python on uvloop:
-rocketq's own SDK (``client/``), redis.asyncio + hiredis, nats-py. Durability per mode:
+rocketq's own SDK (``client/``), redis.asyncio + hiredis, nats-py; and "floor": ``bench/_floor.py``'s bare uvloop
+relay (Python on both sides, no work, nothing stored), in the single, 32-concurrent and B scenarios. Durability:
 
 | system  | "async" (ack before fsync)                        | "sync" (fsync before ack)          |
 |---------|---------------------------------------------------|------------------------------------|
@@ -38,8 +39,9 @@ except ImportError:
     from _util import free_port  # type: ignore[no-redef]
     from e2e_bench import start_servers  # type: ignore[no-redef]
 
-SYSTEMS = ("rocketq", "redis", "nats")
-LABEL = {"rocketq": "rocketq", "redis": "Redis Streams", "nats": "NATS JetStream"}
+SYSTEMS = ("rocketq", "redis", "nats", "floor")
+LABEL = {"rocketq": "rocketq", "redis": "Redis Streams", "nats": "NATS JetStream", "floor": "Python floor"}
+NO_STORE = frozenset({"floor"})  # keeps nothing: no workload A, no fsync, no highest-rate search
 WARM = b"\0" * 8
 _TS = struct.Struct("<q")
 
@@ -105,6 +107,12 @@ def servers(system: str, durability: str, tmp: Path) -> Iterator[str]:
             args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"]
             args += ["--appendfsync", fsync, "--dir", str(tmp)]
             procs = [subprocess.Popen(["redis-server", *args], stdout=subprocess.DEVNULL)]
+            _wait_port(port, procs[0])
+            addr = f"127.0.0.1:{port}"
+        elif system == "floor":  # stores nothing, so no durability either
+            port = free_port()
+            relay = [sys.executable, str(Path(__file__).with_name("_floor.py")), str(port)]
+            procs = [subprocess.Popen(relay, stdout=subprocess.DEVNULL)]
             _wait_port(port, procs[0])
             addr = f"127.0.0.1:{port}"
         else:
@@ -309,8 +317,42 @@ class NatsClient:
         await sub.unsubscribe()
 
 
+class FloorClient:
+    """The floor's client (``bench/_floor.py``): a send is one frame and its ack; consuming subscribes."""
+
+    def __init__(self, addr: str, topic: str) -> None:
+        self.addr = addr
+
+    async def open(self) -> None:
+        try:
+            from bench._floor import FloorClient as Proto
+        except ImportError:
+            from _floor import FloorClient as Proto  # type: ignore[no-redef]
+        host, port = self.addr.rsplit(":", 1)
+        _, self.proto = await asyncio.get_running_loop().create_connection(Proto, host, int(port))
+
+    async def close(self) -> None:
+        self.proto.transport.close()
+
+    async def create(self) -> None:
+        return None
+
+    async def send(self, b: bytes) -> None:
+        await self.proto.request(b)
+
+    async def send_batch(self, bs: list[bytes]) -> None:
+        await asyncio.gather(*self.proto.request_many(bs))
+
+    async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:
+        self.proto.on_bodies = on_bodies
+        await self.proto.request(b"")
+        await done.wait()
+
+
 def make_client(system: str, addr: str, topic: str, *, one_in_flight: bool = False) -> Client:
     """``one_in_flight``: the caller never has two sends outstanding (a client may then take a faster path)."""
+    if system == "floor":
+        return FloorClient(addr, topic)
     if system == "redis":
         return RedisClient(addr, topic, one_in_flight)
     return RocketqClient(addr, topic) if system == "rocketq" else NatsClient(addr, topic)

@@ -12,6 +12,9 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
 - single send, one in flight: msgs/s of sends each awaiting the broker's reply.
 - 32 concurrent single sends (32 tasks, each awaiting its send), with fsync before the reply (rocketq SYNC_FLUSH,
   Redis ``appendfsync always``, NATS ``sync_interval: always``) and without (ASYNC_FLUSH, ``everysec``, default).
+- the floor beside the others, column "Python floor": the same single, 32-concurrent and B runs against a bare
+  Python relay (``bench/_floor.py``): Python on both ends, no work on either, nothing stored; no Python server can
+  answer a send or deliver a message faster.
 - workload A: batches of 32 with 1 and 4 batches in flight: produce then consume msgs/s, and total = N / both phases
   (rocketq: ``bench/e2e_bench.py``'s workload; Redis: pipelines of 32 XADD; NATS: 32 ``publish_async`` then their acks).
 
@@ -310,6 +313,8 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
         figs.setdefault((row, system), []).append(v)
 
     only = set(a.only.split(","))
+    if system in systems.NO_STORE:
+        only -= {"a"}
     with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as addr:
         if "b" in only:
             for rate in a.rate_list:
@@ -337,7 +342,7 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
                         f"{_f(res['consume'])}, total {_f(res['total'])} msgs/s",
                         flush=True,
                     )
-    if "conc" in only:
+    if "conc" in only and system not in systems.NO_STORE:
         with tempfile.TemporaryDirectory() as d, systems.servers(system, "sync", Path(d)) as addr:
             res = in_child(sends, system, addr, new_topic("F"), a.n_conc, 32, a.size)
             put("32 concurrent sends, fsync (msgs/s)", res["msgs_s"] if res else None)
@@ -436,6 +441,8 @@ def main() -> None:
         ladder = [int(x) for x in a.search_ladder.split(",")]
         print(f"highest rate held with p99 < {P99_TARGET_MS:g} ms ({a.search_secs:g} s per step):", flush=True)
         for system in sys_list:
+            if system in systems.NO_STORE:
+                continue
             with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as addr:
                 best = search(system, addr, a.search_secs, a.size, a.bisect, ladder)
             figs[(HIGHEST, system)] = [float(best) if best else 0.0]  # 0: not even the ladder's first rate

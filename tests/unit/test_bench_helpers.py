@@ -98,3 +98,39 @@ def test_body_carries_its_send_time_and_size() -> None:
     assert len(b) == 1024
     assert sent_ns(b) == 123_456_789_012
     assert sent_ns(WARM) == 0
+
+
+async def test_floor_relay_acks_every_send_and_forwards_to_the_subscriber() -> None:
+    """The floor (bench/_floor.py): sends are acked in order, messages sent before anyone subscribed are kept for
+    the first subscriber, later ones are forwarded, and a subscribe is acked like a message."""
+    import asyncio
+
+    from bench._floor import FloorClient, Relay, RelayConnection
+
+    loop = asyncio.get_running_loop()
+    relay = Relay()
+    server = await loop.create_server(lambda: RelayConnection(relay), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    _, producer = await loop.create_connection(FloorClient, "127.0.0.1", port)
+    _, consumer = await loop.create_connection(FloorClient, "127.0.0.1", port)
+    got: list[bytes] = []
+    enough = asyncio.Event()
+
+    def on_bodies(bodies: list[bytes]) -> None:
+        got.extend(bodies)
+        if len(got) == 4:
+            enough.set()
+
+    await producer.request(b"early")
+    assert relay.backlog and not relay.subscribers
+    consumer.on_bodies = on_bodies
+    await consumer.request(b"")
+    await asyncio.gather(*producer.request_many([b"a", b"bb"]))
+    await producer.request(b"ccc")
+    await asyncio.wait_for(enough.wait(), 10)
+    assert got == [b"early", b"a", b"bb", b"ccc"]
+    assert not producer.waiting and not consumer.waiting
+    producer.transport.close()
+    consumer.transport.close()
+    server.close()
+    await server.wait_closed()
