@@ -156,18 +156,29 @@ class Client(Protocol):
 
 
 class RocketqClient:
-    def __init__(self, addr: str, topic: str) -> None:
-        self.addr, self.topic = addr, topic
+    """rocketq's SDK; with ``one_in_flight`` single sends go through its synchronous producer (``client.sync``), whose
+    plain sends are written and answered on the calling thread (``client.direct``), as Redis's sync client is used."""
+
+    def __init__(self, addr: str, topic: str, one_in_flight: bool = False) -> None:
+        self.addr, self.topic, self.one_in_flight = addr, topic, one_in_flight
         self.producer: Any = None
+        self.sync: Any = None
 
     async def open(self) -> None:
         from client import Producer
 
         self.producer = Producer(f"pg_{self.topic}", namesrv_addr=self.addr)
         await self.producer.start()
+        if self.one_in_flight:
+            from client.sync import Producer as SyncProducer
+
+            self.sync = SyncProducer(f"pg_{self.topic}_sync", namesrv_addr=self.addr)
+            self.sync.start()
 
     async def close(self) -> None:
         await self.producer.close()
+        if self.sync is not None:
+            self.sync.close()
 
     async def create(self) -> None:
         from client.errors import RouteNotFoundError
@@ -185,6 +196,9 @@ class RocketqClient:
     async def send(self, b: bytes) -> None:
         from client import Message
 
+        if self.sync is not None:
+            self.sync.send(Message(self.topic, b))
+            return
         await self.producer.send(Message(self.topic, b))
 
     async def send_batch(self, bs: list[bytes]) -> None:
@@ -318,10 +332,12 @@ class NatsClient:
 
 
 class FloorClient:
-    """The floor's client (``bench/_floor.py``): a send is one frame and its ack; consuming subscribes."""
+    """The floor's client (``bench/_floor.py``): a send is one frame and its ack; consuming subscribes. With
+    ``one_in_flight`` sends go over a blocking socket, as the other systems' sync clients do."""
 
-    def __init__(self, addr: str, topic: str) -> None:
-        self.addr = addr
+    def __init__(self, addr: str, topic: str, one_in_flight: bool = False) -> None:
+        self.addr, self.one_in_flight = addr, one_in_flight
+        self.sock: socket.socket | None = None
 
     async def open(self) -> None:
         try:
@@ -330,14 +346,28 @@ class FloorClient:
             from _floor import FloorClient as Proto  # type: ignore[no-redef]
         host, port = self.addr.rsplit(":", 1)
         _, self.proto = await asyncio.get_running_loop().create_connection(Proto, host, int(port))
+        if self.one_in_flight:
+            self.sock = socket.create_connection((host, int(port)))
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     async def close(self) -> None:
         self.proto.transport.close()
+        if self.sock is not None:
+            self.sock.close()
 
     async def create(self) -> None:
         return None
 
     async def send(self, b: bytes) -> None:
+        if self.sock is not None:
+            self.sock.sendall(struct.pack(">I", len(b)) + b)
+            ack = b""
+            while len(ack) < 4:  # the relay's ack: an empty frame
+                more = self.sock.recv(4 - len(ack))
+                if not more:
+                    raise ConnectionError("the relay closed the connection")
+                ack += more
+            return
         await self.proto.request(b)
 
     async def send_batch(self, bs: list[bytes]) -> None:
@@ -352,7 +382,7 @@ class FloorClient:
 def make_client(system: str, addr: str, topic: str, *, one_in_flight: bool = False) -> Client:
     """``one_in_flight``: the caller never has two sends outstanding (a client may then take a faster path)."""
     if system == "floor":
-        return FloorClient(addr, topic)
+        return FloorClient(addr, topic, one_in_flight)
     if system == "redis":
         return RedisClient(addr, topic, one_in_flight)
-    return RocketqClient(addr, topic) if system == "rocketq" else NatsClient(addr, topic)
+    return RocketqClient(addr, topic, one_in_flight) if system == "rocketq" else NatsClient(addr, topic)

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine, Iterable, Iterator
 from typing import Any, Generic, Self, TypeVar
 
 from client.consumer.pull import PullConsumer as AsyncPullConsumer
 from client.consumer.push import Listener
 from client.consumer.push import PushConsumer as AsyncPushConsumer
+from client.direct import DirectConnections
 from client.message import Message, MessageQueue
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
+from protocol.errors import RequestTimeoutError
 from protocol.message import MessageExt
 from protocol.tasks import ignore_failure, stop_tasks
 
@@ -102,14 +105,40 @@ class _Facade(Generic[A]):
 
 
 class Producer(_Facade[AsyncProducer]):
-    """``client.Producer`` for synchronous code (same options)."""
+    """``client.Producer`` for synchronous code (same options).
+
+    A plain ``send(msg)`` to a topic whose route is cached is written and answered on the calling thread's own
+    blocking connection (``client.direct``), skipping the hand-off to the background loop; everything else, and
+    any send that does not end in a result there, goes through the async producer on the loop."""
 
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
         super().__init__(f"rocketq-producer-{group}", AsyncProducer, group, namesrv_addr, options)
+        self._direct = DirectConnections()
 
     def send(self, msg: Message, **kwargs: Any) -> SendResult:
         """See ``client.Producer.send`` (``queue=``, ``selector=``/``arg=``, ``sharding_key=``, ``timeout=``)."""
-        return self._run(self.aio.send(msg, **kwargs))
+        if kwargs:
+            return self._run(self.aio.send(msg, **kwargs))
+        # read from this thread: the route and queue caches the loop fills (dict reads, atomic under the GIL)
+        d = self.aio.direct_request(msg)
+        if d is None:
+            return self._run(self.aio.send(msg))
+        timeout = self.aio.config.send_timeout_ms / 1000
+        started = time.monotonic()
+        try:
+            result = self.aio.direct_result(d, self._direct.request(d.addr, d.request, timeout))
+        except OSError:  # connection refused or lost, timed out: the async path retries
+            result = None
+        if result is not None:
+            return result
+        left = timeout - (time.monotonic() - started)
+        if left <= 0:
+            raise RequestTimeoutError(f"send to topic {msg.topic} timed out after {timeout:.1f}s")
+        return self._run(self.aio.send_direct_again(d, left))
+
+    def close(self) -> None:
+        self._direct.close()
+        super().close()
 
     def send_oneway(self, msg: Message, *, queue: MessageQueue | None = None) -> None:
         self._run(self.aio.send_oneway(msg, queue=queue))

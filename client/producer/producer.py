@@ -27,6 +27,7 @@ import inspect
 import time
 import zlib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Final, Unpack
 
 from client._aio import StartClose
@@ -41,8 +42,14 @@ from client.results import LocalTransactionState, SendResult, SendStatus
 from client.route import TopicRoute
 from protocol.bodies import PERM_WRITE
 from protocol.codes import ResponseCode
+from protocol.command import RemotingCommand
 from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
-from protocol.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader, SendMessageRequestHeader
+from protocol.headers import (
+    CheckTransactionStateRequestHeader,
+    EndTransactionRequestHeader,
+    SendMessageRequestHeader,
+    SendMessageResponseHeader,
+)
 from protocol.message import (
     SYSFLAG_COMPRESSED,
     TRANSACTION_PREPARED_TYPE,
@@ -77,6 +84,22 @@ _STATUS_BY_CODE: dict[int, SendStatus] = {
 QueueSelectorFn = Callable[[list[MessageQueue], Message, Any], MessageQueue]
 LocalTransaction = Callable[[Message, Any], LocalTransactionState | Awaitable[LocalTransactionState]]
 CheckListener = Callable[[MessageExt], LocalTransactionState | Awaitable[LocalTransactionState]]
+
+
+@dataclass(slots=True)
+class DirectSend:
+    """A plain send prepared for a caller's own write (``Producer.direct_request``)."""
+
+    addr: str
+    request: RemotingCommand
+    mq: MessageQueue
+    uniq: str
+    # the prepared message, for ``send_direct_again``
+    topic: str
+    body: bytes
+    sys_flag: int
+    props: dict[str, str]
+    flag: int
 
 
 class Producer(StartClose):
@@ -347,6 +370,53 @@ class Producer(StartClose):
         if last_exc is not None:
             raise last_exc
         raise RequestTimeoutError(f"send to topic {topic} timed out after {timeout:.1f}s")
+
+    # -- a plain send written by the caller's own thread (client.sync's direct path) --------------------------------
+
+    def direct_request(self, msg: Message) -> DirectSend | None:
+        """What a plain ``send(msg)`` would write now, for a caller that does the write and the read itself: the
+        request, its broker address and queue. Only when nothing else is left to decide — started, the topic's
+        queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance; else None and
+        ``send`` does it all. Raises as ``send`` does for a message that is not sendable."""
+        self._check_started()
+        topic = msg.topic
+        hit = self._pub.get(topic)
+        route = self.instance.routes.get(topic)
+        if hit is None or route is not hit[0] or self._fault is not None or self.instance.config.use_tls:
+            return None
+        body, sys_flag, props = self._prepare(msg)
+        mq = self._selector.select(hit[1], None)
+        addr = route.master_addr(mq.broker_name)
+        if addr is None:
+            return None
+        props_text = encode_properties(props)
+        cmd = self.instance.api.send_request(self._header(mq, sys_flag, props_text, msg.flag), body)
+        if cmd is None:
+            return None
+        return DirectSend(addr, cmd, mq, props.get(PropertyKey.UNIQ_KEY, ""), topic, body, sys_flag, props, msg.flag)
+
+    async def send_direct_again(self, d: DirectSend, timeout: float) -> SendResult:
+        """``send``'s own handling (retries, route refresh, errors) for a direct send that did not end in a result:
+        the same message, UNIQ_KEY included, within what is left of the timeout."""
+        props_text = encode_properties(d.props)
+        return await self._send(d.topic, d.body, d.sys_flag, props_text, d.flag, None, timeout, d.props)
+
+    def direct_result(self, d: DirectSend, resp: RemotingCommand) -> SendResult | None:
+        """The SendResult of a direct send's reply; None when ``send``'s own handling must take over (an error
+        code, or a not-stored status it would retry on another broker)."""
+        status = _STATUS_BY_CODE.get(resp.code)
+        if status is None or (status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok):
+            return None
+        head = SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
+        mq = d.mq
+        return SendResult(
+            status,
+            d.uniq or head.msg_id,
+            head.msg_id,
+            mq if head.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, head.queue_id),
+            head.queue_offset,
+            head.transaction_id,
+        )
 
     async def _refresh_quietly(self, topic: str) -> None:
         try:

@@ -49,3 +49,38 @@ def scenario(ns: str) -> None:
 async def test_sync_facade(cluster: Cluster) -> None:
     await cluster.create_topic("TopicSync", 2)
     await asyncio.to_thread(scenario, cluster.ns_addr)
+
+
+def direct_scenario(ns: str) -> list[tuple[str, int, int]]:
+    """Plain sends from this thread: answered on the thread's own connection, also after that connection broke."""
+    import socket
+
+    sent: list[tuple[str, int, int]] = []
+    with Producer("PG_direct", namesrv_addr=ns) as p:
+        for i in range(3):  # the first fills the route cache through the loop, the others go direct
+            r = p.send(Message("TopicDirect", f"m{i}".encode()))
+            assert r.send_status is SendStatus.SEND_OK
+            sent.append((r.msg_id, r.message_queue.queue_id, r.queue_offset))
+        conns = list(p._direct._all)
+        assert len(conns) == 1, "plain sends were not answered on the thread's own connection"
+        conns[0].sock.shutdown(socket.SHUT_RDWR)  # the connection breaks under the next send
+        r = p.send(Message("TopicDirect", b"after-break"))  # the async path takes over
+        assert r.send_status is SendStatus.SEND_OK
+        sent.append((r.msg_id, r.message_queue.queue_id, r.queue_offset))
+        r = p.send(Message("TopicDirect", b"redialled"))
+        sent.append((r.msg_id, r.message_queue.queue_id, r.queue_offset))
+        assert len(p._direct._all) == 1 and conns[0] not in p._direct._all
+    return sent
+
+
+async def test_sync_plain_sends_go_direct_and_survive_a_broken_connection(cluster: Cluster) -> None:
+    from client import PullConsumer as AsyncPullConsumer
+
+    await cluster.create_topic("TopicDirect", 1)
+    sent = await asyncio.to_thread(direct_scenario, cluster.ns_addr)
+    assert [offset for _, _, offset in sent] == [0, 1, 2, 3, 4]  # each stored once, in order
+    async with AsyncPullConsumer("CG_direct", namesrv_addr=cluster.ns_addr) as pc:
+        got = await pc.pull(MessageQueue("TopicDirect", "broker-a", 0), 0, 32)
+    bodies = [m.body for m in got.msg_found_list]
+    assert bodies == [b"m0", b"m1", b"m2", b"after-break", b"redialled"]
+    assert [m.msg_id for m in got.msg_found_list] == [msg_id for msg_id, _, _ in sent]

@@ -1,0 +1,100 @@
+"""Blocking request/reply from the caller's own thread: the sync producer's path for a plain send.
+
+Without it a sync ``Producer.send`` hands the send to its background loop and blocks on the result: two thread
+hand-offs and an event-loop pass per send. Here the calling thread writes the request on a blocking socket of its
+own and reads the reply, as blocking clients do (redis-py's ``Redis``, J's synchronous send). The request is what
+the async producer would have written (``Producer.direct_request``); the frames are the remoting protocol's
+(``protocol/frame.py``).
+
+* One connection per (thread, broker address), dialled on first use with TCP_NODELAY; threads never share one,
+  so a reply on it always answers that thread's request. ``close()`` closes every thread's connections.
+* A request's reply is the next response frame carrying its opaque; any other frame (a request from the broker, a
+  stale reply) is skipped.
+* Any socket error or timeout closes that connection and propagates (``OSError``; ``TimeoutError`` for a timeout):
+  the caller falls back to the async path, which retries and refreshes routes as J does.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from protocol.command import RemotingCommand, next_opaque
+from protocol.frame import FrameDecoder, encode_frame
+
+
+class _Conn:
+    __slots__ = ("decoder", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.decoder = FrameDecoder()
+
+
+class DirectConnections:
+    """Each calling thread's blocking connections to brokers."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: set[_Conn] = set()
+        self._closed = False
+
+    def request(self, addr: str, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        """Write ``cmd`` to ``addr`` and return its reply within ``timeout`` seconds."""
+        conns: dict[str, _Conn] | None = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        conn = conns.get(addr)
+        deadline = time.monotonic() + timeout
+        try:
+            if conn is None:
+                conn = conns[addr] = self._dial(addr, timeout)
+            if cmd.opaque == 0:
+                cmd.opaque = next_opaque()
+            sock = conn.sock
+            sock.settimeout(timeout)
+            sock.sendall(encode_frame(cmd))
+            decoder = conn.decoder
+            while True:
+                frame = decoder.next_frame()
+                if frame is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s")
+                    sock.settimeout(left)
+                    data = sock.recv(1 << 16)
+                    if not data:
+                        raise ConnectionError(f"{addr} closed the connection")
+                    decoder.feed(data)
+                elif frame.is_response and frame.opaque == cmd.opaque:
+                    return frame
+        except BaseException:
+            if conn is not None:
+                conns.pop(addr, None)
+                self._forget(conn)
+            raise
+
+    def _dial(self, addr: str, timeout: float) -> _Conn:
+        if self._closed:
+            raise ConnectionError("the producer is closed")
+        host, _, port = addr.rpartition(":")
+        sock = socket.create_connection((host, int(port)), timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = _Conn(sock)
+        with self._lock:
+            self._all.add(conn)
+        return conn
+
+    def _forget(self, conn: _Conn) -> None:
+        with self._lock:
+            self._all.discard(conn)
+        conn.sock.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conns, self._all = self._all, set()
+        for conn in conns:
+            conn.sock.close()
