@@ -73,14 +73,14 @@ def instrument(marks: Marks, producer: Any, consumer: Any) -> list[str]:
         missing += ["frame encoded", "send written"]
     else:
 
-        def traced_write(self: Any, cmd: Any) -> None:
-            write(self, cmd)
+        def traced_write(self: Any, cmd: Any, *rest: Any) -> None:
+            write(self, cmd, *rest)
             if cmd.code in sends:
                 marks.mark("frame encoded")
                 marks.sending = self
 
-        def traced_flush(self: Any) -> None:
-            flush(self)
+        def traced_flush(self: Any, *rest: Any) -> None:
+            flush(self, *rest)
             if marks.sending is self:
                 marks.sending = None
                 marks.mark("send written")

@@ -16,9 +16,13 @@ dispatched, and records are dispatched strictly in commit-log order.
 * At recovery ``redispatch`` re-reads records from the commit log itself (the slow path: each record is decoded).
 
 Prepared and rolled-back transaction messages are stored but never dispatched (only NOT_TYPE and COMMIT reach a
-consume queue or the index). Arrival listeners (the broker's long polling) are called once per dispatched message,
-after its unit is written, so a woken pull always finds it. Their ``properties`` argument is a read-only mapping
-that parses the properties string only if a listener looks at it.
+consume queue or the index). Arrival listeners (the broker's long polling, the schedule and pop services) are
+called after the units are written, so a woken pull always finds its message: once per message of a single put, and
+once per distinct tags code of a batch, for the last message carrying that code (its next offset, code and
+properties). A listener that wakes waiters by queue, offset and tags code — every listener here — sees the same
+wake-ups either way: a batch has a message with code c past offset o exactly when its last one with c is; the calls
+saved are ~0.5 µs per message of a batch. Their ``properties`` argument is a read-only mapping that parses the
+properties string only if a listener looks at it.
 """
 
 from __future__ import annotations
@@ -274,7 +278,7 @@ class Dispatcher:
     ) -> int:
         """A batch's dispatch in one pass: the three properties of every message, then its consume-queue units in
         one write (when they follow the last file's end, the common case) and its index entries in one loop, then
-        the listeners, once per message as for single puts."""
+        the listeners, once per distinct tags code (see the module's docstring)."""
         cq = self._cq_factory(topic, queue_id)
         index = self._index
         texts: list[str | dict[str, str]] = []
@@ -318,12 +322,14 @@ class Dispatcher:
         self.dispatched_offset = p
         listeners = self._listeners
         if listeners:
-            for i in range(n):
+            last = dict(zip(codes, range(n), strict=True))  # tags code -> its last message (later keys win)
+            for i in sorted(last.values()) if len(last) > 1 else last.values():  # in offset order
+                code = codes[i]
                 text = texts[i]
                 mapping: Mapping[str, str] = LazyProperties(text) if isinstance(text, str) else text
                 for cb in listeners:
                     try:
-                        cb(topic, queue_id, queue_offset + i + 1, codes[i], store_ts, mapping)
+                        cb(topic, queue_id, queue_offset + i + 1, code, store_ts, mapping)
                     except Exception:
                         _log.exception("arrival listener failed")
         return n

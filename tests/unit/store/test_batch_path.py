@@ -1,6 +1,6 @@
 """The batch put path: items keep the properties string they arrived with, a batch's consume-queue units and
 index entries are written in one pass (and still right across consume-queue and index file boundaries), and the
-arrival listeners hear every message."""
+arrival listeners hear a batch once per tags code, at the last message carrying it."""
 
 from __future__ import annotations
 
@@ -48,8 +48,12 @@ async def test_batch_units_and_index_across_file_boundaries(tmp_path: Path) -> N
         assert [m.properties["UNIQ_KEY"] for m in msgs] == [f"U{i:08d}" for i in range(26)]
         assert [m.tags for m in msgs] == [f"t{i % 3}" for i in range(26)]
         store.dispatcher.drain()
-        assert [h[0] for h in heard] == list(range(1, 27))
-        assert [h[2] for h in heard] == [f"U{i:08d}" for i in range(26)]
+        # once per tags code of a batch, for the last message with it (8 messages cycle through t0, t1, t2)
+        expect = [i for first in (0, 8, 16) for i in sorted(max(j for j in range(first, first + 8) if j % 3 == t)
+                                                             for t in range(3))]  # fmt: skip
+        expect += [24, 25]  # the 2-message batch: t0, t1
+        assert [h[0] for h in heard] == [i + 1 for i in expect]
+        assert [h[2] for h in heard] == [f"U{i:08d}" for i in expect]
         assert len({h[1] for h in heard}) == 3  # three tags, three codes
         for i in (0, 7, 8, 13, 25):
             found = store.query_message(T, f"k{i}", 5, 0, 2**62)
@@ -86,3 +90,42 @@ def test_batch_item_text_and_dict_agree() -> None:
     assert item == BatchItem(b"x", {"a": "1", "b": "2"}, 3)
     item.properties = {"c": "3"}
     assert item.text == "c\x013\x02"
+
+
+async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(tmp_path: Path) -> None:
+    """Held pulls filtered by tag wake on a batch whenever one of its messages matches past their offset, though the
+    listeners hear the batch once per tags code; a pull waiting past the batch's end, or on another tag, stays held."""
+    import asyncio
+
+    from broker.services.long_polling import LongPollingService, Wake
+    from protocol.message import tag_hash
+
+    store = MessageStore.open(small_config(tmp_path))
+    polling = LongPollingService()
+    store.add_arrival_listener(polling.notify_arrival)
+    await store.start()
+    try:
+
+        def hold(offset: int, tag: str) -> asyncio.Task[Wake]:
+            code = tag_hash(tag)
+            return asyncio.create_task(polling.hold(T, 2, offset, 30.0, match_code=lambda c: c == code))
+
+        first_tag, later_offset, other_tag = hold(0, "t0"), hold(5, "t1"), hold(0, "t9")
+        await asyncio.sleep(0)  # the holds register
+        assert polling.held_count == 3
+        # tags t0, t1, t2, t0, t1: t0 first at offset 0 and last at 3; t1's last is offset 4 (next offset 5)
+        res = await store.put_messages(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(5)))
+        assert res.ok
+        store.dispatcher.drain()
+        assert await asyncio.wait_for(first_tag, 5) is Wake.ARRIVED
+        await asyncio.sleep(0)
+        assert not later_offset.done() and not other_tag.done()  # nothing past offset 5; no t9 at all
+        res = await store.put_messages(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(3, 5)))  # t2, t0, t1
+        assert res.ok
+        store.dispatcher.drain()
+        assert await asyncio.wait_for(later_offset, 5) is Wake.ARRIVED
+        assert not other_tag.done()
+        polling.release_all()
+        assert await other_tag is Wake.SHUTDOWN
+    finally:
+        await store.close()
