@@ -156,8 +156,9 @@ class Client(Protocol):
 
 
 class RocketqClient:
-    """rocketq's SDK; with ``one_in_flight`` single sends go through its synchronous producer (``client.sync``), whose
-    plain sends are written and answered on the calling thread (``client.direct``), as Redis's sync client is used."""
+    """rocketq's SDK; with ``one_in_flight`` sends go through its synchronous producer (``client.sync``), whose plain
+    sends and batches are written and answered on the calling thread (``client.direct``), as Redis's sync client is
+    used."""
 
     def __init__(self, addr: str, topic: str, one_in_flight: bool = False) -> None:
         self.addr, self.topic, self.one_in_flight = addr, topic, one_in_flight
@@ -204,6 +205,9 @@ class RocketqClient:
     async def send_batch(self, bs: list[bytes]) -> None:
         from client import Message
 
+        if self.sync is not None:
+            self.sync.send_batch([Message(self.topic, b) for b in bs])
+            return
         await self.producer.send_batch([Message(self.topic, b) for b in bs])
 
     async def consume(self, on_bodies: OnBodies, done: asyncio.Event) -> None:

@@ -42,7 +42,25 @@ sys.path.insert(0, str(REPO))
 def start_servers(
     tmp: Path, metrics_port: int = 0, flush: str = "ASYNC_FLUSH"
 ) -> tuple[list[subprocess.Popen[bytes]], str]:
-    """A name server and a broker (``flush``: its flushDiskType); with ``metrics_port`` the broker serves /metrics."""
+    """A name server and a broker (``flush``: its flushDiskType); with ``metrics_port`` the broker serves /metrics.
+
+    Their output goes to ``tmp/namesrv.out`` and ``tmp/broker.out``. A port taken between ``free_port`` choosing it
+    and the server binding it (another process on a busy machine) means new ports and another try; any other failed
+    start raises with the tail of the server's output."""
+    for attempt in range(3):
+        try:
+            return _start_servers(tmp, metrics_port, flush)
+        except _PortTaken:
+            if attempt == 2:
+                raise RuntimeError("servers did not start: their ports were taken three times") from None
+    raise AssertionError("not reached")
+
+
+class _PortTaken(Exception):
+    pass
+
+
+def _start_servers(tmp: Path, metrics_port: int, flush: str) -> tuple[list[subprocess.Popen[bytes]], str]:
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
     metrics = (
@@ -56,28 +74,38 @@ def start_servers(
     )
     # the repo first; the caller's PYTHONPATH stays behind it (bench/stall_probe)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    quiet = subprocess.DEVNULL
-    ns = subprocess.Popen(
-        [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], env=env, stdout=quiet, stderr=quiet
-    )
-    br = subprocess.Popen(
-        [sys.executable, "-m", "broker", "-n", f"127.0.0.1:{ns_port}", "-c", str(tmp / "broker.conf")],
-        env=env,
-        stdout=quiet,
-        stderr=quiet,
-    )
+    outs = {"namesrv": tmp / "namesrv.out", "broker": tmp / "broker.out"}
+    with outs["namesrv"].open("wb") as out:
+        ns = subprocess.Popen(
+            [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], env=env, stdout=out, stderr=out
+        )
+    with outs["broker"].open("wb") as out:
+        br = subprocess.Popen(
+            [sys.executable, "-m", "broker", "-n", f"127.0.0.1:{ns_port}", "-c", str(tmp / "broker.conf")],
+            env=env,
+            stdout=out,
+            stderr=out,
+        )
     import socket
 
-    deadline = time.monotonic() + 30
-    for port in (ns_port, br_port):
+    deadline = time.monotonic() + 60
+    for name, proc, port in (("namesrv", ns, ns_port), ("broker", br, br_port)):
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), 0.5).close()
                 break
             except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("servers did not start") from None
-                time.sleep(0.1)
+                if proc.poll() is None and time.monotonic() <= deadline:
+                    time.sleep(0.1)
+                    continue
+                for p in (br, ns):
+                    p.kill()
+                    p.wait()
+                tail = outs[name].read_text(errors="replace")[-2000:]
+                if "Address already in use" in tail or "address already in use" in tail:
+                    raise _PortTaken from None
+                why = f"exited {proc.returncode}" if proc.returncode is not None else "no listener after 60 s"
+                raise RuntimeError(f"servers did not start: {name} {why}; its output ends:\n{tail}") from None
     return [br, ns], f"127.0.0.1:{ns_port}"
 
 

@@ -16,7 +16,9 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
   Python relay (``bench/_floor.py``): Python on both ends, no work on either, nothing stored; no Python server can
   answer a send or deliver a message faster.
 - workload A: batches of 32 with 1 and 4 batches in flight: produce then consume msgs/s, and total = N / both phases
-  (rocketq: ``bench/e2e_bench.py``'s workload; Redis: pipelines of 32 XADD; NATS: 32 ``publish_async`` then their acks).
+  (rocketq: SEND_BATCH_MESSAGE, then a push consumer pulling 32 and handing over up to 32 at a time; Redis: pipelines
+  of 32 XADD; NATS: 32 ``publish_async`` then their acks). With 1 in flight rocketq and Redis send through their
+  synchronous clients.
 
     .venv/bin/python bench/latency_bench.py            # quick: 3 rounds, 3 s per rate, N = 20k for A (~10 min)
     .venv/bin/python bench/latency_bench.py --full     # issue 21's sizes: 10 s per rate, N = 200k for A
@@ -169,13 +171,9 @@ async def sends(system: str, addr: str, topic: str, n: int, window: int, size: i
 
 
 async def batches(system: str, addr: str, topic: str, n: int, size: int, in_flight: int) -> dict[str, Any]:
-    """Workload A: ``n`` messages in batches of 32 (``in_flight`` outstanding), then consume them all."""
-    if system == "rocketq":
-        try:
-            from bench.e2e_bench import workload
-        except ImportError:
-            from e2e_bench import workload  # type: ignore[no-redef]
-        return await workload(addr, n, size, 32, in_flight, topic)
+    """Workload A: ``n`` messages in batches of 32 (``in_flight`` outstanding), then consume them all. With one
+    batch in flight each system sends through its synchronous client where it has one (redis-py's ``Redis``,
+    rocketq's ``client.sync``), as single sends do."""
     c = systems.make_client(system, addr, topic, one_in_flight=in_flight == 1)
     await c.open()
     await c.create()

@@ -119,14 +119,15 @@ class ClientAPI:
             raise error_for(resp.code, resp.remark, addr)
         return resp.code, SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
 
-    def send_request(self, header: SendMessageRequestHeader, body: bytes) -> RemotingCommand | None:
-        """The SEND_MESSAGE_V2 request ``send`` would write, for a caller that writes it itself (``client.direct``);
-        None when an RPC hook (ACL signing) must see every request on the loop."""
+    def send_request(
+        self, header: SendMessageRequestHeader, body: bytes, *, batch: bool = False
+    ) -> RemotingCommand | None:
+        """The request ``send`` would write, for a caller that writes it itself (``client.direct``); None when an
+        RPC hook (ACL signing) must see every request on the loop."""
         if self.remoting.rpc_hook is not None:
             return None
-        return RemotingCommand.request(
-            RequestCode.SEND_MESSAGE_V2, header.to_v2_ext_fields(), body, serialize_type=self._st
-        )
+        code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
+        return RemotingCommand.request(code, header.to_v2_ext_fields(), body, serialize_type=self._st)
 
     async def send_oneway(self, addr: str, header: SendMessageRequestHeader, body: bytes) -> None:
         cmd = self._cmd(RequestCode.SEND_MESSAGE_V2, header.to_v2().to_ext_fields(), body, oneway=True)

@@ -26,6 +26,7 @@ from client.consumer.push import Listener
 from client.consumer.push import PushConsumer as AsyncPushConsumer
 from client.direct import DirectConnections
 from client.message import Message, MessageQueue
+from client.producer.producer import DirectSend
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.errors import RequestTimeoutError
@@ -107,9 +108,10 @@ class _Facade(Generic[A]):
 class Producer(_Facade[AsyncProducer]):
     """``client.Producer`` for synchronous code (same options).
 
-    A plain ``send(msg)`` to a topic whose route is cached is written and answered on the calling thread's own
-    blocking connection (``client.direct``), skipping the hand-off to the background loop; everything else, and
-    any send that does not end in a result there, goes through the async producer on the loop."""
+    A plain ``send(msg)`` or ``send_batch(msgs)`` to a topic whose route is cached is written and answered on the
+    calling thread's own blocking connection (``client.direct``), skipping the hand-off to the background loop;
+    everything else, and any send that does not end in a result there, goes through the async producer on the
+    loop."""
 
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
         super().__init__(f"rocketq-producer-{group}", AsyncProducer, group, namesrv_addr, options)
@@ -121,8 +123,9 @@ class Producer(_Facade[AsyncProducer]):
             return self._run(self.aio.send(msg, **kwargs))
         # read from this thread: the route and queue caches the loop fills (dict reads, atomic under the GIL)
         d = self.aio.direct_request(msg)
-        if d is None:
-            return self._run(self.aio.send(msg))
+        return self._run(self.aio.send(msg)) if d is None else self._send_direct(d)
+
+    def _send_direct(self, d: DirectSend) -> SendResult:
         timeout = self.aio.config.send_timeout_ms / 1000
         started = time.monotonic()
         try:
@@ -133,7 +136,7 @@ class Producer(_Facade[AsyncProducer]):
             return result
         left = timeout - (time.monotonic() - started)
         if left <= 0:
-            raise RequestTimeoutError(f"send to topic {msg.topic} timed out after {timeout:.1f}s")
+            raise RequestTimeoutError(f"send to topic {d.topic} timed out after {timeout:.1f}s")
         return self._run(self.aio.send_direct_again(d, left))
 
     def close(self) -> None:
@@ -144,7 +147,11 @@ class Producer(_Facade[AsyncProducer]):
         self._run(self.aio.send_oneway(msg, queue=queue))
 
     def send_batch(self, msgs: list[Message], *, queue: MessageQueue | None = None) -> SendResult:
-        return self._run(self.aio.send_batch(msgs, queue=queue))
+        """See ``client.Producer.send_batch``; without ``queue`` it takes the direct path as ``send`` does."""
+        if queue is not None:
+            return self._run(self.aio.send_batch(msgs, queue=queue))
+        d = self.aio.direct_batch_request(msgs)
+        return self._run(self.aio.send_batch(msgs)) if d is None else self._send_direct(d)
 
     def send_orderly(self, msg: Message, sharding_key: object) -> SendResult:
         return self._run(self.aio.send_orderly(msg, sharding_key))

@@ -93,13 +93,15 @@ class DirectSend:
     addr: str
     request: RemotingCommand
     mq: MessageQueue
-    uniq: str
-    # the prepared message, for ``send_direct_again``
+    uniq: str  # the message's UNIQ_KEY; a batch's, comma-joined
+    # the prepared send, for ``send_direct_again``
     topic: str
     body: bytes
     sys_flag: int
-    props: dict[str, str]
+    props_text: str
+    props: dict[str, str] | None
     flag: int
+    batch: bool
 
 
 class Producer(StartClose):
@@ -379,27 +381,55 @@ class Producer(StartClose):
         queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance; else None and
         ``send`` does it all. Raises as ``send`` does for a message that is not sendable."""
         self._check_started()
-        topic = msg.topic
+        at = self._direct_queue(msg.topic)
+        if at is None:
+            return None
+        body, sys_flag, props = self._prepare(msg)
+        props_text = encode_properties(props)
+        cmd = self.instance.api.send_request(self._header(at[1], sys_flag, props_text, msg.flag), body)
+        if cmd is None:
+            return None
+        uniq = props.get(PropertyKey.UNIQ_KEY, "")
+        return DirectSend(at[0], cmd, at[1], uniq, msg.topic, body, sys_flag, props_text, props, msg.flag, False)
+
+    def direct_batch_request(self, msgs: list[Message]) -> DirectSend | None:
+        """``direct_request`` for ``send_batch(msgs)``: one SEND_BATCH_MESSAGE."""
+        self._check_started()
+        topic, body, uniq = self._batch_body(msgs)
+        at = self._direct_queue(topic)
+        if at is None:
+            return None
+        cmd = self.instance.api.send_request(self._header(at[1], 0, "", 0, batch=True), body, batch=True)
+        if cmd is None:
+            return None
+        return DirectSend(at[0], cmd, at[1], ",".join(uniq), topic, body, 0, "", None, 0, True)
+
+    def _direct_queue(self, topic: str) -> tuple[str, MessageQueue] | None:
+        """The broker address and queue of a direct send to ``topic``, or None when ``_send`` must decide."""
         hit = self._pub.get(topic)
         route = self.instance.routes.get(topic)
         if hit is None or route is not hit[0] or self._fault is not None or self.instance.config.use_tls:
             return None
-        body, sys_flag, props = self._prepare(msg)
         mq = self._selector.select(hit[1], None)
         addr = route.master_addr(mq.broker_name)
-        if addr is None:
-            return None
-        props_text = encode_properties(props)
-        cmd = self.instance.api.send_request(self._header(mq, sys_flag, props_text, msg.flag), body)
-        if cmd is None:
-            return None
-        return DirectSend(addr, cmd, mq, props.get(PropertyKey.UNIQ_KEY, ""), topic, body, sys_flag, props, msg.flag)
+        return None if addr is None else (addr, mq)
 
     async def send_direct_again(self, d: DirectSend, timeout: float) -> SendResult:
         """``send``'s own handling (retries, route refresh, errors) for a direct send that did not end in a result:
-        the same message, UNIQ_KEY included, within what is left of the timeout."""
-        props_text = encode_properties(d.props)
-        return await self._send(d.topic, d.body, d.sys_flag, props_text, d.flag, None, timeout, d.props)
+        the same message(s), UNIQ_KEYs included, within what is left of the timeout."""
+        result = await self._send(
+            d.topic, d.body, d.sys_flag, d.props_text, d.flag, None, timeout, d.props, batch=d.batch
+        )
+        if not d.batch:
+            return result
+        return SendResult(
+            result.send_status,
+            d.uniq,
+            result.offset_msg_id,
+            result.message_queue,
+            result.queue_offset,
+            result.transaction_id,
+        )
 
     def direct_result(self, d: DirectSend, resp: RemotingCommand) -> SendResult | None:
         """The SendResult of a direct send's reply; None when ``send``'s own handling must take over (an error
@@ -440,6 +470,19 @@ class Producer(StartClose):
 
         ``msg_id`` and ``offset_msg_id`` of the result are comma-joined, ``queue_offset`` is the first message's."""
         self._check_started()
+        topic, body, uniq = self._batch_body(msgs)
+        result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
+        return SendResult(
+            result.send_status,
+            ",".join(uniq),
+            result.offset_msg_id,
+            result.message_queue,
+            result.queue_offset,
+            result.transaction_id,
+        )
+
+    def _batch_body(self, msgs: list[Message]) -> tuple[str, bytes, list[str]]:
+        """A batch's topic, SEND_BATCH_MESSAGE body and the messages' UNIQ_KEYs; raises for a batch J refuses."""
         if not msgs:
             raise MQClientError("the batch is empty")
         topic = msgs[0].topic
@@ -466,15 +509,7 @@ class Producer(StartClose):
             raise MessageTooLargeError(
                 f"the batch size {len(body)} is over max value, MAX: {self.config.max_message_size}"
             )
-        result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
-        return SendResult(
-            result.send_status,
-            ",".join(uniq),
-            result.offset_msg_id,
-            result.message_queue,
-            result.queue_offset,
-            result.transaction_id,
-        )
+        return topic, body, uniq
 
     async def send_for_retry(self, retry_topic: str, msg: MessageExt, max_reconsume_times: int) -> SendResult:
         """A consumer's fallback when CONSUMER_SEND_MSG_BACK fails (J ``sendMessageBack``): the message itself to

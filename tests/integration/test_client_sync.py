@@ -52,7 +52,8 @@ async def test_sync_facade(cluster: Cluster) -> None:
 
 
 def direct_scenario(ns: str) -> list[tuple[str, int, int]]:
-    """Plain sends from this thread: answered on the thread's own connection, also after that connection broke."""
+    """Plain sends and a batch from this thread: answered on the thread's own connection, also after that
+    connection broke."""
     import socket
 
     sent: list[tuple[str, int, int]] = []
@@ -70,6 +71,10 @@ def direct_scenario(ns: str) -> list[tuple[str, int, int]]:
         r = p.send(Message("TopicDirect", b"redialled"))
         sent.append((r.msg_id, r.message_queue.queue_id, r.queue_offset))
         assert len(p._direct._all) == 1 and conns[0] not in p._direct._all
+        r = p.send_batch([Message("TopicDirect", b"b%d" % i) for i in range(3)])  # direct too, one request
+        assert r.send_status is SendStatus.SEND_OK and len(p._direct._all) == 1
+        for i, msg_id in enumerate(r.msg_id.split(",")):
+            sent.append((msg_id, r.message_queue.queue_id, r.queue_offset + i))
     return sent
 
 
@@ -78,9 +83,9 @@ async def test_sync_plain_sends_go_direct_and_survive_a_broken_connection(cluste
 
     await cluster.create_topic("TopicDirect", 1)
     sent = await asyncio.to_thread(direct_scenario, cluster.ns_addr)
-    assert [offset for _, _, offset in sent] == [0, 1, 2, 3, 4]  # each stored once, in order
+    assert [offset for _, _, offset in sent] == [0, 1, 2, 3, 4, 5, 6, 7]  # each stored once, in order
     async with AsyncPullConsumer("CG_direct", namesrv_addr=cluster.ns_addr) as pc:
         got = await pc.pull(MessageQueue("TopicDirect", "broker-a", 0), 0, 32)
     bodies = [m.body for m in got.msg_found_list]
-    assert bodies == [b"m0", b"m1", b"m2", b"after-break", b"redialled"]
+    assert bodies == [b"m0", b"m1", b"m2", b"after-break", b"redialled", b"b0", b"b1", b"b2"]
     assert [m.msg_id for m in got.msg_found_list] == [msg_id for msg_id, _, _ in sent]
