@@ -113,7 +113,8 @@ class _FlushedReply(DeferredReply):
         batch: bool,
         result: PutMessageResult,
     ) -> None:
-        super().__init__()
+        self._sink = self._ctx = self._reply = None  # DeferredReply's state, without a super().__init__ call
+        self._resolved = False
         self._handlers = handlers
         self._cmd = cmd
         self._h = h
