@@ -11,12 +11,11 @@ from protocol.command import RemotingCommand
 from protocol.frame import encode_frame
 from protocol.remoting import RequestContext
 from protocol.remoting.handler import DeferredReply
-from tests.integration.remoting_support import FAST, Handlers, RawPeer, start
-
-DEFER, DEFER_NOW = 40, 41
+from tests.integration.remoting_support import FAST, Handlers, RawPeer, loop_errors, start
 
 __all__ = ["loop_errors"]  # fixture
-from tests.integration.remoting_support import loop_errors  # noqa: E402
+
+DEFER, DEFER_NOW = 40, 41
 
 
 class DeferHandlers(Handlers):
