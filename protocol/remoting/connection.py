@@ -22,6 +22,10 @@ Invariants:
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
   request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
   except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for.
+* Coalescing has a cap when the connection is made with ``burst=N`` (the client side: N = ``CLIENT_BURST``): the
+  frames of one pass leave N at a time, so the peer starts on the first N while this side still encodes the rest
+  (32 tasks each awaiting a send: the broker appends, and its group commit syncs, the first requests while the
+  client builds the others, instead of client, broker and fsync taking turns over the whole pass).
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -62,6 +66,7 @@ _conn_ids = itertools.count(1)
 _log = structlog.get_logger("rocketq.remoting")
 
 DEFAULT_MAX_IN_FLIGHT = 1024
+CLIENT_BURST = 8  # a client's frames leave in writes of at most this many (see the module invariants)
 
 
 def format_peer(addr: Any) -> str:
@@ -168,8 +173,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
         budget: PendingBudget | None = None,
         inline: bool = True,
+        burst: int = 0,
     ) -> None:
         self._registry = registry
+        self._burst = burst or 1 << 30  # frames waiting that make a write at once (0: the pass's end only)
         self._inline = inline
         self._observer = observer
         self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
@@ -555,7 +562,9 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         # goes out now, without a callback and an extra loop pass before it leaves.
         out = self._out
         out.append(frame)
-        if len(out) == 1 and not self._in_read and self._loop is not None:
+        if len(out) >= self._burst:
+            self._flush()
+        elif len(out) == 1 and not self._in_read and self._loop is not None:
             if alone:
                 self._flush()
             else:
