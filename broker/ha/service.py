@@ -33,7 +33,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerResponseHeader
 from protocol.remoting import HandlerRegistry, RemotingClient
-from protocol.remoting.handler import Handler, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, RequestContext
 from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
@@ -284,9 +284,9 @@ class HAService:
         return cmd.make_response(body=self.status().encode())
 
     def _runtime_info(self, inner: Handler) -> Handler:
-        async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+        async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
             resp = await inner(ctx, cmd)
-            if resp is None or resp.code != ResponseCode.SUCCESS or not resp.body:
+            if not isinstance(resp, RemotingCommand) or resp.code != ResponseCode.SUCCESS or not resp.body:
                 return resp
             doc = json.loads(resp.body)
             doc.setdefault("table", {}).update(self.runtime_entries())

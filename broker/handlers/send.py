@@ -33,6 +33,11 @@ the broker sheds load instead of growing its backlog. The clients retry SYSTEM_B
 The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE, which clients treat as a
 send with another status) carries ext ``msgId`` (offset msgId; comma-joined for a batch), ``queueId``,
 ``queueOffset`` (the first one for a batch), ``MSG_REGION`` and ``TRACE_ON`` — all strings.
+
+With SYNC_FLUSH (and no SYNC_MASTER wait) a send that must wait for its fsync does not suspend: it puts without
+waiting, registers a ``_FlushedReply`` with the group commit and returns it (a ``DeferredReply``); the group
+commit's release builds the reply (PUT_OK, or FLUSH_DISK_TIMEOUT after ``syncFlushTimeout``) and the connection
+writes it — no Task per send.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from broker.store.results import PutMessageStatus, joined_msg_ids
+from broker.store.results import PutMessageResult, PutMessageStatus, joined_msg_ids
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
@@ -59,7 +64,7 @@ from protocol.message import (
     RecordError,
     decode_batch,
 )
-from protocol.remoting.handler import Handler, HandlerError, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 # stores a prepared send as a transaction half message (TransactionHandlers.send_half), with its decoded header
 HalfSender = Callable[[RequestContext, RemotingCommand, SendMessageRequestHeader], Awaitable[RemotingCommand]]
@@ -93,6 +98,46 @@ _PUT_STATUS: dict[str, tuple[ResponseCode, str | None]] = {
     "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
     "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
+
+
+class _FlushedReply(DeferredReply):
+    """A SYNC_FLUSH send's reply, built when the group commit answers (``flushed``)."""
+
+    __slots__ = ("_batch", "_cmd", "_h", "_handlers", "_result")
+
+    def __init__(
+        self,
+        handlers: SendHandlers,
+        cmd: RemotingCommand,
+        h: SendMessageRequestHeader,
+        batch: bool,
+        result: PutMessageResult,
+    ) -> None:
+        self._sink = self._ctx = self._reply = None  # DeferredReply's state, without a super().__init__ call
+        self._resolved = False
+        self._handlers = handlers
+        self._cmd = cmd
+        self._h = h
+        self._batch = batch
+        self._result = result
+
+    def flushed(self, durable: bool) -> None:
+        handlers = self._handlers
+        stats = handlers._stats
+        if stats is not None:
+            stats.send_inflight -= 1
+        result = self._result
+        if not durable:
+            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+            result.remark = "flush disk timeout"
+        cmd = self._cmd
+        try:
+            reply = handlers._reply(cmd, self._h, self._batch, result)
+        except HandlerError as exc:
+            reply = cmd.make_response(exc.code, exc.remark)
+        except Exception as exc:  # a bug here must still answer, or the request stays in flight
+            reply = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        self.resolve(reply)
 
 
 class SendHandlers:
@@ -170,7 +215,7 @@ class SendHandlers:
             self._checked[topic] = tc
         return tc
 
-    async def send(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+    async def send(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply:
         """The handler of all three send codes: one coroutine per request (no middleware around it), the header
         decoded once; a prepared SEND_MESSAGE(_V2) goes to ``half`` (the transaction handlers)."""
         code = cmd.code
@@ -217,6 +262,7 @@ class SendHandlers:
                 ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
             )
         born_host = ctx.conn.peer
+        gc = self._store.sync_flush_only
         if batch:
             if h.topic.startswith(T.RETRY_PREFIX):
                 raise HandlerError(
@@ -231,11 +277,15 @@ class SendHandlers:
             for item in items:  # properties parsed only when one may name a delay
                 if _DELAY_MARK in item.text and item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
                     raise HandlerError(ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message")
-            put = self._store.put_messages(h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=True)
+            wait = True
+            put = self._store.put_messages(
+                h.topic, queue_id, h.sys_flag, h.born_timestamp, born_host, items, wait=wait and gc is None
+            )
         else:
             topic, qid, props = h.topic, queue_id, h.properties or ""
             if _DELAY_MARK in props:  # cheap substring test; divert() parses
                 topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
+            wait = _NO_WAIT_MARK not in props
             put = self._store.put_message(
                 PutRequest(
                     topic,
@@ -248,10 +298,19 @@ class SendHandlers:
                     props,
                     h.reconsume_times or 0,
                 ),
-                wait=_NO_WAIT_MARK not in props,
+                wait=wait and gc is None,
             )
         stats = self._stats
-        if stats is None:
+        if gc is not None:  # never suspends: the put does not wait, the group commit answers the reply
+            result = await put
+            if wait and result.status is PutMessageStatus.PUT_OK:
+                last = result.items[-1]
+                deferred = _FlushedReply(self, cmd, h, batch, result)
+                if gc.request_callback(last.wrote_offset + last.size, deferred.flushed):
+                    if stats is not None:
+                        stats.send_inflight += 1
+                    return deferred
+        elif stats is None:
             result = await put
         else:  # J's send-queue length: a send counts while it waits (it cannot be seen by anyone before)
             stats.send_inflight += 1
@@ -259,6 +318,13 @@ class SendHandlers:
                 result = await put
             finally:
                 stats.send_inflight -= 1
+        return self._reply(cmd, h, batch, result)
+
+    def _reply(
+        self, cmd: RemotingCommand, h: SendMessageRequestHeader, batch: bool, result: PutMessageResult
+    ) -> RemotingCommand:
+        """The reply to a send whose put ended with ``result`` (raises HandlerError for a failed put)."""
+        stats = self._stats
         status = result.status
         if status is PutMessageStatus.PUT_OK:  # an identity test: Enum.name and Enum.__hash__ are Python calls
             code, remark = ResponseCode.SUCCESS, None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from broker import topics as T
 from protocol.command import RemotingCommand
-from protocol.remoting.handler import Handler, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, RequestContext
 from protocol.tasks import stop_tasks
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ class BrokerStats:
     def count_pulls(self, inner: Handler) -> Handler:
         """Middleware: ``pull_inflight`` counts requests inside the pull handler (held ones too: see pull_held)."""
 
-        async def pull(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+        async def pull(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
             self.pull_inflight += 1
             try:
                 return await inner(ctx, cmd)
@@ -202,12 +202,12 @@ class BrokerStats:
         create execution time, by invocation status (and is_system for topics)."""
 
         def middleware(inner: Handler) -> Handler:
-            async def create(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None:
+            async def create(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
                 t0 = time.perf_counter()
                 ok = False
                 try:
                     resp = await inner(ctx, cmd)
-                    ok = resp is None or resp.code == 0
+                    ok = not isinstance(resp, RemotingCommand) or resp.code == 0
                     return resp
                 finally:
                     topic = cmd.ext_fields.get("topic", "") if kind == "topic" else ""

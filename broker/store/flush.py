@@ -13,7 +13,8 @@ log, one for consume queues, index and checkpoint), the group commit on its own 
   share each fsync, and the loop keeps appending while the disk works. An idle flush thread is woken once at the
   end of the loop iteration that asked, so the puts of every frame read in that iteration share the first sync.
   A waiter not covered within ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); as in RocketMQ its data
-  may still become durable. Timeouts cost one timer for all waiters, not one per put.
+  may still become durable. Timeouts cost one timer for all waiters, not one per put. A waiter is a future
+  (``request``) or a callback (``request_callback``: the send handler's deferred reply, written by the release).
 """
 
 from __future__ import annotations
@@ -89,6 +90,21 @@ class GroupCommit:
             self._kick_due = True
             self._loop.call_soon(self._kick)
         return fut
+
+    def request_callback(self, end: int, cb: Callable[[bool], None]) -> bool:
+        """Like ``request``, but ``cb(durable)`` is called on the loop instead of a future resolved: True when it
+        will be, False (and never called) when ``end`` already is durable."""
+        if end <= self.flushed:
+            return False
+        if self._loop is None or self._stopped:
+            raise RuntimeError("group commit not running")
+        self._waiters.add_callback(end, self._timeout, cb)
+        if end > self._wanted:
+            self._wanted = end
+        if self._idle and not self._kick_due:
+            self._kick_due = True
+            self._loop.call_soon(self._kick)
+        return True
 
     async def wait_flushed(self, end: int) -> bool:
         fut = self.request(end)

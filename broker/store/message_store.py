@@ -437,6 +437,12 @@ class MessageStore(StoreReads):
             return appender.write_failed(exc)
         return await self._after_append(res, wait)
 
+    @property
+    def sync_flush_only(self) -> GroupCommit | None:
+        """The SYNC_FLUSH group commit when it is all a waiting put waits for (no replica wait): a handler may then
+        put with ``wait=False`` and register a callback with ``request_callback`` instead of awaiting the put."""
+        return self._group_commit if self._replica_wait is None else None
+
     async def _after_append(self, res: PutMessageResult, wait: bool) -> PutMessageResult:
         """With ``wait``: the group-commit flush and the replica ack (``set_replica_wait``) are requested together
         and awaited together; a flush failure wins over a replica failure, as in J's ``asyncPutMessage``."""

@@ -3,23 +3,34 @@
 The one structure behind SYNC_FLUSH group commit (``flush.GroupCommit``) and SYNC_MASTER (``broker.ha.master``'s
 GroupTransfer): waiters sit in one deque in put order, so their ends and deadlines are both non-decreasing; an
 advance resolves every waiter it covers in one pass from the left, and one timer serves every deadline — no task
-and no timer per put. Stdlib only, so the HA side may use it through the store.
+and no timer per put. A waiter is a future (``add``) or a plain callback (``add_callback``: a SYNC_FLUSH send whose
+reply the release itself writes, with no coroutine to wake); a callback that raises is logged and costs only its
+own waiter. Stdlib only, so the HA side may use it through the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import functools
+import logging
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+_log = logging.getLogger("rocketq.store.waiters")
+
+
+def _settle(fut: asyncio.Future[T], value: T) -> None:
+    if not fut.done():  # a cancelled waiter
+        fut.set_result(value)
 
 
 class OffsetWaiters(Generic[T]):
     def __init__(self, ok: T, timed_out: T) -> None:
         self._ok = ok
         self._timed_out = timed_out
-        self._q: collections.deque[tuple[int, asyncio.Future[T], float]] = collections.deque()
+        self._q: collections.deque[tuple[int, Callable[[T], None], float]] = collections.deque()
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.timeouts = 0
@@ -37,21 +48,32 @@ class OffsetWaiters(Generic[T]):
         if loop is None:
             raise RuntimeError("waiters not started")
         fut: asyncio.Future[T] = loop.create_future()
+        self.add_callback(end, timeout_s, functools.partial(_settle, fut))
+        return fut
+
+    def add_callback(self, end: int, timeout_s: float, cb: Callable[[T], None]) -> None:
+        """``cb(ok)`` once ``release`` reaches ``end``, or ``cb(timed_out)`` after ``timeout_s`` (or ``cb`` of a
+        ``fail_all`` value); called exactly once, on the loop. ``end`` as for ``add``."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("waiters not started")
         deadline = loop.time() + timeout_s
-        self._q.append((end, fut, deadline))
+        self._q.append((end, cb, deadline))
         if self._timer is None:
             self._timer = loop.call_at(deadline, self._expire)
-        return fut
 
     def release(self, upto: int) -> int:
         """Resolve every waiter whose end is at or below ``upto`` with ``ok``; returns how many were."""
         q = self._q
         n = 0
+        ok = self._ok
         while q and q[0][0] <= upto:
-            fut = q.popleft()[1]
+            cb = q.popleft()[1]
             n += 1
-            if not fut.done():
-                fut.set_result(self._ok)
+            try:
+                cb(ok)
+            except Exception:
+                _log.exception("offset waiter failed")
         if not q and self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -61,9 +83,11 @@ class OffsetWaiters(Generic[T]):
         """Resolve every waiter with ``value`` (a failed sync, a stop)."""
         q = self._q
         while q:
-            fut = q.popleft()[1]
-            if not fut.done():
-                fut.set_result(value)
+            cb = q.popleft()[1]
+            try:
+                cb(value)
+            except Exception:
+                _log.exception("offset waiter failed")
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -74,8 +98,10 @@ class OffsetWaiters(Generic[T]):
         now = self._loop.time()
         q = self._q
         while q and q[0][2] <= now:
-            fut = q.popleft()[1]
-            if not fut.done():
-                self.timeouts += 1
-                fut.set_result(self._timed_out)
+            cb = q.popleft()[1]
+            self.timeouts += 1
+            try:
+                cb(self._timed_out)
+            except Exception:
+                _log.exception("offset waiter failed")
         self._timer = self._loop.call_at(q[0][2], self._expire) if q else None

@@ -17,7 +17,7 @@ from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import ConnectionClosedError, error_for
 from protocol.frame import MAX_FRAME
-from protocol.remoting.connection import RemotingConnection
+from protocol.remoting.connection import CLIENT_BURST, RemotingConnection
 from protocol.remoting.handler import HandlerRegistry
 
 _log = structlog.get_logger("rocketq.remoting.client")
@@ -94,7 +94,9 @@ class RemotingClient:
         def factory() -> RemotingConnection:
             # inline=False: the requests a broker sends a client reach application code (transaction checks, consume
             # directly), which may use asyncio.timeout() at once; they are rare, so a Task each costs nothing
-            return RemotingConnection(self._registry, max_frame=self._max_frame, role="client", inline=False)
+            return RemotingConnection(
+                self._registry, max_frame=self._max_frame, role="client", inline=False, burst=CLIENT_BURST
+            )
 
         try:
             async with asyncio.timeout(self._connect_timeout):  # not wait_for (see invoke)

@@ -15,9 +15,17 @@ Invariants:
   answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
   and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
   fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
+  A handler may instead return a ``DeferredReply`` without suspending (a SYNC_FLUSH send registered with the group
+  commit): it counts as in flight until whoever completes it resolves it, and the reply is written from there — no
+  Task, no coroutine wakeup. The replies resolved in one pass leave in one write; the last one a connection awaits
+  is flushed at once. A deferred reply resolved after the connection closed is dropped.
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
   request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
   except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for.
+* Coalescing has a cap when the connection is made with ``burst=N`` (the client side: N = ``CLIENT_BURST``): the
+  frames of one pass leave N at a time, so the peer starts on the first N while this side still encodes the rest
+  (32 tasks each awaiting a send: the broker appends, and its group commit syncs, the first requests while the
+  client builds the others, instead of client, broker and fsync taking turns over the whole pass).
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -41,7 +49,14 @@ from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, Response
 from protocol.command import RemotingCommand, next_opaque
 from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
 from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
-from protocol.remoting.handler import Channel, ChannelState, HandlerError, HandlerRegistry, RequestContext
+from protocol.remoting.handler import (
+    Channel,
+    ChannelState,
+    DeferredReply,
+    HandlerError,
+    HandlerRegistry,
+    RequestContext,
+)
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
@@ -51,6 +66,7 @@ _conn_ids = itertools.count(1)
 _log = structlog.get_logger("rocketq.remoting")
 
 DEFAULT_MAX_IN_FLIGHT = 1024
+CLIENT_BURST = 8  # a client's frames leave in writes of at most this many (see the module invariants)
 
 
 def format_peer(addr: Any) -> str:
@@ -157,8 +173,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         request_hook: Callable[[Channel, RemotingCommand], RemotingCommand | None] | None = None,
         budget: PendingBudget | None = None,
         inline: bool = True,
+        burst: int = 0,
     ) -> None:
         self._registry = registry
+        self._burst = burst or 1 << 30  # frames waiting that make a write at once (0: the pass's end only)
         self._inline = inline
         self._observer = observer
         self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
@@ -176,6 +194,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._sweep: asyncio.TimerHandle | None = None  # expires overdue requests; armed while any may be pending
         self._sweep_at = 0.0  # loop time the armed sweep fires
         self._tasks: set[asyncio.Task[None]] = set()
+        self._deferred = 0  # requests answered by a DeferredReply not yet resolved
+        self._deferred_idle: asyncio.Future[None] | None = None  # wait_idle's, while _deferred > 0
         self._close_callbacks: list[Callable[[Channel], None]] = []
         if on_close is not None:
             self._close_callbacks.append(on_close)  # type: ignore[arg-type]
@@ -199,7 +219,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     @property
     def in_flight(self) -> int:
         """Requests from the peer whose handler has not finished (handlers that never suspended do not count)."""
-        return len(self._tasks)
+        return len(self._tasks) + self._deferred
 
     @property
     def reading_paused(self) -> bool:
@@ -323,7 +343,13 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if frame_s > 0 and self.partial_since is not None and now - self.partial_since >= frame_s:
             self.log.warning("frame not completed in time, closing connection", deadline_s=frame_s)
             self.abort(f"frame not completed within {frame_s:g}s")
-        elif idle_s > 0 and not self._tasks and not self._pending and now - self.last_activity >= idle_s:
+        elif (
+            idle_s > 0
+            and not self._tasks
+            and not self._deferred
+            and not self._pending
+            and now - self.last_activity >= idle_s
+        ):
             self.log.info("idle connection closed", idle_s=idle_s)
             self.close(f"idle for {idle_s:g}s")
 
@@ -331,7 +357,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         """Dispatch buffered frames; stops (leaving the rest buffered) while the in-flight limit is reached."""
         decoder = self._decoder
         while not self._closed:
-            if len(self._tasks) >= self._max_in_flight:
+            if len(self._tasks) + self._deferred >= self._max_in_flight:
                 self._pause()
                 return
             try:
@@ -415,7 +441,12 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        if self._read_paused and len(self._tasks) <= self._max_in_flight // 2 and not self._closed:
+        if self._read_paused:
+            self._maybe_resume()
+
+    def _maybe_resume(self) -> None:
+        """Back-pressure off once half of ``max_in_flight`` is answered; dispatch the frames held meanwhile."""
+        if len(self._tasks) + self._deferred <= self._max_in_flight // 2 and not self._closed:
             self._read_paused = False
             if self._transport is not None:
                 self._transport.resume_reading()
@@ -437,7 +468,12 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         else:
             ctx = RequestContext(self, cmd, self.log, received_at)
             try:
-                resp = await handler(ctx, cmd)
+                reply = await handler(ctx, cmd)
+                if isinstance(reply, DeferredReply):
+                    self._deferred += 1
+                    reply.bind(self._settle, ctx)
+                    return
+                resp = reply
             except HandlerError as exc:
                 resp = cmd.make_response(exc.code, exc.remark)
             except asyncio.CancelledError:
@@ -446,10 +482,41 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
                 self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
                 resp = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
                 result = RESULT_FAILED
+        if self._answer(cmd, received_at, ctx, resp, result) and self._write_paused:
+            try:
+                await self.drain()
+            except ConnectionClosedError:
+                return
+
+    def _settle(self, ctx: RequestContext, resp: RemotingCommand | None) -> None:
+        """A ``DeferredReply`` resolved: write its reply (the last one this connection awaits leaves at once)."""
+        self._deferred -= 1
+        self._answer(ctx.cmd, ctx.received_at, ctx, resp, RESULT_SUCCESS)
+        if not self._deferred:
+            if self._out and not self._in_read:
+                self._flush()
+            idle = self._deferred_idle
+            if idle is not None:
+                self._deferred_idle = None
+                if not idle.done():
+                    idle.set_result(None)
+        if self._read_paused:
+            self._maybe_resume()
+
+    def _answer(
+        self,
+        cmd: RemotingCommand,
+        received_at: float,
+        ctx: RequestContext | None,
+        resp: RemotingCommand | None,
+        result: str,
+    ) -> bool:
+        """Write the reply to ``cmd`` (none for a oneway request, or when the connection closed meanwhile) and
+        report it to the observer; True when a reply was written."""
         if cmd.flag & RPC_ONEWAY or resp is None or self._closed:
             if self._observer is not None:
                 self._observe(cmd, received_at, ctx, resp, RESULT_WRITE_FAILED if self._closed else RESULT_ONEWAY)
-            return
+            return False
         resp.opaque = cmd.opaque
         resp.flag |= RPC_TYPE_RESPONSE
         resp.serialize_type = cmd.serialize_type
@@ -467,13 +534,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
                 self._flush()
         if self._observer is not None:
             self._observe(cmd, received_at, ctx, resp, result)
-        if result == RESULT_WRITE_FAILED:
-            return
-        if self._write_paused:
-            try:
-                await self.drain()
-            except ConnectionClosedError:
-                return
+        return result != RESULT_WRITE_FAILED
 
     def _observe(
         self,
@@ -501,7 +562,9 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         # goes out now, without a callback and an extra loop pass before it leaves.
         out = self._out
         out.append(frame)
-        if len(out) == 1 and not self._in_read and self._loop is not None:
+        if len(out) >= self._burst:
+            self._flush()
+        elif len(out) == 1 and not self._in_read and self._loop is not None:
             if alone:
                 self._flush()
             else:
@@ -529,8 +592,13 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
 
     async def wait_idle(self) -> None:
         """Wait until no request from the peer is in flight."""
-        while self._tasks:
-            await asyncio.wait(list(self._tasks))
+        while self._tasks or self._deferred:
+            if self._tasks:
+                await asyncio.wait(list(self._tasks))
+                continue
+            if self._deferred_idle is None:
+                self._deferred_idle = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._deferred_idle)
 
     def cancel_in_flight(self) -> None:
         for task in list(self._tasks):

@@ -1,8 +1,10 @@
 """The seam between the remoting shell and the code that answers requests.
 
-A handler is ``async def handler(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | None``. It returns
-the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are never answered
-whatever the handler returns). A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
+A handler is ``async def handler(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply |
+None``. It returns the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are
+never answered whatever the handler returns), or a ``DeferredReply`` that whoever finishes the work resolves later
+(a SYNC_FLUSH send the group commit answers): the connection writes its reply then, with no Task and no coroutine
+kept suspended in between; until then it counts as in flight. A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
 exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
 
 A handler runs inline, inside the socket's read callback, until it first suspends: one that answers without
@@ -128,7 +130,43 @@ class RequestContext:
         return self._log
 
 
-Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand | None]]
+class DeferredReply:
+    """A reply a handler returns before it exists. The code that completes the request calls ``resolve(reply)``
+    once, on the loop (later calls are ignored); the connection that served the request writes it then. Resolved
+    before the connection took it (``bind``), the reply is written at ``bind``. A handler that returns one must see
+    to it that it is resolved (a timeout at the latest): until then the request counts as in flight."""
+
+    __slots__ = ("_ctx", "_reply", "_resolved", "_sink")
+
+    def __init__(self) -> None:
+        self._sink: Callable[[RequestContext, RemotingCommand | None], None] | None = None
+        self._ctx: RequestContext | None = None
+        self._reply: RemotingCommand | None = None
+        self._resolved = False
+
+    def bind(self, sink: Callable[[RequestContext, RemotingCommand | None], None], ctx: RequestContext) -> None:
+        """The connection's side: ``sink(ctx, reply)`` once the reply is there."""
+        if self._resolved:
+            sink(ctx, self._reply)
+        else:
+            self._sink = sink
+            self._ctx = ctx
+
+    def resolve(self, reply: RemotingCommand | None) -> None:
+        if self._resolved:
+            return
+        self._resolved = True
+        sink = self._sink
+        if sink is None:
+            self._reply = reply
+            return
+        ctx = self._ctx
+        self._sink = self._ctx = None
+        assert ctx is not None
+        sink(ctx, reply)
+
+
+Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand | DeferredReply | None]]
 
 
 class HandlerError(Exception):

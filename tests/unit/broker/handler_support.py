@@ -32,7 +32,7 @@ from protocol.codes import LanguageCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
 from protocol.remoting.acl_hook import AclWatcher
-from protocol.remoting.handler import HandlerError, RequestContext
+from protocol.remoting.handler import DeferredReply, HandlerError, RequestContext
 
 
 class FakeChannel:
@@ -142,7 +142,12 @@ async def dispatch(
     received_at = asyncio.get_running_loop().time() - queued_s
     ctx = RequestContext(channel or FakeChannel(), cmd, structlog.get_logger("test"), received_at)
     try:
-        resp = await handler(ctx, cmd)
+        reply = await handler(ctx, cmd)
+        if isinstance(reply, DeferredReply):  # answered later (a SYNC_FLUSH send): as the connection would
+            answered: asyncio.Future[RemotingCommand | None] = asyncio.get_running_loop().create_future()
+            reply.bind(lambda _ctx, r: answered.set_result(r), ctx)
+            reply = await answered
+        resp = reply
     except HandlerError as exc:
         resp = cmd.make_response(exc.code, exc.remark)
     assert resp is not None

@@ -26,3 +26,33 @@ async def test_a_deadline_answers_only_the_waiters_still_waiting() -> None:
     x, y = w.add(10, 0.01), w.add(20, 0.01)
     w.release(10)
     assert await y == "late" and x.result() == "ok" and w.timeouts == 1 and w._timer is None
+
+
+async def test_callback_waiters_are_called_once_with_release_deadline_or_failure_values() -> None:
+    w: OffsetWaiters[str] = OffsetWaiters("ok", "late")
+    w.start(asyncio.get_running_loop())
+    got: list[tuple[str, str]] = []
+    w.add_callback(10, 60, lambda v: got.append(("a", v)))
+    fut = w.add(20, 60)
+    w.add_callback(30, 60, lambda v: got.append(("c", v)))
+    assert w.release(25) == 2 and got == [("a", "ok")] and fut.result() == "ok"
+    w.fail_all("stopped")
+    assert got == [("a", "ok"), ("c", "stopped")] and len(w) == 0 and w._timer is None
+    done = asyncio.get_running_loop().create_future()
+    w.add_callback(40, 0.01, done.set_result)
+    assert await done == "late" and w.timeouts == 1 and w._timer is None
+    w.release(100)
+    assert got == [("a", "ok"), ("c", "stopped")]  # nothing called twice
+
+
+async def test_a_callback_that_raises_costs_only_its_own_waiter() -> None:
+    w: OffsetWaiters[str] = OffsetWaiters("ok", "late")
+    w.start(asyncio.get_running_loop())
+    got: list[str] = []
+
+    def bad(_v: str) -> None:
+        raise RuntimeError("bug")
+
+    w.add_callback(10, 60, bad)
+    w.add_callback(20, 60, got.append)
+    assert w.release(20) == 2 and got == ["ok"] and len(w) == 0 and w._timer is None

@@ -1,0 +1,64 @@
+"""A SYNC_FLUSH send answered by the group commit (a deferred reply, no Task): SUCCESS once its fsync covers it,
+FLUSH_DISK_TIMEOUT with the full send result when none does within ``syncFlushTimeout``, and ``send_inflight``
+counts it exactly while it waits."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from broker.services.broker_stats import BrokerStats
+from broker.store.flush import GroupCommit
+from protocol.codes import ResponseCode
+from protocol.remoting.handler import DeferredReply, RequestContext
+from tests.integration.broker_wire import send_cmd
+from tests.unit.broker.handler_support import FakeChannel, WiredBroker, dispatch, wired_broker
+
+
+def _send_stats(b: WiredBroker) -> BrokerStats:
+    handler: Any = b.registry.get(send_cmd("SyncT", b"x").code)
+    stats = handler.__self__._stats  # the SendHandlers' own counters (sendThreadPoolQueueSize)
+    assert isinstance(stats, BrokerStats)
+    return stats
+
+
+async def test_a_sync_flush_send_is_answered_by_the_group_commit_or_its_timeout(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path, flushDiskType="SYNC_FLUSH", syncFlushTimeout=100) as b:
+        gc = b.store.sync_flush_only
+        assert isinstance(gc, GroupCommit)
+        gate = threading.Event()
+        gate.set()
+        real = gc._flush_fn
+
+        def gated() -> int:  # the real flush, held on the flush thread while the gate is closed
+            gate.wait(30)
+            return real()
+
+        gc._flush_fn = gated
+        stats = _send_stats(b)
+        ok = await dispatch(b, send_cmd("SyncT", b"one"))
+        assert ok.code == ResponseCode.SUCCESS and ok.ext_fields["queueOffset"] == "0"
+        assert b.store.commitlog.flushed_offset >= b.store.commitlog.max_offset
+        gate.clear()
+        late = await dispatch(b, send_cmd("SyncT", b"two"))
+        assert late.code == ResponseCode.FLUSH_DISK_TIMEOUT  # success-like: carries the send result
+        assert late.ext_fields["queueOffset"] == "1" and late.ext_fields["msgId"]
+        assert stats.send_inflight == 0
+        gate.set()
+        again = await dispatch(b, send_cmd("SyncT", b"three"))
+        assert again.code == ResponseCode.SUCCESS and again.ext_fields["queueOffset"] == "2"
+
+
+async def test_the_send_defers_its_reply_while_a_fsync_is_owed(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path, flushDiskType="SYNC_FLUSH") as b:
+        cmd = send_cmd("SyncT", b"x")
+        handler = b.registry.get(cmd.code)
+        assert handler is not None
+        stats = _send_stats(b)
+        reply = await handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd)
+        assert isinstance(reply, DeferredReply) and stats.send_inflight == 1
+        assert (await dispatch(b, send_cmd("SyncT", b"y"))).code == ResponseCode.SUCCESS
+        assert stats.send_inflight == 0  # the first one was answered by the same or an earlier fsync
