@@ -140,7 +140,15 @@ class ClientAPI:
     async def pull(
         self, addr: str, header: PullMessageRequestHeader, timeout: float
     ) -> tuple[int, PullMessageResponseHeader, bytes]:
-        resp = await self._ok(addr, self._cmd(RequestCode.PULL_MESSAGE, header.to_ext_fields()), timeout, PULL_CODES)
+        cmd = RemotingCommand.request(RequestCode.PULL_MESSAGE, header.to_ext_fields(), serialize_type=self._st)
+        remoting = self.remoting
+        conn = remoting.open_connection(addr)  # as send: the common case awaits the connection's reply directly
+        if conn is None or remoting.rpc_hook is not None:
+            resp = await self.invoke(addr, cmd, timeout)
+        else:
+            resp = await conn.invoke(cmd, timeout)
+        if resp.code not in PULL_CODES:
+            raise error_for(resp.code, resp.remark, addr)
         return resp.code, PullMessageResponseHeader.from_ext_fields(resp.ext_fields), resp.body
 
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue, timeout: float = 3.0) -> int | None:
