@@ -17,7 +17,8 @@ Invariants:
   fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
   request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
-  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for.
+  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for;
+  a request sent with ``invoke(now=True)`` (a consumer's pull) leaves at once too.
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
@@ -218,7 +219,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             self._out.clear()
             self._transport.abort()
 
-    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+    async def invoke(self, cmd: RemotingCommand, timeout: float, *, now: bool = False) -> RemotingCommand:
+        """Send ``cmd`` and await its reply. ``now``: write it at once rather than with the loop pass's other frames
+        (a consumer's pull, sent while the replies that came with the last one are still being processed: the
+        broker works on it meanwhile)."""
         if self._closed:
             raise ConnectionClosedError(f"connection to {self._peer} is closed")
         if cmd.opaque == 0:
@@ -233,7 +237,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         try:
             if self._write_paused:
                 await self.drain()
-            self._write(cmd, len(self._pending) == 1)
+            self._write(cmd, now or len(self._pending) == 1)
             return await fut
         except _Expired:
             raise RequestTimeoutError(
