@@ -679,12 +679,11 @@ def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list
     uncompressed V1 record with IPv4 hosts — inline; any other record (and any bad one, to raise its RecordError)
     goes through ``decode_record``. Per record it does as little as it can: the head is one unpack with each host as
     its 8-byte block, looked up in this body's (ip, port) tuples; a topic equal to the previous record's (a pull
-    body is one queue's) is that one's string, checked in place; the message is built in one call."""
+    body is one queue's) is that one's string; the message is built in one call."""
     out: list[MessageExt] = []
     add = out.append
     unpack_head = RECORD_HEAD_V4.unpack_from
     unpack_i16 = I16.unpack_from
-    startswith = buf.startswith
     make = LazyMessageExt
     hosts: dict[bytes, tuple[str, int]] = {}
     topic_b = b""
@@ -727,9 +726,10 @@ def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list
         if stored is None:
             stored = hosts[sblock] = (_host_str(sblock[:4]), I32.unpack_from(sblock, 4)[0])
         try:
-            if tend - p - 1 != len(topic_b) or not startswith(topic_b, p + 1):
-                topic_b = buf[p + 1 : tend]
-                topic = topic_b.decode()
+            tb = buf[p + 1 : tend]
+            if tb != topic_b:
+                topic_b = tb
+                topic = tb.decode()
             if not plen:
                 props_text = extra_props
             elif buf[end - 1] == 2 or not extra_props:  # ends with PROPERTY_SEPARATOR (or nothing to add)
