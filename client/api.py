@@ -65,7 +65,7 @@ class ClientAPI:
     ) -> RemotingCommand:
         return RemotingCommand.request(code, ext, body, oneway=oneway, serialize_type=st or self._st)
 
-    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float, *, now: bool = False) -> RemotingCommand:
         """Send ``cmd`` and await the reply. Not ``RemotingClient.invoke``: that wraps the connection lookup in
         ``asyncio.wait_for``, which on Python 3.11 can swallow a cancellation of the caller (a consumer's close then
         never finishes); the dial is bounded by the client's connect timeout instead."""
@@ -77,7 +77,7 @@ class ClientAPI:
             timeout = max(deadline - loop.time(), 0.001)
         if self.remoting.rpc_hook is not None:
             self.remoting.rpc_hook(cmd)
-        return await conn.invoke(cmd, timeout)
+        return await conn.invoke(cmd, timeout, now=now)
 
     async def _ok(
         self, addr: str, cmd: RemotingCommand, timeout: float, ok: tuple[int, ...] = (ResponseCode.SUCCESS,)
@@ -150,7 +150,17 @@ class ClientAPI:
     async def pull(
         self, addr: str, header: PullMessageRequestHeader, timeout: float
     ) -> tuple[int, PullMessageResponseHeader, bytes]:
-        resp = await self._ok(addr, self._cmd(RequestCode.PULL_MESSAGE, header.to_ext_fields()), timeout, PULL_CODES)
+        cmd = RemotingCommand.request(RequestCode.PULL_MESSAGE, header.to_ext_fields(), serialize_type=self._st)
+        remoting = self.remoting
+        conn = remoting.open_connection(addr)  # as send: the common case awaits the connection's reply directly
+        if conn is None or remoting.rpc_hook is not None:
+            resp = await self.invoke(addr, cmd, timeout, now=True)
+        else:
+            # written at once, not with the pulls of the other queues whose replies came in the same read: the
+            # broker serves this one while the consumer decodes those (with them coalesced, the two took turns)
+            resp = await conn.invoke(cmd, timeout, now=True)
+        if resp.code not in PULL_CODES:
+            raise error_for(resp.code, resp.remark, addr)
         return resp.code, PullMessageResponseHeader.from_ext_fields(resp.ext_fields), resp.body
 
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue, timeout: float = 3.0) -> int | None:

@@ -384,7 +384,14 @@ class ClientInstance:
     def _subscribe_addr(self, mq: MessageQueue) -> tuple[str, int] | None:
         suggested = self.pull_from_which.get(mq, 0)
         own = self.routes.get(mq.topic)  # the queue's own route first: another topic's may be older
-        for route in ([own] if own is not None else []) + [r for r in self.routes.values() if r is not own]:
+        if own is not None:  # the common case, once per pull: no list of routes built
+            bd = own.brokers.get(mq.broker_name)
+            found = bd.find_in_subscribe(suggested) if bd is not None else None
+            if found is not None:
+                return found
+        for route in self.routes.values():
+            if route is own:
+                continue
             bd = route.brokers.get(mq.broker_name)
             found = bd.find_in_subscribe(suggested) if bd is not None else None
             if found is not None:

@@ -357,6 +357,50 @@ class LazyMessageExt(MessageExt):
     __slots__ = ("_raw_props",)
     _raw_props: str | None
 
+    def __init__(
+        self,
+        topic: str,
+        body: bytes,
+        flag: int = 0,
+        properties: dict[str, str] | None = None,
+        queue_id: int = 0,
+        queue_offset: int = 0,
+        commit_log_offset: int = 0,
+        sys_flag: int = 0,
+        born_timestamp: int = 0,
+        born_host: tuple[str, int] = ("127.0.0.1", 0),
+        store_timestamp: int = 0,
+        store_host: tuple[str, int] = ("127.0.0.1", 0),
+        reconsume_times: int = 0,
+        prepared_transaction_offset: int = 0,
+        body_crc: int = 0,
+        store_size: int = 0,
+        raw_props: str = "",
+    ) -> None:
+        """``MessageExt``'s fields, in its order (``dataclasses.replace`` passes them by name); ``properties``
+        given as a dict is taken as is, else ``raw_props`` (encoded pairs) is split when first read. Written out,
+        not inherited, so the pull-body decode sets the text in the same call, without the ``properties`` setter."""
+        self.topic = topic
+        self.body = body
+        self.flag = flag
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.commit_log_offset = commit_log_offset
+        self.sys_flag = sys_flag
+        self.born_timestamp = born_timestamp
+        self.born_host = born_host
+        self.store_timestamp = store_timestamp
+        self.store_host = store_host
+        self.reconsume_times = reconsume_times
+        self.prepared_transaction_offset = prepared_transaction_offset
+        self.body_crc = body_crc
+        self.store_size = store_size
+        if properties is None:
+            self._raw_props = raw_props
+        else:
+            self._raw_props = None
+            _PROPERTIES_SLOT.__set__(self, properties)
+
     @property
     def properties(self) -> dict[str, str]:
         raw = self._raw_props
@@ -632,14 +676,18 @@ def decode_records(
 
 def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list[MessageExt]:
     """``decode_records(lazy=True)`` of a pull body (the consumers' hot path): ``decode_record``'s common case — an
-    uncompressed V1 record with IPv4 hosts — inline, with the host strings looked up once per body; any other
-    record (and any bad one, to raise its RecordError) goes through ``decode_record``."""
+    uncompressed V1 record with IPv4 hosts — inline; any other record (and any bad one, to raise its RecordError)
+    goes through ``decode_record``. Per record it does as little as it can: the head is one unpack with each host as
+    its 8-byte block, looked up in this body's (ip, port) tuples; a topic equal to the previous record's (a pull
+    body is one queue's) is that one's string; the message is built in one call."""
     out: list[MessageExt] = []
     add = out.append
-    unpack_head = _DECODE_HEAD_V4.unpack_from
+    unpack_head = RECORD_HEAD_V4.unpack_from
     unpack_i16 = I16.unpack_from
     make = LazyMessageExt
-    hosts: dict[bytes, str] = {}
+    hosts: dict[bytes, tuple[str, int]] = {}
+    topic_b = b""
+    topic = ""
     other = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | (SYSFLAG_COMPRESSED if decompress else 0)
     # extra_props after a record's own (``_append_props``, inlined: the consumers' hot loop)
     joined = PROPERTY_SEPARATOR + extra_props if extra_props else ""
@@ -648,7 +696,7 @@ def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list
     while pos < n:
         try:
             (size, magic, crc, queue_id, flag, queue_offset, phys, sys_flag, born_ts,
-             braw, bport, store_ts, sraw, sport, reconsume, prepared, blen) = unpack_head(buf, pos)  # fmt: skip
+             bblock, store_ts, sblock, reconsume, prepared, blen) = unpack_head(buf, pos)  # fmt: skip
         except struct.error:
             size = magic = sys_flag = blen = -1
         end = pos + size
@@ -671,30 +719,32 @@ def _decode_records_lazy(buf: bytes, decompress: bool, extra_props: str) -> list
             msg, pos = decode_record(buf, pos, decompress=decompress, lazy=True, extra_props=extra_props)
             add(msg)  # not reached: the same checks fail there and raise
             continue
-        born = hosts.get(braw)
+        born = hosts.get(bblock)
         if born is None:
-            born = hosts[braw] = _host_str(braw)
-        stored = hosts.get(sraw)
+            born = hosts[bblock] = (_host_str(bblock[:4]), I32.unpack_from(bblock, 4)[0])
+        stored = hosts.get(sblock)
         if stored is None:
-            stored = hosts[sraw] = _host_str(sraw)
+            stored = hosts[sblock] = (_host_str(sblock[:4]), I32.unpack_from(sblock, 4)[0])
         try:
-            topic = str(buf[p + 1 : tend], "utf-8")
-            props_text = str(buf[tend + 2 : end], "utf-8") if plen else ""
+            tb = buf[p + 1 : tend]
+            if tb != topic_b:
+                topic_b = tb
+                topic = tb.decode()
+            if not plen:
+                props_text = extra_props
+            elif buf[end - 1] == 2 or not extra_props:  # ends with PROPERTY_SEPARATOR (or nothing to add)
+                props_text = buf[tend + 2 : end].decode() + extra_props
+            else:
+                props_text = buf[tend + 2 : end].decode() + joined
         except UnicodeDecodeError:
+            topic_b = b""
             msg, pos = decode_record(buf, pos, decompress=decompress, lazy=True, extra_props=extra_props)
             add(msg)  # not reached: decode_record raises
             continue
         msg = make(
-            topic, buf[p - blen : p], flag, {}, queue_id, queue_offset, phys, sys_flag, born_ts, (born, bport),
-            store_ts, (stored, sport), reconsume, prepared, crc, size,
+            topic, buf[p - blen : p], flag, None, queue_id, queue_offset, phys, sys_flag, born_ts, born,
+            store_ts, stored, reconsume, prepared, crc, size, props_text,
         )  # fmt: skip
-        if extra_props:
-            if not props_text or props_text[-1] == PROPERTY_SEPARATOR:
-                props_text += extra_props
-            else:
-                props_text += joined
-        if props_text:
-            msg._raw_props = props_text
         add(msg)
         pos = end
     return out

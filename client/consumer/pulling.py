@@ -23,9 +23,11 @@ from protocol.headers import (
     PULL_FLAG_SUSPEND,
     PullMessageRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, decode_records, encode_properties
+from protocol.message import MessageExt, PropertyKey, decode_records
 
 RETRY_PREFIX = "%RETRY%"
+_MIN_OFFSET = PropertyKey.MIN_OFFSET
+_MAX_OFFSET = PropertyKey.MAX_OFFSET
 _STATUS: dict[int, PullStatus] = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
@@ -38,6 +40,19 @@ def parse_tags(expression: str | None) -> frozenset[str]:
     if not expression or expression.strip() in ("", "*"):
         return frozenset()
     return frozenset(t.strip() for t in expression.split("||") if t.strip())
+
+
+_TAGS_OF: dict[str, frozenset[str]] = {}  # parse_tags per expression: a consumer has a handful, pulls ask each time
+_TAGS_OF_MAX = 1024
+
+
+def _tags_of(expression: str) -> frozenset[str]:
+    tags = _TAGS_OF.get(expression)
+    if tags is None:
+        if len(_TAGS_OF) >= _TAGS_OF_MAX:
+            _TAGS_OF.clear()
+        tags = _TAGS_OF[expression] = parse_tags(expression)
+    return tags
 
 
 def restore_retry_topic(msg: MessageExt, group: str) -> None:
@@ -65,19 +80,11 @@ async def pull_once(
         sys_flag |= PULL_FLAG_SUSPEND
     if commit_offset >= 0:
         sys_flag |= PULL_FLAG_COMMIT_OFFSET
-    header = PullMessageRequestHeader(
-        consumer_group=group,
-        topic=mq.topic,
-        queue_id=mq.queue_id,
-        queue_offset=offset,
-        max_msg_nums=max_nums,
-        sys_flag=sys_flag,
-        commit_offset=commit_offset,
-        suspend_timeout_millis=suspend_ms,
-        sub_version=sub_version,
-        subscription=expression or "*",
-        expression_type="TAG",
-    )
+    topic = mq.topic
+    header = PullMessageRequestHeader(  # positionally, in field order: once per pull
+        group, topic, mq.queue_id, offset, max_nums, sys_flag, commit_offset, suspend_ms, sub_version,
+        expression or "*", "TAG",
+    )  # fmt: skip
     addr, on_slave = await instance.find_pull_addr(mq)
     if on_slave and sys_flag & PULL_FLAG_COMMIT_OFFSET:  # J clears the commit bit for a slave
         header = dataclasses.replace(header, sys_flag=sys_flag & ~PULL_FLAG_COMMIT_OFFSET)
@@ -89,14 +96,14 @@ async def pull_once(
         # J's PullAPIWrapper adds the queue's bounds to every message: appended to each one's properties text as it
         # is decoded, lazily (a message's properties are split only if someone reads them; tags and msg_id read
         # their one)
-        bounds = encode_properties(
-            {PropertyKey.MIN_OFFSET: str(resp.min_offset), PropertyKey.MAX_OFFSET: str(resp.max_offset)}
-        )
+        # (encode_properties of the two, written out)
+        bounds = f"{_MIN_OFFSET}\x01{resp.min_offset:d}\x02{_MAX_OFFSET}\x01{resp.max_offset:d}\x02"
         msgs = decode_records(body, decompress=True, lazy=True, extra_props=bounds)
-        tags = parse_tags(expression)
-        if tags:
-            msgs = [m for m in msgs if m.tags in tags]
-        if mq.topic.startswith(RETRY_PREFIX):
+        if expression and expression != "*":
+            tags = _tags_of(expression)
+            if tags:
+                msgs = [m for m in msgs if m.tags in tags]
+        if topic.startswith(RETRY_PREFIX):
             for m in msgs:
                 restore_retry_topic(m, group)
     return PullResult(status, resp.next_begin_offset, resp.min_offset, resp.max_offset, msgs)

@@ -21,7 +21,8 @@ Invariants:
   is flushed at once. A deferred reply resolved after the connection closed is dropped.
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
   request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
-  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for.
+  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for;
+  a request sent with ``invoke(now=True)`` (a consumer's pull) leaves at once too.
 * Coalescing has a cap when the connection is made with ``burst=N`` (the client side: N = ``CLIENT_BURST``): the
   frames of one pass leave N at a time, so the peer starts on the first N while this side still encodes the rest
   (32 tasks each awaiting a send: the broker appends, and its group commit syncs, the first requests while the
@@ -238,7 +239,10 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             self._out.clear()
             self._transport.abort()
 
-    async def invoke(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+    async def invoke(self, cmd: RemotingCommand, timeout: float, *, now: bool = False) -> RemotingCommand:
+        """Send ``cmd`` and await its reply. ``now``: write it at once rather than with the loop pass's other frames
+        (a consumer's pull, sent while the replies that came with the last one are still being processed: the
+        broker works on it meanwhile)."""
         if self._closed:
             raise ConnectionClosedError(f"connection to {self._peer} is closed")
         if cmd.opaque == 0:
@@ -253,7 +257,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         try:
             if self._write_paused:
                 await self.drain()
-            self._write(cmd, len(self._pending) == 1)
+            self._write(cmd, now or len(self._pending) == 1)
             return await fut
         except _Expired:
             raise RequestTimeoutError(

@@ -123,21 +123,30 @@ _HOSTS = st.sampled_from([("10.0.0.1", 10911), ("192.168.1.7", 5), ("::1", 10911
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.binary(max_size=64), st.booleans(), _HOSTS, _HOSTS, st.dictionaries(_NAMES, st.text(_TEXT))),
+        st.tuples(
+            st.binary(max_size=64),
+            st.booleans(),
+            _HOSTS,
+            _HOSTS,
+            st.dictionaries(_NAMES, st.text(_TEXT)),
+            st.sampled_from(["T", "U", "TT", "", "主题"]),  # the topic is reused while it repeats
+        ),
         max_size=5,
     ),
     st.booleans(),
     st.sampled_from(["", "MIN_OFFSET\x010\x02MAX_OFFSET\x019\x02"]),
 )
 def test_a_pull_body_decodes_as_record_by_record(
-    recs: list[tuple[bytes, bool, tuple[str, int], tuple[str, int], dict[str, str]]], decompress: bool, extra: str
+    recs: list[tuple[bytes, bool, tuple[str, int], tuple[str, int], dict[str, str], str]],
+    decompress: bool,
+    extra: str,
 ) -> None:
     """A pull body (bytes: the inline common case) decodes as ``decode_record`` decodes each record (a memoryview
     takes that path): IPv6 hosts, compressed bodies, any properties, the queue bounds appended."""
     buf = b"".join(
         bytes(
             encode_record(
-                topic="T",
+                topic=topic,
                 body=zlib.compress(body) if packed else body,
                 properties=props,
                 queue_offset=i,
@@ -146,13 +155,28 @@ def test_a_pull_body_decodes_as_record_by_record(
                 store_host=store,
             )
         )
-        for i, (body, packed, born, store, props) in enumerate(recs)
+        for i, (body, packed, born, store, props, topic) in enumerate(recs)
     )
     fast = decode_records(buf, decompress=decompress, lazy=True, extra_props=extra)
     slow = decode_records(memoryview(buf), decompress=decompress, lazy=True, extra_props=extra)
     assert fast == slow
     assert [m.body for m in fast] == [b if decompress or not p else zlib.compress(b) for b, p, *_ in recs]
     assert [(m.tags, m.msg_id) for m in fast] == [(m.tags, m.msg_id) for m in slow]
+    assert [(m.topic, m.born_host, m.store_host) for m in fast] == [(t, b, s) for _b, _p, b, s, _d, t in recs]
+
+
+@pytest.mark.parametrize("field", ["topic", "properties"])
+def test_undecodable_text_after_a_good_record_is_refused_like_a_record(field: str) -> None:
+    """The second record's topic (same length as the first's) or properties are not UTF-8."""
+    good = bytes(encode_record(topic="TA", body=b"x", properties="a\x011\x02"))
+    bad = bytearray(encode_record(topic="TA", body=b"x", properties="a\x011\x02"))
+    bad[-7 if field == "topic" else -2] = 0xFF
+    buf = good + bytes(bad)
+    with pytest.raises(RecordError, match="undecodable") as fast:
+        decode_records(buf, lazy=True)
+    with pytest.raises(RecordError) as slow:
+        decode_records(memoryview(buf), lazy=True)
+    assert str(fast.value) == str(slow.value)
 
 
 @pytest.mark.parametrize("cut", [1, 2, 3, 10, 40, 89, 95])
