@@ -115,11 +115,13 @@ def expected(prefix: str, i: int) -> dict[str, Any]:
     }
 
 
-def test_sync_async_oneway_then_push_consumer_gets_everything(servers: Servers) -> None:
+def send_every_way_then_consume(servers: Servers, topic: str, group: str) -> None:
+    """N sync, N async and N oneway sends from the C++ producer all succeed, and a C++ push consumer gets every
+    message exactly as sent."""
     for mode in ("sync", "async", "oneway"):
-        done = produce(servers, "CompatAll", mode, mode)
+        done = produce(servers, topic, mode, mode)
         assert done["ok"] == N and done["failed"] == 0, done
-    c = Consumer(servers, "CompatAll", "CID_all", "all")
+    c = Consumer(servers, topic, group, group)
     try:
         wait_total([c], 3 * N, 90)
     finally:
@@ -133,8 +135,12 @@ def test_sync_async_oneway_then_push_consumer_gets_everything(servers: Servers) 
                 want["body"],
                 want["tags"],
                 want["props"],
-                "CompatAll",
+                topic,
             )
+
+
+def test_sync_async_oneway_then_push_consumer_gets_everything(servers: Servers) -> None:
+    send_every_way_then_consume(servers, "CompatAll", "CID_all")
 
 
 def test_two_consumers_split_queues_exactly_once(servers: Servers) -> None:
