@@ -152,15 +152,21 @@ class TopicConfigTable:
                     if isinstance(raw, dict):
                         self._topics[name] = TopicConfig.from_json(name, raw)
             self.data_version = DataVersion.from_json(doc.get("dataVersion"))
-        elif self._file.path.exists() or self._file.bak.exists():
-            self._rebuild_from_queues()
+        unreadable = not isinstance(doc, dict) and (self._file.path.exists() or self._file.bak.exists())
+        self._restore_from_queues(unreadable=unreadable)
         self.data_version.next()
         _log.info("topics loaded", count=len(self._topics), path=str(self._file.path))
 
-    def _rebuild_from_queues(self) -> None:
-        """Neither topics.json nor its .bak parses: bring back every topic that has consume queues on disk
-        (``<storePathRootDir>/consumequeue/<topic>/<queueId>``), with the default queue count (or more, to cover
-        the highest queue id found), so its messages stay reachable. Persisted at once."""
+    def _restore_from_queues(self, *, unreadable: bool) -> None:
+        """Bring back every topic that has consume-queue files on disk but no config, so its messages stay
+        reachable: when neither topics.json nor its .bak parses (``unreadable``: every topic), and after a crash
+        within the debounced write's window (a topic auto-created by a send, or a retry topic, whose config never
+        reached the file while its messages did — under SYNC_FLUSH they were acknowledged as durable).
+
+        Queues are ``<storePathRootDir>/consumequeue/<topic>/<queueId>``; only a queue directory holding a file
+        counts (a deleted topic's files are gone, its empty directories stay). A restored topic gets the default
+        queue count, or more to cover the highest queue id found; retry and dead-letter topics the one queue J gives
+        them. Persisted at once."""
         cq_dir = os.path.join(os.path.dirname(str(self._file.path.parent)), "consumequeue")
         found: dict[str, int] = {}
         try:
@@ -171,19 +177,26 @@ class TopicConfigTable:
             if topic in self._topics:
                 continue
             try:
-                qids = [int(q) for q in os.listdir(os.path.join(cq_dir, topic)) if q.isdigit()]
+                topic_dir = os.path.join(cq_dir, topic)
+                qids = [int(q) for q in os.listdir(topic_dir) if q.isdigit() and os.listdir(os.path.join(topic_dir, q))]
             except OSError:
                 continue
             if qids:
-                # retry and dead-letter topics have the one queue J gives them
                 n = max(qids) + 1 if topic.startswith(("%RETRY%", "%DLQ%")) else max(DEFAULT_QUEUE_NUMS, max(qids) + 1)
                 self._topics[topic] = TopicConfig(topic, n, n)
                 found[topic] = n
-        _log.warning(
-            "topics.json and its .bak are unreadable: topics rebuilt from the consume-queue directories",
-            path=str(self._file.path),
-            rebuilt=sorted(found),
-        )
+        if unreadable:
+            _log.warning(
+                "topics.json and its .bak are unreadable: topics rebuilt from the consume-queue directories",
+                path=str(self._file.path),
+                rebuilt=sorted(found),
+            )
+        elif found:
+            _log.warning(
+                "topics with consume queues but no config (created shortly before an unclean stop) restored",
+                path=str(self._file.path),
+                restored=sorted(found),
+            )
         if found:
             self.save_now()
 

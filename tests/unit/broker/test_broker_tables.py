@@ -91,3 +91,25 @@ async def test_offsets_persist(tmp_path: Path) -> None:
     u = ConsumerOffsetTable(str(tmp_path), 50)
     u.load()
     assert u.query("G", "T", 1) == 9
+
+
+def test_topics_with_queue_files_but_no_config_come_back(tmp_path: Path) -> None:
+    """A crash inside the debounced write's window leaves messages of a topic whose config never reached
+    topics.json: the topic comes back from its consume-queue files (covering its highest queue id), a deleted
+    topic (empty queue directories) does not, and the restored table is written at once."""
+    t = _table(tmp_path)
+    t.create_in_send("Persisted", T.AUTO_CREATE_TOPIC, 4)
+    t.save_now()
+    cq = tmp_path / "consumequeue"
+    for topic, qid in (("Persisted", 0), ("Unsaved", 0), ("Unsaved", 19), ("%RETRY%cg", 0)):
+        (cq / topic / str(qid)).mkdir(parents=True)
+        (cq / topic / str(qid) / "00000000000000000000").write_bytes(b"\0" * 20)
+    (cq / "Deleted" / "0").mkdir(parents=True)  # delete_topics removes the files, not the directories
+    t2 = _table(tmp_path)
+    unsaved, retry, persisted = t2.get("Unsaved"), t2.get("%RETRY%cg"), t2.get("Persisted")
+    assert unsaved is not None and unsaved.read_queue_nums == unsaved.write_queue_nums == 20
+    assert retry is not None and retry.read_queue_nums == 1
+    assert persisted is not None and persisted.read_queue_nums == 4  # a persisted config is not touched
+    assert "Deleted" not in t2
+    on_disk = json.loads((tmp_path / "config" / "topics.json").read_text())["topicConfigTable"]
+    assert "Unsaved" in on_disk and "%RETRY%cg" in on_disk
