@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 from client.message import MessageQueue
@@ -107,14 +108,7 @@ class ClientAPI:
     async def send(
         self, addr: str, header: SendMessageRequestHeader, body: bytes, timeout: float, *, batch: bool = False
     ) -> tuple[int, SendMessageResponseHeader]:
-        code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
-        cmd = RemotingCommand.request(code, header.to_v2_ext_fields(), body, serialize_type=self._st)
-        remoting = self.remoting
-        conn = remoting.open_connection(addr)  # the common case: no dial, no hook, no coroutine layer between
-        if conn is None or remoting.rpc_hook is not None:
-            resp = await self.invoke(addr, cmd, timeout)
-        else:
-            resp = await conn.invoke(cmd, timeout)
+        resp = await self._request(addr, self._send_cmd(header, body, batch), timeout)
         if resp.code not in SEND_OK_CODES:
             raise error_for(resp.code, resp.remark, addr)
         return resp.code, SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
@@ -124,10 +118,21 @@ class ClientAPI:
     ) -> RemotingCommand | None:
         """The request ``send`` would write, for a caller that writes it itself (``client.direct``); None when an
         RPC hook (ACL signing) must see every request on the loop."""
-        if self.remoting.rpc_hook is not None:
-            return None
+        return None if self.remoting.rpc_hook is not None else self._send_cmd(header, body, batch)
+
+    def _send_cmd(self, header: SendMessageRequestHeader, body: bytes, batch: bool) -> RemotingCommand:
         code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
         return RemotingCommand.request(code, header.to_v2_ext_fields(), body, serialize_type=self._st)
+
+    def _request(
+        self, addr: str, cmd: RemotingCommand, timeout: float, *, now: bool = False
+    ) -> Awaitable[RemotingCommand]:
+        """``cmd``'s reply, to await: on an open connection with no RPC hook (the common case) the connection's own
+        ``invoke``, with no coroutine layer between (sends and pulls come here once each), else ``invoke``."""
+        conn = self.remoting.open_connection(addr)
+        if conn is None or self.remoting.rpc_hook is not None:
+            return self.invoke(addr, cmd, timeout, now=now)
+        return conn.invoke(cmd, timeout, now=now)
 
     async def send_oneway(self, addr: str, header: SendMessageRequestHeader, body: bytes) -> None:
         cmd = self._cmd(RequestCode.SEND_MESSAGE_V2, header.to_v2().to_ext_fields(), body, oneway=True)
@@ -151,14 +156,9 @@ class ClientAPI:
         self, addr: str, header: PullMessageRequestHeader, timeout: float
     ) -> tuple[int, PullMessageResponseHeader, bytes]:
         cmd = RemotingCommand.request(RequestCode.PULL_MESSAGE, header.to_ext_fields(), serialize_type=self._st)
-        remoting = self.remoting
-        conn = remoting.open_connection(addr)  # as send: the common case awaits the connection's reply directly
-        if conn is None or remoting.rpc_hook is not None:
-            resp = await self.invoke(addr, cmd, timeout, now=True)
-        else:
-            # written at once, not with the pulls of the other queues whose replies came in the same read: the
-            # broker serves this one while the consumer decodes those (with them coalesced, the two took turns)
-            resp = await conn.invoke(cmd, timeout, now=True)
+        # written at once, not with the pulls of the other queues whose replies came in the same read: the broker
+        # serves this one while the consumer decodes those (with them coalesced, the two took turns)
+        resp = await self._request(addr, cmd, timeout, now=True)
         if resp.code not in PULL_CODES:
             raise error_for(resp.code, resp.remark, addr)
         return resp.code, PullMessageResponseHeader.from_ext_fields(resp.ext_fields), resp.body

@@ -104,6 +104,30 @@ class DirectSend:
     batch: bool
 
 
+def _result(status: SendStatus, uniq: str, mq: MessageQueue, resp: SendMessageResponseHeader) -> SendResult:
+    """A send's result from the broker's reply to it on ``mq`` (``uniq``: the message's UNIQ_KEY, "" for none)."""
+    return SendResult(  # positionally: send_status, msg_id, offset_msg_id, message_queue, queue_offset, tx id
+        status,
+        uniq or resp.msg_id,
+        resp.msg_id,
+        mq if resp.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
+        resp.queue_offset,
+        resp.transaction_id,
+    )
+
+
+def _with_msg_id(result: SendResult, msg_id: str) -> SendResult:
+    """``result`` with a batch's comma-joined UNIQ_KEYs as its ``msg_id``."""
+    return SendResult(
+        result.send_status,
+        msg_id,
+        result.offset_msg_id,
+        result.message_queue,
+        result.queue_offset,
+        result.transaction_id,
+    )
+
+
 class Producer(StartClose):
     """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
 
@@ -170,11 +194,16 @@ class Producer(StartClose):
 
     # -- routing ---------------------------------------------------------------------------------------------------
 
+    def _cached_queues(self, topic: str) -> list[MessageQueue] | None:
+        """``publish_queues``' answer while the cache still matches the topic's route, without a coroutine."""
+        hit = self._pub.get(topic)
+        return hit[1] if hit is not None and self.instance.routes.get(topic) is hit[0] else None
+
     async def publish_queues(self, topic: str) -> list[MessageQueue]:
         """The topic's writable queues; for an unknown topic, the queues it would get from TBW102."""
-        hit = self._pub.get(topic)
-        if hit is not None and self.instance.routes.get(topic) is hit[0]:
-            return hit[1]
+        cached = self._cached_queues(topic)
+        if cached is not None:
+            return cached
         first_time = topic not in self._topics
         self._topics.add(topic)
         queues = await self._queues(topic)
@@ -312,10 +341,8 @@ class Producer(StartClose):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            hit = self._pub.get(topic)
-            if hit is not None and self.instance.routes.get(topic) is hit[0]:
-                queues = hit[1]  # publish_queues' own fast path, without a coroutine
-            else:
+            queues = self._cached_queues(topic)
+            if queues is None:
                 queues = await self.publish_queues(topic)  # also the route (and broker address) of the topic
             mq = queue if queue is not None else self._selector.select(queues, last_broker)
             last_broker = mq.broker_name
@@ -360,15 +387,7 @@ class Producer(StartClose):
                 and attempt < quick
             ):
                 continue
-            uniq = props.get(PropertyKey.UNIQ_KEY, "") if props else ""
-            return SendResult(  # positionally: send_status, msg_id, offset_msg_id, message_queue, queue_offset, tx id
-                status,
-                uniq or resp.msg_id,
-                resp.msg_id,
-                mq if resp.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
-                resp.queue_offset,
-                resp.transaction_id,
-            )
+            return _result(status, props.get(PropertyKey.UNIQ_KEY, "") if props else "", mq, resp)
         if last_exc is not None:
             raise last_exc
         raise RequestTimeoutError(f"send to topic {topic} timed out after {timeout:.1f}s")
@@ -406,11 +425,11 @@ class Producer(StartClose):
 
     def _direct_queue(self, topic: str) -> tuple[str, MessageQueue] | None:
         """The broker address and queue of a direct send to ``topic``, or None when ``_send`` must decide."""
-        hit = self._pub.get(topic)
+        queues = self._cached_queues(topic)
         route = self.instance.routes.get(topic)
-        if hit is None or route is not hit[0] or self._fault is not None or self.instance.config.use_tls:
+        if queues is None or route is None or self._fault is not None or self.instance.config.use_tls:
             return None
-        mq = self._selector.select(hit[1], None)
+        mq = self._selector.select(queues, None)
         addr = route.master_addr(mq.broker_name)
         return None if addr is None else (addr, mq)
 
@@ -420,16 +439,7 @@ class Producer(StartClose):
         result = await self._send(
             d.topic, d.body, d.sys_flag, d.props_text, d.flag, None, timeout, d.props, batch=d.batch
         )
-        if not d.batch:
-            return result
-        return SendResult(
-            result.send_status,
-            d.uniq,
-            result.offset_msg_id,
-            result.message_queue,
-            result.queue_offset,
-            result.transaction_id,
-        )
+        return _with_msg_id(result, d.uniq) if d.batch else result
 
     def direct_result(self, d: DirectSend, resp: RemotingCommand) -> SendResult | None:
         """The SendResult of a direct send's reply; None when ``send``'s own handling must take over (an error
@@ -437,16 +447,7 @@ class Producer(StartClose):
         status = _STATUS_BY_CODE.get(resp.code)
         if status is None or (status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok):
             return None
-        head = SendMessageResponseHeader.from_ext_fields(resp.ext_fields)
-        mq = d.mq
-        return SendResult(
-            status,
-            d.uniq or head.msg_id,
-            head.msg_id,
-            mq if head.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, head.queue_id),
-            head.queue_offset,
-            head.transaction_id,
-        )
+        return _result(status, d.uniq, d.mq, SendMessageResponseHeader.from_ext_fields(resp.ext_fields))
 
     async def _refresh_quietly(self, topic: str) -> None:
         try:
@@ -471,15 +472,7 @@ class Producer(StartClose):
         ``msg_id`` and ``offset_msg_id`` of the result are comma-joined, ``queue_offset`` is the first message's."""
         self._check_started()
         topic, body, uniq = self._batch_body(msgs)
-        result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
-        return SendResult(
-            result.send_status,
-            ",".join(uniq),
-            result.offset_msg_id,
-            result.message_queue,
-            result.queue_offset,
-            result.transaction_id,
-        )
+        return _with_msg_id(await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True), ",".join(uniq))
 
     def _batch_body(self, msgs: list[Message]) -> tuple[str, bytes, list[str]]:
         """A batch's topic, SEND_BATCH_MESSAGE body and the messages' UNIQ_KEYs; raises for a batch J refuses."""
