@@ -22,19 +22,19 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 try:
-    from bench._util import free_port, table
+    from bench._util import table
+    from bench.e2e_bench import start_servers
 except ImportError:
-    from _util import free_port, table  # type: ignore[no-redef]
+    from _util import table  # type: ignore[no-redef]
+    from e2e_bench import start_servers  # type: ignore[no-redef]
 
 CLIENT = r"""
 import asyncio, json, os, sys, time
@@ -145,49 +145,10 @@ asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]
 """
 
 
-def start_servers(repo: Path, tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str, int]:
-    """A name server and a broker (ASYNC_FLUSH) from ``repo``; returns them (broker first), the name server's
-    address and the broker's pid."""
-    ns_port, br_port = free_port(), free_port()
-    ns_addr = f"127.0.0.1:{ns_port}"
-    confs = {
-        "namesrv": ([], f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n"),
-        "broker": (
-            ["-n", ns_addr],
-            f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType=ASYNC_FLUSH\n"
-            f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n",
-        ),
-    }
-    procs = []
-    for module, (extra, text) in confs.items():
-        conf = tmp / f"{module}.conf"
-        conf.write_text(text)
-        cmd = [sys.executable, "-m", module, *extra, "-c", str(conf)]
-        out = subprocess.DEVNULL
-        procs.append(
-            subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo, stdout=out, stderr=out)
-        )
-    wait_listening([ns_port, br_port], 30.0)
-    return procs[::-1], ns_addr, procs[1].pid
-
-
-def wait_listening(ports: list[int], within: float) -> None:
-    end = time.monotonic() + within
-    pending = list(ports)
-    while pending:
-        with socket.socket() as s:
-            s.settimeout(0.5)
-            if s.connect_ex(("127.0.0.1", pending[0])) == 0:
-                pending.pop(0)
-                continue
-        if time.monotonic() > end:
-            raise RuntimeError(f"nothing listens on {pending} after {within}s")
-        time.sleep(0.1)
-
-
 def run_case(repo: Path, case: str, secs: float, rate: float) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="rqpath-"))
-    procs, ns, broker_pid = start_servers(repo, tmp)
+    procs, ns = start_servers(tmp, repo=repo)
+    broker_pid = procs[0].pid
     try:
         res = subprocess.run(
             [sys.executable, "-c", CLIENT, ns, case, str(secs), str(rate), str(broker_pid)],
