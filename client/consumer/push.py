@@ -480,6 +480,10 @@ class PushConsumer(StartClose):
                 pq.put(msgs)
                 assert self._service is not None
                 self._service.submit(mq, pq, msgs)
+                if len(msgs) < cfg.pull_batch_size:
+                    # the queue is drained (a short batch): the next pull would only be held, so the listener goes
+                    # first — the consume task was woken by submit and runs in this pass, before the pull is written
+                    await asyncio.sleep(0)
             elif len(pq) == 0:
                 # nothing in flight and nothing (matching) found: everything before `offset` is done
                 self.offset_store.update(mq, offset)

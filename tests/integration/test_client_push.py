@@ -9,6 +9,7 @@ import contextlib
 import json
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from client import ConsumeResult, Message, MessageQueue, Producer, PushConsumer
 from protocol.bodies import loads_lenient
@@ -280,6 +281,52 @@ async def test_subscribe_and_unsubscribe_while_running(cluster: Cluster) -> None
         await until(lambda: len(seen) == 5, what="TopicSubB's messages")
         c.unsubscribe("TopicSubA")
         await until(lambda: all(q.topic != "TopicSubA" for q in c.assignment), timeout=5, what="TopicSubA revoked")
+
+
+async def test_a_short_batch_goes_to_the_listener_before_the_next_pull_a_full_one_after(cluster: Cluster) -> None:
+    """A full batch (a backlog) writes the next pull first, so the broker reads while the listener runs; a short
+    batch means the queue is drained and the next pull would only be held, so its listener runs first and a lone
+    message's latency does not include building and writing that pull. The order is observed as the number of
+    pulls issued when the listener is called."""
+    await cluster.create_topic("TopicOrder", 1)
+    await produce(cluster.ns_addr, "TopicOrder", 40)
+    c = PushConsumer(
+        "CG_order",
+        namesrv_addr=cluster.ns_addr,
+        consume_from_where="FIRST_OFFSET",
+        consume_message_batch_max_size=32,
+        pull_batch_size=32,
+        suspend_timeout_ms=3_600_000,
+        pull_timeout_ms=3_700_000,
+    )
+    api = c.instance.api
+    pull = api.pull
+    pulls = 0
+    found_by: list[int] = []  # the number of each pull that came back with messages, in order
+
+    async def counted_pull(*args: Any, **kwargs: Any) -> Any:
+        nonlocal pulls
+        pulls += 1
+        n = pulls
+        res = await pull(*args, **kwargs)
+        if res[2]:
+            found_by.append(n)
+        return res
+
+    api.pull = counted_pull  # type: ignore[method-assign]
+    seen: list[tuple[int, int]] = []  # (batch size, pulls issued when its listener ran)
+
+    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
+        seen.append((len(msgs), pulls))
+        return ConsumeResult.SUCCESS
+
+    c.subscribe("TopicOrder", "*", on_msgs)
+    async with c:
+        await until(lambda: sum(n for n, _ in seen) == 40, timeout=20, what="the 40 messages")
+    assert [n for n, _ in seen] == [32, 8]
+    full, short = found_by
+    assert seen[0][1] == full + 1  # the full batch's listener ran after the next pull was written
+    assert seen[1][1] == short  # the short batch's listener ran before it
 
 
 async def test_a_lone_message_reaches_the_listener_on_arrival_not_a_poll_or_a_full_batch(cluster: Cluster) -> None:
