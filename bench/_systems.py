@@ -96,11 +96,14 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) ->
 
 @contextlib.contextmanager
 def servers(system: str, durability: str, tmp: Path) -> Iterator[str]:
-    """Run ``system``'s servers with ``durability`` ("async" or "sync"); yields the address its client dials."""
+    """Run ``system``'s servers with ``durability`` ("async", "sync", or for rocketq "sync-inline": SYNC_FLUSH with
+    ``groupCommitInline``); yields the address its client dials."""
     procs: list[subprocess.Popen[bytes]] = []
     try:
         if system == "rocketq":
-            procs, addr = start_servers(tmp, flush="SYNC_FLUSH" if durability == "sync" else "ASYNC_FLUSH")
+            flush = "ASYNC_FLUSH" if durability == "async" else "SYNC_FLUSH"
+            extra = "groupCommitInline=true\n" if durability == "sync-inline" else ""
+            procs, addr = start_servers(tmp, flush=flush, extra=extra)
         elif system == "redis":
             port = free_port()
             fsync = "always" if durability == "sync" else "everysec"

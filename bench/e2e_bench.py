@@ -40,17 +40,18 @@ sys.path.insert(0, str(REPO))
 
 
 def start_servers(
-    tmp: Path, metrics_port: int = 0, flush: str = "ASYNC_FLUSH", repo: Path = REPO
+    tmp: Path, metrics_port: int = 0, flush: str = "ASYNC_FLUSH", repo: Path = REPO, extra: str = ""
 ) -> tuple[list[subprocess.Popen[bytes]], str]:
-    """A name server and a broker (``flush``: its flushDiskType) from the checkout ``repo`` (this one by default);
-    with ``metrics_port`` the broker serves /metrics. Returns them, the broker first, and the name server's address.
+    """A name server and a broker (``flush``: its flushDiskType; ``extra``: more broker.conf lines) from the checkout
+    ``repo`` (this one by default); with ``metrics_port`` the broker serves /metrics. Returns them, the broker first,
+    and the name server's address.
 
     Their output goes to ``tmp/namesrv.out`` and ``tmp/broker.out``. A port taken between ``free_port`` choosing it
     and the server binding it (another process on a busy machine) means new ports and another try; any other failed
     start raises with the tail of the server's output."""
     for attempt in range(3):
         try:
-            return _start_servers(tmp, metrics_port, flush, repo)
+            return _start_servers(tmp, metrics_port, flush, repo, extra)
         except _PortTaken:
             if attempt == 2:
                 raise RuntimeError("servers did not start: their ports were taken three times") from None
@@ -61,7 +62,9 @@ class _PortTaken(Exception):
     pass
 
 
-def _start_servers(tmp: Path, metrics_port: int, flush: str, repo: Path) -> tuple[list[subprocess.Popen[bytes]], str]:
+def _start_servers(
+    tmp: Path, metrics_port: int, flush: str, repo: Path, extra: str
+) -> tuple[list[subprocess.Popen[bytes]], str]:
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
     metrics = (
@@ -71,7 +74,7 @@ def _start_servers(tmp: Path, metrics_port: int, flush: str, repo: Path) -> tupl
     )
     (tmp / "broker.conf").write_text(
         f"listenPort={br_port}\nbrokerIP1=127.0.0.1\nstorePathRootDir={tmp}/store\nflushDiskType={flush}\n"
-        f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n{metrics}"
+        f"autoCreateTopicEnable=true\nlogDir={tmp}/logs\n{metrics}{extra}"
     )
     # the repo first, and its directory current (``-m`` puts the cwd before PYTHONPATH); the caller's PYTHONPATH
     # stays behind it (bench/stall_probe)

@@ -11,7 +11,9 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
   with p99 < 10 ms: a ladder up to the first miss, then ``--bisect`` halvings (one search per system, not a median).
 - single send, one in flight: msgs/s of sends each awaiting the broker's reply.
 - 32 concurrent single sends (32 tasks, each awaiting its send), with fsync before the reply (rocketq SYNC_FLUSH,
-  Redis ``appendfsync always``, NATS ``sync_interval: always``) and without (ASYNC_FLUSH, ``everysec``, default).
+  Redis ``appendfsync always``, NATS ``sync_interval: always``) and without (ASYNC_FLUSH, ``everysec``, default);
+  for rocketq once more with ``groupCommitInline`` (the fsync on the event loop, as Redis's ``always`` does it),
+  its ratios against the anchors' fsync figures.
 - the floor beside the others, column "Python floor": the same single, 32-concurrent and B runs against a bare
   Python relay (``bench/_floor.py``): Python on both ends, no work on either, nothing stored; no Python server can
   answer a send or deliver a message faster.
@@ -55,6 +57,9 @@ sys.path.insert(0, str(REPO))
 CTX = mp.get_context("fork")  # children start no interpreter and import nothing: the parent runs no event loop
 P99_TARGET_MS = 10.0
 HIGHEST = f"B highest rate held with p99 < {P99_TARGET_MS:g} ms (msgs/s)"
+FSYNC_ROW = "32 concurrent sends, fsync (msgs/s)"
+# rocketq only: SYNC_FLUSH with groupCommitInline; its ratios are against the anchors' fsync figures
+INLINE_ROW = "32 concurrent sends, fsync, rocketq groupCommitInline (msgs/s)"
 MAX_CATCHUP = 128  # messages due at once beyond this go out in several batches
 
 
@@ -343,8 +348,13 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
     if "conc" in only and system not in systems.NO_STORE:
         with tempfile.TemporaryDirectory() as d, systems.servers(system, "sync", Path(d)) as addr:
             res = in_child(sends, system, addr, new_topic("F"), a.n_conc, 32, a.size)
-            put("32 concurrent sends, fsync (msgs/s)", res["msgs_s"] if res else None)
+            put(FSYNC_ROW, res["msgs_s"] if res else None)
             print(f"  {system} 32 concurrent, fsync: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
+    if "conc" in only and system == "rocketq":  # the fsync on the event loop, as Redis's `always` does it
+        with tempfile.TemporaryDirectory() as d, systems.servers(system, "sync-inline", Path(d)) as addr:
+            res = in_child(sends, system, addr, new_topic("I"), a.n_conc, 32, a.size)
+            put(INLINE_ROW, res["msgs_s"] if res else None)
+            print(f"  {system} 32 concurrent, fsync inline: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
 
 
 def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
@@ -356,6 +366,11 @@ def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
             rows.append((row, *cells, *([""] * (len(sys_list) - 1))))
             continue
         med = {s: median_of(f or []) for s, f in runs.items()}
+        if row == INLINE_ROW:  # the anchors' cells stay empty; the ratios are against their fsync figures
+            anchors = {s: median_of(figs.get((FSYNC_ROW, s)) or []) for s in sys_list[1:]}
+            cells = [_f(med["rocketq"]), *("—" for _ in sys_list[1:])]
+            rows.append((row, *cells, *(ratio(med["rocketq"], anchors[s]) for s in sys_list[1:])))
+            continue
         if row == HIGHEST:  # one search per system; 0 = below the ladder's first rate
             below = f"< {int(a.search_ladder.split(',')[0]):,}"
             cells = [below if med[s] == 0 else _f(med[s]) for s in sys_list]

@@ -65,6 +65,7 @@ def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
         flush_interval_commit_log_ms=s.flush_interval_commit_log,
         flush_interval_consume_queue_ms=s.flush_interval_consume_queue,
         sync_flush_timeout_ms=s.sync_flush_timeout,
+        group_commit_inline=s.group_commit_inline,
         max_message_size=s.max_message_size,
         file_reserved_time_hours=s.file_reserved_time,
         delete_when=s.delete_when,

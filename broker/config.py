@@ -123,6 +123,7 @@ class StoreSection(_Section):
     flush_commit_log_thorough_interval: int = Field(10_000, gt=0)
     flush_interval_consume_queue: int = Field(1000, gt=0)
     sync_flush_timeout: int = Field(5000, gt=0)
+    group_commit_inline: bool = False
     max_message_size: int = Field(4 * 1024 * 1024, gt=0, le=16 * 1024 * 1024 - 4096)
     file_reserved_time: int = Field(72, gt=0)
     delete_when: str = "04"
@@ -368,6 +369,7 @@ KEYS: dict[str, Key] = {
     "flushCommitLogThoroughInterval": _k("store", "flush_commit_log_thorough_interval", int),
     "flushIntervalConsumeQueue": _k("store", "flush_interval_consume_queue", int),
     "syncFlushTimeout": _k("store", "sync_flush_timeout", int),
+    "groupCommitInline": _k("store", "group_commit_inline", bool),
     "maxMessageSize": _k("store", "max_message_size", int, True),
     "fileReservedTime": _k("store", "file_reserved_time", int, True),
     "deleteWhen": _k("store", "delete_when", str, True),

@@ -22,6 +22,7 @@ class StoreConfig:
     flush_interval_commit_log_ms: int = 500
     flush_interval_consume_queue_ms: int = 1000
     sync_flush_timeout_ms: int = 5000
+    group_commit_inline: bool = False  # SYNC_FLUSH: fdatasync on the event loop, not the flush thread (flush.py)
     max_message_size: int = 4 * 1024 * 1024
     file_reserved_time_hours: float = 72
     delete_when: str = "04"

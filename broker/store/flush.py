@@ -1,7 +1,8 @@
 """Flush policy: asynchronous interval flush, or synchronous flush with group commit.
 
 Every ``fdatasync`` runs off the event loop: the interval flushers in single-thread executors (one for the commit
-log, one for consume queues, index and checkpoint), the group commit on its own flush thread.
+log, one for consume queues, index and checkpoint), the group commit on its own flush thread — unless the broker
+is configured ``groupCommitInline=true`` (the last item below).
 
 * ASYNC_FLUSH: ``IntervalFlusher`` syncs the commit log every ``flush_interval_commit_log_ms``; a put returns as
   soon as its records are in the page cache (a process crash loses nothing acknowledged, an OS crash loses up to
@@ -15,6 +16,13 @@ log, one for consume queues, index and checkpoint), the group commit on its own 
   A waiter not covered within ``sync_flush_timeout_ms`` gets False (FLUSH_DISK_TIMEOUT); as in RocketMQ its data
   may still become durable. Timeouts cost one timer for all waiters, not one per put. A waiter is a future
   (``request``) or a callback (``request_callback``: the send handler's deferred reply, written by the release).
+* SYNC_FLUSH with ``groupCommitInline`` (off by default): the one exception to "off the event loop". The sync runs
+  ON the loop, at the end of each loop iteration that appended (Redis ``appendfsync always``): every frame read in
+  that iteration shares the fdatasync and its puts are answered right after it, in the same iteration. No thread
+  hand-off, and no contention with the loop for the GIL and the CPU, which on a small machine costs the flush thread
+  more than the sync itself (measured on 2 cores: one sync ~0.45 ms from the thread under 32 concurrent senders,
+  ~0.2 ms inline, and 1.3-1.45x the acknowledged sends/s inline). The price: the loop, so every client of the
+  broker, waits while the disk syncs, for as long as the disk takes.
 """
 
 from __future__ import annotations
@@ -44,7 +52,10 @@ class GroupCommit:
     to its start, and the next one starts the moment it returns, with no round trip through the loop — the loop
     keeps appending while the disk works. After each sync it wakes the loop once (``call_soon_threadsafe``), which
     resolves every waiter up to the synced offset. The waiters are an ``OffsetWaiters`` (shared with the
-    SYNC_MASTER wait): one future per put, one timer for all deadlines."""
+    SYNC_MASTER wait): one future per put, one timer for all deadlines.
+
+    With ``inline`` there is no thread: the end-of-iteration wake runs the sync on the loop itself and releases its
+    waiters at once (module docstring)."""
 
     def __init__(
         self,
@@ -53,7 +64,9 @@ class GroupCommit:
         *,
         flushed: int = 0,
         sizes: Histogram | None = None,
+        inline: bool = False,
     ) -> None:
+        self._inline = inline  # sync on the loop at the end of the iteration, no flush thread
         self._sizes = sizes  # puts released per sync (the group-commit size), when given
         self._flush_fn = flush_fn
         self._timeout = timeout_s
@@ -73,6 +86,8 @@ class GroupCommit:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._waiters.start(self._loop)
+        if self._inline:
+            return
         self._thread = threading.Thread(target=self._sync_loop, name="store-group-commit", daemon=True)
         self._thread.start()
 
@@ -112,9 +127,23 @@ class GroupCommit:
 
     def _kick(self) -> None:
         self._kick_due = False
+        if self._inline:
+            self._sync_inline()
+            return
         if self._idle and self._wanted > self.flushed:
             self._idle = False
             self._wake.put(None)
+
+    def _sync_inline(self) -> None:
+        """The inline mode's sync, on the loop: everything appended so far, then its waiters answered."""
+        if self._stopped or self._wanted <= self.flushed:
+            return
+        try:
+            flushed = self._flush_fn()
+        except Exception as exc:  # as on the thread: its waiters get False, the next request syncs again
+            self._on_failed(exc)
+            return
+        self._on_flushed(flushed)
 
     def _sync_loop(self) -> None:
         """The flush thread: sleep until woken, then sync until nothing asked for is left unflushed; after a stop,
@@ -167,6 +196,8 @@ class GroupCommit:
         ``_on_flushed`` runs first: the loop runs the thread's callbacks in order), any others False."""
         if self._stopped:
             return
+        if self._inline:  # a wake still due: its sync runs now, so what was asked before the stop is answered
+            self._sync_inline()
         done = None
         if self._thread is not None:
             done = self._done = asyncio.get_running_loop().create_future()  # before _stopped: the thread reads both

@@ -4,7 +4,8 @@ Everything here runs on the event loop except ``fdatasync`` and file deletion, w
 single-thread executors (commit log; consume queues + index + checkpoint). The put path (``put.py``) encodes each
 record once with its final offsets and appends a whole batch with one write; the dispatcher (``dispatcher.py``, a
 loop callback per burst of puts) builds consume queues and the index behind it and wakes the arrival listeners;
-with SYNC_FLUSH a put returns only after a group-commit fsync covering it (``flush.py``).
+with SYNC_FLUSH a put returns only after a group-commit fsync covering it (``flush.py``; on its flush thread, or on
+the loop with ``group_commit_inline``).
 The get path and the lookups (``reads.py``, a mixin of this class) read consume-queue units and slice records
 straight out of the mapped commit log; they first dispatch whatever is still queued, so a get always sees every put
 that returned before it.
@@ -297,6 +298,7 @@ class MessageStore(StoreReads):
                 cfg.sync_flush_timeout_ms / 1000,
                 flushed=self.commitlog.flushed_offset,
                 sizes=self.stats.group_commit_size,
+                inline=cfg.group_commit_inline,
             )
             self._group_commit.start()
             self._warmer = SegmentWarmer(self.commitlog.queue)

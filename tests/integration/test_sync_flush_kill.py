@@ -4,13 +4,16 @@ restart on the same store each SEND_OK message reads back at the queue offset it
 
 The kill comes ~0.1 s after the first send auto-created the topic, often inside the debounced topics.json write's
 window: the restarted broker then finds the topic from its consume-queue files (``TopicConfigTable.load``); before
-that, about half of the runs found no route to the acknowledged messages."""
+that, about half of the runs found no route to the acknowledged messages. Both group-commit modes: the flush thread
+(the default) and ``groupCommitInline`` (the sync on the event loop)."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
 from pathlib import Path
+
+import pytest
 
 from client import Message, MessageQueue, Producer, PullConsumer, SendStatus
 from client.errors import MQClientError, RouteNotFoundError
@@ -21,8 +24,10 @@ T = "KillSyncFlush"
 ACKS_BEFORE_KILL = 600
 
 
-async def test_sigkill_under_sync_flush_loses_no_acknowledged_message(tmp_path: Path) -> None:
-    s = launch(tmp_path, broker_extra="flushDiskType=SYNC_FLUSH\nautoCreateTopicEnable=true\n")
+@pytest.mark.parametrize("inline", [False, True], ids=["flush-thread", "inline"])
+async def test_sigkill_under_sync_flush_loses_no_acknowledged_message(tmp_path: Path, inline: bool) -> None:
+    extra = "flushDiskType=SYNC_FLUSH\nautoCreateTopicEnable=true\n" + ("groupCommitInline=true\n" if inline else "")
+    s = launch(tmp_path, broker_extra=extra)
     try:
         acked: dict[tuple[int, int], bytes] = {}
         enough, stop = asyncio.Event(), asyncio.Event()

@@ -62,3 +62,22 @@ async def test_the_send_defers_its_reply_while_a_fsync_is_owed(tmp_path: Path) -
         assert isinstance(reply, DeferredReply) and stats.send_inflight == 1
         assert (await dispatch(b, send_cmd("SyncT", b"y"))).code == ResponseCode.SUCCESS
         assert stats.send_inflight == 0  # the first one was answered by the same or an earlier fsync
+
+
+async def test_with_group_commit_inline_the_send_is_answered_after_a_sync_on_the_loop(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path, flushDiskType="SYNC_FLUSH", groupCommitInline="true") as b:
+        gc = b.store.sync_flush_only
+        assert isinstance(gc, GroupCommit) and gc._thread is None  # no flush thread: the key reached the store
+        real = gc._flush_fn
+        synced_on: list[int] = []
+
+        def noted() -> int:
+            synced_on.append(threading.get_ident())
+            return real()
+
+        gc._flush_fn = noted
+        ok = await dispatch(b, send_cmd("SyncT", b"one"))
+        assert ok.code == ResponseCode.SUCCESS and ok.ext_fields["queueOffset"] == "0"
+        assert synced_on == [threading.get_ident()]
+        assert b.store.commitlog.flushed_offset >= b.store.commitlog.max_offset
+        assert _send_stats(b).send_inflight == 0

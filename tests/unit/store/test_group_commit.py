@@ -155,3 +155,84 @@ def test_the_flush_thread_ends_when_its_loop_closed_without_a_stop(tmp_path: Pat
     assert not thread.is_alive()
     assert g.log.flushed_offset == g.log.max_offset  # the sync itself still completed
     g.log.close()
+
+
+def _append(log: CommitLog) -> int:
+    log.append(b"r" * 100)
+    return log.max_offset
+
+
+async def test_inline_syncs_on_the_loop_once_for_the_iteration_and_answers_its_puts(tmp_path: Path) -> None:
+    log = CommitLog(str(tmp_path), 64 * 1024)
+    synced_on: list[int] = []
+
+    def flush() -> int:
+        synced_on.append(threading.get_ident())
+        return log.flush()
+
+    gc = GroupCommit(flush, 30, inline=True)
+    gc.start()
+    try:
+        futs = [gc.request(_append(log)) for _ in range(10)]  # ten puts in one loop iteration
+        assert all(f is not None and not f.done() for f in futs)  # answered after the sync, not before
+        assert all([await f for f in futs if f is not None])
+        assert synced_on == [threading.get_ident()]  # one sync for the ten, run by the loop's own thread
+        assert gc._thread is None and gc.fsyncs == 1
+        assert log.flushed_offset == log.max_offset == gc.flushed
+        assert await gc.wait_flushed(_append(log)) is True and gc.fsyncs == 2
+    finally:
+        await gc.stop()
+        log.close()
+
+
+async def test_inline_a_failed_sync_answers_false_and_the_next_put_syncs_again(tmp_path: Path) -> None:
+    log = CommitLog(str(tmp_path), 64 * 1024)
+    fail = [True]
+
+    def flush() -> int:
+        if fail[0]:
+            fail[0] = False
+            raise OSError(5, "injected EIO")
+        return log.flush()
+
+    gc = GroupCommit(flush, 30, inline=True)
+    gc.start()
+    try:
+        assert await gc.wait_flushed(_append(log)) is False
+        assert log.flushed_offset == 0
+        assert await gc.wait_flushed(_append(log)) is True
+        assert log.flushed_offset == log.max_offset
+    finally:
+        await gc.stop()
+        log.close()
+
+
+async def test_inline_stop_syncs_what_was_asked_before_it(tmp_path: Path) -> None:
+    log = CommitLog(str(tmp_path), 64 * 1024)
+    gc = GroupCommit(log.flush, 30, inline=True)
+    gc.start()
+    fut = gc.request(_append(log))
+    assert fut is not None
+    await gc.stop()  # before the iteration's wake ran: the stop syncs instead, and the put is answered True
+    assert fut.result() is True and log.flushed_offset == log.max_offset
+    with pytest.raises(RuntimeError):
+        gc.request(_append(log))
+    log.close()
+
+
+async def test_inline_store_puts_are_durable_when_acknowledged(tmp_path: Path) -> None:
+    store = MessageStore.open(small_config(tmp_path / "s", flush_disk_type="SYNC_FLUSH", group_commit_inline=True))
+    await store.start()
+    try:
+
+        async def one(i: int) -> int:
+            res = await store.put_message(PutRequest("G", i % 4, 0, 0, 0, ("127.0.0.1", 1), b"%d" % i, {}))
+            assert res.ok, res
+            it = res.items[0]
+            assert store.commitlog.flushed_offset >= it.wrote_offset + it.size
+            return it.wrote_offset
+
+        assert len(set(await asyncio.gather(*(one(i) for i in range(200))))) == 200
+        assert 1 <= store.runtime_info()["groupCommitFsyncs"] <= 20
+    finally:
+        await store.close()
