@@ -8,6 +8,11 @@ the async producer would have written (``Producer.direct_request``); the frames 
 
 * One connection per (thread, broker address), dialled on first use with TCP_NODELAY; threads never share one,
   so a reply on it always answers that thread's request. ``close()`` closes every thread's connections.
+* The socket stays in blocking mode and its timeouts are the kernel's (SO_SNDTIMEO / SO_RCVTIMEO), set only when the
+  timeout changes: a request is one ``send`` and (for a reply that arrives whole) one ``recv``. A Python socket
+  timeout instead costs a mode-switching ``ioctl`` per ``settimeout`` and a ``poll`` before every call: six system
+  calls per request instead of two, measured ~25 % of a single send's round trip on this VM. A ``recv`` that has to
+  wait again (a partial reply) waits at most what is left of the deadline.
 * A request's reply is the next response frame carrying its opaque; any other frame (a request from the broker, a
   stale reply) is skipped.
 * Any socket error or timeout closes that connection and propagates (``OSError``; ``TimeoutError`` for a timeout):
@@ -17,6 +22,7 @@ the async producer would have written (``Producer.direct_request``); the frames 
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 
@@ -25,11 +31,21 @@ from protocol.frame import FrameDecoder, encode_frame
 
 
 class _Conn:
-    __slots__ = ("decoder", "sock")
+    __slots__ = ("decoder", "sock", "timeout")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.decoder = FrameDecoder()
+        self.timeout = 0.0  # the kernel timeouts set on the socket (0: none yet)
+
+    def set_timeout(self, timeout: float) -> None:
+        """Both kernel timeouts to ``timeout`` seconds (at least 1 µs: 0 would mean none)."""
+        if timeout != self.timeout:
+            us = max(1, int(timeout * 1e6))
+            tv = struct.pack("@ll", us // 1_000_000, us % 1_000_000)  # struct timeval
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+            self.timeout = timeout
 
 
 class DirectConnections:
@@ -54,22 +70,28 @@ class DirectConnections:
             if cmd.opaque == 0:
                 cmd.opaque = next_opaque()
             sock = conn.sock
-            sock.settimeout(timeout)
-            sock.sendall(encode_frame(cmd))
-            decoder = conn.decoder
-            while True:
-                frame = decoder.next_frame()
-                if frame is None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s")
-                    sock.settimeout(left)
-                    data = sock.recv(1 << 16)
-                    if not data:
-                        raise ConnectionError(f"{addr} closed the connection")
-                    decoder.feed(data)
-                elif frame.is_response and frame.opaque == cmd.opaque:
-                    return frame
+            conn.set_timeout(timeout)
+            try:
+                sock.sendall(encode_frame(cmd))
+                decoder = conn.decoder
+                waited = False
+                while True:
+                    frame = decoder.next_frame()
+                    if frame is None:
+                        if waited:  # a second wait for this reply: only what is left of the deadline
+                            left = deadline - time.monotonic()
+                            if left <= 0:
+                                raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s")
+                            conn.set_timeout(left)
+                        waited = True
+                        data = sock.recv(1 << 16)
+                        if not data:
+                            raise ConnectionError(f"{addr} closed the connection")
+                        decoder.feed(data)
+                    elif frame.is_response and frame.opaque == cmd.opaque:
+                        return frame
+            except BlockingIOError:  # EAGAIN from a blocking socket: a kernel timeout ran out
+                raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s") from None
         except BaseException:
             if conn is not None:
                 conns.pop(addr, None)
@@ -81,6 +103,7 @@ class DirectConnections:
             raise ConnectionError("the producer is closed")
         host, _, port = addr.rpartition(":")
         sock = socket.create_connection((host, int(port)), timeout)
+        sock.settimeout(None)  # blocking from here on; timeouts are the kernel's (module docstring)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _Conn(sock)
         with self._lock:

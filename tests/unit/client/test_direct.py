@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from collections.abc import Callable, Iterator
 
@@ -92,3 +93,32 @@ def test_each_thread_has_its_own_connection(server: Callable[[Answer], str]) -> 
     direct.close()
     with pytest.raises(ConnectionError):
         direct.request("127.0.0.1:1", RemotingCommand.request(310), 1)  # closed: no new dials
+
+
+def test_the_socket_blocks_with_kernel_timeouts_and_a_reply_in_pieces_is_read_whole(
+    server: Callable[[Answer], str],
+) -> None:
+    def in_pieces(conn: socket.socket, cmd: RemotingCommand) -> None:
+        data = encode_frame(cmd.make_response(0, "whole"))
+        conn.sendall(data[:7])  # not even the whole length prefix and header length
+        threading.Event().wait(0.05)
+        conn.sendall(data[7:])
+
+    def stalls(conn: socket.socket, cmd: RemotingCommand) -> None:
+        conn.sendall(encode_frame(cmd.make_response(0, "never"))[:20])  # and never the rest
+
+    direct = DirectConnections()
+    pieces = server(in_pieces)
+    reply = direct.request(pieces, RemotingCommand.request(310), 5)
+    assert reply.remark == "whole"
+    (conn,) = direct._all
+    # no Python-level timeout (that would poll before every call and switch modes per settimeout): the kernel's
+    assert conn.sock.gettimeout() is None
+    rcv = conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, 16)
+    snd = conn.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, 16)
+    assert rcv == snd and sum(struct.unpack("@ll", rcv)) > 0
+    with pytest.raises(TimeoutError):
+        direct.request(server(stalls), RemotingCommand.request(310), 0.3)
+    assert len(direct._all) == 1  # the stalled connection was dropped, the other kept
+    assert direct.request(pieces, RemotingCommand.request(310), 5).remark == "whole"
+    direct.close()
