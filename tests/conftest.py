@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+# This process forks for every server and client process the tests start and for the Spark JVM, and only ever to
+# exec. With gRPC threads alive (the 5.x-client and proxy tests run in this process) gRPC's fork handlers can break
+# the child before it execs and close the parent's epoll fd: one CI run lost the Spark JVM that way ("Java gateway
+# process exited before sending its port number", with gRPC's "epoll_wait error: Bad file descriptor" at the same
+# moment). gRPC's documented setting for fork-then-exec turns them off (grpc/grpc#13873); set before grpc loads.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = REPO.parent / "shared" / "reference" / "golden"
