@@ -304,6 +304,8 @@ class MessageStore(StoreReads):
             self._warmer = SegmentWarmer(self.commitlog.queue)
             self._warmer.start()
         else:
+            if cfg.group_commit_inline:  # a key that does nothing here must not pass for one that works
+                _log.warning("groupCommitInline=true has no effect with flushDiskType=%s", cfg.flush_disk_type)
             self._flushers.append(
                 IntervalFlusher(
                     "store-flush-commitlog",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from pathlib import Path
 
@@ -234,5 +235,16 @@ async def test_inline_store_puts_are_durable_when_acknowledged(tmp_path: Path) -
 
         assert len(set(await asyncio.gather(*(one(i) for i in range(200))))) == 200
         assert 1 <= store.runtime_info()["groupCommitFsyncs"] <= 20
+    finally:
+        await store.close()
+
+
+async def test_inline_with_async_flush_is_named_in_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = MessageStore.open(small_config(tmp_path / "s", group_commit_inline=True))
+    with caplog.at_level(logging.WARNING, logger="rocketq.store"):
+        await store.start()
+    try:
+        assert store.sync_flush_only is None  # ASYNC_FLUSH: no group commit at all
+        assert any("groupCommitInline=true has no effect" in r.getMessage() for r in caplog.records)
     finally:
         await store.close()
