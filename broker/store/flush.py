@@ -21,7 +21,7 @@ is configured ``groupCommitInline=true`` (the last item below).
   that iteration shares the fdatasync and its puts are answered right after it, in the same iteration. No thread
   hand-off, and no contention with the loop for the GIL and the CPU, which on a small machine costs the flush thread
   more than the sync itself (measured on 2 cores: one sync ~0.45 ms from the thread under 32 concurrent senders,
-  ~0.2 ms inline, and 1.3-1.45x the acknowledged sends/s inline). The price: the loop, so every client of the
+  ~0.2 ms inline, and 1.2-1.45x the acknowledged sends/s inline). The price: the loop, so every client of the
   broker, waits while the disk syncs, for as long as the disk takes.
 """
 
