@@ -96,30 +96,29 @@ class GroupCommit:
         sync); None when it already is. Call right after the append, with no await in between."""
         if end <= self.flushed:
             return None
-        if self._loop is None or self._stopped:
-            raise RuntimeError("group commit not running")
-        fut = self._waiters.add(end, self._timeout)
-        if end > self._wanted:
-            self._wanted = end
-        if self._idle and not self._kick_due:
-            self._kick_due = True
-            self._loop.call_soon(self._kick)
-        return fut
+        self._want(end)
+        return self._waiters.add(end, self._timeout)
 
     def request_callback(self, end: int, cb: Callable[[bool], None]) -> bool:
         """Like ``request``, but ``cb(durable)`` is called on the loop instead of a future resolved: True when it
         will be, False (and never called) when ``end`` already is durable."""
         if end <= self.flushed:
             return False
-        if self._loop is None or self._stopped:
-            raise RuntimeError("group commit not running")
+        self._want(end)
         self._waiters.add_callback(end, self._timeout, cb)
+        return True
+
+    def _want(self, end: int) -> None:
+        """Record that a waiter needs ``end`` durable and, unless one is due already or the thread is syncing, have
+        the end of this loop iteration start a sync (``_kick``). Raises RuntimeError when not running."""
+        loop = self._loop
+        if loop is None or self._stopped:
+            raise RuntimeError("group commit not running")
         if end > self._wanted:
             self._wanted = end
         if self._idle and not self._kick_due:
             self._kick_due = True
-            self._loop.call_soon(self._kick)
-        return True
+            loop.call_soon(self._kick)
 
     async def wait_flushed(self, end: int) -> bool:
         fut = self.request(end)
