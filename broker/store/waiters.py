@@ -26,6 +26,14 @@ def _settle(fut: asyncio.Future[T], value: T) -> None:
         fut.set_result(value)
 
 
+def _answer(cb: Callable[[T], None], value: T) -> None:
+    """One waiter's answer; a callback that raises is logged and costs only its own waiter."""
+    try:
+        cb(value)
+    except Exception:
+        _log.exception("offset waiter failed")
+
+
 class OffsetWaiters(Generic[T]):
     def __init__(self, ok: T, timed_out: T) -> None:
         self._ok = ok
@@ -68,12 +76,8 @@ class OffsetWaiters(Generic[T]):
         n = 0
         ok = self._ok
         while q and q[0][0] <= upto:
-            cb = q.popleft()[1]
+            _answer(q.popleft()[1], ok)
             n += 1
-            try:
-                cb(ok)
-            except Exception:
-                _log.exception("offset waiter failed")
         if not q and self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -83,11 +87,7 @@ class OffsetWaiters(Generic[T]):
         """Resolve every waiter with ``value`` (a failed sync, a stop)."""
         q = self._q
         while q:
-            cb = q.popleft()[1]
-            try:
-                cb(value)
-            except Exception:
-                _log.exception("offset waiter failed")
+            _answer(q.popleft()[1], value)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -98,10 +98,6 @@ class OffsetWaiters(Generic[T]):
         now = self._loop.time()
         q = self._q
         while q and q[0][2] <= now:
-            cb = q.popleft()[1]
             self.timeouts += 1
-            try:
-                cb(self._timed_out)
-            except Exception:
-                _log.exception("offset waiter failed")
+            _answer(q.popleft()[1], self._timed_out)
         self._timer = self._loop.call_at(q[0][2], self._expire) if q else None
