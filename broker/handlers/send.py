@@ -113,8 +113,7 @@ class _FlushedReply(DeferredReply):
         batch: bool,
         result: PutMessageResult,
     ) -> None:
-        self._sink = self._ctx = self._reply = None  # DeferredReply's state, without a super().__init__ call
-        self._resolved = False
+        super().__init__()
         self._handlers = handlers
         self._cmd = cmd
         self._h = h
