@@ -4,8 +4,9 @@ A handler is ``async def handler(ctx: RequestContext, cmd: RemotingCommand) -> R
 None``. It returns the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are
 never answered whatever the handler returns), or a ``DeferredReply`` that whoever finishes the work resolves later
 (a SYNC_FLUSH send the group commit answers): the connection writes its reply then, with no Task and no coroutine
-kept suspended in between; until then it counts as in flight. A handler may raise ``HandlerError(code, remark)`` to answer with that code; any other
-exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the server.
+kept suspended in between; until then it counts as in flight. A handler may raise ``HandlerError(code, remark)`` to
+answer with that code; any other exception becomes ``SYSTEM_ERROR`` with a remark, mapped in one place by the
+server.
 
 A handler runs inline, inside the socket's read callback, until it first suspends: one that answers without
 suspending costs no Task, and its reply leaves with that read's single write. One that suspends continues in a Task
