@@ -27,7 +27,7 @@ import inspect
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Unpack
 
 from client._aio import StartClose
@@ -113,18 +113,6 @@ def _result(status: SendStatus, uniq: str, mq: MessageQueue, resp: SendMessageRe
         mq if resp.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
         resp.queue_offset,
         resp.transaction_id,
-    )
-
-
-def _with_msg_id(result: SendResult, msg_id: str) -> SendResult:
-    """``result`` with a batch's comma-joined UNIQ_KEYs as its ``msg_id``."""
-    return SendResult(
-        result.send_status,
-        msg_id,
-        result.offset_msg_id,
-        result.message_queue,
-        result.queue_offset,
-        result.transaction_id,
     )
 
 
@@ -439,7 +427,7 @@ class Producer(StartClose):
         result = await self._send(
             d.topic, d.body, d.sys_flag, d.props_text, d.flag, None, timeout, d.props, batch=d.batch
         )
-        return _with_msg_id(result, d.uniq) if d.batch else result
+        return replace(result, msg_id=d.uniq) if d.batch else result
 
     def direct_result(self, d: DirectSend, resp: RemotingCommand) -> SendResult | None:
         """The SendResult of a direct send's reply; None when ``send``'s own handling must take over (an error
@@ -472,7 +460,8 @@ class Producer(StartClose):
         ``msg_id`` and ``offset_msg_id`` of the result are comma-joined, ``queue_offset`` is the first message's."""
         self._check_started()
         topic, body, uniq = self._batch_body(msgs)
-        return _with_msg_id(await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True), ",".join(uniq))
+        result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
+        return replace(result, msg_id=",".join(uniq))  # a batch's msg_id: its UNIQ_KEYs, comma-joined
 
     def _batch_body(self, msgs: list[Message]) -> tuple[str, bytes, list[str]]:
         """A batch's topic, SEND_BATCH_MESSAGE body and the messages' UNIQ_KEYs; raises for a batch J refuses."""
