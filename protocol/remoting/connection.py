@@ -347,13 +347,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if frame_s > 0 and self.partial_since is not None and now - self.partial_since >= frame_s:
             self.log.warning("frame not completed in time, closing connection", deadline_s=frame_s)
             self.abort(f"frame not completed within {frame_s:g}s")
-        elif (
-            idle_s > 0
-            and not self._tasks
-            and not self._deferred
-            and not self._pending
-            and now - self.last_activity >= idle_s
-        ):
+        elif idle_s > 0 and not self.in_flight and not self._pending and now - self.last_activity >= idle_s:
             self.log.info("idle connection closed", idle_s=idle_s)
             self.close(f"idle for {idle_s:g}s")
 
@@ -361,7 +355,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         """Dispatch buffered frames; stops (leaving the rest buffered) while the in-flight limit is reached."""
         decoder = self._decoder
         while not self._closed:
-            if len(self._tasks) + self._deferred >= self._max_in_flight:
+            if self.in_flight >= self._max_in_flight:
                 self._pause()
                 return
             try:
@@ -450,7 +444,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
 
     def _maybe_resume(self) -> None:
         """Back-pressure off once half of ``max_in_flight`` is answered; dispatch the frames held meanwhile."""
-        if len(self._tasks) + self._deferred <= self._max_in_flight // 2 and not self._closed:
+        if self.in_flight <= self._max_in_flight // 2 and not self._closed:
             self._read_paused = False
             if self._transport is not None:
                 self._transport.resume_reading()
