@@ -345,16 +345,16 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
                         f"{_f(res['consume'])}, total {_f(res['total'])} msgs/s",
                         flush=True,
                     )
+    fsync_runs = []  # (durability, row, label, topic kind): fresh servers for each
     if "conc" in only and system not in systems.NO_STORE:
-        with tempfile.TemporaryDirectory() as d, systems.servers(system, "sync", Path(d)) as addr:
-            res = in_child(sends, system, addr, new_topic("F"), a.n_conc, 32, a.size)
-            put(FSYNC_ROW, res["msgs_s"] if res else None)
-            print(f"  {system} 32 concurrent, fsync: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
+        fsync_runs.append(("sync", FSYNC_ROW, "fsync", "F"))
     if "conc" in only and system == "rocketq":  # the fsync on the event loop, as Redis's `always` does it
-        with tempfile.TemporaryDirectory() as d, systems.servers(system, "sync-inline", Path(d)) as addr:
-            res = in_child(sends, system, addr, new_topic("I"), a.n_conc, 32, a.size)
-            put(INLINE_ROW, res["msgs_s"] if res else None)
-            print(f"  {system} 32 concurrent, fsync inline: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
+        fsync_runs.append(("sync-inline", INLINE_ROW, "fsync inline", "I"))
+    for durability, row, label, kind in fsync_runs:
+        with tempfile.TemporaryDirectory() as d, systems.servers(system, durability, Path(d)) as addr:
+            res = in_child(sends, system, addr, new_topic(kind), a.n_conc, 32, a.size)
+            put(row, res["msgs_s"] if res else None)
+            print(f"  {system} 32 concurrent, {label}: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
 
 
 def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
