@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import struct
@@ -30,7 +31,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 try:
     from bench._util import free_port
@@ -94,10 +95,27 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) ->
             time.sleep(0.05)
 
 
+class Served(NamedTuple):
+    """Running servers: the address a client dials, and the server processes (for their CPU time)."""
+
+    addr: str
+    pids: tuple[int, ...]
+
+
+def cpu_seconds(pids: tuple[int, ...]) -> float:
+    """User + system CPU seconds the processes ``pids`` have used so far (``/proc/PID/stat`` fields 14 and 15)."""
+    ticks = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # after "(comm)", which may hold spaces
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
-def servers(system: str, durability: str, tmp: Path) -> Iterator[str]:
+def servers(system: str, durability: str, tmp: Path) -> Iterator[Served]:
     """Run ``system``'s servers with ``durability`` ("async", "sync", or for rocketq "sync-inline": SYNC_FLUSH with
-    ``groupCommitInline``); yields the address its client dials."""
+    ``groupCommitInline``); yields the address its client dials and the servers' PIDs."""
     procs: list[subprocess.Popen[bytes]] = []
     try:
         if system == "rocketq":
@@ -128,7 +146,7 @@ def servers(system: str, durability: str, tmp: Path) -> Iterator[str]:
             procs = [subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
             _wait_port(port, procs[0])
             addr = f"nats://127.0.0.1:{port}"
-        yield addr
+        yield Served(addr, tuple(p.pid for p in procs))
     finally:
         for p in procs:
             p.terminate()

@@ -9,7 +9,8 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
   carried in the body: p50 / p99 / p99.9 / max. A rate is *held* when the producer kept it and every message arrived.
   Behind schedule, the producer sends the messages due in one batch (as the anchors do). Then the highest rate held
   with p99 < 10 ms: a ladder up to the first miss, then ``--bisect`` halvings (one search per system, not a median).
-- single send, one in flight: msgs/s of sends each awaiting the broker's reply.
+- single send, one in flight: msgs/s of sends each awaiting the broker's reply, and where the round trip's CPU goes:
+  user + system CPU time per send of the client process and of the server processes (``/proc``), in the same run.
 - 32 concurrent single sends (32 tasks, each awaiting its send), with fsync before the reply (rocketq SYNC_FLUSH,
   Redis ``appendfsync always``, NATS ``sync_interval: always``) and without (ASYNC_FLUSH, ``everysec``, default);
   for rocketq once more with ``groupCommitInline`` (the fsync on the event loop, as Redis's ``always`` does it),
@@ -60,6 +61,8 @@ HIGHEST = f"B highest rate held with p99 < {P99_TARGET_MS:g} ms (msgs/s)"
 FSYNC_ROW = "32 concurrent sends, fsync (msgs/s)"
 # rocketq only: SYNC_FLUSH with groupCommitInline; its ratios are against the anchors' fsync figures
 INLINE_ROW = "32 concurrent sends, fsync, rocketq groupCommitInline (msgs/s)"
+SINGLE_CLIENT_ROW = "single send, client CPU per send (µs)"
+SINGLE_SERVER_ROW = "single send, server CPU per send (µs)"
 MAX_CATCHUP = 128  # messages due at once beyond this go out in several batches
 
 
@@ -153,8 +156,11 @@ async def paced_producer(system: str, addr: str, topic: str, rate: int, secs: fl
     }
 
 
-async def sends(system: str, addr: str, topic: str, n: int, window: int, size: int) -> dict[str, Any]:
-    """``window`` tasks each sending one message at a time until ``n`` are acknowledged: msgs/s."""
+async def sends(
+    system: str, addr: str, topic: str, n: int, window: int, size: int, pids: tuple[int, ...] = ()
+) -> dict[str, Any]:
+    """``window`` tasks each sending one message at a time until ``n`` are acknowledged: msgs/s, and the CPU time
+    per send of this client process and of the server processes ``pids`` (µs; user + system)."""
     c = systems.make_client(system, addr, topic, one_in_flight=window == 1)
     await c.open()
     await c.create()
@@ -168,11 +174,13 @@ async def sends(system: str, addr: str, topic: str, n: int, window: int, size: i
             left[0] -= 1
             await c.send(b)
 
+    server0, mine0 = systems.cpu_seconds(pids), time.process_time()
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(window)))
     el = time.perf_counter() - t0
+    client_us, server_us = (time.process_time() - mine0) / n * 1e6, (systems.cpu_seconds(pids) - server0) / n * 1e6
     await c.close()
-    return {"msgs_s": n / el}
+    return {"msgs_s": n / el, "client_us": client_us, "server_us": server_us}
 
 
 async def batches(system: str, addr: str, topic: str, n: int, size: int, in_flight: int) -> dict[str, Any]:
@@ -318,7 +326,8 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
     only = set(a.only.split(","))
     if system in systems.NO_STORE:
         only -= {"a"}
-    with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as addr:
+    with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as served:
+        addr = served.addr
         if "b" in only:
             for rate in a.rate_list:
                 res = run_b(system, addr, rate, a.secs, a.size)
@@ -327,9 +336,15 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
                     put(f"B {rate}/s {name}", res[key] if res else None)
                 put(f"B {rate}/s held (runs)", 1.0 if res and res["held"] else 0.0)
         if "single" in only:
-            res = in_child(sends, system, addr, new_topic("S"), a.n_single, 1, a.size)
+            res = in_child(sends, system, addr, new_topic("S"), a.n_single, 1, a.size, served.pids)
             put("single send, 1 in flight (msgs/s)", res["msgs_s"] if res else None)
-            print(f"  {system} single send: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
+            put(SINGLE_CLIENT_ROW, res["client_us"] if res else None)
+            put(SINGLE_SERVER_ROW, res["server_us"] if res else None)
+            print(
+                f"  {system} single send: {_f(res['msgs_s'] if res else None)} msgs/s, CPU per send: client "
+                f"{_f(res['client_us'] if res else None)} µs, server {_f(res['server_us'] if res else None)} µs",
+                flush=True,
+            )
         if "conc" in only:
             res = in_child(sends, system, addr, new_topic("C"), a.n_conc, 32, a.size)
             put("32 concurrent sends, no fsync (msgs/s)", res["msgs_s"] if res else None)
@@ -351,8 +366,8 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
     if "conc" in only and system == "rocketq":  # the fsync on the event loop, as Redis's `always` does it
         fsync_runs.append(("sync-inline", INLINE_ROW, "fsync inline", "I"))
     for durability, row, label, kind in fsync_runs:
-        with tempfile.TemporaryDirectory() as d, systems.servers(system, durability, Path(d)) as addr:
-            res = in_child(sends, system, addr, new_topic(kind), a.n_conc, 32, a.size)
+        with tempfile.TemporaryDirectory() as d, systems.servers(system, durability, Path(d)) as served:
+            res = in_child(sends, system, served.addr, new_topic(kind), a.n_conc, 32, a.size)
             put(row, res["msgs_s"] if res else None)
             print(f"  {system} 32 concurrent, {label}: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
 
@@ -456,8 +471,8 @@ def main() -> None:
         for system in sys_list:
             if system in systems.NO_STORE:
                 continue
-            with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as addr:
-                best = search(system, addr, a.search_secs, a.size, a.bisect, ladder)
+            with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as served:
+                best = search(system, served.addr, a.search_secs, a.size, a.bisect, ladder)
             figs[(HIGHEST, system)] = [float(best) if best else 0.0]  # 0: not even the ladder's first rate
     report(a, sys_list, figs)
 

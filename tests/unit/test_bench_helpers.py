@@ -1,11 +1,14 @@
 """The latency bench's arithmetic: percentiles, medians, ratios, rate pacing, the highest-rate search and the
-timestamped message body. No timings: only the figures computed from given inputs."""
+timestamped message body, and the CPU-time reading. No timings: only the figures computed from given inputs."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from bench._systems import WARM, body, sent_ns
+from bench._systems import WARM, body, cpu_seconds, sent_ns
 from bench._util import due, highest_rate, latency_summary, median_of, next_due_in, percentile, ratio
 
 
@@ -134,3 +137,18 @@ async def test_floor_relay_acks_every_send_and_forwards_to_the_subscriber() -> N
     consumer.transport.close()
     server.close()
     await server.wait_closed()
+
+
+def test_cpu_seconds_reads_what_a_process_used() -> None:
+    """``cpu_seconds`` sums user + system time from /proc: a child that burned 0.3 s of CPU (by its own clock) shows
+    at least that, less the clock tick's rounding; its own reading is checked, not a duration."""
+    burn = "import time\nwhile time.process_time() < 0.3: pass\nprint(time.process_time(), flush=True)\ninput()"
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        used = float(child.stdout.readline())
+        seen = cpu_seconds((child.pid,))
+        assert used - 0.02 <= seen <= used + 0.5  # ticks are 10 ms; the interpreter's start-up counts too
+        assert cpu_seconds((child.pid, child.pid)) == pytest.approx(2 * seen)  # idle in input(): it sums
+    finally:
+        child.communicate("\n")
