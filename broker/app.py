@@ -311,7 +311,7 @@ class BrokerApp:
         # Nothing has been put yet: the store only starts below, and no request has been read in between.
         store.config = dataclasses.replace(store.config, store_host=(self.config.identity.broker_ip1, self.port))
         await store.start()
-        store.add_arrival_listener(self.polling.notify_arrival)
+        store.add_arrival_listener(self.polling.notify_arrival, self.polling.held_on)
         store.add_arrival_listener(schedule.on_arrival)
         if self.acl is not None:
             self.acl.start()

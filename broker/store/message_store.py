@@ -46,7 +46,7 @@ from broker.store.consume_queue import ConsumeQueue
 from broker.store.cq_marks import read_marks
 from broker.store.cq_rebuild import BackgroundRebuild
 from broker.store.cq_repair import check_units
-from broker.store.dispatcher import ArrivalListener, Dispatcher, dispatchable
+from broker.store.dispatcher import ArrivalListener, Dispatcher, Waiting, dispatchable
 from broker.store.errors import StoreClosedError, StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
@@ -386,10 +386,11 @@ class MessageStore(StoreReads):
         self._logics.run(thorough=thorough)
         self._seals.mark(self.commitlog.flushed_offset, time.monotonic(), force=close)
 
-    def add_arrival_listener(self, cb: ArrivalListener) -> None:
+    def add_arrival_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
         """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is
-        dispatched (the broker's long polling)."""
-        self.dispatcher.add_listener(cb)
+        dispatched (the broker's long polling). ``waiting(topic, queue_id)``, when given, says whether the listener
+        has waiters on a queue: a put to such a queue dispatches (and so calls ``cb``) before it returns."""
+        self.dispatcher.add_listener(cb, waiting)
 
     # -- put -------------------------------------------------------------------------------------------------------
 

@@ -27,3 +27,32 @@ async def test_backlog_stays_bounded_when_puts_never_yield(tmp_path: Path) -> No
         assert len(get_all(store, "B", 1)) == n // 2
     finally:
         await store.close()
+
+
+async def test_a_put_to_a_queue_with_waiters_dispatches_before_it_returns(tmp_path: Path) -> None:
+    """A listener's ``waiting`` probe says who waits on which queue: a put to such a queue calls the listener (and
+    dispatches what was pending before it, in order) before it returns; a put to any other queue leaves its
+    dispatch to the scheduled drain."""
+    store = MessageStore.open(small_config(tmp_path / "s", mapped_file_size_commit_log=1024 * 1024))
+    await store.start()
+    arrived: list[tuple[str, int, int]] = []
+    store.add_arrival_listener(
+        lambda topic, qid, next_offset, code, ts, props: arrived.append((topic, qid, next_offset)),
+        lambda topic, qid: 1 if (topic, qid) == ("W", 1) else 0,
+    )
+
+    async def put(topic: str, qid: int) -> None:
+        res = await store.put_message(PutRequest(topic, qid, 0, 0, 0, ("127.0.0.1", 1), b"x", {"TAGS": "t"}))
+        assert res.ok, res
+
+    try:
+        await put("W", 0)  # nobody waits on queue 0: dispatched later, by the scheduled drain
+        assert arrived == []
+        assert store.dispatcher.pending
+        await put("W", 1)  # queue 1 has a waiter: everything pending is dispatched now, in commit-log order
+        assert arrived == [("W", 0, 1), ("W", 1, 1)]
+        assert not store.dispatcher.pending
+        await put("W", 1)
+        assert arrived[-1] == ("W", 1, 2)
+    finally:
+        await store.close()
