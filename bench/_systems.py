@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shutil
 import socket
 import struct
@@ -100,16 +99,6 @@ class Served(NamedTuple):
 
     addr: str
     pids: tuple[int, ...]
-
-
-def cpu_seconds(pids: tuple[int, ...]) -> float:
-    """User + system CPU seconds the processes ``pids`` have used so far (``/proc/PID/stat`` fields 14 and 15)."""
-    ticks = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()  # after "(comm)", which may hold spaces
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager

@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 
 try:
-    from bench._util import REPO, free_port, run_anchor, table
+    from bench._util import REPO, cpu_seconds, free_port, run_anchor, table
 except ImportError:
-    from _util import REPO, free_port, run_anchor, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, run_anchor, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -236,12 +236,6 @@ def redis_server(tmp: Path) -> object:
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-def cpu_seconds(pid: int) -> float:
-    """user + system CPU time of a process (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def metrics_ab(rounds: int, n: int, size: int, batch: int, runner: object, scrape_every: float = 1.0) -> None:

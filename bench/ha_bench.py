@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 try:
-    from bench._util import REPO, free_port, table
+    from bench._util import REPO, cpu_seconds, free_port, table
 except ImportError:
-    from _util import REPO, free_port, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -50,12 +50,6 @@ def _wait_port(port: int, deadline: float) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"nothing listens on {port}") from None
             time.sleep(0.1)
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _broker(tmp: Path, name: str, ns: str, **conf: object) -> tuple[subprocess.Popen[bytes], str]:

@@ -48,10 +48,10 @@ from typing import Any
 
 try:
     from bench import _systems as systems
-    from bench._util import REPO, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table
+    from bench._util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table
 except ImportError:
     import _systems as systems  # type: ignore[no-redef]
-    from _util import REPO, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -174,11 +174,11 @@ async def sends(
             left[0] -= 1
             await c.send(b)
 
-    server0, mine0 = systems.cpu_seconds(pids), time.process_time()
+    server0, mine0 = sum(map(cpu_seconds, pids)), time.process_time()
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(window)))
     el = time.perf_counter() - t0
-    client_us, server_us = (time.process_time() - mine0) / n * 1e6, (systems.cpu_seconds(pids) - server0) / n * 1e6
+    client_us, server_us = (time.process_time() - mine0) / n * 1e6, (sum(map(cpu_seconds, pids)) - server0) / n * 1e6
     await c.close()
     return {"msgs_s": n / el, "client_us": client_us, "server_us": server_us}
 

@@ -30,11 +30,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from bench._util import REPO, free_port, table
-    from bench.e2e_bench import cpu_seconds
+    from bench._util import REPO, cpu_seconds, free_port, table
 except ImportError:  # run as a script from bench/
-    from _util import REPO, free_port, table  # type: ignore[no-redef]
-    from e2e_bench import cpu_seconds  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 

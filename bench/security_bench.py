@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 try:
-    from bench._util import REPO, free_port, table
+    from bench._util import REPO, cpu_seconds, free_port, table
 except ImportError:
-    from _util import REPO, free_port, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -88,12 +88,6 @@ def rss(pid: int) -> tuple[int, int]:
 # -- acl on vs off ----------------------------------------------------------------------------------------------------
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def acl_bursts(setups: dict[str, tuple[str, int, dict[str, str]]], n: int, burst: int) -> dict[str, list[float]]:
     """Alternate bursts of sends, then of pulls, between the ACL-off and ACL-on setups, so both see the same
     machine load; per mode: [send s, pull s, broker CPU s during sends, broker CPU s during pulls]."""
@@ -107,7 +101,7 @@ async def acl_bursts(setups: dict[str, tuple[str, int, dict[str, str]]], n: int,
         producers[mode] = Producer(f"pg_{mode}", namesrv_addr=ns, **creds)
         await producers[mode].start()
         await producers[mode].send(Message(topic, body))
-    cpu0 = {m: cpu_s(setups[m][1]) for m in setups}  # the whole phase: a tick is 10 ms, a burst takes a few
+    cpu0 = {m: cpu_seconds(setups[m][1]) for m in setups}  # the whole phase: a tick is 10 ms, a burst takes a few
     try:
         for k in range(n // burst):
             for mode in list(setups) if k % 2 == 0 else list(reversed(setups)):
@@ -122,7 +116,7 @@ async def acl_bursts(setups: dict[str, tuple[str, int, dict[str, str]]], n: int,
                 out[mode][0] += time.perf_counter() - t0
     finally:
         for m in setups:
-            out[m][2] = cpu_s(setups[m][1]) - cpu0[m]
+            out[m][2] = cpu_seconds(setups[m][1]) - cpu0[m]
         for p in producers.values():
             await p.close()
     # pulls: one consumer at a time (a consumer prefetches in the background, so two at once would time each
@@ -139,11 +133,11 @@ async def acl_bursts(setups: dict[str, tuple[str, int, dict[str, str]]], n: int,
                 got = 0
                 while not got:  # warm up: rebalance done, first pull answered
                     got = len(await c.poll(timeout=1.0, max_records=1))
-                c0, t0 = cpu_s(pid), time.perf_counter()
+                c0, t0 = cpu_seconds(pid), time.perf_counter()
                 while got < n:
                     got += len(await c.poll(timeout=1.0, max_records=1000))
                 out[mode][1] += time.perf_counter() - t0
-                out[mode][3] += cpu_s(pid) - c0
+                out[mode][3] += cpu_seconds(pid) - c0
             finally:
                 await c.close()
     return out
