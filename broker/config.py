@@ -194,6 +194,8 @@ class FeaturesConfig(_Section):
     transaction_check_interval: int = Field(60_000, gt=0)
     # refuse prepared (half) transaction messages: NO_PERMISSION "sending transaction message is forbidden"
     reject_transaction_message: bool = False
+    # SQL92 subscriptions (MessageSelector.bySql) over remoting pulls; off → SYSTEM_ERROR, as J's default
+    enable_property_filter: bool = False
 
 
 class SecurityConfig(_Section):
@@ -396,6 +398,7 @@ KEYS: dict[str, Key] = {
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
     "rejectTransactionMessage": _k("features", "reject_transaction_message", bool),
+    "enablePropertyFilter": _k("features", "enable_property_filter", bool, True),
     # observability (J 5.x metrics keys; log keys as README "Observability" documents)
     "metricsExporterType": _k("observability", "metrics_exporter_type", str),
     "metricsPromExporterHost": _k("observability", "metrics_prom_exporter_host", str),

@@ -41,6 +41,7 @@ from client.errors import (
     RocketqError,
     RouteNotFoundError,
 )
+from client.consumer.selector import MessageSelector
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, ReceivedMessage
 from client.producer.producer import Producer
@@ -56,6 +57,7 @@ __all__ = [
     "MQClientError",
     "Message",
     "MessageQueue",
+    "MessageSelector",
     "MessageTooLargeError",
     "NoBrokerAvailableError",
     "Producer",

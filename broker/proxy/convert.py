@@ -252,3 +252,8 @@ def to_v2(
         sp.dead_letter_queue.topic = props[DLQ_ORIGIN_TOPIC]
         sp.dead_letter_queue.message_id = props.get(DLQ_ORIGIN_MESSAGE_ID, "")
     return out
+
+
+def expression_type(fe: pb.FilterExpression) -> str:
+    """J ``GrpcConverter.buildExpressionType``: SQL → ``SQL92``, anything else ``TAG``."""
+    return "SQL92" if fe.type == pb.FilterType.SQL else "TAG"

@@ -16,7 +16,8 @@ Telemetry                      stores Settings, replies merged Settings (max_bod
 SendMessage                    one entry per message; queue = hash(message_group) or round robin; delay via the
                                schedule service's levels; TRANSACTION → half message
 QueryAssignment                queue -1 per broker (non-FIFO group) or every readable queue (FIFO group)
-ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline
+ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline; the filter
+                               is TAG or SQL92 (J's POP path does not check ``enablePropertyFilter``); bad → 40010
 AckMessage                     per entry; stale/expired handle → 40013
 ChangeInvisibleDuration        new receipt handle
 ForwardMessageToDeadLetterQueue %DLQ%<group>, acked
@@ -44,7 +45,7 @@ from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
-from broker.proxy.convert import InvalidMessage, Limits, delay_level, from_v2, to_v2
+from broker.proxy.convert import InvalidMessage, Limits, delay_level, expression_type, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
@@ -209,7 +210,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         for entry in s.subscription.subscriptions:
             expr = entry.expression
             try:
-                subs.append(build_subscription(entry.topic.name, expr.expression or "*"))
+                subs.append(build_subscription(entry.topic.name, expr.expression or "*", 0, expression_type(expr)))
             except SubscriptionParseError as exc:
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             self._pop.ensure_group(group, entry.topic.name)
@@ -475,10 +476,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if not T.is_readable(tc.perm):
                 raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not readable")
             fe = request.filter_expression
-            if fe.type == pb.FilterType.SQL:
-                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, "SQL92 filtering is not supported")
             try:
-                sub = build_subscription(tc.topic_name, fe.expression or "*")
+                sub = build_subscription(tc.topic_name, fe.expression or "*", 0, expression_type(fe))
             except SubscriptionParseError as exc:
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             if request.auto_renew or not request.HasField("invisible_duration"):
