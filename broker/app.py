@@ -31,6 +31,7 @@ from broker.services.long_polling import LongPollingService
 from broker.services.namesrv_registrar import NamesrvRegistrar
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.timer import TimerService, TimerSettings
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
 from broker.store.config import StoreConfig
@@ -223,8 +224,18 @@ class BrokerApp:
         except (OSError, StoreError, ValueError) as exc:
             raise BrokerStartError(f"cannot open the store under {cfg.store.root_dir}: {exc}") from None
         self.store = store
+        st = cfg.store
+        timer = TimerService(
+            store,
+            TimerSettings(st.timer_wheel_enable, st.timer_precision_ms, st.timer_max_delay_sec, st.root_dir),
+        )
+        try:
+            await asyncio.to_thread(timer.open)
+        except (OSError, ValueError) as exc:
+            await asyncio.to_thread(store.close_sync)
+            raise BrokerStartError(f"cannot open the timer wheel under {st.root_dir}: {exc}") from None
         schedule = ScheduleService(
-            store, cfg.store.config_dir, cfg.store.delay_levels_ms, cfg.features.flush_delay_offset_interval
+            store, st.config_dir, st.delay_levels_ms, cfg.features.flush_delay_offset_interval, timer
         )
         schedule.load()
         self.schedule = schedule
@@ -313,12 +324,16 @@ class BrokerApp:
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival, self.polling.held_on)
         store.add_arrival_listener(schedule.on_arrival)
+        if schedule.timer is not None:
+            store.add_arrival_listener(schedule.timer.on_arrival)
         if self.acl is not None:
             self.acl.start()
         self.clients.start()
         self.offsets.start()
         if self.config.identity.broker_role != "SLAVE":
             schedule.start()
+            if schedule.timer is not None:
+                schedule.timer.start()
             await transactions.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
 
@@ -380,6 +395,8 @@ class BrokerApp:
             await self.proxy.stop()
         if self.schedule is not None:
             await self.schedule.stop()
+            if self.schedule.timer is not None:
+                await self.schedule.timer.stop()
         if self.wiring is not None:
             await self.wiring.transactions.stop()
         if self.ha is not None:

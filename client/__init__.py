@@ -30,6 +30,7 @@ from client.consumer.allocate import (
 )
 from client.consumer.pull import PullConsumer
 from client.consumer.push import PushConsumer
+from client.consumer.selector import MessageSelector
 from client.errors import (
     BrokerError,
     ConnectionClosedError,
@@ -41,7 +42,6 @@ from client.errors import (
     RocketqError,
     RouteNotFoundError,
 )
-from client.consumer.selector import MessageSelector
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, ReceivedMessage
 from client.producer.producer import Producer

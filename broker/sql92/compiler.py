@@ -33,6 +33,7 @@ when the result is ``True``, and an evaluation error means no match.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,11 +45,13 @@ from broker.sql92.values import (
     INT_MAX,
     INT_MIN,
     LONG_MAX,
+    LONG_MIN,
     EvaluationError,
     JLong,
     compare,
     java_double,
     java_equals,
+    java_integer,
     to_text,
 )
 
@@ -168,9 +171,35 @@ def _check_less_than(n: Node) -> None:
         raise _fail(f"Value '{n.text}' cannot be compared.")
 
 
+_INT_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    "=": operator.eq,
+}
+
+
+def _prop_vs_integer(name: str, const: int, op: Callable[[Any, Any], bool]) -> Eval:
+    """The common ``prop <op> 5`` without the generic dispatch: the same result as ``compare`` (the string is
+    parsed as the literal's type, Integer or Long, or the evaluation fails)."""
+    lo, hi = (LONG_MIN, LONG_MAX) if type(const) is JLong else (INT_MIN, INT_MAX)
+
+    def ev(get: Get) -> bool | None:
+        v = get(name)
+        if v is None:
+            return None
+        return op(java_integer(v, lo, hi), const)
+
+    return ev
+
+
 def _compare_node(left: Node, right: Node, sym: str, test: Callable[[int], bool]) -> Node:
     _check_less_than(left)
     _check_less_than(right)
+    text = f"({left.text} {sym} {right.text})"
+    if left.prop is not None and right.const and type(right.value) in (int, JLong):
+        return Node(_prop_vs_integer(left.prop, right.value, _INT_OPS[sym]), text, True)
     lf, rf = left.fn, right.fn
 
     def ev(get: Get) -> bool | None:
@@ -184,10 +213,23 @@ def _compare_node(left: Node, right: Node, sym: str, test: Callable[[int], bool]
             return test(compare(java_double(lv), java_double(rv)))
         return test(compare(lv, rv))
 
-    return Node(ev, f"({left.text} {sym} {right.text})", True)
+    return Node(ev, text, True)
+
+
+def _prop_equals_string(name: str, const: str) -> Eval:
+    def ev(get: Get) -> bool | None:
+        v = get(name)
+        return None if v is None else v == const
+
+    return ev
 
 
 def _equal_node(left: Node, right: Node, text: str) -> Node:
+    if left.prop is not None and right.const:
+        if type(right.value) is str:  # String.equals, else compareTo != 0: plain equality
+            return Node(_prop_equals_string(left.prop, right.value), text, True)
+        if type(right.value) in (int, JLong):
+            return Node(_prop_vs_integer(left.prop, right.value, operator.eq), text, True)
     lf, rf = left.fn, right.fn
 
     def ev(get: Get) -> bool | None:

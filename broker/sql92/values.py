@@ -26,7 +26,6 @@ import re
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
-_JAVA_INT = re.compile(r"[+-]?\d+\Z")
 # Java FloatingDecimal's decimal forms (hexadecimal floats are not accepted here), after String.trim()
 _JAVA_DOUBLE = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)\Z")
 
@@ -46,13 +45,13 @@ def _java_trim(s: str) -> str:
 
 
 def java_integer(s: str, lo: int = INT_MIN, hi: int = INT_MAX) -> int:
-    """``Integer.valueOf`` (or ``Long.valueOf`` with the long bounds)."""
-    if not _JAVA_INT.match(s):
-        raise EvaluationError(f'NumberFormatException: For input string: "{s}"')
-    v = int(s)
-    if not lo <= v <= hi:
-        raise EvaluationError(f'NumberFormatException: For input string: "{s}"')
-    return v
+    """``Integer.valueOf`` (or ``Long.valueOf`` with the long bounds): an optional sign and decimal digits (any
+    script's, as ``Character.digit``), in range."""
+    if s.isdecimal() or (s[:1] in "+-" and s[1:].isdecimal()):
+        v = int(s)
+        if lo <= v <= hi:
+            return v
+    raise EvaluationError(f'NumberFormatException: For input string: "{s}"')
 
 
 def java_long(s: str) -> JLong:
