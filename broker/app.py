@@ -24,6 +24,7 @@ from broker.config import BrokerConfig
 from broker.ha.service import HAService
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
+from broker.metrics.timer import TimerCollector
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
@@ -275,6 +276,8 @@ class BrokerApp:
             self._readiness,
         )
         metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
+        if self.schedule is not None and self.schedule.timer is not None:
+            metrics.add_collector(TimerCollector(const_labels(cfg), self.schedule.timer))
         return metrics
 
     async def _bind(self, registry: HandlerRegistry, server_ssl: ssl.SSLContext | None, store: MessageStore) -> None:

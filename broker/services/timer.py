@@ -122,6 +122,7 @@ class TimerService:
         self.dequeue_total: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._save_lock = asyncio.Lock()
+        self._writing: asyncio.Future[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._dirty = False
 
@@ -403,6 +404,8 @@ class TimerService:
     async def _save(self) -> None:
         """Flush the wheel and the log, then write the checkpoint that describes them (in a worker thread)."""
         async with self._save_lock:
+            if self._writing is not None and not self._writing.done():  # a cancelled caller's write still runs
+                await asyncio.wait([self._writing])
             wheel, log = self._wheel, self._log
             if wheel is None or log is None:
                 return
@@ -415,7 +418,8 @@ class TimerService:
                 log.flush()
                 self._file.save(doc)
 
-            await asyncio.to_thread(write)
+            self._writing = asyncio.ensure_future(asyncio.to_thread(write))
+            await asyncio.shield(self._writing)
 
     def _drop_delivered_segments(self) -> None:
         log = self._log

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.services.timer import TIMER_TOPIC
+from broker.metrics.timer import TimerCollector
+from broker.services.timer import TIMER_TOPIC, TimerService
 from client import Message, MessageQueue, Producer, PullConsumer
 from client.errors import BrokerError, MQClientError
 from protocol.codes import ResponseCode
@@ -96,6 +97,14 @@ async def test_timer_messages_wait_in_the_wheel_then_reach_their_topic(timer_clu
     assert "TIMER_DELIVER_MS" not in level_wins.properties  # J drops the timer when a delay level is set
     timer = c.broker.schedule.timer if c.broker.schedule is not None else None
     assert timer is not None and timer.dequeue_total == {TOPIC: 3} and timer.timing.get(TOPIC, 0) == 0
+    samples = {
+        (s.name, s.labels.get("topic", "")): s.value
+        for fam in TimerCollector({"cluster": "c"}, timer).collect()
+        for s in fam.samples
+    }
+    assert samples[("rocketmq_timer_enqueue_total", TOPIC)] == 3
+    assert samples[("rocketmq_timer_dequeue_total", TOPIC)] == 3
+    assert samples[("rocketmq_timer_enqueue_lag", "")] == 0
 
 
 async def test_refusals_as_apache_rocketmq(tmp_path: Path) -> None:
@@ -126,7 +135,19 @@ async def test_pending_timers_survive_a_clean_restart(tmp_path: Path) -> None:
                 for i in range(5):
                     await p.send(Message(TOPIC, f"r{i}".encode(), delay_ms=2500 + 100 * i))
             assert broker.store is not None and broker.store.get_max_offset_in_queue(TOPIC, 0) == 0
+            assert broker.schedule is not None and broker.schedule.timer is not None
+            timer: TimerService = broker.schedule.timer
+            await eventually(lambda: timer.timing.get(TOPIC) == 5, timeout=10, what="five timers in the wheel")
+            timing = [
+                s.value
+                for fam in TimerCollector({}, timer).collect()
+                for s in fam.samples
+                if s.name == "rocketmq_timing_messages" and s.labels["topic"] == TOPIC
+            ]
+            assert timing == [5]
         async with run_broker(ns, tmp_path, timerPrecisionMs=PREC) as broker:
+            assert broker.schedule is not None and broker.schedule.timer is not None
+            assert broker.schedule.timer.timing.get(TOPIC) in (5, 0)  # from the checkpoint (or delivered)
             got = await _pull_all(ns.addr, broker.config.identity.broker_name, 5)
     assert sorted(m.body for m in got) == [f"r{i}".encode() for i in range(5)]
     for m in got:
