@@ -71,6 +71,7 @@ TIMER_DEL_UNIQKEY = "TIMER_DEL_UNIQKEY"
 TIMER_KEYS = (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS)
 _BATCH = 256
 _CHECKPOINT_S = 1.0
+_IDLE_POLL_S = 0.5
 
 
 class TimerRejected(Exception):
@@ -266,8 +267,10 @@ class TimerService:
                 _log.exception("timer enqueue failed; retrying")
                 await asyncio.sleep(1.0)
                 continue
-            if n == 0:
-                await self._wake.wait()
+            if n == 0:  # an arrival wakes it; the poll covers queues still being recovered after a restart
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_IDLE_POLL_S):
+                        await self._wake.wait()
             else:
                 await asyncio.sleep(0)
 

@@ -177,8 +177,11 @@ async def test_pending_timers_survive_sigkill(tmp_path: Path) -> None:
         async with PullConsumer("CG_timer_kill", namesrv_addr=s.ns_addr) as pc:
 
             async def all_delivered() -> bool:
-                for qid in range(8):
-                    mq = MessageQueue(TOPIC, s.broker_name, qid)
+                try:
+                    queues = await pc.fetch_subscribe_queues(TOPIC)
+                except (MQClientError, RemotingError):  # the restarted broker is still registering
+                    return False
+                for mq in queues:
                     try:
                         res = await pc.pull(mq, 0, 32)
                         off = 0
