@@ -118,6 +118,8 @@ class TimerService:
         self.dequeue_ms = 0
         self._seg_max: dict[int, int] = {}
         self._skip_delivered_below = (0, 0)  # (queue offset, slot ms): a rebuilt wheel skips what was delivered
+        self._delivering = -1  # the slot being delivered
+        self._slot_done = asyncio.Event()
         self.timing: dict[str, int] = {}  # messages waiting, per real topic
         self.enqueue_total: dict[str, int] = {}
         self.dequeue_total: dict[str, int] = {}
@@ -291,22 +293,31 @@ class TimerService:
             text = record_properties(raw) if raw is not None else ""
             out = get_property(text, TIMER_OUT_MS)
             topic = get_property(text, PropertyKey.REAL_TOPIC) or ""
-            self.enqueue_offset = offset + 1
             self._dirty = True
             if raw is None or out is None or not out.lstrip("-").isdigit():
                 _log.warning("timer message unreadable, skipped", queue_offset=offset)
+                self.enqueue_offset = offset + 1
                 continue
             slot_ms = int(out)
             if offset < skip_below_offset and slot_ms < skip_below_ms:
+                self.enqueue_offset = offset + 1
                 continue  # a rebuilt wheel: delivered before the crash
             self.enqueue_total[topic] = self.enqueue_total.get(topic, 0) + 1
             enqueue_ms = now // self._prec * self._prec  # J: the wheel's write time
-            if slot_ms < self.dequeue_ms:  # its slot has passed (a restart after its time): deliver now
+            if slot_ms < self.dequeue_ms or slot_ms == self._delivering:  # its slot has passed (or is being
+                # delivered): deliver now, and move past it only then (a checkpoint in between must not skip it)
                 await self._deliver(Unit(-1, -1, unit.phys_offset, unit.size, slot_ms, enqueue_ms))
-                continue
-            self._link(unit.phys_offset, unit.size, slot_ms, enqueue_ms)
-            self.timing[topic] = self.timing.get(topic, 0) + 1
+            else:
+                while self._delivering >= 0 and self._wheel_index(slot_ms) == self._wheel_index(self._delivering):
+                    await self._slot_done.wait()  # a later round of the slot being delivered: link it after
+                self._link(unit.phys_offset, unit.size, slot_ms, enqueue_ms)
+                self.timing[topic] = self.timing.get(topic, 0) + 1
+            self.enqueue_offset = offset + 1
         return len(got.units)
+
+    def _wheel_index(self, t_ms: int) -> int:
+        assert self._wheel is not None
+        return self._wheel.index(t_ms)
 
     def _link(self, phys: int, size: int, slot_ms: int, enqueue_ms: int) -> None:
         wheel, log = self._wheel, self._log
@@ -358,15 +369,22 @@ class TimerService:
             chain.append(u)
             pos = u.prev
         chain.reverse()  # oldest first
-        wheel.put(s_ms, -1, -1, 0)
-        n = 0
-        for u in chain:
-            if u.slot_ms <= s_ms:
+        # The slot is emptied only once every due unit is delivered (a crash before that delivers the slot again);
+        # meanwhile the enqueue task delivers this slot's newcomers itself and waits with later rounds of its index.
+        self._delivering = s_ms
+        self._slot_done.clear()
+        try:
+            due = [u for u in chain if u.slot_ms <= s_ms]
+            for u in due:
                 await self._deliver(u)
-                n += 1
-            else:  # a later round sharing the slot: linked again
-                self._link(u.phys, u.size, u.slot_ms, u.enqueue_ms)
-        return n
+            wheel.put(s_ms, -1, -1, 0)
+            for u in chain:
+                if u.slot_ms > s_ms:  # a later round sharing the slot: linked again
+                    self._link(u.phys, u.size, u.slot_ms, u.enqueue_ms)
+        finally:
+            self._delivering = -1
+            self._slot_done.set()
+        return len(due)
 
     async def _deliver(self, u: Unit) -> None:
         raw = self._store.select_one_message_by_offset(u.phys, u.size)
