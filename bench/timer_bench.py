@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import gc
 import signal
-import statistics
 import sys
 import tempfile
 import time
