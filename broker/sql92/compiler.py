@@ -389,6 +389,9 @@ def _eq(a: Node, b: Node) -> Node:
 
 
 def _is_null(a: Node) -> Node:
+    if a.prop is not None:  # the common ``prop IS [NOT] NULL``: only its presence counts
+        name = a.prop
+        return Node(lambda get: get(name) is None, f"({a.text} == NULL)", True)
     return _equal_node(a, _const(None, True), f"({a.text} == NULL)")
 
 
