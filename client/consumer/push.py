@@ -54,6 +54,7 @@ from protocol.bodies import (
     MessageModel,
     encode_consumer_running_info,
 )
+from protocol.errors import RemotingError
 from protocol.message import MessageExt
 from protocol.tasks import stop_tasks
 
@@ -209,6 +210,7 @@ class PushConsumer(StartClose):
         try:
             await self.offset_store.load()
             await self.instance.refresh_routes()
+            await self._check_selectors()
             await self.instance.send_heartbeat_to_all()
             service: ConcurrentConsumeService | OrderlyConsumeService
             if self.config.orderly:
@@ -227,6 +229,23 @@ class PushConsumer(StartClose):
         _log.info(
             "push consumer started", group=self.group, client_id=self.instance.client_id, topics=sorted(self._subs)
         )
+
+    async def _check_selectors(self) -> None:
+        """J ``checkClientInBroker``: each SQL92 subscription is compiled by a broker of its topic before the
+        consumer starts, so a bad expression (or a broker without ``enablePropertyFilter``) fails ``start()``."""
+        for topic, (sel, _listener) in self._subs.items():
+            if not sel.is_sql:
+                continue
+            route = await self.instance.require_route(topic)
+            addr = next((a for bd in route.brokers.values() for a in bd.broker_addrs.values()), None)
+            if addr is None:
+                continue
+            try:
+                await self.instance.api.check_client_config(
+                    addr, self.group, self.instance.client_id, sel.subscription(topic, self._sub_version)
+                )
+            except RemotingError as exc:
+                raise MQClientError(f"the broker refused the subscription to {topic}: {exc}") from exc
 
     async def close(self) -> None:
         """Stop pulling, let listener calls in flight finish (``drain_timeout``), persist offsets, release orderly

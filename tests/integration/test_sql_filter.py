@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from client import ConsumeResult, Message, MessageQueue, MessageSelector, Producer, PullConsumer, PushConsumer
+from client.errors import MQClientError
 from client.results import PullStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -134,3 +135,13 @@ async def test_bad_sql_in_pull_header_and_heartbeat(sql_cluster: Cluster, client
     resp = await pull(client, addr, "CG_bad", TOPIC, 0, 0, sys_flag=0, suspend_ms=0)
     assert resp.code == ResponseCode.FILTER_DATA_NOT_EXIST
     assert resp.remark == "The broker's consumer filter data is not exist!Your expression may be wrong!"
+
+
+async def test_push_consumer_start_fails_on_an_expression_the_broker_refuses(sql_cluster: Cluster) -> None:
+    """As J's ``checkClientInBroker``: the broker compiles the expression before the consumer starts."""
+    await sql_cluster.create_topic(TOPIC, 1)
+    c = PushConsumer("CG_sql_bad_start", namesrv_addr=sql_cluster.ns_addr)
+    c.subscribe(TOPIC, MessageSelector.by_sql("a > 'abc'"), lambda msgs: ConsumeResult.SUCCESS)
+    with pytest.raises(MQClientError) as info:
+        await c.start()
+    assert "Value ''abc'' cannot be compared." in str(info.value)
