@@ -454,7 +454,7 @@ class Selector:
     def matches(self, get: Get) -> bool:
         try:
             return self.evaluate(get) is True
-        except EvaluationError:
+        except Exception:  # EvaluationError, or anything else J's catch-all Throwable would cover: no match
             return False
 
 
