@@ -20,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -112,6 +113,16 @@ def _line(level: str, name: str, n: int, times: list[float], delivered: int) -> 
     )
 
 
+async def _alternate(level: str, n: int, rounds: int, arm: Callable[[str, str], Awaitable[tuple[float, int]]]) -> None:
+    """Every arm once per round (so a noisy neighbour hits them alike), then the medians per arm."""
+    runs: dict[str, list[tuple[float, int]]] = {name: [] for name, _e, _k in ARMS}
+    for _ in range(rounds):
+        for name, expr, kind in ARMS:
+            runs[name].append(await arm(expr, kind))
+    for name, _e, _k in ARMS:
+        _line(level, name, n, [t for t, _ in runs[name]], runs[name][0][1])
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=50_000)
@@ -124,21 +135,19 @@ async def main() -> None:
             broker.topics.create_if_absent(TOPIC, 1, 6)
             await _fill(broker.store, a.messages)
             print(f"{a.messages} messages of {len(BODY)} B, 32 per get/pull, rounds={a.rounds}")
-            # arms alternate within each round, so a noisy neighbour hits them alike; medians per arm
-            runs: dict[str, list[tuple[float, int]]] = {name: [] for name, _e, _k in ARMS}
-            for _ in range(a.rounds):
-                for name, expr, kind in ARMS:
-                    runs[name].append(_store_arm(broker.store, a.messages, expr, kind))
-            for name, _e, _k in ARMS:
-                _line("store", name, a.messages, [t for t, _ in runs[name]], runs[name][0][1])
+            store = broker.store
+
+            async def by_store(expr: str, kind: str) -> tuple[float, int]:
+                return _store_arm(store, a.messages, expr, kind)
+
+            await _alternate("store", a.messages, a.rounds, by_store)
             client = RemotingClient()
             try:
-                runs = {name: [] for name, _e, _k in ARMS}
-                for _ in range(a.rounds):
-                    for name, expr, kind in ARMS:
-                        runs[name].append(await _pull_arm(client, broker.addr, a.messages, expr, kind))
-                for name, _e, _k in ARMS:
-                    _line("pull", name, a.messages, [t for t, _ in runs[name]], runs[name][0][1])
+
+                async def by_pull(expr: str, kind: str) -> tuple[float, int]:
+                    return await _pull_arm(client, broker.addr, a.messages, expr, kind)
+
+                await _alternate("pull", a.messages, a.rounds, by_pull)
             finally:
                 await client.close()
 
