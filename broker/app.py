@@ -226,6 +226,12 @@ class BrokerApp:
             raise BrokerStartError(f"cannot open the store under {cfg.store.root_dir}: {exc}") from None
         self.store = store
         st = cfg.store
+        if st.timer_wheel_enable and st.timer_max_delay_sec > st.file_reserved_time * 3600:
+            _log.warning(  # a pending timer's record lives in the commit log, which retention deletes
+                "timerMaxDelaySec is longer than fileReservedTime: a timer message may expire before its time",
+                timer_max_delay_sec=st.timer_max_delay_sec,
+                file_reserved_time_hours=st.file_reserved_time,
+            )
         timer = TimerService(
             store,
             TimerSettings(st.timer_wheel_enable, st.timer_precision_ms, st.timer_max_delay_sec, st.root_dir),
