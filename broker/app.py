@@ -24,6 +24,7 @@ from broker.config import BrokerConfig
 from broker.ha.service import HAService
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
+from broker.metrics.timer import TimerCollector
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
@@ -31,6 +32,7 @@ from broker.services.long_polling import LongPollingService
 from broker.services.namesrv_registrar import NamesrvRegistrar
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.timer import TimerService, TimerSettings
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
 from broker.store.config import StoreConfig
@@ -223,8 +225,24 @@ class BrokerApp:
         except (OSError, StoreError, ValueError) as exc:
             raise BrokerStartError(f"cannot open the store under {cfg.store.root_dir}: {exc}") from None
         self.store = store
+        st = cfg.store
+        if st.timer_wheel_enable and st.timer_max_delay_sec > st.file_reserved_time * 3600:
+            _log.warning(  # a pending timer's record lives in the commit log, which retention deletes
+                "timerMaxDelaySec is longer than fileReservedTime: a timer message may expire before its time",
+                timer_max_delay_sec=st.timer_max_delay_sec,
+                file_reserved_time_hours=st.file_reserved_time,
+            )
+        timer = TimerService(
+            store,
+            TimerSettings(st.timer_wheel_enable, st.timer_precision_ms, st.timer_max_delay_sec, st.root_dir),
+        )
+        try:
+            await asyncio.to_thread(timer.open)
+        except (OSError, ValueError) as exc:
+            await asyncio.to_thread(store.close_sync)
+            raise BrokerStartError(f"cannot open the timer wheel under {st.root_dir}: {exc}") from None
         schedule = ScheduleService(
-            store, cfg.store.config_dir, cfg.store.delay_levels_ms, cfg.features.flush_delay_offset_interval
+            store, st.config_dir, st.delay_levels_ms, cfg.features.flush_delay_offset_interval, timer
         )
         schedule.load()
         self.schedule = schedule
@@ -264,6 +282,8 @@ class BrokerApp:
             self._readiness,
         )
         metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
+        if self.schedule is not None and self.schedule.timer is not None:
+            metrics.add_collector(TimerCollector(const_labels(cfg), self.schedule.timer))
         return metrics
 
     async def _bind(self, registry: HandlerRegistry, server_ssl: ssl.SSLContext | None, store: MessageStore) -> None:
@@ -313,12 +333,16 @@ class BrokerApp:
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival, self.polling.held_on)
         store.add_arrival_listener(schedule.on_arrival)
+        if schedule.timer is not None:
+            store.add_arrival_listener(schedule.timer.on_arrival)
         if self.acl is not None:
             self.acl.start()
         self.clients.start()
         self.offsets.start()
         if self.config.identity.broker_role != "SLAVE":
             schedule.start()
+            if schedule.timer is not None:
+                schedule.timer.start()
             await transactions.start()
         self.stats.start(self.topics.__contains__, self._group_alive)
 
@@ -380,6 +404,8 @@ class BrokerApp:
             await self.proxy.stop()
         if self.schedule is not None:
             await self.schedule.stop()
+            if self.schedule.timer is not None:
+                await self.schedule.timer.stop()
         if self.wiring is not None:
             await self.wiring.transactions.stop()
         if self.ha is not None:

@@ -133,6 +133,11 @@ class StoreSection(_Section):
     message_delay_level: str = DEFAULT_DELAY_LEVELS
     max_transfer_bytes_on_message_in_memory: int = Field(256 * 1024, gt=0)
     max_transfer_count_on_message_in_memory: int = Field(32, gt=0)
+    # RocketMQ 5's timer (messages with any delivery time, broker.services.timer): J MessageStoreConfig names and
+    # defaults; the wheel file spans twice timerMaxDelaySec in timerPrecisionMs slots
+    timer_wheel_enable: bool = True
+    timer_precision_ms: int = Field(1000, ge=10, le=60_000)
+    timer_max_delay_sec: int = Field(3 * 24 * 3600, gt=0, le=366 * 24 * 3600)
 
     @field_validator("message_delay_level")
     @classmethod
@@ -194,6 +199,8 @@ class FeaturesConfig(_Section):
     transaction_check_interval: int = Field(60_000, gt=0)
     # refuse prepared (half) transaction messages: NO_PERMISSION "sending transaction message is forbidden"
     reject_transaction_message: bool = False
+    # SQL92 subscriptions (MessageSelector.bySql) over remoting pulls; off → SYSTEM_ERROR, as J's default
+    enable_property_filter: bool = False
 
 
 class SecurityConfig(_Section):
@@ -377,6 +384,9 @@ KEYS: dict[str, Key] = {
     "messageIndexEnable": _k("store", "message_index_enable", bool),
     "checkCRCOnRecover": _k("store", "check_crc_on_recover", bool),
     "messageDelayLevel": _k("store", "message_delay_level", str, True),
+    "timerWheelEnable": _k("store", "timer_wheel_enable", bool),
+    "timerPrecisionMs": _k("store", "timer_precision_ms", int),
+    "timerMaxDelaySec": _k("store", "timer_max_delay_sec", int),
     "maxTransferBytesOnMessageInMemory": _k("store", "max_transfer_bytes_on_message_in_memory", int),
     "maxTransferCountOnMessageInMemory": _k("store", "max_transfer_count_on_message_in_memory", int),
     "autoCreateTopicEnable": _k("features", "auto_create_topic_enable", bool, True),
@@ -396,6 +406,7 @@ KEYS: dict[str, Key] = {
     "transactionCheckMax": _k("features", "transaction_check_max", int),
     "transactionCheckInterval": _k("features", "transaction_check_interval", int),
     "rejectTransactionMessage": _k("features", "reject_transaction_message", bool),
+    "enablePropertyFilter": _k("features", "enable_property_filter", bool, True),
     # observability (J 5.x metrics keys; log keys as README "Observability" documents)
     "metricsExporterType": _k("observability", "metrics_exporter_type", str),
     "metricsPromExporterHost": _k("observability", "metrics_prom_exporter_host", str),

@@ -1,22 +1,39 @@
-"""Tag subscriptions: parsing ``"TagA || TagB"`` expressions and the two-stage filter the pull path uses.
+"""Subscriptions and the message filter both front ends hand to the store: TAG expressions and SQL92 selectors.
 
-J builds ``SubscriptionData`` with ``FilterAPI.buildSubscriptionData`` (split on ``||``, trim, drop empties;
-``""``/``"*"`` = every tag) and filters at the consume-queue level by ``codeSet`` (tag hash codes). The C++ client
-sends ``codeSet: [0,0]`` (docs/reference/protocol.md trap 6), so the codes are always recomputed here from the tag strings and the
-client's codeSet is ignored. Stage 1 (``match_code``) compares a consume-queue unit's tag hash with the wanted
-hashes; stage 2 (``match_tags``) checks the record's TAGS string exactly, to drop hash collisions.
+TAG (``"TagA || TagB"``): J builds ``SubscriptionData`` with ``FilterAPI.buildSubscriptionData`` (split on ``||``,
+trim, drop empties; ``""``/``"*"`` = every tag) and filters at the consume-queue level by ``codeSet`` (tag hash
+codes). The C++ client sends ``codeSet: [0,0]`` (docs/reference/protocol.md trap 6), so the codes are always
+recomputed here from the tag strings and the client's codeSet is ignored. Stage 1 (``match_code``) compares a
+consume-queue unit's tag hash with the wanted hashes; stage 2 (``match_tags``) checks the record's TAGS string
+exactly, to drop hash collisions.
+
+SQL92 (``MessageSelector.bySql``): the expression is compiled once (``broker.sql92``, cached by text) when the
+subscription is built, and evaluated per record over its properties (``match_record``; ``TAGS``, ``KEYS`` … are
+properties too). There is no consume-queue stage: J's only one is the optional bloom bitmap of the consume-queue
+extension (``enableCalcFilterBitMap``), which this store does not have. Expression types as J's ``ExpressionType``:
+None, ``""`` and ``"TAG"`` are TAG; ``"SQL92"``; anything else does not parse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from broker.services.client_registry import SubscriptionData
-from protocol.message import tag_hash
+from broker.sql92 import Selector, SelectorError, compile_selector
+from protocol.message import get_property, record_properties, tag_hash
 
 SUB_ALL = "*"
+TAG = "TAG"
+SQL92 = "SQL92"
 
 
 class SubscriptionParseError(ValueError):
     """An expression that cannot be used (J: SUBSCRIPTION_PARSE_FAILED)."""
+
+
+def is_tag_type(expression_type: str | None) -> bool:
+    return not expression_type or expression_type == TAG
 
 
 def parse_tags(expr: str | None) -> frozenset[str]:
@@ -32,34 +49,72 @@ def parse_tags(expr: str | None) -> frozenset[str]:
     return tags
 
 
+def compile_sql(expr: str | None) -> Selector:
+    """The compiled selector of a SQL92 expression; ``SubscriptionParseError`` with J's message when it does not
+    compile (CHECK_CLIENT_CONFIG's remark)."""
+    if not expr:
+        raise SubscriptionParseError(f"Expression can't be null! {SQL92}")
+    try:
+        return compile_selector(expr)
+    except SelectorError as exc:
+        raise SubscriptionParseError(str(exc)) from None
+
+
 def build_subscription(
-    topic: str, expr: str | None, sub_version: int = 0, expression_type: str = "TAG"
+    topic: str, expr: str | None, sub_version: int = 0, expression_type: str | None = TAG
 ) -> SubscriptionData:
-    if expression_type and expression_type.upper() != "TAG":
-        raise SubscriptionParseError(f"expression type {expression_type} is not supported, only TAG")
-    tags = parse_tags(expr)
-    sub_string = SUB_ALL if not tags else (expr or "").strip()
-    return SubscriptionData(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, "TAG")
+    """A subscription with its filter parsed (``SubscriptionParseError`` when it does not parse)."""
+    if is_tag_type(expression_type):
+        tags = parse_tags(expr)
+        sub_string = SUB_ALL if not tags else (expr or "").strip()
+        return SubscriptionData(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, TAG)
+    if expression_type != SQL92:
+        raise SubscriptionParseError(f"expression type {expression_type} is not supported (TAG or SQL92)")
+    return SubscriptionData(
+        topic, expr or "", sub_version=sub_version, expression_type=SQL92, selector=compile_sql(expr)
+    )
 
 
-class TagFilter:
-    """Both stages for one subscription with at least one tag."""
+def record_selector(selector: Selector) -> Callable[[memoryview], bool]:
+    """The per-record test of a SQL92 selector: its properties, looked up by name as the expression asks."""
+    evaluate = selector.evaluate
 
-    __slots__ = ("codes", "tags")
+    def match(view: memoryview) -> bool:  # Selector.matches inlined: once per record read
+        try:
+            return evaluate(partial(get_property, record_properties(view))) is True
+        except Exception:  # an unreadable record or a failed evaluation: no match (J logs and skips it)
+            return False
 
-    def __init__(self, tags: frozenset[str], codes: frozenset[int]) -> None:
-        self.tags = tags
-        self.codes = codes
-
-    def match_code(self, tags_code: int) -> bool:
-        return tags_code in self.codes
-
-    def match_tags(self, tags: str | None) -> bool:
-        return tags is not None and tags in self.tags
+    return match
 
 
-def make_filter(sub: SubscriptionData) -> TagFilter | None:
+class MessageFilter:
+    """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
+    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply."""
+
+    __slots__ = ("match_code", "match_record", "match_tags")
+
+    def __init__(
+        self,
+        match_code: Callable[[int], bool] | None,
+        match_tags: Callable[[str | None], bool] | None,
+        match_record: Callable[[memoryview], bool] | None,
+    ) -> None:
+        self.match_code = match_code
+        self.match_tags = match_tags
+        self.match_record = match_record
+
+
+def _tag_match(tags: frozenset[str]) -> Callable[[str | None], bool]:
+    return lambda tag: tag is not None and tag in tags
+
+
+def make_filter(sub: SubscriptionData) -> MessageFilter | None:
     """None when the subscription takes every message (no filtering at all)."""
     if sub.matches_all:
         return None
-    return TagFilter(sub.tags, sub.codes)
+    if sub.selector is not None:
+        return MessageFilter(None, None, record_selector(sub.selector))
+    if sub.is_sql:  # a SQL92 subscription that did not compile: the handlers refuse it before reading
+        return MessageFilter(None, None, lambda view: False)
+    return MessageFilter(sub.codes.__contains__, _tag_match(sub.tags), None)

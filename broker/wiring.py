@@ -134,9 +134,12 @@ def wire(
             stats=stats,
             slave_read_enable=config.ha.slave_read_enable,
             access_message_in_memory_max_ratio=config.ha.access_message_in_memory_max_ratio,
+            enable_property_filter=config.features.enable_property_filter,
         ).table(),
         ConsumerManageHandlers(offsets, store).table(),
-        ClientManageHandlers(clients, groups, topics).table(),
+        ClientManageHandlers(
+            clients, groups, topics, enable_property_filter=config.features.enable_property_filter
+        ).table(),
         SendBackHandlers(
             store,
             topics,

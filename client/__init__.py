@@ -30,6 +30,7 @@ from client.consumer.allocate import (
 )
 from client.consumer.pull import PullConsumer
 from client.consumer.push import PushConsumer
+from client.consumer.selector import MessageSelector
 from client.errors import (
     BrokerError,
     ConnectionClosedError,
@@ -56,6 +57,7 @@ __all__ = [
     "MQClientError",
     "Message",
     "MessageQueue",
+    "MessageSelector",
     "MessageTooLargeError",
     "NoBrokerAvailableError",
     "Producer",

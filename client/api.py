@@ -15,7 +15,7 @@ from typing import Any
 
 from client.message import MessageQueue
 from client.route import TopicRoute
-from protocol.bodies import GetConsumerStatusBody, loads_lenient
+from protocol.bodies import CheckClientRequestBody, GetConsumerStatusBody, SubscriptionData, loads_lenient
 from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
 from protocol.errors import error_for
@@ -221,6 +221,14 @@ class ClientAPI:
 
     async def heartbeat(self, addr: str, body: dict[str, Any], timeout: float = 3.0) -> None:
         await self._ok(addr, self._cmd(RequestCode.HEART_BEAT, {}, self.encode_json(body)), timeout)
+
+    async def check_client_config(
+        self, addr: str, group: str, client_id: str, subscription: SubscriptionData, timeout: float = 3.0
+    ) -> None:
+        """CHECK_CLIENT_CONFIG (J ``checkClientInBroker``): the broker compiles a non-TAG subscription; raises the
+        broker's error (SUBSCRIPTION_PARSE_FAILED with the parser's message, SYSTEM_ERROR when it has no filter)."""
+        body = CheckClientRequestBody(client_id=client_id, group=group, subscription_data=subscription).encode()
+        await self._ok(addr, self._cmd(RequestCode.CHECK_CLIENT_CONFIG, {}, body), timeout)
 
     async def unregister_client(
         self, addr: str, client_id: str, producer_group: str | None, consumer_group: str | None, timeout: float = 3.0

@@ -61,7 +61,9 @@ def validate_group(group: str) -> None:
 
 @dataclass(slots=True)
 class Message:
-    """A message to send. ``keys`` are indexed by the broker (QUERY_MESSAGE); ``tags`` drive consumer filtering."""
+    """A message to send. ``keys`` are indexed by the broker (QUERY_MESSAGE); ``tags`` drive consumer filtering.
+    ``deliver_time_ms`` (epoch ms, J ``setDeliverTimeMs``) or ``delay_ms`` (J ``setDelayTimeMs``) make it a timer
+    message, delivered at that time to the precision of the broker's timer; ``delay_level`` uses the fixed levels."""
 
     topic: str
     body: bytes
@@ -71,6 +73,8 @@ class Message:
     flag: int = 0
     delay_level: int = 0
     wait_store_ok: bool = True
+    deliver_time_ms: int = 0
+    delay_ms: int = 0
 
     def wire_properties(self) -> dict[str, str]:
         """User properties plus the system ones RocketMQ carries in the same map (TAGS, KEYS, DELAY, WAIT)."""
@@ -81,5 +85,9 @@ class Message:
             props[PropertyKey.KEYS] = self.keys if isinstance(self.keys, str) else " ".join(self.keys)
         if self.delay_level > 0:
             props[PropertyKey.DELAY] = str(self.delay_level)
+        if self.deliver_time_ms > 0:
+            props["TIMER_DELIVER_MS"] = str(self.deliver_time_ms)
+        if self.delay_ms > 0:
+            props["TIMER_DELAY_MS"] = str(self.delay_ms)
         props[PropertyKey.WAIT] = "true" if self.wait_store_ok else "false"
         return props

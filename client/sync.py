@@ -24,6 +24,7 @@ from typing import Any, Generic, Self, TypeVar
 from client.consumer.pull import PullConsumer as AsyncPullConsumer
 from client.consumer.push import Listener
 from client.consumer.push import PushConsumer as AsyncPushConsumer
+from client.consumer.selector import MessageSelector
 from client.direct import DirectConnections
 from client.message import Message, MessageQueue
 from client.producer.producer import DirectSend
@@ -168,7 +169,7 @@ class PushConsumer(_Facade[AsyncPushConsumer]):
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
         super().__init__(f"rocketq-push-{group}", AsyncPushConsumer, group, namesrv_addr, options)
 
-    def subscribe(self, topic: str, expression: str = "*", listener: Listener | None = None) -> None:
+    def subscribe(self, topic: str, expression: str | MessageSelector = "*", listener: Listener | None = None) -> None:
         async def do() -> None:  # on the loop: a running consumer re-heartbeats and rebalances from there
             self.aio.subscribe(topic, expression, listener)
 
@@ -188,13 +189,13 @@ class PullConsumer(_Facade[AsyncPullConsumer]):
     def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
         super().__init__(f"rocketq-pull-{group}", AsyncPullConsumer, group, namesrv_addr, options)
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
         async def do() -> None:
             self.aio.subscribe(topic, expression)
 
         self._run(do())
 
-    def assign(self, queues: Iterable[MessageQueue], expression: str = "*") -> None:
+    def assign(self, queues: Iterable[MessageQueue], expression: str | MessageSelector = "*") -> None:
         async def do() -> None:
             self.aio.assign(queues, expression)
 

@@ -4,7 +4,13 @@ HEART_BEAT (J ``ClientManageProcessor.heartBeat``): for each consumer group, fin
 group, create its ``%RETRY%<group>`` topic (retryQueueNums queues, perm RW), and register the channel with its
 subscriptions (the tag codes are recomputed from the tag strings — C++ sends ``codeSet: [0,0]``); for each producer
 group, register the channel. The body is parsed by ``protocol.bodies.HeartbeatData`` (C++ enum ordinals, J/ali-ons
-names, C++'s trailing newline). The reply is SUCCESS with no body.
+names, C++'s trailing newline). The reply is SUCCESS with no body. A SQL92 subscription is compiled here; one that
+does not compile is kept without a selector (J: no ConsumerFilterData), so its pulls answer FILTER_DATA_NOT_EXIST.
+
+CHECK_CLIENT_CONFIG (J ``ClientManageProcessor.checkClientConfig``; the J consumer sends it for each non-TAG
+subscription before it starts): a TAG subscription (or no body) → SUCCESS; ``enablePropertyFilter=false`` →
+SYSTEM_ERROR "The broker does not support consumer to filter message by SQL92"; an expression that does not compile →
+SUBSCRIPTION_PARSE_FAILED with the compiler's message (J's ``MQFilterException.getMessage()``).
 """
 
 from __future__ import annotations
@@ -12,12 +18,12 @@ from __future__ import annotations
 import time
 
 from broker import topics as T
-from broker.filter import SubscriptionParseError, build_subscription
+from broker.filter import SQL92, SubscriptionParseError, build_subscription, compile_sql, is_tag_type
 from broker.handlers._common import decode_header
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
-from protocol.bodies import HeartbeatData, encode_consumer_list
+from protocol.bodies import BodyDecodeError, CheckClientRequestBody, HeartbeatData, encode_consumer_list
 from protocol.bodies import SubscriptionData as SubscriptionBody
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -31,12 +37,21 @@ def _subscriptions(consumer_subs: list[SubscriptionBody]) -> list[SubscriptionDa
         try:
             out.append(build_subscription(s.topic, s.sub_string, int(s.sub_version or 0), s.expression_type or "TAG"))
         except SubscriptionParseError:
-            out.append(SubscriptionData(s.topic, s.sub_string or "*"))
+            kind = SQL92 if s.expression_type == SQL92 else "TAG"
+            out.append(SubscriptionData(s.topic, s.sub_string or "*", expression_type=kind))
     return out
 
 
 class ClientManageHandlers:
-    def __init__(self, clients: ClientRegistry, groups: SubscriptionGroupTable, topics: TopicConfigTable) -> None:
+    def __init__(
+        self,
+        clients: ClientRegistry,
+        groups: SubscriptionGroupTable,
+        topics: TopicConfigTable,
+        *,
+        enable_property_filter: bool = False,
+    ) -> None:
+        self._property_filter = enable_property_filter
         self._clients = clients
         self._groups = groups
         self._topics = topics
@@ -98,4 +113,25 @@ class ClientManageHandlers:
         return cmd.make_response(body=encode_consumer_list(ids))
 
     async def check_client_config(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        try:
+            body = CheckClientRequestBody.decode(cmd.body) if cmd.body else None
+        except (BodyDecodeError, ValueError) as exc:
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, f"bad CheckClientRequestBody: {exc}") from None
+        sub = body.subscription_data if body is not None else None
+        if sub is None or is_tag_type(sub.expression_type):
+            return cmd.make_response()
+        if not self._property_filter:
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expression_type}",
+            )
+        try:
+            if sub.expression_type != SQL92:
+                raise SubscriptionParseError(f"expression type {sub.expression_type} is not supported")
+            compile_sql(sub.sub_string)
+        except SubscriptionParseError as exc:
+            ctx.log.warning(
+                "consumer filter expression does not compile", group=body.group if body else "", error=str(exc)
+            )
+            raise HandlerError(ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(exc)) from None
         return cmd.make_response()

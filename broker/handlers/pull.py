@@ -14,6 +14,9 @@ topic not readable                                  NO_PERMISSION              t
 queueId outside readQueueNums                       SYSTEM_ERROR               queueId[n] is illegal, topic:[t] ...
 bad ``subscription`` (SUBSCRIPTION flag 0x4)        SUBSCRIPTION_PARSE_FAILED  parse the consumer's subscription failed
 no flag 0x4 and no heartbeat for the group/topic    SUBSCRIPTION_NOT_EXIST     the consumer's group info / subscription not exist
+heartbeat's SQL92 expression did not compile        FILTER_DATA_NOT_EXIST      The broker's consumer filter data is not exist!...
+SQL92 and ``enablePropertyFilter=false``            SYSTEM_ERROR               The broker does not support consumer to filter
+                                                                               message by SQL92
 =================================================== ========================== ======================================
 
 Store status → code: FOUND → SUCCESS; MESSAGE_WAS_REMOVING, NO_MATCHED_MESSAGE → PULL_RETRY_IMMEDIATELY;
@@ -21,7 +24,8 @@ NO_MESSAGE_IN_QUEUE, NO_MATCHED_LOGIC_QUEUE → PULL_OFFSET_MOVED if offset ≠ 
 OFFSET_FOUND_NULL, OFFSET_OVERFLOW_ONE → PULL_NOT_FOUND; OFFSET_OVERFLOW_BADLY, OFFSET_TOO_SMALL →
 PULL_OFFSET_MOVED. Every reply from the store path carries ``suggestWhichBrokerId``, ``nextBeginOffset``,
 ``minOffset`` and ``maxOffset`` as strings. Tags are filtered by their strings (the tag hashes recomputed here),
-never by the client's ``codeSet`` (C++ sends ``[0,0]``).
+never by the client's ``codeSet`` (C++ sends ``[0,0]``); a SQL92 subscription is evaluated per record over its
+properties (``broker.filter``), and the filtered-out records still advance ``nextBeginOffset``.
 
 A PULL_NOT_FOUND with the SUSPEND flag (0x2) is held by ``LongPollingService`` for ``suspendTimeoutMillis`` (capped
 at ``MAX_HOLD_MS``, under every official client's pull timeout) or ``shortPollingTimeMills`` when long polling is
@@ -42,7 +46,7 @@ import os
 import struct
 
 from broker import topics as T
-from broker.filter import SubscriptionParseError, TagFilter, build_subscription, make_filter
+from broker.filter import MessageFilter, SubscriptionParseError, build_subscription, make_filter
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry, SubscriptionData
@@ -118,7 +122,9 @@ class PullHandlers:
         stats: BrokerStats | None = None,
         slave_read_enable: bool = False,
         access_message_in_memory_max_ratio: int = 40,
+        enable_property_filter: bool = False,
     ) -> None:
+        self._property_filter = enable_property_filter
         self._stats = stats
         self._store = store
         self._topics = topics
@@ -142,8 +148,10 @@ class PullHandlers:
     async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(PullMessageRequestHeader, cmd)
         sub = self._check(h)
-        tag_filter = make_filter(sub)
-        resp = await self._read(cmd, h, tag_filter)
+        if sub.is_sql:
+            self._check_sql(sub)
+        message_filter = make_filter(sub)
+        resp = await self._read(cmd, h, message_filter)
         flag = h.sys_flag
         if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:
             self._offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
@@ -164,7 +172,7 @@ class PullHandlers:
                 h.queue_id,
                 h.queue_offset,
                 timeout,
-                tag_filter.match_code if tag_filter is not None else None,
+                message_filter.match_code if message_filter is not None else None,
                 lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
                 wake_on_arrival=self._long_polling,
                 group=h.consumer_group,
@@ -174,7 +182,20 @@ class PullHandlers:
                 self._stats.pull_held -= 1
         if wake is Wake.SHUTDOWN:
             return resp
-        return await self._read(cmd, h, tag_filter)
+        return await self._read(cmd, h, message_filter)
+
+    def _check_sql(self, sub: SubscriptionData) -> None:
+        """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
+        if sub.selector is None:
+            raise HandlerError(
+                ResponseCode.FILTER_DATA_NOT_EXIST,
+                "The broker's consumer filter data is not exist!Your expression may be wrong!",
+            )
+        if not self._property_filter:
+            raise HandlerError(
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expression_type}",
+            )
 
     def _check(self, h: PullMessageRequestHeader) -> SubscriptionData:
         """Everything J checks before reading; returns the subscription to filter with."""
@@ -234,8 +255,9 @@ class PullHandlers:
         return sub
 
     async def _read(
-        self, cmd: RemotingCommand, h: PullMessageRequestHeader, tag_filter: TagFilter | None
+        self, cmd: RemotingCommand, h: PullMessageRequestHeader, message_filter: MessageFilter | None
     ) -> RemotingCommand:
+        f = message_filter
         result = await self._store.get_message(
             h.consumer_group,
             h.topic,
@@ -243,8 +265,9 @@ class PullHandlers:
             h.queue_offset,
             h.max_msg_nums,
             self._max_bytes,
-            message_filter=tag_filter.match_code if tag_filter is not None else None,
-            tags_filter=tag_filter.match_tags if tag_filter is not None else None,
+            message_filter=f.match_code if f is not None else None,
+            tags_filter=f.match_tags if f is not None else None,
+            record_filter=f.match_record if f is not None else None,
         )
         status = result.status.name
         code = _STATUS_CODE.get(status)

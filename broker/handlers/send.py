@@ -23,7 +23,8 @@ A batch is a SEND_BATCH_MESSAGE or any send whose header says ``batch=true``: J'
 the header flag, and the C++ client 1.2 sends its batches as SEND_MESSAGE (10) with ``batch=true``. A negative
 queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
 min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
-property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
+property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``);
+TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS to the timer (``TimerService``, its refusals are its table).
 The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
 
 The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
@@ -50,6 +51,7 @@ from broker import topics as T
 from broker.handlers._common import check_send_allowed, decode_header
 from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
+from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfig, TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
@@ -70,6 +72,7 @@ from protocol.remoting.handler import DeferredReply, Handler, HandlerError, Requ
 HalfSender = Callable[[RequestContext, RemotingCommand, SendMessageRequestHeader], Awaitable[RemotingCommand]]
 
 _DELAY_MARK = PropertyKey.DELAY + "\x01"
+_TIMER_MARK = "TIMER_"  # TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS (RocketMQ 5 timer messages)
 _NO_WAIT_MARK = PropertyKey.WAIT + "\x01false"
 
 # PutMessageStatus name → (response code, remark); None remark = success-like (reply carries the send result).
@@ -282,8 +285,11 @@ class SendHandlers:
             )
         else:
             topic, qid, props = h.topic, queue_id, h.properties or ""
-            if _DELAY_MARK in props:  # cheap substring test; divert() parses
-                topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
+            if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
+                try:
+                    topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
+                except TimerRejected as exc:
+                    raise HandlerError(exc.code, exc.remark) from None
             wait = _NO_WAIT_MARK not in props
             put = self._store.put_message(
                 PutRequest(

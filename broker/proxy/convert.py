@@ -10,7 +10,7 @@ system_properties.message_id       UNIQ_KEY                        the client's 
 system_properties.tag              TAGS
 system_properties.keys             KEYS                            joined with a space
 system_properties.message_group    __SHARDINGKEY                   FIFO; also picks the queue (hash)
-system_properties.delivery_timestamp TIMER_DELIVER_MS (+ DELAY)    DELAY = the smallest delay level ≥ the delay
+system_properties.delivery_timestamp TIMER_DELIVER_MS                the timer (``TimerService``), exact
 message_type TRANSACTION           TRAN_MSG=true, PGROUP=topic     sysFlag TRANSACTION_PREPARED, via transactions
 orphaned_transaction_recovery_dur. CHECK_IMMUNITY_TIME_IN_SECONDS
 system_properties.born_host        __BORNHOST
@@ -34,6 +34,7 @@ from typing import Final
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from broker.proxy.pb import definition_pb2 as pb
+from protocol.codes import ResponseCode
 from protocol.message import SYSFLAG_COMPRESSED, MessageExt, PropertyKey
 
 SHARDING_KEY: Final = "__SHARDINGKEY"
@@ -107,14 +108,6 @@ class Outgoing:
     message_group: str
     delivery_ms: int  # 0 = no delay
     transactional: bool
-
-
-def delay_level(delay_ms: int, levels_ms: tuple[int, ...]) -> int:
-    """The smallest delay level (1-based) whose delay is at least ``delay_ms`` (the last one if none is)."""
-    for i, ms in enumerate(levels_ms):
-        if ms >= delay_ms:
-            return i + 1
-    return len(levels_ms)
 
 
 def from_v2(m: pb.Message, limits: Limits, now_ms: int) -> Outgoing:
@@ -252,3 +245,17 @@ def to_v2(
         sp.dead_letter_queue.topic = props[DLQ_ORIGIN_TOPIC]
         sp.dead_letter_queue.message_id = props.get(DLQ_ORIGIN_MESSAGE_ID, "")
     return out
+
+
+def expression_type(fe: pb.FilterExpression) -> str:
+    """J ``GrpcConverter.buildExpressionType``: SQL → ``SQL92``, anything else ``TAG``."""
+    return "SQL92" if fe.type == pb.FilterType.SQL else "TAG"
+
+
+def timer_refusal_code(response_code: int) -> int:
+    """The gRPC code of a timer message the broker refuses: a bad delivery time, or the timer switched off."""
+    return (
+        pb.Code.ILLEGAL_DELIVERY_TIME
+        if response_code == ResponseCode.MESSAGE_ILLEGAL
+        else pb.Code.INTERNAL_SERVER_ERROR
+    )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import structlog
 
 from broker import topics as T
-from broker.filter import TagFilter
+from broker.filter import MessageFilter
 from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
@@ -178,7 +178,7 @@ class PopService:
         self,
         group: str,
         topic: str,
-        tag_filter: TagFilter | None,
+        message_filter: MessageFilter | None,
         *,
         batch: int,
         invisible_ms: int,
@@ -201,7 +201,7 @@ class PopService:
             while True:
                 ev.clear()
                 got = await self._pop_once(
-                    group, topic, tag_filter, batch, invisible_ms, fifo, max_attempts, queue_id, renew_client
+                    group, topic, message_filter, batch, invisible_ms, fifo, max_attempts, queue_id, renew_client
                 )
                 remaining = end - loop.time()
                 if got or remaining <= 0:
@@ -222,7 +222,7 @@ class PopService:
         self,
         group: str,
         topic: str,
-        tag_filter: TagFilter | None,
+        message_filter: MessageFilter | None,
         batch: int,
         invisible_ms: int,
         fifo: bool,
@@ -270,8 +270,9 @@ class PopService:
                 off,
                 batch - len(out),
                 None,
-                tag_filter.match_code if tag_filter is not None else None,
-                tag_filter.match_tags if tag_filter is not None else None,
+                message_filter.match_code if message_filter is not None else None,
+                message_filter.match_tags if message_filter is not None else None,
+                message_filter.match_record if message_filter is not None else None,
             )
             if res.status is GetMessageStatus.FOUND:
                 for m in res.messages():

@@ -13,10 +13,11 @@ Heartbeat                      needs the client's Settings (Telemetry) first, el
                                producer (group = each publishing topic) or the consumer group (CONSUME_POP)
 Telemetry                      stores Settings, replies merged Settings (max_body_size, backoff, fifo, polling);
                                carries RecoverOrphanedTransactionCommand to the client
-SendMessage                    one entry per message; queue = hash(message_group) or round robin; delay via the
-                               schedule service's levels; TRANSACTION → half message
+SendMessage                    one entry per message; queue = hash(message_group) or round robin; delivery_timestamp
+                               → TIMER_DELIVER_MS, the timer (exact, no delay level); TRANSACTION → half message
 QueryAssignment                queue -1 per broker (non-FIFO group) or every readable queue (FIFO group)
-ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline
+ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline; the filter
+                               is TAG or SQL92 (J's POP path does not check ``enablePropertyFilter``); bad → 40010
 AckMessage                     per entry; stale/expired handle → 40013
 ChangeInvisibleDuration        new receipt handle
 ForwardMessageToDeadLetterQueue %DLQ%<group>, acked
@@ -44,7 +45,7 @@ from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
-from broker.proxy.convert import InvalidMessage, Limits, delay_level, from_v2, to_v2
+from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, timer_refusal_code, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
@@ -53,12 +54,13 @@ from broker.proxy.pop_state import HandleStatus
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
-from protocol.message import PropertyKey, encode_properties, java_string_hash
+from protocol.message import encode_properties, java_string_hash
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
@@ -209,7 +211,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         for entry in s.subscription.subscriptions:
             expr = entry.expression
             try:
-                subs.append(build_subscription(entry.topic.name, expr.expression or "*"))
+                subs.append(build_subscription(entry.topic.name, expr.expression or "*", 0, expression_type(expr)))
             except SubscriptionParseError as exc:
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             self._pop.ensure_group(group, entry.topic.name)
@@ -427,12 +429,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                 out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0
             )
         else:
-            topic, q, props = out.topic, qid, out.properties
-            if out.delivery_ms:
-                props[PropertyKey.DELAY] = str(delay_level(out.delivery_ms - now_ms, self._levels))
-                topic, q, pstr = self._schedule.divert(out.topic, qid, encode_properties(props))
-            else:
-                pstr = encode_properties(props)
+            topic, q, pstr = out.topic, qid, encode_properties(out.properties)
+            if out.delivery_ms:  # TIMER_DELIVER_MS: the timer, as for remoting sends
+                try:
+                    topic, q, pstr = self._schedule.divert(out.topic, qid, pstr)
+                except TimerRejected as exc:
+                    entry.status.CopyFrom(_status(timer_refusal_code(exc.code), exc.remark))
+                    return entry
             result = await self._store.put_message(
                 PutRequest(topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr)
             )
@@ -475,10 +478,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if not T.is_readable(tc.perm):
                 raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not readable")
             fe = request.filter_expression
-            if fe.type == pb.FilterType.SQL:
-                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, "SQL92 filtering is not supported")
             try:
-                sub = build_subscription(tc.topic_name, fe.expression or "*")
+                sub = build_subscription(tc.topic_name, fe.expression or "*", 0, expression_type(fe))
             except SubscriptionParseError as exc:
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             if request.auto_renew or not request.HasField("invisible_duration"):

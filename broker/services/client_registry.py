@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from broker.sql92 import Selector
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -40,7 +41,9 @@ class ClientChannel:
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionData:
-    """One subscribed topic with its tag expression (tags/codes pre-parsed once per heartbeat, not per pull)."""
+    """One subscribed topic with its expression, parsed once per heartbeat, not per pull: the tag strings and
+    codes of a TAG expression, or the compiled ``selector`` of a SQL92 one (None when it did not compile: J's missing
+    ConsumerFilterData)."""
 
     topic: str
     sub_string: str
@@ -48,10 +51,15 @@ class SubscriptionData:
     codes: frozenset[int] = frozenset()
     sub_version: int = 0
     expression_type: str = "TAG"
+    selector: Selector | None = None
+
+    @property
+    def is_sql(self) -> bool:
+        return self.expression_type == "SQL92"
 
     @property
     def matches_all(self) -> bool:
-        return not self.tags
+        return not self.tags and not self.is_sql
 
 
 @dataclass(slots=True)

@@ -14,8 +14,9 @@ Progress per level is persisted every ``flushDelayOffsetInterval`` and at stop t
 
     {"offsetTable": {"1": 5, "2": 0}}
 
-A message whose TIMER_DELIVER_MS (a RocketMQ 5 delivery time, ``broker.proxy``) is still ahead when its level is due
-is scheduled again at the level that covers the rest, so delays beyond the last level are honoured.
+``divert`` is also the one entry point of RocketMQ 5's timer messages for both front ends: a message with
+TIMER_DELAY_SEC / TIMER_DELAY_MS / TIMER_DELIVER_MS and no delay level goes to ``TimerService.divert``; with a delay
+level the timer properties are dropped and the level applies (J ``HookUtils.checkIfTimerMessage``).
 
 A crash between a delivery and the next persist re-delivers those messages after restart (at-least-once).
 """
@@ -31,6 +32,7 @@ import structlog
 
 from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
+from broker.services.timer import TIMER_TOPIC, TimerService, has_timer, strip_timer
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
@@ -40,23 +42,28 @@ from protocol.tasks import stop_tasks
 _log = structlog.get_logger("rocketq.broker.schedule")
 
 SCHEDULE_GROUP = "SCHEDULE_CONSUMER"
-# RocketMQ 5's delivery time (epoch ms) of a message sent through the gRPC endpoint: still in the future when its
-# level is due (beyond the last level), the message is scheduled again instead of delivered
-TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
 _BATCH = 32
 _RETRY_AFTER_S = 1.0
 
 
-def divert(topic: str, queue_id: int, properties: str, max_level: int) -> tuple[str, int, str]:
-    """Where a send with these properties is stored: unchanged, or the schedule queue of its delay level."""
+def divert(
+    topic: str, queue_id: int, properties: str, max_level: int, timer: TimerService | None = None
+) -> tuple[str, int, str]:
+    """Where a send with these properties is stored: unchanged, the schedule queue of its delay level, or (with
+    ``timer``) the timer topic. Raises ``TimerRejected`` for a timer message the broker refuses."""
     props = decode_properties(properties)
     raw = props.get(PropertyKey.DELAY, "")
     try:
-        level = int(raw)
+        level = int(raw) if raw else 0
     except ValueError:
-        return topic, queue_id, properties
+        level = 0
     if level <= 0:
+        if timer is not None and topic != TIMER_TOPIC and has_timer(props):
+            new_topic, new_qid = timer.divert(topic, queue_id, props)
+            if new_topic != topic:
+                return new_topic, new_qid, encode_properties(props)
         return topic, queue_id, properties
+    strip_timer(props)
     level = min(level, max_level)
     props[PropertyKey.DELAY] = str(level)
     props[PropertyKey.REAL_TOPIC] = topic
@@ -66,8 +73,14 @@ def divert(topic: str, queue_id: int, properties: str, max_level: int) -> tuple[
 
 class ScheduleService:
     def __init__(
-        self, store: MessageStore, config_dir: str, levels_ms: tuple[int, ...], flush_interval_ms: int
+        self,
+        store: MessageStore,
+        config_dir: str,
+        levels_ms: tuple[int, ...],
+        flush_interval_ms: int,
+        timer: TimerService | None = None,
     ) -> None:
+        self.timer = timer
         self._store = store
         self._levels = levels_ms
         self._offsets: dict[int, int] = {}
@@ -83,7 +96,7 @@ class ScheduleService:
         return len(self._levels)
 
     def divert(self, topic: str, queue_id: int, properties: str) -> tuple[str, int, str]:
-        return divert(topic, queue_id, properties, self.max_level)
+        return divert(topic, queue_id, properties, self.max_level, self.timer)
 
     # -- persistence -------------------------------------------------------------------------------------------
 
@@ -207,13 +220,6 @@ class ScheduleService:
             return
         qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
         props.pop(PropertyKey.DELAY, None)
-        deliver_at = props.get(TIMER_DELIVER_MS, "")
-        if deliver_at.isdigit() and int(deliver_at) > time.time() * 1000:
-            # a RocketMQ 5 delivery time beyond the last level (gRPC endpoint): wait another round
-            left = int(deliver_at) - time.time() * 1000
-            level = next((i + 1 for i, ms in enumerate(self._levels) if ms >= left), self.max_level)
-            props[PropertyKey.DELAY] = str(level)
-            topic, qid = T.SCHEDULE_TOPIC, level - 1
         result = await self._store.put_message(
             PutRequest.from_ext(m, topic=topic, queue_id=qid, properties=encode_properties(props)),
             wait=False,  # J's messageTimeup: setWaitStoreMsgOK(false) (a SYNC_MASTER re-put waits for no slave)

@@ -33,8 +33,9 @@ from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
-from client.consumer.pulling import parse_tags, pull_once
+from client.consumer.pulling import pull_once
 from client.consumer.rebalance import Rebalancer
+from client.consumer.selector import ALL, MessageSelector, as_selector
 from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
@@ -44,7 +45,6 @@ from protocol.bodies import (
     ConsumerData,
     ConsumeType,
     MessageModel,
-    SubscriptionData,
     encode_consumer_running_info,
 )
 from protocol.message import MessageExt
@@ -90,7 +90,7 @@ class PullConsumer(StartClose):
         self.group = group
         self.instance = instance or ClientInstance(config=client_cfg)
         self.consume_timestamp = self.config.consume_timestamp or int((time.time() - 1800) * 1000)
-        self._subscriptions: dict[str, str] = {}
+        self._subscriptions: dict[str, MessageSelector] = {}
         self._mode: str | None = None  # "subscribe" | "assign"
         self._states: dict[MessageQueue, _QueueState] = {}
         self._ready: deque[_Chunk] = deque()
@@ -161,10 +161,7 @@ class PullConsumer(StartClose):
             consume_type=ConsumeType.CONSUME_ACTIVELY,
             message_model=MessageModel.CLUSTERING,
             consume_from_where=ConsumeFromWhere(_FROM_WHERE[self.config.consume_from_where]),
-            subscription_data_set=[
-                SubscriptionData.of_tags(topic, expr, parse_tags(expr))
-                for topic, expr in sorted(self._subscriptions.items())
-            ],
+            subscription_data_set=[sel.subscription(topic) for topic, sel in sorted(self._subscriptions.items())],
         )
 
     def rebalance_soon(self) -> None:
@@ -238,13 +235,13 @@ class PullConsumer(StartClose):
 
     # -- assignment ------------------------------------------------------------------------------------------------
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
-        """Join the group's share of ``topic`` (tags ``"A || B"`` or ``"*"``)."""
+    def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
+        """Join the group's share of ``topic`` (tags ``"A || B"``, ``"*"`` or ``MessageSelector.by_sql(...)``)."""
         validate_topic(topic)
         if self._mode == "assign":
             raise MQClientError("subscribe and assign are mutually exclusive")
         self._mode = "subscribe"
-        self._subscriptions[topic] = expression.strip() or "*"
+        self._subscriptions[topic] = as_selector(expression)
         if self._started:
             self.instance.spawn(self._join_group_again(), name=f"subscribe-{self.group}")
 
@@ -261,14 +258,14 @@ class PullConsumer(StartClose):
         if self._started:
             self._rebalancer.trigger()
 
-    def assign(self, queues: Iterable[MessageQueue], expression: str = "*") -> None:
+    def assign(self, queues: Iterable[MessageQueue], expression: str | MessageSelector = "*") -> None:
         """Own exactly ``queues`` (positions of queues kept are kept); tags filter by ``expression``."""
         if self._mode == "subscribe":
             raise MQClientError("subscribe and assign are mutually exclusive")
         self._mode = "assign"
         wanted = set(queues)
         for topic in {mq.topic for mq in wanted}:
-            self._subscriptions.setdefault(topic, expression)
+            self._subscriptions.setdefault(topic, as_selector(expression))
         for mq in [m for m in self._states if m not in wanted]:
             st = self._states.pop(mq)
             st.generation += 1
@@ -379,7 +376,7 @@ class PullConsumer(StartClose):
                     mq,
                     st.fetch_offset,
                     cfg.pull_batch_size,
-                    self._subscriptions.get(mq.topic, "*"),
+                    self._subscriptions.get(mq.topic, ALL),
                     suspend_ms=cfg.suspend_timeout_ms,
                     timeout=cfg.pull_timeout_ms / 1000,
                 )
@@ -488,7 +485,13 @@ class PullConsumer(StartClose):
     # -- low level -------------------------------------------------------------------------------------------------
 
     async def pull(
-        self, mq: MessageQueue, offset: int, max_nums: int = 32, expression: str = "*", *, block_ms: int = 0
+        self,
+        mq: MessageQueue,
+        offset: int,
+        max_nums: int = 32,
+        expression: str | MessageSelector = "*",
+        *,
+        block_ms: int = 0,
     ) -> PullResult:
         """One PULL_MESSAGE from ``offset``; ``block_ms`` > 0 lets the broker hold it that long (long polling)."""
         return await pull_once(

@@ -2,7 +2,7 @@
 
 Reply codes map to statuses as the J client does: SUCCESS → FOUND, PULL_NOT_FOUND → NO_NEW_MSG,
 PULL_RETRY_IMMEDIATELY → NO_MATCHED_MSG, PULL_OFFSET_MOVED → OFFSET_ILLEGAL. Found messages are re-checked against
-the subscription's tags (the broker filters by hash first), compressed bodies are inflated, and messages that came
+the subscription's tags (the broker filters by hash first; a SQL92 selector is the broker's alone), compressed bodies are inflated, and messages that came
 back through ``%RETRY%<group>`` get their original topic restored from the RETRY_TOPIC property.
 
 The address follows ``suggestWhichBrokerId`` of the previous reply for the queue and falls back to any replica
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from client.consumer.selector import SQL92, MessageSelector, parse_tags
 from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.results import PullResult, PullStatus
@@ -34,12 +35,6 @@ _STATUS: dict[int, PullStatus] = {
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
     ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
 }
-
-
-def parse_tags(expression: str | None) -> frozenset[str]:
-    if not expression or expression.strip() in ("", "*"):
-        return frozenset()
-    return frozenset(t.strip() for t in expression.split("||") if t.strip())
 
 
 _TAGS_OF: dict[str, frozenset[str]] = {}  # parse_tags per expression: a consumer has a handful, pulls ask each time
@@ -68,7 +63,7 @@ async def pull_once(
     mq: MessageQueue,
     offset: int,
     max_nums: int,
-    expression: str = "*",
+    expression: str | MessageSelector = "*",
     *,
     suspend_ms: int = 0,
     commit_offset: int = -1,
@@ -81,9 +76,13 @@ async def pull_once(
     if commit_offset >= 0:
         sys_flag |= PULL_FLAG_COMMIT_OFFSET
     topic = mq.topic
+    if isinstance(expression, MessageSelector):
+        kind, text = expression.expression_type, expression.expression
+    else:
+        kind, text = "TAG", expression
     header = PullMessageRequestHeader(  # positionally, in field order: once per pull
         group, topic, mq.queue_id, offset, max_nums, sys_flag, commit_offset, suspend_ms, sub_version,
-        expression or "*", "TAG",
+        text or "*", kind,
     )  # fmt: skip
     addr, on_slave = await instance.find_pull_addr(mq)
     if on_slave and sys_flag & PULL_FLAG_COMMIT_OFFSET:  # J clears the commit bit for a slave
@@ -99,8 +98,8 @@ async def pull_once(
         # (encode_properties of the two, written out)
         bounds = f"{_MIN_OFFSET}\x01{resp.min_offset:d}\x02{_MAX_OFFSET}\x01{resp.max_offset:d}\x02"
         msgs = decode_records(body, decompress=True, lazy=True, extra_props=bounds)
-        if expression and expression != "*":
-            tags = _tags_of(expression)
+        if text and text != "*" and kind != SQL92:
+            tags = _tags_of(text)
             if tags:
                 msgs = [m for m in msgs if m.tags in tags]
         if topic.startswith(RETRY_PREFIX):

@@ -38,8 +38,9 @@ from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeServ
 from client.consumer.direct import consume_directly
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.process_queue import ProcessQueue
-from client.consumer.pulling import RETRY_PREFIX, parse_tags, pull_once, restore_retry_topic
+from client.consumer.pulling import RETRY_PREFIX, pull_once, restore_retry_topic
 from client.consumer.rebalance import Rebalancer
+from client.consumer.selector import ALL, MessageSelector, as_selector
 from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
@@ -51,9 +52,9 @@ from protocol.bodies import (
     ConsumerData,
     ConsumeType,
     MessageModel,
-    SubscriptionData,
     encode_consumer_running_info,
 )
+from protocol.errors import RemotingError
 from protocol.message import MessageExt
 from protocol.tasks import stop_tasks
 
@@ -96,7 +97,7 @@ class PushConsumer(StartClose):
         )
         cfg = self.config
         self.consume_timestamp = cfg.consume_timestamp or int((time.time() - 1800) * 1000)
-        self._subs: dict[str, tuple[str, Listener | None]] = {}
+        self._subs: dict[str, tuple[MessageSelector, Listener | None]] = {}
         self._default_listener: Listener | None = None
         self._sub_version = int(time.time() * 1000)
         self.offset_store: OffsetStore = (
@@ -132,13 +133,14 @@ class PushConsumer(StartClose):
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
-    def subscribe(self, topic: str, expression: str = "*", listener: Listener | None = None) -> None:
-        """Subscribe ``topic`` filtered by tags (``"TagA || TagB"`` or ``"*"``). ``listener(msgs)`` gets the batches:
-        an ``async def`` runs on the loop, a plain function in a worker thread. It returns a ``ConsumeResult``."""
+    def subscribe(self, topic: str, expression: str | MessageSelector = "*", listener: Listener | None = None) -> None:
+        """Subscribe ``topic`` filtered by tags (``"TagA || TagB"`` or ``"*"``) or by a selector
+        (``MessageSelector.by_sql("a > 5")``). ``listener(msgs)`` gets the batches: an ``async def`` runs on the loop,
+        a plain function in a worker thread. It returns a ``ConsumeResult``."""
         validate_topic(topic)
         if topic.startswith(RETRY_PREFIX):
             raise ValueError("retry topics are subscribed automatically")
-        self._subs[topic] = (expression.strip() or "*", listener)
+        self._subs[topic] = (as_selector(expression), listener)
         if listener is not None and self._default_listener is None:
             self._default_listener = listener
         self._sub_version = int(time.time() * 1000)
@@ -164,16 +166,16 @@ class PushConsumer(StartClose):
     def retry_topic(self) -> str:
         return RETRY_PREFIX + self.group
 
-    def _all_subs(self) -> dict[str, str]:
+    def _all_subs(self) -> dict[str, MessageSelector]:
         subs = {t: e for t, (e, _l) in self._subs.items()}
         if not self.broadcasting:
-            subs[self.retry_topic] = "*"
+            subs[self.retry_topic] = ALL
         return subs
 
-    def _expression(self, topic: str) -> str | None:
+    def _expression(self, topic: str) -> MessageSelector | None:
         """``_all_subs().get(topic)`` without building the dict (the pull loop asks once per pull)."""
         if not self.broadcasting and topic.startswith(RETRY_PREFIX) and topic == self.retry_topic:
-            return "*"
+            return ALL
         sub = self._subs.get(topic)
         return sub[0] if sub is not None else None
 
@@ -187,8 +189,7 @@ class PushConsumer(StartClose):
             message_model=MessageModel(self.config.message_model),
             consume_from_where=ConsumeFromWhere(_FROM_WHERE[self.config.consume_from_where]),
             subscription_data_set=[
-                SubscriptionData.of_tags(topic, expr, parse_tags(expr), self._sub_version)
-                for topic, expr in sorted(self._all_subs().items())
+                sel.subscription(topic, self._sub_version) for topic, sel in sorted(self._all_subs().items())
             ],
         )
 
@@ -209,6 +210,7 @@ class PushConsumer(StartClose):
         try:
             await self.offset_store.load()
             await self.instance.refresh_routes()
+            await self._check_selectors()
             await self.instance.send_heartbeat_to_all()
             service: ConcurrentConsumeService | OrderlyConsumeService
             if self.config.orderly:
@@ -227,6 +229,23 @@ class PushConsumer(StartClose):
         _log.info(
             "push consumer started", group=self.group, client_id=self.instance.client_id, topics=sorted(self._subs)
         )
+
+    async def _check_selectors(self) -> None:
+        """J ``checkClientInBroker``: each SQL92 subscription is compiled by a broker of its topic before the
+        consumer starts, so a bad expression (or a broker without ``enablePropertyFilter``) fails ``start()``."""
+        for topic, (sel, _listener) in self._subs.items():
+            if not sel.is_sql:
+                continue
+            route = await self.instance.require_route(topic)
+            addr = next((a for bd in route.brokers.values() for a in bd.broker_addrs.values()), None)
+            if addr is None:
+                continue
+            try:
+                await self.instance.api.check_client_config(
+                    addr, self.group, self.instance.client_id, sel.subscription(topic, self._sub_version)
+                )
+            except RemotingError as exc:
+                raise MQClientError(f"the broker refused the subscription to {topic}: {exc}") from exc
 
     async def close(self) -> None:
         """Stop pulling, let listener calls in flight finish (``drain_timeout``), persist offsets, release orderly

@@ -477,6 +477,8 @@ class Producer(StartClose):
                 raise MQClientError("the topic of the messages in one batch should be the same")
             if m.delay_level > 0:
                 raise MQClientError("TimeDelayLevel is not supported for batching")
+            if m.deliver_time_ms or m.delay_ms:
+                raise MQClientError("a delivery time is not supported for batching")
             if not m.body:
                 raise MQClientError("the message body is empty")
             if m.properties or m.tags or m.keys:

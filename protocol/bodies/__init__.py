@@ -26,7 +26,7 @@ The bodies live in one module per subject; this package re-exports every public 
 | base             | ``JsonBody`` (the pydantic base), permission bits, consumer enums              |
 | mq               | MessageQueue and the MessageQueue-keyed map helpers                            |
 | routes           | TopicRouteData, QueueData, BrokerData                                          |
-| heartbeat        | HeartbeatData, ConsumerData, ProducerData, SubscriptionData                    |
+| heartbeat        | HeartbeatData, ConsumerData, ProducerData, SubscriptionData, CheckClientRequestBody |
 | registration     | RegisterBrokerBody (JSON and zlib forms), TopicConfig, DataVersion, wrappers   |
 | admin            | name-server lists, lock bodies, connections, inspection   |
 | mq_maps          | ResetOffsetBody, GetConsumerStatusBody, TopicStatsTable, ConsumeStats(List)    |
@@ -73,6 +73,7 @@ from protocol.bodies.ha import (
     HARuntimeInfo,
 )
 from protocol.bodies.heartbeat import (
+    CheckClientRequestBody,
     ConsumerData,
     HeartbeatData,
     ProducerData,
@@ -148,6 +149,7 @@ __all__ = [
     "BodyDecodeError",
     "BrokerData",
     "CMResult",
+    "CheckClientRequestBody",
     "ClusterInfo",
     "Connection",
     "ConsumeFromWhere",

@@ -8,6 +8,7 @@
 |                                        |                                              |  subscriptionDataSet:[SubscriptionData]}]}        |
 | SubscriptionData                       | (in heartbeats, connections)                 | {topic, subString, tagsSet, codeSet, subVersion,  |
 |                                        |                                              |  expressionType, classFilterMode}                 |
+| CheckClientRequestBody                 | CHECK_CLIENT_CONFIG                          | {clientId, group, subscriptionData}               |
 """
 
 from __future__ import annotations
@@ -134,3 +135,13 @@ class HeartbeatData(JsonBody):
     )
 
     _none_lists = field_validator("producer_data_set", "consumer_data_set", mode="before")(_none_is_empty_list)
+
+
+class CheckClientRequestBody(JsonBody):
+    """CHECK_CLIENT_CONFIG body: the J consumer sends one per non-TAG subscription before it starts."""
+
+    client_id: str = Field(default="", validation_alias="clientId", serialization_alias="clientId")
+    group: str = ""
+    subscription_data: SubscriptionData | None = Field(
+        default=None, validation_alias="subscriptionData", serialization_alias="subscriptionData"
+    )

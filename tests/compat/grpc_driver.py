@@ -2,7 +2,7 @@
 tests/compat/test_grpc_client.py, reporting JSON lines on stdout (``{"event": ...}``).
 
     grpc_driver.py produce --endpoint H:P --topic T --count N --prefix P [--kind normal|fifo|delay|tx] [...]
-    grpc_driver.py simple  --endpoint H:P --topic T --group G --count N [--no-ack-first] [--invisible S]
+    grpc_driver.py simple  --endpoint H:P --topic T --group G --count N [--no-ack-first] [--invisible S] [--sql E]
     grpc_driver.py push    --endpoint H:P --topic T --group G [--fail-prefix X]
 
 Every command takes ``--ak``/``--sk`` (ACL credentials). A refused start-up reports ``startup_failed``, a refused send
@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from rocketmq.grpc_protocol import TransactionResolution
+from rocketmq.grpc_protocol import FilterType, TransactionResolution
 from rocketmq.v5.client import ClientConfiguration, Credentials
 from rocketmq.v5.consumer import ConsumeResult, MessageListener, PushConsumer, SimpleConsumer
 from rocketmq.v5.model import FilterExpression, Message
@@ -109,8 +109,12 @@ def produce(a: argparse.Namespace) -> None:
     emit(event="stopped")
 
 
+def filter_expression(a: argparse.Namespace) -> FilterExpression:
+    return FilterExpression(a.sql, FilterType.SQL) if a.sql else FilterExpression(a.tag)
+
+
 def simple(a: argparse.Namespace) -> None:
-    c = SimpleConsumer(config(a), a.group, {a.topic: FilterExpression(a.tag)}, await_duration=a.await_s)
+    c = SimpleConsumer(config(a), a.group, {a.topic: filter_expression(a)}, await_duration=a.await_s)
     try:
         c.startup()
     except Exception as exc:  # refused by the broker (ACL)
@@ -147,7 +151,7 @@ def push(a: argparse.Namespace) -> None:
             emit(event="msg", failed=fail, **ev)
             return ConsumeResult.FAILURE if fail else ConsumeResult.SUCCESS
 
-    c = PushConsumer(config(a), a.group, Listener(), {a.topic: FilterExpression(a.tag)})
+    c = PushConsumer(config(a), a.group, Listener(), {a.topic: filter_expression(a)})
     c.startup()
     emit(event="started")
     done = threading.Event()
@@ -166,6 +170,7 @@ def main() -> None:
         s.add_argument("--topic", required=True)
         s.add_argument("--group", default="")
         s.add_argument("--tag", default="*")
+        s.add_argument("--sql", default="", help="a SQL92 filter instead of the tag one")
         s.add_argument("--count", type=int, default=1)
         s.add_argument("--prefix", default="py5")
         s.add_argument("--kind", default="normal", choices=("normal", "fifo", "delay", "tx"))

@@ -1,5 +1,5 @@
 """The RocketMQ 5 gRPC endpoint in-process (``run_broker(..., enableProxy=True, grpcServerPort=0)``) with raw v2
-calls over loopback: the port-0 bind, the advertised route, Settings, delay beyond the last level, admin views of
+calls over loopback: the port-0 bind, the advertised route, Settings, a delivery time through the timer, admin views of
 5.x clients, and consumer progress of a POP group."""
 
 from __future__ import annotations
@@ -102,8 +102,9 @@ async def test_admin_sees_5x_clients(broker: BrokerApp, stub: Any) -> None:
     assert [(c.client_id, c.language) for c in conns.connection_set] == [("it@1@0@x", "PYTHON")]
 
 
-async def test_delay_beyond_the_last_level_waits_until_its_time(broker: BrokerApp, stub: Any) -> None:
-    """Only one level (1 s): a 2.5 s delay is scheduled again at the level's end and arrives after its time."""
+async def test_delivery_time_goes_through_the_timer_not_a_level(broker: BrokerApp, stub: Any) -> None:
+    """Only one level (1 s): a 2.5 s delivery time is held by the timer (not rounded to a delay level) and arrives
+    after its time."""
     await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_delay"))
     m = pb.Message(body=b"later")
     m.topic.name = "GT"
@@ -125,6 +126,9 @@ async def test_delay_beyond_the_last_level_waits_until_its_time(broker: BrokerAp
     assert [x.body for x in msgs] == [b"later"]
     assert msgs[0].system_properties.message_type == pb.MessageType.DELAY
     assert msgs[0].system_properties.store_timestamp.ToMilliseconds() >= at_ms
+    assert msgs[0].system_properties.delivery_timestamp.ToMilliseconds() == at_ms
+    timer = broker.schedule.timer if broker.schedule is not None else None
+    assert timer is not None and timer.dequeue_total == {"GT": 1}
     # consumer progress: the in-flight message is not consumed yet; acked, it is
     qid = msgs[0].system_properties.queue_id
     assert broker.offsets.query("GID_delay", "GT", qid) == msgs[0].system_properties.queue_offset

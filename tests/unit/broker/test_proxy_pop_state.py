@@ -105,11 +105,6 @@ def test_to_v2_digest_is_uppercase_md5_and_user_properties_exclude_reserved() ->
     assert out.system_properties.message_type == pb.MessageType.NORMAL
 
 
-def test_delay_level_rounds_up() -> None:
-    levels = (1000, 5000, 10_000)
-    assert [convert.delay_level(ms, levels) for ms in (1, 1000, 1001, 9000, 99_999)] == [1, 1, 2, 3, 3]
-
-
 def test_renew_extends_only_live_clients_and_a_nack_ends_it() -> None:
     st = PopState()
     a = st.add("G", "T", 0, 0, 100, 50, "a", now_ms=0, invisible_ms=10_000, renew_client="c1")
