@@ -9,7 +9,7 @@ As in ``spark_connector``, the pyspark-facing names load on first use, so this m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import rocketq  # noqa: F401  (pins the top-level packages first: rocketq._packages)
 
@@ -21,9 +21,4 @@ if TYPE_CHECKING:
     from spark_connector import FORMAT, RocketMQDataSource, register
 
 __all__ = ["FORMAT", "DataLossError", "OptionError", "RocketMQDataSource", "register"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("FORMAT", "RocketMQDataSource", "register"):
-        return getattr(spark_connector, name)
-    raise AttributeError(f"module 'rocketq.spark' has no attribute {name!r}")
+__getattr__ = spark_connector.__getattr__  # FORMAT, RocketMQDataSource, register: loaded with pyspark on first use
