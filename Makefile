@@ -76,7 +76,7 @@ run-venv: $(RUN_STAMP)
 
 $(RUN_STAMP): pyproject.toml
 	@if [ -z "$(BASE_PYTHON)" ]; then echo "make run: needs python >= 3.11 on PATH (python3.11 or python3)" >&2; exit 1; fi
-	@full=$$(ls -t $(VENV)/.stamp-*grpc* 2>/dev/null | head -1); \
+	@full=$$(ls -t $(VENV)/.stamp-*grpc* 2>/dev/null | head -1 || true); \
 	if [ -n "$$full" ] && [ "$$full" -nt pyproject.toml ] && [ -x $(PY) ]; then touch $@; exit 0; fi; \
 	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 		echo "creating $(VENV) with $$($(BASE_PYTHON) --version)"; rm -rf $(VENV); $(BASE_PYTHON) -m venv $(VENV); fi; \
