@@ -19,7 +19,8 @@ flag                  broker / name server keys      default when neither the fl
 --enable-proxy        enableProxy                    off
 --grpc-port           grpcServerPort (first broker)  8081 (later brokers: +1 each)
 --acl [DIR]           aclEnable, rocketmqHome        off; DIR defaults to conf/acl-example (its conf/plain_acl.yml)
---store-dir DIR       storePathRootDir               ~/store (broker-b: ~/store-b); with DIR: DIR/<brokerName>[-s<id>]
+--store-dir DIR       storePathRootDir /             ~/store (broker-b: ~/store-b); with DIR: DIR/<brokerName>[-s<id>]
+                      kvConfigPath, configStorePath  ~/namesrv/...; with DIR: DIR/namesrv/...
 --log-dir DIR         logDir                         ~/logs/rocketmqlogs/{namesrv,<brokerName>[-s<id>]}
 ===================== ============================== =================================================================
 
@@ -158,6 +159,9 @@ def plan(args: argparse.Namespace) -> tuple[Server, list[Server]]:
     _set(ns, "listenAddress", args.bind, DEFAULT_BIND)
     _set(ns, "listenPort", args.namesrv_port, 9876)
     _set(ns, "logDir", log_root / "namesrv" if args.log_dir else None, log_root / "namesrv")
+    ns_dir = Path(args.store_dir) / "namesrv" if args.store_dir else None
+    _set(ns, "kvConfigPath", ns_dir and ns_dir / "kvConfig.json", None)
+    _set(ns, "configStorePath", ns_dir and ns_dir / "namesrv.properties", None)
     if args.acl:
         ns["aclEnable"], ns["rocketmqHome"] = "true", str(Path(args.acl).resolve())
     namesrv = Server("namesrv", ns, {"name server listenPort": int(ns["listenPort"])})

@@ -85,6 +85,9 @@ def test_bind_acl_and_defaults_in_the_merged_configs(run_local: ModuleType, tmp_
     ]
     assert [b.props["storePathRootDir"] for b in brokers] == ["~/store", "~/store-b"]
     assert brokers[1].ports == {"broker-b listenPort": 11911, "broker-b haListenPort": 11912}
+    assert "kvConfigPath" not in namesrv.props  # the name server's default (~/namesrv) unless --store-dir
+    namesrv, _ = run_local.plan(run_local._parser().parse_args(["--store-dir", str(tmp_path)]))
+    assert namesrv.props["kvConfigPath"] == str(tmp_path / "namesrv" / "kvConfig.json")
     args = run_local._parser().parse_args(["--acl", "--bind", "0.0.0.0", "-c", str(REPO / "conf/local/broker.conf")])
     namesrv, (broker,) = run_local.plan(args)
     home = str(REPO / "conf" / "acl-example")
