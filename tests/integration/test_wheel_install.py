@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -94,6 +95,15 @@ def _link_closure(reqs: list[Requirement], into: Path) -> list[str]:
     return sorted(seen)
 
 
+def _wait_for_boot(p: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    """Until the daemon's "... boot success ..." line (it prints it once it serves), or its exit, or the timeout."""
+    deadline = time.monotonic() + timeout
+    while b"boot success" not in log.read_bytes():
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{p.args[0]} did not boot (exit {p.poll()}):\n{log.read_text()[-2000:]}")
+        time.sleep(0.1)
+
+
 def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as z:
@@ -139,33 +149,26 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
         f"bindAddress=127.0.0.1\nbrokerIP1=127.0.0.1\nlistenPort={port}\nhaListenPort={ha}\n"
         f"storePathRootDir={work}/store\nlogDir={work}/logs/broker\nautoCreateTopicEnable=true\n"
     )
-    procs: list[subprocess.Popen[str]] = []
+    procs: list[tuple[subprocess.Popen[bytes], Path]] = []
     try:
-        for argv in (
-            [bin_dir / "mqnamesrv", "-c", work / "namesrv.conf"],
-            [bin_dir / "mqbroker", "-n", f"127.0.0.1:{ns_port}", "-c", work / "broker.conf"],
+        for name, argv in (
+            ("namesrv", [bin_dir / "mqnamesrv", "-c", work / "namesrv.conf"]),
+            ("broker", [bin_dir / "mqbroker", "-n", f"127.0.0.1:{ns_port}", "-c", work / "broker.conf"]),
         ):
-            p = subprocess.Popen(
-                [str(a) for a in argv], cwd=work, env=_clean_env(), text=True,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-            procs.append(p)
-            assert p.stdout is not None
-            for line in p.stdout:  # the daemons print "... boot success ..." once they serve
-                if "boot success" in line:
-                    break
-            else:
-                raise AssertionError(f"{argv[0]} exited {p.wait()} before booting")
+            log = work / f"{name}.out"
+            with log.open("wb") as out:  # a file, not a pipe: nobody has to keep draining it
+                p = subprocess.Popen([str(a) for a in argv], cwd=work, env=_clean_env(), stdout=out, stderr=out)
+            procs.append((p, log))
+            _wait_for_boot(p, log)
         out = _run(
             bin_dir / "mqadmin", "sendMessage", "-n", f"127.0.0.1:{ns_port}", "-t", "WheelT", "-p", "hi", cwd=work
         )
         assert "SEND_OK" in out, out
     finally:
-        for p in reversed(procs):
+        for p, _log in reversed(procs):
             p.terminate()
-        for p in reversed(procs):
-            stdout, _ = p.communicate(timeout=30)
-            assert p.returncode == 0, stdout[-2000:]
+        for p, log in reversed(procs):
+            assert p.wait(30) == 0, log.read_text()[-2000:]
 
     # the SDK from another project: imported from site-packages even beside a client.py, and typed for mypy
     proj = tmp_path / "project"
