@@ -22,6 +22,7 @@ COPY namesrv ./namesrv
 COPY broker ./broker
 COPY client ./client
 COPY spark_connector ./spark_connector
+COPY rocketq ./rocketq
 RUN pip install '.[grpc]' && rm -rf /opt/rocketq/build
 
 RUN mkdir -p /home/rocketmq/store /home/rocketmq/logs /home/rocketmq/conf \

@@ -1,12 +1,17 @@
 # rocketq developer entry points. A new user needs two: `make run` and `make test`.
 #
+#   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both. Installs
+#                          only what running needs (`-e .[grpc]`, stamp .venv/.stamp-run) unless .venv has more.
+#                          ARGS passes options: make run ARGS="--namesrv-port 19876 --enable-proxy" (ARGS=--help lists
+#                          them: ports, --bind, --enable-proxy, --acl, -c broker.conf (once per broker), --store-dir…)
+#                          BROKERS=2 adds broker-b on 11911: a second broker process uses a second core
 #   make venv              .venv with `-e .[test,dev,spark,grpc]` (SPARK=0 leaves out pyspark)
-#   make run               name server 127.0.0.1:9876 + broker 10911 in the foreground; Ctrl-C stops both
-#                          (BROKERS=2 adds broker-b on 11911: a second broker process uses a second core)
 #   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
 #                          and, when npm is on PATH, the Node.js clients ali-ons and rocketmq-client-nodejs (npm ci)
 #   make test-unit | test-integration | test-compat | test-spark
+#   make test-wheel        build the wheel, install it in a fresh venv, start mqnamesrv + mqbroker, send (marker wheel)
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
+#   make dist              dist/rocketq-<version>-py3-none-any.whl (core deps only; extras grpc, spark, bench, test, dev)
 #   make bench             every bench/*.py in its default (quick) mode (make bench-setup first for the anchors)
 #   make bench-latency     bench/latency_bench.py: workload B, single/concurrent sends, workload A vs Redis and NATS
 #   make clean | distclean
@@ -40,7 +45,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
+.PHONY: help venv run run-venv dist test-wheel test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -57,14 +62,41 @@ $(STAMP): pyproject.toml
 	@if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 		echo "creating $(VENV) with $$($(BASE_PYTHON) --version)"; rm -rf $(VENV); $(BASE_PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[$(EXTRAS)]'
 	@rm -f $(VENV)/.stamp-*
-	@touch $@
+	@touch $@ $(RUN_STAMP)
 
 BROKERS ?= 1
+ARGS ?=
+RUN_STAMP := $(VENV)/.stamp-run
 
-run: venv
-	$(PY) scripts/run_local.py --brokers $(BROKERS)
+# What running needs: the core dependencies and [grpc] (for --enable-proxy). A .venv that `make venv` already
+# filled (a newer .stamp-<extras>) has all of that and is used as it is.
+run-venv: $(RUN_STAMP)
+
+$(RUN_STAMP): pyproject.toml
+	@if [ -z "$(BASE_PYTHON)" ]; then echo "make run: needs python >= 3.11 on PATH (python3.11 or python3)" >&2; exit 1; fi
+	@full=$$(ls -t $(VENV)/.stamp-*grpc* 2>/dev/null | head -1 || true); \
+	if [ -n "$$full" ] && [ "$$full" -nt pyproject.toml ] && [ -x $(PY) ]; then touch $@; exit 0; fi; \
+	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+		echo "creating $(VENV) with $$($(BASE_PYTHON) --version)"; rm -rf $(VENV); $(BASE_PYTHON) -m venv $(VENV); fi; \
+	echo "installing rocketq[grpc] into $(VENV) (what make run needs; make venv adds test, dev, spark)"; \
+	$(PY) -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[grpc]'; \
+	touch $@
+
+run: run-venv
+	$(PY) scripts/run_local.py --brokers $(BROKERS) $(ARGS)
+
+# A wheel of the core package (entry points mqnamesrv, mqbroker, mqadmin; extras as in pyproject.toml), built by
+# pip in an isolated build environment (setuptools from the index or pip's cache).
+dist: run-venv
+	rm -rf build dist/*.whl
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
+	@ls -l dist/*.whl
+
+# The wheel in a fresh venv in a temp dir (tests/integration/test_wheel_install.py, marker wheel): about a minute.
+test-wheel: venv
+	$(RUN_PYTEST) -m wheel tests/integration/test_wheel_install.py $(PYTEST_ARGS)
 
 # Java 17 for the Spark tests (installed with apt-get when missing and we are root); nothing with SPARK=0.
 java:

@@ -26,7 +26,16 @@ PROG = "mqbroker"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="RocketMQ-compatible broker")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="RocketMQ-compatible broker",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="defaults (broker.conf keys; -p prints them all):\n"
+        "  listenPort 10911 on bindAddress 0.0.0.0, haListenPort listenPort+1, grpcServerPort 8081 (--enable-proxy)\n"
+        "  storePathRootDir ~/store (commit log in ~/store/commitlog)\n"
+        "  logDir ~/logs/rocketmqlogs (broker.log, store.log, remoting.log)\n"
+        "  name server: -n, else namesrvAddr, else $NAMESRV_ADDR",
+    )
     p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help='name server address list, e.g. "ns1:9876;ns2:9876"')
     p.add_argument("-c", "--configFile", metavar="FILE", help="broker config file (Java properties, broker.conf)")
     p.add_argument(

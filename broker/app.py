@@ -386,6 +386,7 @@ class BrokerApp:
         proxy = ProxyServer(
             cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, wiring.transactions,
             self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
+            self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip
         try:
             await proxy.start()

@@ -76,6 +76,12 @@ class Message:
     deliver_time_ms: int = 0
     delay_ms: int = 0
 
+    def __post_init__(self) -> None:
+        body = self.body
+        if not isinstance(body, bytes | bytearray | memoryview):
+            hint = ": encode it first, e.g. body.encode()" if isinstance(body, str) else ""
+            raise TypeError(f"Message body must be bytes, not {type(body).__name__}{hint}")
+
     def wire_properties(self) -> dict[str, str]:
         """User properties plus the system ones RocketMQ carries in the same map (TAGS, KEYS, DELAY, WAIT)."""
         props = dict(self.properties)

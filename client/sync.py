@@ -18,15 +18,17 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine, Iterable, Iterator
-from typing import Any, Generic, Self, TypeVar
+from collections.abc import Coroutine, Iterable, Iterator, Mapping
+from typing import Any, Generic, Self, TypeVar, Unpack
 
+from client.consumer.options import PullConsumerOptions, PushConsumerOptions
 from client.consumer.pull import PullConsumer as AsyncPullConsumer
 from client.consumer.push import Listener
 from client.consumer.push import PushConsumer as AsyncPushConsumer
 from client.consumer.selector import MessageSelector
 from client.direct import DirectConnections
 from client.message import Message, MessageQueue
+from client.producer.options import ProducerOptions
 from client.producer.producer import DirectSend
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
@@ -78,7 +80,9 @@ class _LoopThread:
 class _Facade(Generic[A]):
     """A sync object around its async twin ``aio``, built on (and driven through) a private background loop."""
 
-    def __init__(self, name: str, cls: type[A], group: str, namesrv_addr: str | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self, name: str, cls: type[A], group: str, namesrv_addr: str | None, options: Mapping[str, Any]
+    ) -> None:
         self._lt = _LoopThread(name)
         self.aio: A = self._run(self._build(cls, group, namesrv_addr, **options))
 
@@ -114,7 +118,7 @@ class Producer(_Facade[AsyncProducer]):
     everything else, and any send that does not end in a result there, goes through the async producer on the
     loop."""
 
-    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Unpack[ProducerOptions]) -> None:
         super().__init__(f"rocketq-producer-{group}", AsyncProducer, group, namesrv_addr, options)
         self._direct = DirectConnections()
 
@@ -166,7 +170,7 @@ class Producer(_Facade[AsyncProducer]):
 class PushConsumer(_Facade[AsyncPushConsumer]):
     """``client.PushConsumer`` for synchronous code; plain-function listeners run in worker threads."""
 
-    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Unpack[PushConsumerOptions]) -> None:
         super().__init__(f"rocketq-push-{group}", AsyncPushConsumer, group, namesrv_addr, options)
 
     def subscribe(self, topic: str, expression: str | MessageSelector = "*", listener: Listener | None = None) -> None:
@@ -186,7 +190,7 @@ class PushConsumer(_Facade[AsyncPushConsumer]):
 class PullConsumer(_Facade[AsyncPullConsumer]):
     """``client.PullConsumer`` for synchronous code."""
 
-    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Any) -> None:
+    def __init__(self, group: str, namesrv_addr: str | None = None, **options: Unpack[PullConsumerOptions]) -> None:
         super().__init__(f"rocketq-pull-{group}", AsyncPullConsumer, group, namesrv_addr, options)
 
     def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:

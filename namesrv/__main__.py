@@ -25,7 +25,15 @@ PROG = "mqnamesrv"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="RocketMQ-compatible name server")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="RocketMQ-compatible name server",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="defaults (config keys; -p prints them all):\n"
+        "  listenPort 9876 on listenAddress 0.0.0.0\n"
+        "  kvConfigPath ~/namesrv/kvConfig.json, configStorePath ~/namesrv/namesrv.properties\n"
+        "  logDir ~/logs/rocketmqlogs (namesrv.log, remoting.log)",
+    )
     p.add_argument("-c", "--configFile", metavar="FILE", help="name server config file (Java properties)")
     p.add_argument("-p", "--printConfigItem", action="store_true", help="print all config items and exit")
     p.add_argument("-n", "--namesrvAddr", metavar="ADDR", help="accepted for compatibility; ignored")

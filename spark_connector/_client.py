@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import functools
 import logging
 import os
 import threading
@@ -52,7 +53,34 @@ SEARCH_STEPS = 64  # messages read from the broker's answer to the first stored 
 
 
 class FetchError(RuntimeError):
-    """A pull or look-up that still failed after ``fetchRetries`` retries; the message names what and why."""
+    """A pull or look-up that still failed after ``fetchRetries`` retries. The message leads with the cause
+    (``rocketmq: No route info of this topic: orders (route and offset look-up failed after 3 retries;
+    RouteNotFoundError)``) and the cause's own traceback is not chained: Spark embeds the Python traceback in its
+    error text, and a chained client traceback would push the cause hundreds of lines down."""
+
+    @classmethod
+    def after_retries(cls, what: str, retries: int, exc: BaseException) -> FetchError:
+        cause = " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"rocketmq: {cause} ({what} failed after {retries} retries; {type(exc).__name__})")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cause_first(method: F) -> F:
+    """For the methods Spark calls (a writer's ``write``, a reader's planning calls): a FetchError or SendError
+    leaves with its traceback cut to this frame, so the Python text Spark embeds in its error is the cause in three
+    lines (``File ..., in call`` / ``SendError: rocketmq sink: ... No route info of this topic: orders``) instead of
+    the frames of the connector, the event loop and ``concurrent.futures`` in front of it."""
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except (FetchError, SendError) as exc:
+            raise exc.with_traceback(None) from None
+
+    return call  # type: ignore[return-value]
 
 
 def with_retries(what: str, backoff_s: list[float], fn: Callable[[], T]) -> T:
@@ -62,7 +90,7 @@ def with_retries(what: str, backoff_s: list[float], fn: Callable[[], T]) -> T:
             return fn()
         except Exception as exc:
             if delay is None:
-                raise FetchError(f"rocketmq: {what} failed after {len(backoff_s)} retries: {exc!r}") from exc
+                raise FetchError.after_retries(what, len(backoff_s), exc) from None
             log.warning("rocketmq.fetch_retry", what=what, error=repr(exc), retry_in_s=delay)
             time.sleep(delay)
     raise AssertionError("unreachable")
@@ -82,7 +110,13 @@ class OutgoingMessage:
 
 
 class SendError(RuntimeError):
-    """A sink send the broker refused or that did not complete; the message carries the broker's remark."""
+    """A sink send the broker refused or that did not complete; the message carries the broker's remark. Like
+    FetchError, raised without the client's chained traceback, so Spark's error text shows the cause early."""
+
+    @classmethod
+    def failed(cls, topic: str, exc: BaseException) -> SendError:
+        remark = getattr(exc, "remark", None) or " ".join(str(exc).split()) or type(exc).__name__
+        return cls(f"rocketmq sink: sending to topic {topic!r} failed: {remark}")
 
 
 class _Loop:
@@ -275,10 +309,8 @@ class PullSession:
                 return await asyncio.wait_for(pull_raw(self._consumer, mq, offset, max_nums, expression), self._timeout)
             except Exception as exc:
                 if delay is None:
-                    raise FetchError(
-                        f"rocketmq source: pulling {_key(mq)} at offset {offset} failed after {len(backoff_s)}"
-                        f" retries: {exc!r}"
-                    ) from exc
+                    what = f"pulling {_key(mq)} at offset {offset}"
+                    raise FetchError.after_retries(what, len(backoff_s), exc) from None
                 log.warning(
                     "rocketmq.pull_retry", queue=str(_key(mq)), offset=offset, error=repr(exc), retry_in_s=delay
                 )
@@ -346,8 +378,7 @@ class ProducerSession:
             try:
                 result = await self._producer.send(msg)
             except Exception as exc:
-                remark = getattr(exc, "remark", None) or str(exc)
-                raise SendError(f"rocketmq sink: sending to topic {m.topic!r} failed: {remark}") from exc
+                raise SendError.failed(m.topic, exc) from None
             status = getattr(result, "send_status", getattr(result, "status", None))
             name = str(getattr(status, "name", status))
             if status is not None and name not in ("SEND_OK", "0"):
@@ -373,7 +404,10 @@ class ProducerSession:
     async def _pinned(self, m: OutgoingMessage) -> MessageQueue:
         queues = self._queues.get(m.topic)
         if queues is None:
-            queues = self._queues[m.topic] = sorted(await self._producer.publish_queues(m.topic))
+            try:
+                queues = self._queues[m.topic] = sorted(await self._producer.publish_queues(m.topic))
+            except Exception as exc:
+                raise SendError.failed(m.topic, exc) from None
         match = [q for q in queues if q.queue_id == m.queue_id and m.broker in (None, q.broker_name)]
         if not match:
             have = ", ".join(f"{q.broker_name}/{q.queue_id}" for q in queues)
@@ -405,8 +439,7 @@ class ProducerSession:
                 else:
                     result = await self._producer.send_batch(msgs, queue=queue)
             except Exception as exc:
-                remark = getattr(exc, "remark", None) or str(exc)
-                raise SendError(f"rocketmq sink: sending to topic {first.topic!r} failed: {remark}") from exc
+                raise SendError.failed(first.topic, exc) from None
             name = str(getattr(result.send_status, "name", result.send_status))
             if name != "SEND_OK":
                 raise SendError(f"rocketmq sink: the broker stored messages to {first.topic!r} with status {name}")

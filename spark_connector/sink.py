@@ -217,6 +217,7 @@ class _RowWriter:
         self._opts = opts
         self._cols = SinkColumns.from_schema(schema, opts)
 
+    @_client.cause_first
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return write_rows(self._opts, self._cols, iterator)
 

@@ -145,6 +145,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
         self._clock = time.monotonic  # seconds; replaced in tests
 
     # -- offsets ---------------------------------------------------------------------------------------------------
+    @_client.cause_first
     def initialOffset(self) -> JsonOffsets:
         if self._initial is None:
             bounds = self._bounds()
@@ -159,6 +160,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
             return ReadMinRows(self._opts.min_offsets_per_trigger)
         return ReadAllAvailable()
 
+    @_client.cause_first
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> JsonOffsets:
         begin = from_json_dict(start, what="checkpoint offset")
         # Spark asks for the next batch only once every batch up to ``start`` ran: that is what the group has
@@ -206,6 +208,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
         log.info("rocketmq.available_now", target=to_json_dict(self._target))
 
     # -- planning and reading --------------------------------------------------------------------------------------
+    @_client.cause_first
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         ranges = plan_ranges(
             from_json_dict(start, what="checkpoint offset"),
@@ -244,6 +247,7 @@ class RocketMQBatchReader(_DriverSide, DataSourceReader):
         self._opts = options
         self._admin = None
 
+    @_client.cause_first
     def partitions(self) -> list[InputPartition]:
         try:
             bounds = self._bounds()

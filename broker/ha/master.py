@@ -139,10 +139,11 @@ class HAMaster:
     # -- the fence -------------------------------------------------------------------------------------------------
 
     def fence(self, reason: str) -> None:
-        """Take no writes until ``lift_fence`` (a slave may hold bytes this master lacks)."""
+        """Take no writes until ``lift_fence`` (a slave may hold bytes this master lacks). Logged at debug: the
+        start-up fence is a precaution until the name server is asked; a listed slave is announced then."""
         self.state.fenced = reason
         self.store.refuse_puts(reason)
-        _log.warning("master takes no writes until its slaves have reported: %s", reason)
+        _log.debug("master takes no writes until its slaves have reported: %s", reason)
 
     def expect_slaves(self, n: int) -> None:
         """The name server lists ``n`` slaves: while fenced, wait until that many are connected and level."""
@@ -155,12 +156,13 @@ class HAMaster:
             peers = ", ".join(link.peer for link in self.state.links.values())
             self.lift_fence(f"{len(self.state.links)} slave(s) hold nothing beyond this master's end {end}: {peers}")
 
-    def lift_fence(self, why: str) -> None:
+    def lift_fence(self, why: str, *, routine: bool = False) -> None:
+        """Take writes again; ``routine`` (a lone master: no slave listed) logs at debug, anything else warns."""
         if self.state.fenced is None:
             return
         self.state.fenced = None
         self.store.refuse_puts(None)
-        _log.warning("master takes writes: %s", why)
+        (_log.debug if routine else _log.warning)("master takes writes: %s", why)
 
     # -- connections -----------------------------------------------------------------------------------------------
 

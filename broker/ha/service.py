@@ -187,7 +187,10 @@ class HAService:
                 )
                 self.master.expect_slaves(len(addrs))
             return self.master.state.fenced is not None
-        self.master.lift_fence("no slave listed" if answered else "no name server answered; assuming no slave")
+        if answered:
+            self.master.lift_fence("no slave listed", routine=True)  # a lone master: nothing worth a warning
+        else:
+            self.master.lift_fence("no name server answered; assuming no slave")
         return False
 
     async def stop(self) -> None:

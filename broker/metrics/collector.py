@@ -91,6 +91,11 @@ def is_system_group(group: str) -> bool:
     return group.startswith("CID_RMQ_SYS_")
 
 
+def _protocol_type(channel: object) -> str:
+    """``grpc`` for a 5.x client's channel (``broker.proxy.channel``), ``remoting`` for a connection."""
+    return str(getattr(channel, "protocol_type", "remoting"))
+
+
 def _b(flag: bool) -> str:
     return "true" if flag else "false"
 
@@ -257,22 +262,28 @@ class BrokerCollector(Collector):
         g = self._fam(GaugeMetricFamily, "rocketmq_broker_permission", doc)
         g.add_metric(c, self._perm())
         yield g
-        producers: dict[tuple[str, str], int] = {}
+        producers: dict[tuple[str, str, str], int] = {}
         for chans in self._clients.producer_groups().values():
             for ch in chans:
                 if not ch.channel.is_closed:
-                    key = (ch.language.name.lower(), mq_version_name(ch.version))
+                    key = (ch.language.name.lower(), mq_version_name(ch.version), _protocol_type(ch.channel))
                     producers[key] = producers.get(key, 0) + 1
         g = self._fam(GaugeMetricFamily, "rocketmq_producer_connections", doc, ["language", "version", "protocol_type"])
-        for (lang, ver), n in sorted(producers.items()):
-            g.add_metric([*c, lang, ver, "remoting"], n)
+        for (lang, ver, proto), n in sorted(producers.items()):
+            g.add_metric([*c, lang, ver, proto], n)
         yield g
-        consumers: dict[tuple[str, str, str, str], int] = {}
+        consumers: dict[tuple[str, str, str, str, str], int] = {}
         for name, grp in self._clients.consumer_groups().items():
             mode = _CONSUME_MODE.get(grp.consume_type, grp.consume_type.lower())
             for ch in grp.channels.values():
                 if not ch.channel.is_closed:
-                    ckey = (name, ch.language.name.lower(), mq_version_name(ch.version), mode)
+                    ckey = (
+                        name,
+                        ch.language.name.lower(),
+                        mq_version_name(ch.version),
+                        mode,
+                        _protocol_type(ch.channel),
+                    )
                     consumers[ckey] = consumers.get(ckey, 0) + 1
         g = self._fam(
             GaugeMetricFamily,
@@ -280,8 +291,8 @@ class BrokerCollector(Collector):
             doc,
             ["consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"],
         )
-        for (name, lang, ver, mode), n in sorted(consumers.items()):
-            g.add_metric([*c, name, lang, ver, mode, "remoting", _b(is_system_group(name))], n)
+        for (name, lang, ver, mode, proto), n in sorted(consumers.items()):
+            g.add_metric([*c, name, lang, ver, mode, proto, _b(is_system_group(name))], n)
         yield g
         st = self._stats
         g = self._fam(GaugeMetricFamily, "rocketmq_processor_watermark", doc, ["processor"])

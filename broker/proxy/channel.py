@@ -56,6 +56,8 @@ def language_of(name: str) -> LanguageCode:
 
 
 class GrpcClientChannel(ChannelState):
+    protocol_type = "grpc"  # J 5.x's protocol_type label of the connection gauges (remoting channels: "remoting")
+
     def __init__(self, client_id: str, peer: str, language: LanguageCode, version: str) -> None:
         self.client_id = client_id
         self._peer = peer

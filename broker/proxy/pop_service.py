@@ -8,6 +8,10 @@ The consumer offset table (``group@topic``) gets each queue's *acked* low waterm
 message still in flight, else the pop offset — so ``mqadmin consumerProgress`` shows a POP group's progress (and
 counts in-flight messages as not yet consumed) like any other; the pop state file is authoritative for the endpoint. A 4.x consumer and a
 5.x consumer of different groups share a topic freely: each group has its own offsets.
+
+Traffic is counted in the broker's ``BrokerStats``, as pulls are: a receive that found messages (``on_get``, also
+for redeliveries), one that found none (``on_miss``), acks (``on_ack``) and dead-letters (``on_dlq``), so metrics,
+``statsAll`` and ``brokerStatus`` include 5.x consumers.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from broker.filter import MessageFilter
 from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
+from broker.services.broker_stats import BrokerStats
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
@@ -70,7 +75,9 @@ class PopService:
         max_attempts: Callable[[str], int] = lambda _g: 17,
         default_invisible_ms: int = 60_000,
         clock: Callable[[], float] = time.time,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats
         self._default_invisible_ms = default_invisible_ms
         # is this gRPC client still connected (auto-renew stops when not); set by the endpoint
         self.alive: Callable[[str], bool] = lambda _c: False
@@ -205,6 +212,8 @@ class PopService:
                 )
                 remaining = end - loop.time()
                 if got or remaining <= 0:
+                    if not got and self._stats is not None:
+                        self._stats.on_miss()
                     return got
                 nd = self.state.next_deadline(group, topic)
                 if nd is not None:
@@ -249,6 +258,9 @@ class PopService:
                 continue
             st.redeliver(e, now, invisible_ms, renew_client)
             out.append(Popped(msg, e))
+        stats = self._stats
+        if out and stats is not None:
+            stats.on_get(group, topic, out[0].entry.queue_id, len(out), sum(p.message.store_size for p in out), None)
         tc = self._topics.get(topic)
         n = tc.read_queue_nums if tc is not None else 0
         locked = st.locked_queues(group, topic) if fifo else set()
@@ -275,6 +287,7 @@ class PopService:
                 message_filter.match_record if message_filter is not None else None,
             )
             if res.status is GetMessageStatus.FOUND:
+                found = len(out)
                 for m in res.messages():
                     e = st.add(
                         group,
@@ -290,6 +303,10 @@ class PopService:
                         renew_client=renew_client,
                     )
                     out.append(Popped(m, e))
+                if stats is not None:
+                    new = out[found:]
+                    nbytes = sum(p.message.store_size for p in new)
+                    stats.on_get(group, topic, qid, len(new), nbytes, res.next_begin_offset)
             if res.status in _ADVANCE and res.next_begin_offset != off:
                 st.set_offset(group, topic, qid, res.next_begin_offset)
                 self._commit(group, topic, qid)
@@ -312,6 +329,8 @@ class PopService:
     def ack(self, group: str, topic: str, handle: str) -> HandleStatus:
         status, e = self.state.ack(group, topic, handle, self.now_ms())
         if status is HandleStatus.OK and e is not None:
+            if self._stats is not None:
+                self._stats.on_ack(group, topic, 1)
             self._commit(group, topic, e.queue_id)
             self._pop.changed()
             self.wake_all_for(topic)
@@ -364,4 +383,6 @@ class PopService:
         self.state.remove(e)
         self._commit(e.group, e.topic, e.queue_id)
         self.to_dlq += 1
+        if self._stats is not None:
+            self._stats.on_dlq(e.group, e.topic)
         _log.info("message dead-lettered", group=e.group, topic=e.topic, message_id=e.message_id, attempts=e.attempt)

@@ -20,6 +20,7 @@ from broker.proxy.acl import GrpcAcl
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.schedule import ScheduleService
@@ -51,6 +52,7 @@ class ProxyServer:
         schedule: ScheduleService,
         transactions: TransactionService,
         acl_rules: Callable[[], AclRules] | None = None,
+        stats: BrokerStats | None = None,
     ) -> None:
         """``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
         self._config = config
@@ -66,6 +68,7 @@ class ProxyServer:
             config.store.config_dir,
             max_attempts=max_attempts,
             default_invisible_ms=config.proxy.default_invisible_time_mills,
+            stats=stats,
         )
         self.pop.load()
         self.service = MessagingService(
@@ -79,6 +82,7 @@ class ProxyServer:
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),
             GrpcAcl(acl_rules) if acl_rules is not None else None,
+            stats,
         )
         self.pop.alive = self.service.is_connected
         store.add_arrival_listener(self.pop.on_arrival)

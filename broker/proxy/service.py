@@ -45,12 +45,13 @@ from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
-from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, timer_refusal_code, to_v2
+from broker.proxy.convert import InvalidMessage, Limits, Outgoing, expression_type, from_v2, timer_refusal_code, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
+from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -78,6 +79,15 @@ _PUT_CODE: dict[str, int] = {
 # 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
 # receives actively, a push consumer passively
 _CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
+
+
+def _message_type(out: Outgoing) -> str:
+    """J 5.x ``TopicMessageType`` of a 5.x send (what ``broker_stats.message_type`` reads from the properties)."""
+    if out.transactional:
+        return "transaction"
+    if out.message_group:
+        return "fifo"
+    return "delay" if out.delivery_ms else "normal"
 
 
 def _status(code: int, message: str = "") -> pb.Status:
@@ -113,7 +123,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
         acl: GrpcAcl | None = None,
+        stats: BrokerStats | None = None,
     ) -> None:
+        self._stats = stats  # the broker's traffic counters, shared with the remoting front end
         self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
@@ -205,8 +217,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         group = group or s.subscription.group.name
         if not group:
             raise ClientError(pb.Code.ILLEGAL_CONSUMER_GROUP, "consumer group is required")
-        if self._groups.find_or_create(group) is None:
+        sub_group = self._groups.find_or_create(group)
+        if sub_group is None:
             raise ClientError(pb.Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group {group} not found")
+        # as a remoting heartbeat does (and J's proxy, whose heartbeat is one): mqadmin finds groups by this topic
+        self._topics.create_if_absent(T.retry_topic(group), sub_group.retry_queue_nums, T.PERM_RW)
         subs: list[SubscriptionData] = []
         for entry in s.subscription.subscriptions:
             expr = entry.expression
@@ -444,6 +459,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             entry.status.CopyFrom(_status(code, result.remark or result.status.name))
             return entry
         item = result.items[0]
+        if self._stats is not None:
+            self._stats.on_put(out.topic, _message_type(out), 1, item.size)
         entry.status.CopyFrom(_status(pb.Code.OK))
         entry.offset = item.queue_offset
         if out.transactional:

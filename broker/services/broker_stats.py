@@ -1,8 +1,10 @@
 """BrokerStats: the broker's traffic counters and J's TPS windows (``BrokerStatsManager``), as plain integers.
 
-Handlers count once per request or batch (never per message, never through a metrics library): ``on_put`` after a
-successful send, ``on_get`` after a pull that found messages, ``on_miss`` after one that did not, ``on_dlq`` when a
-send-back lands in ``%DLQ%``. Two readers use them:
+Both front ends count here, once per request or batch (never per message, never through a metrics library), so
+remoting (4.x) and gRPC (5.x) traffic land in the same counters: ``on_put`` after a successful send (remoting
+``SendHandlers``, gRPC ``SendMessage``), ``on_get`` after a pull or POP receive that found messages, ``on_miss`` after
+one that did not, ``on_ack`` when POP receipts are acked (J's GROUP_ACK_NUMS), ``on_dlq`` when a send-back or a POP
+dead-letter lands in ``%DLQ%``. Two readers use them:
 
 * the admin views (``consumerProgress``'s Consume TPS, ``brokerStatus``'s putTps/getFoundTps…, ``clusterList``'s
   #InTPS/#OutTPS, VIEW_BROKER_STATS_DATA for ``statsAll``): rates over J's windows, computed from samples the
@@ -44,6 +46,7 @@ TOPIC_PUT_NUMS: Final = "TOPIC_PUT_NUMS"
 TOPIC_PUT_SIZE: Final = "TOPIC_PUT_SIZE"
 GROUP_GET_NUMS: Final = "GROUP_GET_NUMS"
 GROUP_GET_SIZE: Final = "GROUP_GET_SIZE"
+GROUP_ACK_NUMS: Final = "GROUP_ACK_NUMS"
 BROKER_PUT_NUMS: Final = "BROKER_PUT_NUMS"
 BROKER_GET_NUMS: Final = "BROKER_GET_NUMS"
 BROKER_GET_MISS: Final = "BROKER_GET_MISS"
@@ -133,6 +136,8 @@ class BrokerStats:
         self.topic_in: dict[tuple[str, str], list[int]] = {}
         # (topic, group) -> [msgs, bytes]
         self.group_out: dict[tuple[str, str], list[int]] = {}
+        # (topic, group) -> POP receipts acked (gRPC AckMessage)
+        self.group_ack: dict[tuple[str, str], int] = {}
         # (group, original topic) -> messages sent to %DLQ%group
         self.dlq: dict[tuple[str, str], int] = {}
         # (group, topic, queue) -> next offset the group's last pull asked for (J's pull offset)
@@ -172,8 +177,9 @@ class BrokerStats:
         row[IN_SUM] += avg
         self.put_msgs += count
 
-    def on_get(self, group: str, topic: str, queue_id: int, count: int, nbytes: int, next_offset: int) -> None:
-        """A pull that found ``count`` messages (``nbytes`` transferred); ``next_offset`` is the pull offset."""
+    def on_get(self, group: str, topic: str, queue_id: int, count: int, nbytes: int, next_offset: int | None) -> None:
+        """A pull (or POP receive) that found ``count`` messages (``nbytes`` transferred); ``next_offset`` is the pull
+        offset (None for a POP redelivery, which does not move it)."""
         key = (topic, group)
         row = self.group_out.get(key)
         if row is None:
@@ -183,7 +189,15 @@ class BrokerStats:
         row[1] += nbytes
         self.get_found_msgs += count
         self.get_bytes += nbytes
-        self.pull_offsets[(group, topic, queue_id)] = next_offset
+        if next_offset is not None:
+            self.pull_offsets[(group, topic, queue_id)] = next_offset
+
+    def on_ack(self, group: str, topic: str, count: int) -> None:
+        """``count`` POP receipts of ``group`` on ``topic`` acked."""
+        key = (topic, group)
+        if key not in self.group_ack:
+            self._born.setdefault((GROUP_ACK_NUMS, f"{topic}@{group}"), self._clock())
+        self.group_ack[key] = self.group_ack.get(key, 0) + count
 
     def count_pulls(self, inner: Handler) -> Handler:
         """Middleware: ``pull_inflight`` counts requests inside the pull handler (held ones too: see pull_held)."""
@@ -249,6 +263,8 @@ class BrokerStats:
         for (topic, group), (msgs, nbytes) in self.group_out.items():
             yield (GROUP_GET_NUMS, f"{topic}@{group}"), msgs
             yield (GROUP_GET_SIZE, f"{topic}@{group}"), nbytes
+        for (topic, group), acked in self.group_ack.items():
+            yield (GROUP_ACK_NUMS, f"{topic}@{group}"), acked
         yield (BROKER_PUT_NUMS, ""), self.put_msgs
         yield (BROKER_GET_NUMS, ""), self.get_found_msgs
         yield (BROKER_GET_MISS, ""), self.get_miss
@@ -292,6 +308,7 @@ class BrokerStats:
         """Drop rows of deleted topics and groups; returns how many rows went."""
         n = _prune(self.topic_in, lambda k: not topic_alive(k[0]))
         n += _prune(self.group_out, lambda k: not topic_alive(k[0]) or not group_alive(k[1]))
+        n += _prune(self.group_ack, lambda k: not topic_alive(k[0]) or not group_alive(k[1]))
         n += _prune(self.dlq, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
         n += _prune(self.pull_offsets, lambda k: not topic_alive(k[1]) or not group_alive(k[0]))
         n += _prune(self.tx_commits, lambda k: not topic_alive(k))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -373,6 +374,19 @@ async def send_message(admin: AdminClient, a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``mqadmin``: run one sub-command. A reader that goes away (``mqadmin topicList | head``) ends it quietly
+    with 141 (128 + SIGPIPE, what a shell reports for a program killed by the signal), not a traceback."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     cli_json.install()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] in ("-h", "--help", "help") and len(argv) == 1):
@@ -409,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return asyncio.run(run())
+    except BrokenPipeError:
+        raise
     except (RemotingError, MQClientError, ValueError, OSError) as exc:
         print(f"mqadmin {argv[0]}: " + " ".join(str(exc).split()), file=sys.stderr)
         return 1

@@ -26,13 +26,14 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Unpack
 
 from client._aio import StartClose, log_stop_failure
 from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PullConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
+from client.consumer.options import PullConsumerOptions
 from client.consumer.pulling import pull_once
 from client.consumer.rebalance import Rebalancer
 from client.consumer.selector import ALL, MessageSelector, as_selector
@@ -83,7 +84,12 @@ class PullConsumer(StartClose):
     """``PullConsumer(group, namesrv_addr=...)``; options are ``ClientConfig`` and ``PullConsumerConfig`` fields."""
 
     def __init__(
-        self, group: str, namesrv_addr: str | None = None, *, instance: ClientInstance | None = None, **options: Any
+        self,
+        group: str,
+        namesrv_addr: str | None = None,
+        *,
+        instance: ClientInstance | None = None,
+        **options: Unpack[PullConsumerOptions],
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PullConsumerConfig)

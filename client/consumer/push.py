@@ -27,7 +27,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Unpack
 
 from client._aio import StartClose, log_stop_failure
 from client._dump import thread_dump
@@ -37,6 +37,7 @@ from client.consumer.allocate import allocate_averagely
 from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
 from client.consumer.direct import consume_directly
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
+from client.consumer.options import PushConsumerOptions
 from client.consumer.process_queue import ProcessQueue
 from client.consumer.pulling import RETRY_PREFIX, pull_once, restore_retry_topic
 from client.consumer.rebalance import Rebalancer
@@ -86,7 +87,12 @@ class PushConsumer(StartClose):
     """
 
     def __init__(
-        self, group: str, namesrv_addr: str | None = None, *, instance: ClientInstance | None = None, **options: Any
+        self,
+        group: str,
+        namesrv_addr: str | None = None,
+        *,
+        instance: ClientInstance | None = None,
+        **options: Unpack[PushConsumerOptions],
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PushConsumerConfig)
