@@ -24,6 +24,7 @@ from broker.config import BrokerConfig
 from broker.ha.service import HAService
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
+from broker.services.access import record_topic
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
@@ -159,6 +160,8 @@ class BrokerApp:
             self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
         )  # fmt: skip
         ha.before_serving()
+        if self.acl is not None:  # the rule table's record resources (view by id, send back, end transaction)
+            self.acl.hook.record_topic = record_topic(store)
         await self._bind(self.wiring.registry, server_ssl, store)
         await self._start_services(store, schedule, self.wiring.transactions)
         await self._start_ha_listener(ha)

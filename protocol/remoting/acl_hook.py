@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from protocol.acl.code_rules import RecordTopic
 from protocol.acl.files import AclConfig, acl_files
 from protocol.acl.rules import AclError, AclRules, host_of
 from protocol.codes import RequestCode, ResponseCode
@@ -49,11 +50,13 @@ class AclHook:
     """The check itself; ``rules`` may be replaced at any time (hot reload). With ``only_codes`` set, requests with
     any other code pass unchecked (the name server's mode)."""
 
-    __slots__ = ("_hosts", "denied", "only_codes", "rules")
+    __slots__ = ("_hosts", "denied", "only_codes", "record_topic", "rules")
 
     def __init__(self, rules: AclRules, only_codes: frozenset[int] | None = None) -> None:
         self.rules = rules
         self.only_codes = only_codes
+        # commit-log offset → topic of the record there: the broker sets it (codes whose resource is a record)
+        self.record_topic: RecordTopic | None = None
         self.denied = 0
         self._hosts: dict[str, str] = {}  # peer → ip: one entry per connection, cleared when it grows
 
@@ -67,7 +70,7 @@ class AclHook:
                 self._hosts.clear()
             host = self._hosts[peer] = host_of(peer)
         try:
-            self.rules.check(host, cmd)
+            self.rules.check(host, cmd, self.record_topic)
         except AclError as exc:
             self.denied += 1
             # the first refusals of each connection are logged, then one in a thousand: a flood logs little

@@ -118,12 +118,23 @@ ROWS: list[tuple[str, Build, bool, str]] = [
         False,
         "topic:topicD",
     ),
-    ("other code: signature only", lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicD", queueId=0), True, ""),
     (
-        "SEND_BATCH: signature only (J497)",
-        lambda: RemotingCommand.request(RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "topicD"}),
+        "GET_MAX_OFFSET: topic ANY",
+        lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicD", queueId=0),
+        False,
+        "topic:topicD",
+    ),
+    (
+        "GET_MAX_OFFSET: PUB-only topic",
+        lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicB", queueId=0),
         True,
         "",
+    ),
+    (
+        "SEND_BATCH: PUB on the header topic (J497 checked nothing)",
+        lambda: RemotingCommand.request(RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "topicD"}),
+        False,
+        "topic:topicD",
     ),
 ]
 
