@@ -279,9 +279,7 @@ class Account:
             mac=keyed_mac(secret_key),
         )
 
-    def authorize(
-        self, code: int, resources: dict[str, int] | None, admin_codes: frozenset[int] = ADMIN_CODES
-    ) -> None:
+    def authorize(self, code: int, resources: dict[str, int] | None, admin_codes: frozenset[int] = ADMIN_CODES) -> None:
         """J ``checkPerm`` (plus the trace-topic rule before it): raise AclError when this account may not run
         ``code`` on ``resources`` (resource → needed perm; groups as ``%RETRY%<group>``; None: admin-only)."""
         if resources is not None and len(resources) == 1 and resources.get(TRACE_TOPIC) == PUB:
