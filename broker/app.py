@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Self
 import structlog
 
 from broker.config import BrokerConfig
+from broker.ha.auth import build_security
 from broker.ha.service import HAService
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
@@ -153,7 +154,7 @@ class BrokerApp:
         self._open_acl()
         server_ssl, client_ssl = self._tls_contexts()
         store, schedule = await self._open_store()
-        ha = self._build_ha(store, schedule, client_ssl)
+        ha = self._build_ha(store, schedule, server_ssl, client_ssl)
         self.metrics = self._build_metrics(ha)
         self.wiring = wire(
             self.config, store, self.topics, self.groups, self.offsets, self.clients, self.polling, schedule,
@@ -233,10 +234,24 @@ class BrokerApp:
         self.schedule = schedule
         return store, schedule
 
-    def _build_ha(self, store: MessageStore, schedule: ScheduleService, client_ssl: ssl.SSLContext | None) -> HAService:
-        """The outbound remoting client (signed with the inner ACL key) and the HA service that shares it."""
+    def _build_ha(
+        self,
+        store: MessageStore,
+        schedule: ScheduleService,
+        server_ssl: ssl.SSLContext | None,
+        client_ssl: ssl.SSLContext | None,
+    ) -> HAService:
+        """The outbound remoting client (signed with the inner ACL key) and the HA service that shares it; the HA
+        port authenticates slaves and uses TLS as ``broker.ha.auth.build_security`` says."""
         sec = self.config.security
         creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
+        security = build_security(
+            sec.ha_auth_secret,
+            (sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None,
+            self._acl_rules if self.acl is not None else None,
+            server_ssl,
+            client_ssl,
+        )
         self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None, ssl_context=client_ssl)
         self.ha = HAService(
             self.config,
@@ -248,6 +263,7 @@ class BrokerApp:
             self.groups,
             lambda: self.addr,
             lambda: self.registrar.trigger() if self.registrar is not None else None,
+            security,
         )
         return self.ha
 

@@ -202,6 +202,7 @@ class SecurityConfig(_Section):
     acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
     inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)
     inner_secret_key: str = ""
+    ha_auth_secret: str = ""  # slaves prove it on the HA port (HMAC over the master's challenge); see broker.ha.auth
     server_max_connections: int = Field(10_000, ge=1)
     server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
     tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
@@ -418,6 +419,7 @@ KEYS: dict[str, Key] = {
     "aclReloadInterval": _k("security", "acl_reload_interval", int),
     "innerAccessKey": _k("security", "inner_access_key", str),
     "innerSecretKey": _k("security", "inner_secret_key", str),
+    "haAuthSecret": _k("security", "ha_auth_secret", str),
     "serverMaxConnections": _k("security", "server_max_connections", int),
     "serverMaxPendingFrameBytes": _k("security", "server_max_pending_frame_bytes", int),
     "tls.server.mode": _k("security", "tls_server_mode", str),
@@ -463,7 +465,9 @@ ALIASES: dict[str, str] = {
 _TABLE = KeyTable(BrokerConfig, KEYS, BROKER_FILE_KEYS, aliases=ALIASES)
 NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 # Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
-SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
+SECRET_KEYS: frozenset[str] = frozenset(
+    {"innerSecretKey", "haAuthSecret", "tls.server.keyPassword", "tls.client.keyPassword"}
+)
 
 
 # canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,
