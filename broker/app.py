@@ -72,6 +72,8 @@ def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
         file_reserved_time_hours=s.file_reserved_time,
         delete_when=s.delete_when,
         disk_max_used_space_ratio=s.disk_max_used_space_ratio,
+        disk_space_warning_level_ratio=s.disk_space_warning_level_ratio,
+        clean_file_forcibly_enable=s.clean_file_forcibly_enable,
         message_index_enable=s.message_index_enable,
         max_transfer_bytes_on_message_in_memory=s.max_transfer_bytes_on_message_in_memory,
         max_transfer_count_on_message_in_memory=s.max_transfer_count_on_message_in_memory,
@@ -161,6 +163,7 @@ class BrokerApp:
             self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
         )  # fmt: skip
         ha.before_serving()
+        store.consumed_offset = self.offsets.slowest  # forced cleans count what no group had consumed yet
         if self.acl is not None:  # the rule table's record resources (view by id, send back, end transaction)
             self.acl.hook.record_topic = record_topic(store)
         await self._bind(self.wiring.registry, server_ssl, store)

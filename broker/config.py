@@ -128,6 +128,8 @@ class StoreSection(_Section):
     file_reserved_time: int = Field(72, gt=0)
     delete_when: str = "04"
     disk_max_used_space_ratio: int = Field(75, ge=10, le=95)
+    disk_space_warning_level_ratio: int = Field(90, ge=10, le=99)
+    clean_file_forcibly_enable: bool = True
     message_index_enable: bool = True
     check_crc_on_recover: bool = True
     message_delay_level: str = DEFAULT_DELAY_LEVELS
@@ -375,6 +377,8 @@ KEYS: dict[str, Key] = {
     "fileReservedTime": _k("store", "file_reserved_time", int, True),
     "deleteWhen": _k("store", "delete_when", str, True),
     "diskMaxUsedSpaceRatio": _k("store", "disk_max_used_space_ratio", int),
+    "diskSpaceWarningLevelRatio": _k("store", "disk_space_warning_level_ratio", int),
+    "cleanFileForciblyEnable": _k("store", "clean_file_forcibly_enable", bool),
     "messageIndexEnable": _k("store", "message_index_enable", bool),
     "checkCRCOnRecover": _k("store", "check_crc_on_recover", bool),
     "messageDelayLevel": _k("store", "message_delay_level", str, True),
