@@ -56,8 +56,8 @@ CLONE_GROUP_OFFSET 314                       groups ``srcGroup`` and ``destGroup
 QUERY_CONSUME_QUEUE 321                      topic SUB + group ``consumerGroup`` (when named)
 signature only                               broker-wide reads without message data: 21 28 43 45 46 201 204 305
                                              315 317 328 907 60001 (``_SIGNATURE_ONLY``)
-admin                                        17 25 26 27 50–54 200 205 207 212 215 306 309 316 327 329, and every
-                                             code without a row
+admin                                        17 25 26 27 50–54 200 205 207 212 215 306 309 316 327 329 3001–3010,
+                                             and every code without a row
 =========================================== ==========================================================================
 """
 
@@ -138,6 +138,7 @@ _ADMIN_CODES: Final = (
     RequestCode.ADD_WRITE_PERM_OF_BROKER,
     RequestCode.DELETE_EXPIRED_COMMITLOG,
     RequestCode.RESET_CONSUMER_OFFSET_IN_BROKER,
+    *(c for c in RequestCode if 3001 <= c <= 3010),  # ACL 2.0 users and ACLs (J: Cluster Update/Get)
 )
 
 # broker-wide reads that return no message data: any signed account (as J)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from protocol.acl.auth2 import Entry, decide
 from protocol.acl.code_rules import (
     ADMIN_CODES,
     ANY,
@@ -213,6 +214,14 @@ def parse_address_pattern(text: str | None) -> AddressPattern:
     return AddressPattern(t, "set", frozenset({_member(t)}))
 
 
+def _ip_matches(pattern: str, ip: str) -> bool:
+    """An ACL 2.0 ``sourceIps`` entry against the caller (an unreadable pattern matches nothing)."""
+    try:
+        return parse_address_pattern(pattern).matches(ip)
+    except AclError:
+        return False
+
+
 # -- accounts and the check -------------------------------------------------------------------------------------------
 
 
@@ -235,6 +244,23 @@ class Account:
     # (code, topic, group) of requests this account was allowed: the check is a pure function of the account
     # (rebuilt on reload) and those fields, so it is done once per kind of request (``_PERM_FIELDS`` codes)
     allowed: set[tuple[int, str | None, str | None]] = field(default_factory=set, compare=False, repr=False)
+    # ACL 2.0 users (``protocol.acl.auth2``): their policy entries (None: an ACL 1.0 account); ``ip_bound`` when an
+    # entry names source addresses (then no decision is remembered: it depends on the caller's address)
+    policy: tuple[Entry, ...] | None = field(default=None, compare=False, repr=False)
+    ip_bound: bool = field(default=False, compare=False, repr=False)
+
+    @classmethod
+    def user(cls, username: str, password: str, *, super_user: bool, policy: tuple[Entry, ...]) -> Account:
+        """An ACL 2.0 user: signs like an ACL 1.0 account (AccessKey = username, secret = password), authorised by
+        ``policy``; a ``Super`` user is admin and skips every check."""
+        return cls(
+            username,
+            password,
+            admin=super_user,
+            mac=keyed_mac(password),
+            policy=policy,
+            ip_bound=any(e.source_ips for e in policy),
+        )
 
     @classmethod
     def build(
@@ -279,14 +305,25 @@ class Account:
             mac=keyed_mac(secret_key),
         )
 
-    def authorize(self, code: int, resources: dict[str, int] | None, admin_codes: frozenset[int] = ADMIN_CODES) -> None:
+    def authorize(
+        self, code: int, resources: dict[str, int] | None, admin_codes: frozenset[int] = ADMIN_CODES, ip: str = ""
+    ) -> None:
         """J ``checkPerm`` (plus the trace-topic rule before it): raise AclError when this account may not run
-        ``code`` on ``resources`` (resource → needed perm; groups as ``%RETRY%<group>``; None: admin-only)."""
+        ``code`` on ``resources`` (resource → needed perm; groups as ``%RETRY%<group>``; None: admin-only) from
+        ``ip``. An ACL 2.0 user is decided by its policy (``auth2.decide``)."""
         if resources is not None and len(resources) == 1 and resources.get(TRACE_TOPIC) == PUB:
             return
         if (resources is None or code in admin_codes) and not self.admin:
             raise AclError(f"Need admin permission for request code={code}, but accessKey={self.access_key} is not")
         if not resources:
+            return
+        if self.policy is not None:
+            if self.admin:
+                return
+            for resource, needed in resources.items():
+                reason = decide(self.policy, resource, needed, ip, _ip_matches)
+                if reason is not None:
+                    raise AclError(f"User:{self.access_key} has no permission to access {reason}")
             return
         owned = self.perms
         if owned is None and self.admin:
@@ -349,14 +386,14 @@ class AclRules:
             raise AclError(f"Check signature failed for accessKey={ak}")
         code = cmd.code
         names = _PERM_FIELDS.get(code)
-        if names is None:
-            acct.authorize(code, _resources(cmd, record_topic), self.admin_codes)
+        if names is None or acct.ip_bound:
+            acct.authorize(code, _resources(cmd, record_topic), self.admin_codes, remote_ip)
             return
         key = (code, ext.get(names[0]), ext.get(names[1]))
         allowed = acct.allowed
         if key in allowed:
             return
-        acct.authorize(code, _resources(cmd, record_topic), self.admin_codes)  # AclError: not remembered
+        acct.authorize(code, _resources(cmd, record_topic), self.admin_codes, remote_ip)  # AclError: not remembered
         if len(allowed) >= _ALLOWED_MAX:
             allowed.clear()
         allowed.add(key)
@@ -383,4 +420,4 @@ class AclRules:
             return
         if not signature_ok(acct.secret_key):
             raise AclError(f"Check signature failed for accessKey={access_key}")
-        acct.authorize(code, resources(), self.admin_codes)
+        acct.authorize(code, resources(), self.admin_codes, remote_ip)

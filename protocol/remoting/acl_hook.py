@@ -17,6 +17,7 @@ from pathlib import Path
 
 import structlog
 
+from protocol.acl.auth2 import auth_path
 from protocol.acl.code_rules import RecordTopic
 from protocol.acl.files import AclConfig, acl_files
 from protocol.acl.rules import AclError, AclRules, host_of
@@ -86,7 +87,7 @@ class AclHook:
 
 def _stamp(home: Path) -> tuple[tuple[str, int, int], ...]:
     out = []
-    for p in acl_files(home):
+    for p in [*acl_files(home), auth_path(home)]:
         try:
             st = p.stat()
         except OSError:
