@@ -24,6 +24,7 @@ from protocol.remoting import RemotingClient
 from tests.harness import run_broker
 from tests.integration.acl_support import ADMIN, refused, signed, write_acl
 from tests.integration.broker_wire import pull_cmd, send_cmd, simple_cmd
+from tests.integration.test_acl_sdk import mqadmin
 from tests.integration.test_grpc_acl import MD, send_req
 
 ALICE = SessionCredentials("alice", "alice-password")
@@ -125,3 +126,33 @@ async def test_users_and_policies_decide_remoting_and_grpc_requests(broker: Brok
         assert json.loads((await call(_cmd(RequestCode.AUTH_LIST_ACL), ADMIN)).body or b"[]") == []
     finally:
         await client.close()
+
+
+async def test_mqadmin_user_and_acl_commands(broker: BrokerApp) -> None:
+    creds = ("--accessKey", "rocketmq2", "--secretKey", "12345678")
+    b = ("-b", broker.addr)
+    steps: list[tuple[tuple[str, ...], str]] = [
+        (("createUser", *b, "-u", "carol", "-p", "carol-pass", "-t", "Normal"), "create user to"),
+        (("createAcl", *b, "-s", "User:carol", "-r", "Topic:topicA,Group:groupA", "-a", "Pub,Sub", "-d", "Allow"), "create acl to"),
+        (("listUser", *b, "-f", "car"), '"username": "carol"'),
+        (("listAcl", *b, "-r", "topicA"), '"resource": "Topic:topicA"'),
+        (("getAcl", *b, "-s", "User:carol"), '"decision": "Allow"'),
+    ]  # fmt: skip
+    for args, want in steps:
+        rc, out, err = await mqadmin(*args, *creds)
+        assert rc == 0 and want in out, (args, out, err)
+    assert "carol-pass" not in (await mqadmin("listUser", *b, *creds))[1]
+    carol = SessionCredentials("carol", "carol-pass")
+    client = RemotingClient()
+    try:
+        r = await client.invoke(broker.addr, signed(send_cmd("topicA", b"c", v2=True), carol), 5.0)
+        assert r.code == ResponseCode.SUCCESS, r.remark
+        rc, out, err = await mqadmin("deleteUser", *b, "-u", "carol", *creds)
+        assert rc == 0, err
+        r = await client.invoke(broker.addr, signed(send_cmd("topicA", b"c", v2=True), carol), 5.0)
+        assert refused(r)
+    finally:
+        await client.close()
+    # the normal user's own mqadmin gets the refusal
+    rc, out, err = await mqadmin("listUser", *b, "--accessKey", "carol", "--secretKey", "carol-pass")
+    assert rc != 0
