@@ -175,7 +175,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                 self._acl.check(md, peer, request)
             except AclError as exc:
                 _log.info("gRPC request refused by ACL", peer=peer, request=type(request).__name__, reason=str(exc))
-                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
+                # RocketMQ 5.3's proxy: an ACL 2.0 authorization refusal is FORBIDDEN, everything else UNAUTHORIZED
+                raise ClientError(pb.Code.FORBIDDEN if exc.forbidden else pb.Code.UNAUTHORIZED, str(exc)) from None
 
     def _session(self, context: Context, request: Any | None = None) -> GrpcClientChannel:
         md = self._metadata(context)

@@ -147,11 +147,14 @@ def _add_users(root: Path, accounts: dict[str, Account]) -> None:
         raise AclError(str(exc)) from None
     for u in doc["users"]:
         name = str(u.get("username") or "")
-        if not name or name in accounts or str(u.get("userStatus", "enable")).lower() == "disable":
+        if not name or name in accounts:
             continue
-        super_user = str(u.get("userType", "Normal")).lower() == "super"
         accounts[name] = Account.user(
-            name, str(u.get("password") or ""), super_user=super_user, policy=tuple(policies.get(name, ()))
+            name,
+            str(u.get("password") or ""),
+            super_user=str(u.get("userType", "Normal")).lower() == "super",
+            policy=tuple(policies.get(name, ())),
+            disabled=str(u.get("userStatus", "enable")).lower() == "disable",
         )
 
 

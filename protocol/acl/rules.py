@@ -56,7 +56,14 @@ _FRAME: Final = "org.apache.rocketmq.acl.plain.PlainPermissionManager.validate(P
 
 
 class AclError(Exception):
-    """A request refused (or a rule that cannot load); ``remark`` is what J's clients see."""
+    """A request refused (or a rule that cannot load); ``remark`` is what J's clients see. ``acl2`` marks the
+    refusal of an ACL 2.0 user, which RocketMQ 5.3+ answers differently: NO_PERMISSION (16) with the bare message
+    (``remark2``), and on gRPC UNAUTHORIZED for authentication, FORBIDDEN (``forbidden``) for authorization."""
+
+    def __init__(self, message: str, *, acl2: bool = False, forbidden: bool = False) -> None:
+        super().__init__(message)
+        self.acl2 = acl2
+        self.forbidden = forbidden
 
     @property
     def remark(self) -> str:
@@ -248,9 +255,12 @@ class Account:
     # entry names source addresses (then no decision is remembered: it depends on the caller's address)
     policy: tuple[Entry, ...] | None = field(default=None, compare=False, repr=False)
     ip_bound: bool = field(default=False, compare=False, repr=False)
+    disabled: bool = field(default=False, compare=False, repr=False)  # an ACL 2.0 user with userStatus disable
 
     @classmethod
-    def user(cls, username: str, password: str, *, super_user: bool, policy: tuple[Entry, ...]) -> Account:
+    def user(
+        cls, username: str, password: str, *, super_user: bool, policy: tuple[Entry, ...], disabled: bool = False
+    ) -> Account:
         """An ACL 2.0 user: signs like an ACL 1.0 account (AccessKey = username, secret = password), authorised by
         ``policy``; a ``Super`` user is admin and skips every check."""
         return cls(
@@ -260,6 +270,7 @@ class Account:
             mac=keyed_mac(password),
             policy=policy,
             ip_bound=any(e.source_ips for e in policy),
+            disabled=disabled,
         )
 
     @classmethod
@@ -314,6 +325,13 @@ class Account:
         if resources is not None and len(resources) == 1 and resources.get(TRACE_TOPIC) == PUB:
             return
         if (resources is None or code in admin_codes) and not self.admin:
+            if self.policy is not None:
+                raise AclError(
+                    f"User:{self.access_key} has no permission for request code={code} from {ip}: Need admin permission"
+                    " (a Super user).",
+                    acl2=True,
+                    forbidden=True,
+                )
             raise AclError(f"Need admin permission for request code={code}, but accessKey={self.access_key} is not")
         if not resources:
             return
@@ -322,8 +340,13 @@ class Account:
                 return
             for resource, needed in resources.items():
                 reason = decide(self.policy, resource, needed, ip, _ip_matches)
-                if reason is not None:
-                    raise AclError(f"User:{self.access_key} has no permission to access {reason}")
+                if reason is not None:  # J 5.3 AclAuthorizationHandler's words
+                    target, _, detail = reason.partition(", ")
+                    raise AclError(
+                        f"User:{self.access_key} has no permission to access {target} from {ip}, {detail}.",
+                        acl2=True,
+                        forbidden=True,
+                    )
             return
         owned = self.perms
         if owned is None and self.admin:
@@ -383,7 +406,11 @@ class AclRules:
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
         if not verify_signature(ext, cmd.body, acct.mac or acct.secret_key):
+            if acct.policy is not None:
+                raise AclError("check signature failed.", acl2=True)
             raise AclError(f"Check signature failed for accessKey={ak}")
+        if acct.disabled:
+            raise AclError(f"User:{ak} is disabled.", acl2=True)
         code = cmd.code
         names = _PERM_FIELDS.get(code)
         if names is None or acct.ip_bound:
@@ -419,5 +446,9 @@ class AclRules:
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
         if not signature_ok(acct.secret_key):
+            if acct.policy is not None:
+                raise AclError("check signature failed.", acl2=True)
             raise AclError(f"Check signature failed for accessKey={access_key}")
+        if acct.disabled:
+            raise AclError(f"User:{access_key} is disabled.", acl2=True)
         acct.authorize(code, resources(), self.admin_codes, remote_ip)

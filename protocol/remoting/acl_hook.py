@@ -2,7 +2,8 @@
 
 ``AclHook(rules)`` is called by the connection for every request (never for responses) as ``hook(conn, cmd)``: it
 returns ``None`` to let the request through or the reply to send instead. A refusal is J's reply (docs/reference/acl.md
-§6): code SYSTEM_ERROR (1), remark ``org.apache.rocketmq.acl.common.AclException: <reason>, <frame>``.
+§6): code SYSTEM_ERROR (1), remark ``org.apache.rocketmq.acl.common.AclException: <reason>, <frame>``; for an
+ACL 2.0 user, RocketMQ 5.3's: NO_PERMISSION (16) with the bare reason.
 
 ``AclWatcher`` polls the ACL files of one home directory every ``interval_s`` (J 4.9.3+: 5 s, by mtime) and swaps
 the hook's rules on a change. A file that does not load keeps the previous rules and logs one line per change.
@@ -81,6 +82,8 @@ class AclHook:
                 _log.info(
                     "request refused by ACL", peer=conn.peer, code=cmd.code, reason=str(exc)[:200], refused=self.denied
                 )
+            if exc.acl2:  # an ACL 2.0 user: RocketMQ 5.3's AbortProcessException(NO_PERMISSION, message)
+                return cmd.make_response(ResponseCode.NO_PERMISSION, str(exc))
             return cmd.make_response(ResponseCode.SYSTEM_ERROR, exc.remark)
         return None
 
