@@ -50,7 +50,7 @@ from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
-from broker.services.access import send_refusal
+from broker.services.access import send_refusal, topic_send_refusal
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -421,8 +421,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if refusal is not None:  # the remoting send path's checks, answered in gRPC's codes
                 raise ClientError(_REFUSAL_CODE.get(refusal[0], pb.Code.FORBIDDEN), refusal[1])
             tc = self._topic(m.topic.name)
-            if not T.is_writeable(tc.perm):
-                raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not writeable")
+            refusal = topic_send_refusal(tc.topic_name, tc.perm)
+            if refusal is not None:
+                raise ClientError(pb.Code.FORBIDDEN, refusal[1])
             out = from_v2(m, self._limits, now_ms)
         except InvalidMessage as exc:
             entry.status.CopyFrom(_status(exc.code, str(exc)))

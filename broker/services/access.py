@@ -1,5 +1,5 @@
 """What a request may touch, decided once for both front ends (remoting handlers and the gRPC proxy): the send-path
-refusals (broker write permission, topic name, system topics) and the store lookup the ACL rule table needs for
+refusals (broker write permission, topic name, system topics, a topic without write permission) and the store lookup the ACL rule table needs for
 codes whose resource is a stored record (VIEW_MESSAGE_BY_ID, CONSUMER_SEND_MSG_BACK, END_TRANSACTION).
 
 ``send_refusal`` returns RocketMQ's remoting ``(code, remark)`` or None; the remoting handlers raise it as is, the
@@ -28,6 +28,13 @@ def send_refusal(topic: str, *, writeable: bool, broker_ip: str) -> tuple[int, s
     forbidden = T.send_forbidden_remark(topic)
     if forbidden is not None:
         return ResponseCode.NO_PERMISSION, forbidden
+    return None
+
+
+def topic_send_refusal(topic: str, perm: int) -> tuple[int, str] | None:
+    """A topic whose permission bits forbid writes (``updateTopic -p 4``): NO_PERMISSION, J's remark."""
+    if not T.is_writeable(perm):
+        return ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden"
     return None
 
 
