@@ -19,6 +19,7 @@ from tests.integration.acl_support import (
     ADMIN,
     NORMAL,
     SUB_ONLY,
+    create_topic_cmd,
     refused,
     signed,
     write_acl,
@@ -139,20 +140,7 @@ ROWS: list[tuple[str, Build, bool, str]] = [
 ]
 
 ADMIN_ONLY: list[tuple[str, Build]] = [
-    (
-        "UPDATE_AND_CREATE_TOPIC",
-        lambda: simple_cmd(
-            RequestCode.UPDATE_AND_CREATE_TOPIC,
-            topic="adminT",
-            defaultTopic="TBW102",
-            readQueueNums=1,
-            writeQueueNums=1,
-            perm=6,
-            topicFilterType="SINGLE_TAG",
-            topicSysFlag=0,
-            order="false",
-        ),
-    ),
+    ("UPDATE_AND_CREATE_TOPIC", lambda: create_topic_cmd("adminT")),
     (
         "UPDATE_BROKER_CONFIG",
         lambda: RemotingCommand.request(RequestCode.UPDATE_BROKER_CONFIG, {}, b"autoCreateTopicEnable=true\n"),

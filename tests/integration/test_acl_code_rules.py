@@ -19,7 +19,7 @@ from protocol.command import RemotingCommand
 from protocol.message import decode_offset_msg_id
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker
-from tests.integration.acl_support import ADMIN, NORMAL, refused, signed, write_acl
+from tests.integration.acl_support import ADMIN, NORMAL, create_topic_cmd, refused, signed, write_acl
 from tests.integration.broker_wire import batch_body, heartbeat_cmd, send_cmd, simple_cmd
 
 LIMITED: list[dict[str, Any]] = [
@@ -46,20 +46,6 @@ class Site:
         return await self.client.invoke(self.broker.addr, signed(cmd, creds), 5.0)
 
 
-def _topic_cmd(topic: str) -> RemotingCommand:
-    return simple_cmd(
-        RequestCode.UPDATE_AND_CREATE_TOPIC,
-        topic=topic,
-        defaultTopic="TBW102",
-        readQueueNums=1,
-        writeQueueNums=1,
-        perm=6,
-        topicFilterType="SINGLE_TAG",
-        topicSysFlag=0,
-        order="false",
-    )
-
-
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
     home = tmp_path / "home"
@@ -69,7 +55,7 @@ async def site(tmp_path: Path) -> AsyncIterator[Site]:
         try:
             offsets: dict[str, int] = {}
             for topic in ("topicA", "topicB"):
-                r = await client.invoke(broker.addr, signed(_topic_cmd(topic), ADMIN), 5.0)
+                r = await client.invoke(broker.addr, signed(create_topic_cmd(topic), ADMIN), 5.0)
                 assert r.code == ResponseCode.SUCCESS, r.remark
                 r = await client.invoke(
                     broker.addr, signed(send_cmd(topic, b"secret of " + topic.encode()), ADMIN), 5.0
