@@ -215,3 +215,7 @@ class HandlerRegistry:
 
     def __contains__(self, code: int) -> bool:
         return code in self._handlers
+
+    def codes(self) -> frozenset[int]:
+        """Every request code with a handler."""
+        return frozenset(self._handlers)
