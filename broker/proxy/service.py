@@ -63,7 +63,7 @@ from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
 from protocol.codes import ResponseCode
-from protocol.message import PropertyKey, encode_properties, java_string_hash
+from protocol.message import encode_properties, java_string_hash
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
