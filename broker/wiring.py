@@ -28,6 +28,7 @@ from broker.handlers.lock import LockHandlers
 from broker.handlers.offset_reset import OffsetResetHandlers
 from broker.handlers.pull import PullHandlers
 from broker.handlers.query import QueryHandlers
+from broker.handlers.reply import ReplyHandlers
 from broker.handlers.send import SendHandlers
 from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
@@ -36,6 +37,7 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
+from broker.services.reply import ReplyService
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
@@ -102,6 +104,16 @@ def wire(
         max_message_size=config.store.max_message_size,
         max_queue_wait_ms=feat.wait_time_mills_in_send_queue,
         stats=stats,
+        cluster_name=ident.broker_cluster_name,
+    )
+    reply = ReplyHandlers(
+        ReplyService(clients, broker_addr),
+        store,
+        send.checked_topic,
+        region_id=ident.region_id,
+        trace_on=ident.trace_on,
+        store_reply=feat.store_reply_message_enable,
+        stats=stats,
     )
     transaction = TransactionHandlers(
         transactions,
@@ -117,6 +129,7 @@ def wire(
     send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
     tables: list[dict[int, Handler]] = [
         send.table(),
+        reply.table(),
         transaction.table(),
         PullHandlers(
             store,

@@ -37,7 +37,9 @@ from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailable
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, validate_group, validate_topic
 from client.producer.options import ProducerOptions
+from client.producer.request import RequestReply
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
+from client.reply import is_reply
 from client.results import LocalTransactionState, SendResult, SendStatus
 from client.route import TopicRoute
 from protocol.bodies import PERM_WRITE
@@ -116,7 +118,7 @@ def _result(status: SendStatus, uniq: str, mq: MessageQueue, resp: SendMessageRe
     )
 
 
-class Producer(StartClose):
+class Producer(RequestReply, StartClose):
     """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
 
     Options are the fields of ``ClientConfig`` (``instance_name``, ``serialize_type``…) and ``ProducerConfig``
@@ -297,7 +299,9 @@ class Producer(StartClose):
             queue = selector(queues, msg, arg)
         elif queue is None and sharding_key is not None:
             queue = select_by_key(await self.publish_queues(msg.topic), sharding_key)
-        return await self._send(msg.topic, body, sys_flag, encode_properties(props), msg.flag, queue, timeout, props)
+        return await self._send(
+            msg.topic, body, sys_flag, encode_properties(props), msg.flag, queue, timeout, props, reply=is_reply(props)
+        )
 
     async def send_orderly(self, msg: Message, sharding_key: object, *, timeout: float | None = None) -> SendResult:
         """``send(msg, sharding_key=key)``: messages with one key keep their order in one queue."""
@@ -317,6 +321,7 @@ class Producer(StartClose):
         batch: bool = False,
         reconsume_times: int | None = None,
         max_reconsume_times: int | None = None,
+        reply: bool = False,
     ) -> SendResult:
         timeout = timeout or self.config.send_timeout_ms / 1000
         deadline = time.monotonic() + timeout
@@ -350,7 +355,7 @@ class Producer(StartClose):
                 addr = route.master_addr(mq.broker_name) if route is not None else None
                 if addr is None:
                     addr = await self.instance.find_broker_addr(mq)
-                code, resp = await self.instance.api.send(addr, header, body, left, batch=batch)
+                code, resp = await self.instance.api.send(addr, header, body, left, batch=batch, reply=reply)
             except (RemotingError, NoBrokerAvailableError) as exc:
                 if self._fault is not None:
                     self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000, isolation=True)
@@ -392,6 +397,8 @@ class Producer(StartClose):
         if at is None:
             return None
         body, sys_flag, props = self._prepare(msg)
+        if is_reply(props):
+            return None
         props_text = encode_properties(props)
         cmd = self.instance.api.send_request(self._header(at[1], sys_flag, props_text, msg.flag), body)
         if cmd is None:
