@@ -43,8 +43,10 @@ from client.consumer.rebalance import Rebalancer
 from client.errors import MQClientError
 from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
+from client.namespace import topics_unwrapped
 from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
+from client.trace import INNER_TRACE_GROUP_PREFIX, TraceDispatcher, TracedListener
 from protocol.bodies import (
     ConsumeFromWhere,
     ConsumeMessageDirectlyResult,
@@ -55,7 +57,9 @@ from protocol.bodies import (
     encode_consumer_running_info,
 )
 from protocol.message import MessageExt
+from protocol.namespace import wrap
 from protocol.tasks import stop_tasks
+from protocol.trace import DEFAULT_TRACE_TOPIC as TRACE_TOPIC
 
 _log = get_logger("rocketq.client.push")
 
@@ -89,7 +93,8 @@ class PushConsumer(StartClose):
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PushConsumerConfig)
-        self.group = group
+        self.namespace = self.config.namespace
+        self.group = group = wrap(self.namespace, group)
         self.broadcasting = self.config.message_model == "BROADCASTING"
         self.instance = instance or ClientInstance(
             config=client_cfg, default_instance_name="DEFAULT" if self.broadcasting else None
@@ -129,6 +134,13 @@ class PushConsumer(StartClose):
         # per topic, pulls that found messages: [messages, milliseconds, pulls] (J's pullTPS / pullRT)
         self._pull_stats: dict[str, list[float]] = {}
         self._async_listener: tuple[object, bool] = (None, False)  # the last listener looked at, and _is_async of it
+        self._trace = (
+            TracedListener(
+                self._invoke_listener, TraceDispatcher(self._trace_sender, cfg.trace_topic or TRACE_TOPIC), group
+            )
+            if cfg.enable_trace
+            else None
+        )
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
@@ -138,6 +150,7 @@ class PushConsumer(StartClose):
         validate_topic(topic)
         if topic.startswith(RETRY_PREFIX):
             raise ValueError("retry topics are subscribed automatically")
+        topic = wrap(self.namespace, topic)
         self._subs[topic] = (expression.strip() or "*", listener)
         if listener is not None and self._default_listener is None:
             self._default_listener = listener
@@ -251,6 +264,8 @@ class PushConsumer(StartClose):
         if self._inner_producer is not None:
             await self._inner_producer.close()
             self._inner_producer = None
+        if self._trace is not None:
+            await self._trace.dispatcher.close()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)  # calls still running finish on their own
             self._pool = None
@@ -501,13 +516,20 @@ class PushConsumer(StartClose):
             ev.set()
 
     def _listener_for(self, msgs: list[MessageExt]) -> Listener:
-        sub = self._subs.get(msgs[0].topic)
+        sub = self._subs.get(wrap(self.namespace, msgs[0].topic))
         listener = sub[1] if sub is not None and sub[1] is not None else self._default_listener
         assert listener is not None
         return listener
 
     async def _call_listener(self, msgs: list[MessageExt]) -> object:
-        """The listener's raw answer for ``msgs``; raises what the listener raised."""
+        """The listener's raw answer for ``msgs`` (their topics shown without the namespace); raises what the
+        listener raised."""
+        if not self.namespace:
+            return await self._run_listener(msgs)
+        with topics_unwrapped(self.namespace, msgs):
+            return await self._run_listener(msgs)
+
+    async def _run_listener(self, msgs: list[MessageExt]) -> object:
         listener = self._listener_for(msgs)
         seen, is_async = self._async_listener
         if seen is not listener:  # inspect costs microseconds: once per listener, not once per call
@@ -521,6 +543,10 @@ class PushConsumer(StartClose):
         return result
 
     async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
+        """The listener's verdict on ``msgs`` (SubBefore / SubAfter trace records around it with ``enable_trace``)."""
+        return await (self._invoke_listener(msgs) if self._trace is None else self._trace(msgs))
+
+    async def _invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
         try:
             result = await self._call_listener(msgs)
         except Exception as exc:
@@ -577,6 +603,11 @@ class PushConsumer(StartClose):
         except Exception as exc:
             _log.warning("re-send to the retry topic failed", mq=str(mq), error=str(exc))
             return False
+
+    async def _trace_sender(self) -> Producer:
+        p = Producer(f"{INNER_TRACE_GROUP_PREFIX}-{self.group}-CONSUME", instance=self.instance)
+        await p.start(register=False)
+        return p
 
     async def _retry_producer(self) -> Producer:
         if self._inner_producer is None:
