@@ -37,3 +37,46 @@ async def test_namespace_wraps_names_end_to_end(cluster: Cluster) -> None:
         (mq,) = await c.fetch_subscribe_queues("ns1%TopicN")
         res = await c.pull(mq, 0, 8)
         assert res.status is PullStatus.FOUND and res.msg_found_list[0].topic == "ns1%TopicN"
+
+
+async def test_pull_consumer_in_a_namespace(cluster: Cluster) -> None:
+    await cluster.create_topic("ns2%TopicP", 1)
+    async with Producer("PG_ns2", namesrv_addr=cluster.ns_addr, namespace="ns2") as p:
+        await p.send(Message("TopicP", b"pulled"))
+    async with PullConsumer("CG_ns2", namesrv_addr=cluster.ns_addr, namespace="ns2") as c:
+        (mq,) = await c.fetch_subscribe_queues("TopicP")
+        assert mq.topic == "ns2%TopicP"
+        c.assign([mq])
+        await c.seek(mq, 0)
+        msgs = await eventually(lambda: c.poll(timeout=0.5), what="the namespaced message")
+        assert [(m.topic, m.body) for m in msgs] == [("TopicP", b"pulled")]
+        await c.commit()
+    assert cluster.broker.offsets.query("ns2%CG_ns2", "ns2%TopicP", 0) == 1
+
+
+async def test_admin_client_in_a_namespace_and_wrapped_names_in_its_output(cluster: Cluster) -> None:
+    from client.admin.admin_client import AdminClient
+
+    async with AdminClient(cluster.ns_addr, namespace="ns3") as admin:
+        await admin.create_topic(cluster.broker.addr, "TopicA", 2, 2, 6, False)
+        assert cluster.broker.topics.get("ns3%TopicA") is not None
+        await eventually(lambda: _routed(admin, "TopicA"), what="the namespaced route")
+        async with Producer("PG_ns3", namesrv_addr=cluster.ns_addr, namespace="ns3") as p:
+            r = await p.send(Message("TopicA", b"x", keys="key-ns3"))
+        stats = await admin.topic_stats(cluster.broker.addr, "TopicA")
+        assert {mq.topic for mq in stats} == {"ns3%TopicA"}  # output: the wrapped names, as J shows them
+        found = await eventually(lambda: admin.query_by_key("TopicA", "key-ns3"), what="the index")
+        assert [m.msg_id for m in found] == [r.msg_id] and found[0].topic == "ns3%TopicA"
+    # the broker's metrics count the wrapped topic, as Apache RocketMQ's do
+    assert ("ns3%TopicA", "normal") in cluster.broker.stats.topic_in
+
+
+async def _routed(admin: object, topic: str) -> bool:
+    from client.admin.admin_client import AdminClient
+
+    assert isinstance(admin, AdminClient)
+    try:
+        await admin.topic_route(topic)
+    except Exception:
+        return False
+    return True
