@@ -377,7 +377,8 @@ class Producer(RequestReply, StartClose):
     def direct_request(self, msg: Message) -> DirectSend | None:
         """What a plain ``send(msg)`` would write now, for a caller that does the write and the read itself: the
         request, its broker address and queue. Only when nothing else is left to decide — started, the topic's
-        queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance; else None and
+        queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance, no namespace or
+        tracing; else None and
         ``send`` does it all. Raises as ``send`` does for a message that is not sendable."""
         self._check_started()
         at = self._direct_queue(msg.topic)
@@ -410,6 +411,8 @@ class Producer(RequestReply, StartClose):
         queues = self._cached_queues(topic)
         route = self.instance.routes.get(topic)
         if queues is None or route is None or self._fault is not None or self.instance.config.use_tls:
+            return None
+        if self.namespace or self._trace is not None:  # ``send`` wraps names and records traces
             return None
         mq = self._selector.select(queues, None)
         addr = route.master_addr(mq.broker_name)

@@ -184,4 +184,25 @@ async def test_late_reply_is_answered_and_dropped(cluster: Cluster) -> None:
             await responder.close()
         assert resp.code == ResponseCode.SUCCESS  # J answers SUCCESS for a reply nobody waits for
         assert len(p.instance.replies) == 0
-    await asyncio.sleep(0)
+
+
+async def test_sync_producer_request_and_namespaced_sync_send(cluster: Cluster) -> None:
+    """``client.sync.Producer.request`` (its loop thread) against an async responder; a sync send with a namespace
+    goes through the async producer (the direct path would skip the wrapping)."""
+    from client.sync import Producer as SyncProducer
+
+    await cluster.create_topic("TopicRpcSync", 1)
+    await cluster.create_topic("ns7%TopicSync", 1)
+    responder, consumer = await _responder(cluster, "TopicRpcSync")
+    try:
+        with SyncProducer("PG_sync_req", namesrv_addr=cluster.ns_addr) as p:
+            reply = await asyncio.to_thread(p.request, Message("TopicRpcSync", b"sync"), 15)
+        assert reply.body == b"pong:sync"
+        with SyncProducer("PG_sync_ns", namesrv_addr=cluster.ns_addr, namespace="ns7") as p:
+            for _ in range(2):  # the second send has its route cached: the direct path must still wrap
+                r = await asyncio.to_thread(p.send, Message("TopicSync", b"x"))
+                assert r.message_queue.topic == "ns7%TopicSync"
+    finally:
+        await consumer.close()
+        await responder.close()
+    assert cluster.broker.store.get_max_offset_in_queue("ns7%TopicSync", 0) == 2
