@@ -35,19 +35,41 @@ def _repeated(fd: Any) -> bool:
     return bool(flag) if flag is not None else bool(fd.label == fd.LABEL_REPEATED)
 
 
-def _walk(msg: Message, fn: Callable[[Any], None]) -> None:
-    """Call ``fn`` on every Resource inside ``msg`` (only set fields are visited; maps are not)."""
-    for fd, value in msg.ListFields():
+# message type → its fields that are or contain a Resource: (name, is a Resource, repeated); built once per type
+_PLANS: dict[str, list[tuple[str, bool, bool]]] = {}
+
+
+def _plan(desc: Any, visiting: frozenset[str] = frozenset()) -> list[tuple[str, bool, bool]]:
+    plan = _PLANS.get(desc.full_name)
+    if plan is not None:
+        return plan
+    plan = []
+    for fd in desc.fields:
         mt = fd.message_type
-        if mt is None or mt.GetOptions().map_entry:
+        if mt is None or mt.GetOptions().map_entry or mt.full_name in visiting:
             continue
-        items = value if _repeated(fd) else (value,)
         if mt.full_name == RESOURCE:
-            for r in items:
-                fn(r)
+            plan.append((fd.name, True, _repeated(fd)))
+        elif _plan(mt, visiting | {desc.full_name}):
+            plan.append((fd.name, False, _repeated(fd)))
+    _PLANS[desc.full_name] = plan
+    return plan
+
+
+def _walk(msg: Message, fn: Callable[[Any], None]) -> None:
+    """Call ``fn`` on every set Resource inside ``msg`` (maps are not visited; no API message has one there)."""
+    for name, is_resource, repeated in _plan(msg.DESCRIPTOR):
+        if repeated:
+            items = getattr(msg, name)
+        elif msg.HasField(name):
+            items = (getattr(msg, name),)
         else:
-            for m in items:
-                _walk(m, fn)
+            continue
+        for item in items:
+            if is_resource:
+                fn(item)
+            else:
+                _walk(item, fn)
 
 
 def wrap_request(msg: Message, header_ns: str) -> None:

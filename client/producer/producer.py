@@ -275,7 +275,7 @@ class Producer(RequestReply, StartClose):
         self._check_started()
         if self.namespace:
             msg = wrap_message(self.namespace, msg)
-        started = int(time.time() * 1000)
+        started = int(time.time() * 1000) if self._trace is not None else 0
         body, sys_flag, props = self._prepare(msg)
         if queue is None and selector is not None:
             queues = await self.publish_queues(msg.topic)
