@@ -26,8 +26,8 @@ min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then r
 property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
 The UNIQ_KEY property and the compress bit of sysFlag are stored as sent. A single message also gets property
 ``CLUSTER=<brokerClusterName>`` (J 4.9.8+ ``SendMessageProcessor``): a request-reply responder builds the reply
-topic from it. Batch messages do not (J 5 appends it to each message of a batch; here that would cost a copy of
-every batch item).
+topic from it. Batch messages do not, as in RocketMQ 5 (whose batch encoder writes each message's own properties;
+4.9.8 appended the batch's to each).
 
 The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
 waited longer than the client would still wait for is answered SYSTEM_BUSY at once, without touching the store, so
