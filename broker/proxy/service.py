@@ -115,6 +115,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
+        self._cluster = config.identity.broker_cluster_name
         self._max_body = config.store.max_message_size
         self._store = store
         self._topics = topics
@@ -422,6 +423,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         else:
             qid = next(self._rr) % n
         born_host = chan.peer
+        out.properties[PropertyKey.CLUSTER] = self._cluster  # as J's SendMessageProcessor stamps it (request-reply)
         if out.transactional:
             result = await self._tx.put_half(
                 out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0

@@ -15,7 +15,9 @@ from broker.app import BrokerApp
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc
+from protocol.remoting import RemotingClient
 from tests.harness import run_broker
+from tests.integration.broker_wire import messages, pull
 
 MD = (("x-mq-client-id", "ns@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
 NS_MD = (*MD, ("x-mq-namespace", "ns5"))
@@ -81,6 +83,13 @@ async def test_header_namespace_wraps_and_splits(broker: BrokerApp, stub: Any) -
     assert [x.body for x in msgs] == [b"in ns5"]
     assert (msgs[0].topic.resource_namespace, msgs[0].topic.name) == ("ns5", "GN")
     assert broker.groups.get("ns5%GID_ns") is not None  # the group was created under its wrapped name
+    # stored as Apache stores a 5.x send: with CLUSTER, so a 4.x responder could answer it (request-reply)
+    client = RemotingClient()
+    try:
+        (stored,) = messages(await pull(client, broker.addr, "CG_raw", "ns5%GN", 0, 0))
+    finally:
+        await client.close()
+    assert stored.properties["CLUSTER"] == "DefaultCluster" and stored.body == b"in ns5"
 
 
 async def test_without_a_namespace_names_are_as_sent(broker: BrokerApp, stub: Any) -> None:
