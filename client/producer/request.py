@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from client.errors import MQClientError, RemotingError, ReplyTimeoutError
@@ -40,17 +41,7 @@ class RequestReply:
     instance: ClientInstance
 
     if TYPE_CHECKING:
-
-        async def send(
-            self,
-            msg: Message,
-            *,
-            queue: MessageQueue | None = None,
-            selector: QueueSelectorFn | None = None,
-            arg: Any = None,
-            sharding_key: object | None = None,
-            timeout: float | None = None,
-        ) -> SendResult: ...
+        send: Callable[..., Awaitable[SendResult]]  # Producer.send
 
     async def request(
         self,
