@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from client.errors import MQClientError, RemotingError, ReplyTimeoutError
 from client.message import Message, MessageQueue
@@ -35,6 +35,14 @@ def _timeout_error(topic: str, timeout: float) -> ReplyTimeoutError:
     )
 
 
+class Where(TypedDict, total=False):
+    """Where a request goes, as for ``Producer.send``: a fixed ``queue``, or ``selector(queues, msg, arg)``."""
+
+    queue: MessageQueue
+    selector: QueueSelectorFn
+    arg: Any
+
+
 class RequestReply:
     """The request-reply half of ``Producer`` (a mixin: it needs ``instance`` and ``send``)."""
 
@@ -43,28 +51,14 @@ class RequestReply:
     if TYPE_CHECKING:
         send: Callable[..., Awaitable[SendResult]]  # Producer.send
 
-    async def request(
-        self,
-        msg: Message,
-        timeout: float = 3.0,
-        *,
-        queue: MessageQueue | None = None,
-        selector: QueueSelectorFn | None = None,
-        arg: Any = None,
-    ) -> MessageExt:
+    async def request(self, msg: Message, timeout: float = 3.0, **where: Unpack[Where]) -> MessageExt:
         """Send ``msg`` and return the reply a consumer sends back (``client.reply.create_reply_message``) within
-        ``timeout`` seconds. ``queue`` or ``selector(queues, msg, arg)`` pin the request's queue."""
-        fut = await self.request_async(msg, timeout, queue=queue, selector=selector, arg=arg)
+        ``timeout`` seconds. ``queue=`` or ``selector=(queues, msg, arg) → queue`` with ``arg=`` pin its queue."""
+        fut = await self.request_async(msg, timeout, **where)
         return await fut
 
     async def request_async(
-        self,
-        msg: Message,
-        timeout: float = 3.0,
-        *,
-        queue: MessageQueue | None = None,
-        selector: QueueSelectorFn | None = None,
-        arg: Any = None,
+        self, msg: Message, timeout: float = 3.0, **where: Unpack[Where]
     ) -> asyncio.Future[MessageExt]:
         """Send ``msg`` as a request and return, once the broker stored it, a future of its reply: it fails with
         ``ReplyTimeoutError`` when no reply came within ``timeout`` seconds of the call."""
@@ -76,7 +70,7 @@ class RequestReply:
         replies = self.instance.replies
         fut = replies.register(correlation_id)
         try:
-            await self.send(request, queue=queue, selector=selector, arg=arg, timeout=timeout)
+            await self.send(request, timeout=timeout, **where)
         except (RemotingError, MQClientError) as exc:
             replies.discard(correlation_id)
             raise MQClientError(f"send request message to {msg.topic} fail") from exc
