@@ -273,7 +273,7 @@ class Producer(RequestReply, StartClose):
         always lands in the same queue while the topic's queue count holds); a pinned send is not retried elsewhere.
         """
         self._check_started()
-        if self.namespace:
+        if self.namespace and not is_reply(msg.properties):  # a reply's <cluster>_REPLY_TOPIC is the broker's own
             msg = wrap_message(self.namespace, msg)
         started = int(time.time() * 1000) if self._trace is not None else 0
         body, sys_flag, props = self._prepare(msg)

@@ -24,9 +24,9 @@ from tests.integration.client_support import Cluster
 REPLY_TOPIC = "DefaultCluster_REPLY_TOPIC"
 
 
-async def _responder(cluster: Cluster, topic: str) -> tuple[Producer, PushConsumer]:
+async def _responder(cluster: Cluster, topic: str, namespace: str = "") -> tuple[Producer, PushConsumer]:
     """A push consumer on ``topic`` that answers every request with ``pong:<body>`` through its own producer."""
-    responder = Producer("PG_responder", namesrv_addr=cluster.ns_addr)
+    responder = Producer("PG_responder", namesrv_addr=cluster.ns_addr, namespace=namespace)
     await responder.start()
 
     async def listener(msgs: list[ReceivedMessage]) -> ConsumeResult:
@@ -34,7 +34,9 @@ async def _responder(cluster: Cluster, topic: str) -> tuple[Producer, PushConsum
             await responder.send(create_reply_message(m, b"pong:" + m.body))
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer("CG_responder", namesrv_addr=cluster.ns_addr, consume_from_where="FIRST_OFFSET")
+    consumer = PushConsumer(
+        "CG_responder", namesrv_addr=cluster.ns_addr, consume_from_where="FIRST_OFFSET", namespace=namespace
+    )
     consumer.subscribe(topic, "*", listener)
     await consumer.start()
     return responder, consumer
@@ -206,3 +208,18 @@ async def test_sync_producer_request_and_namespaced_sync_send(cluster: Cluster) 
         await consumer.close()
         await responder.close()
     assert cluster.broker.store.get_max_offset_in_queue("ns7%TopicSync", 0) == 2
+
+
+async def test_request_reply_in_a_namespace(cluster: Cluster) -> None:
+    """Requester and responder in a namespace: the request topic is wrapped, the reply topic (the broker's own
+    <cluster>_REPLY_TOPIC) is not."""
+    await cluster.create_topic("ns8%TopicRpcNs", 1)
+    responder, consumer = await _responder(cluster, "TopicRpcNs", namespace="ns8")
+    try:
+        async with Producer("PG_req_ns", namesrv_addr=cluster.ns_addr, namespace="ns8") as requester:
+            reply = await requester.request(Message("TopicRpcNs", b"ns"), timeout=15)
+    finally:
+        await consumer.close()
+        await responder.close()
+    assert reply.body == b"pong:ns" and reply.topic == REPLY_TOPIC
+    assert cluster.broker.store.get_max_offset_in_queue("ns8%TopicRpcNs", 0) == 1
