@@ -42,6 +42,7 @@ from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode
 from protocol.remoting import Handler, HandlerRegistry
@@ -93,6 +94,7 @@ def wire(
     )
     consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
 
+    stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
     send = SendHandlers(
         store,
         topics,
@@ -104,7 +106,7 @@ def wire(
         max_message_size=config.store.max_message_size,
         max_queue_wait_ms=feat.wait_time_mills_in_send_queue,
         stats=stats,
-        cluster_name=ident.broker_cluster_name,
+        stamp=stamp,
     )
     reply = ReplyHandlers(
         ReplyService(clients, broker_addr),
@@ -113,6 +115,7 @@ def wire(
         region_id=ident.region_id,
         trace_on=ident.trace_on,
         store_reply=feat.store_reply_message_enable,
+        stamp=stamp,
         stats=stats,
     )
     transaction = TransactionHandlers(

@@ -3,7 +3,8 @@ answer to a request-reply request (J ``ReplyMessageProcessor``).
 
 The send checks come first, exactly as for a send (``SendHandlers.checked_topic``: broker writeable, topic name,
 forbidden topics, topic exists or is auto-created, writeable, queueId in range); a negative queueId picks a queue at
-random. Then the reply is pushed to the requester (``ReplyService.push``) and, with ``storeReplyMessageEnable``
+random. The reply gets the properties every send gets (``broker.stamp``: CLUSTER, MSG_REGION, TRACE_ON). Then the
+reply is pushed to the requester (``ReplyService.push``) and, with ``storeReplyMessageEnable``
 (default true), also stored in the reply topic.
 
 | outcome                      | reply                                                                               |
@@ -19,11 +20,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.reply import ReplyRequest, ReplyService
 from broker.services.topic_config import TopicConfig
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
@@ -52,8 +55,10 @@ class ReplyHandlers:
         region_id: str,
         trace_on: bool,
         store_reply: bool,
+        stamp: BrokerStamp,
         stats: BrokerStats | None = None,
     ) -> None:
+        self._stamp = stamp
         self._replies = replies
         self._store = store
         self._check = check
@@ -68,6 +73,7 @@ class ReplyHandlers:
     async def send_reply(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         cls = SEND_V2_AS_V1 if cmd.code == RequestCode.SEND_REPLY_MESSAGE_V2 else SendMessageRequestHeader
         h = decode_header(cls, cmd)
+        h = replace(h, properties=self._stamp.apply(h.properties or ""))
         tc = self._check(ctx, h)
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
         pushed = await self._replies.push(ReplyRequest(h, queue_id, cmd.body, ctx.conn.peer))

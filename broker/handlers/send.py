@@ -24,10 +24,9 @@ the header flag, and the C++ client 1.2 sends its batches as SEND_MESSAGE (10) w
 queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
 min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
 property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``).
-The UNIQ_KEY property and the compress bit of sysFlag are stored as sent. A single message also gets property
-``CLUSTER=<brokerClusterName>`` (J 4.9.8+ ``SendMessageProcessor``): a request-reply responder builds the reply
-topic from it. Batch messages do not, as in RocketMQ 5 (whose batch encoder writes each message's own properties;
-4.9.8 appended the batch's to each).
+The UNIQ_KEY property and the compress bit of sysFlag are stored as sent. A single message also gets properties
+CLUSTER, MSG_REGION and TRACE_ON (``broker.stamp``), as RocketMQ 5 stores it. Batch messages do not, as in
+RocketMQ 5 (whose batch encoder writes each message's own properties).
 
 The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
 waited longer than the client would still wait for is answered SYSTEM_BUSY at once, without touching the store, so
@@ -54,6 +53,7 @@ from broker.handlers._common import check_send_allowed, decode_header
 from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageResult, PutMessageStatus, joined_msg_ids
@@ -74,7 +74,6 @@ HalfSender = Callable[[RequestContext, RemotingCommand, SendMessageRequestHeader
 
 _DELAY_MARK = PropertyKey.DELAY + "\x01"
 _NO_WAIT_MARK = PropertyKey.WAIT + "\x01false"
-_CLUSTER_MARK = PropertyKey.CLUSTER + "\x01"
 
 # PutMessageStatus name → (response code, remark); None remark = success-like (reply carries the send result).
 _PUT_STATUS: dict[str, tuple[ResponseCode, str | None]] = {
@@ -157,10 +156,10 @@ class SendHandlers:
         max_message_size: int,
         max_queue_wait_ms: int = 200,
         stats: BrokerStats | None = None,
-        cluster_name: str = "",
+        stamp: BrokerStamp | None = None,
     ) -> None:
         self._stats = stats
-        self._cluster_prop = f"{_CLUSTER_MARK}{cluster_name}\x02" if cluster_name else ""
+        self._stamp = stamp
         self._max_wait_s = max_queue_wait_ms / 1000
         self._store = store
         self._topics = topics
@@ -292,9 +291,8 @@ class SendHandlers:
             )
         else:
             topic, qid, props = h.topic, queue_id, h.properties or ""
-            cluster = self._cluster_prop
-            if cluster and _CLUSTER_MARK not in props:
-                props = f"{props}{cluster}" if not props or props[-1] == "\x02" else f"{props}\x02{cluster}"
+            if self._stamp is not None:
+                props = self._stamp.apply(props)
             if _DELAY_MARK in props:  # cheap substring test; divert() parses
                 topic, qid, props = self._schedule.divert(h.topic, queue_id, props)
             wait = _NO_WAIT_MARK not in props

@@ -60,6 +60,7 @@ async def test_send_and_consume_are_traced(traced: Cluster) -> None:
         before, after = by_type[TraceType.SUB_BEFORE], by_type[TraceType.SUB_AFTER]
         assert before.group == after.group == "CG_tr" and before.request_id == after.request_id
         assert before.keys == f"order-{i}" and before.retry_times == 0
+        assert before.region_id == "DefaultRegion"  # the MSG_REGION the broker stamped on the message
         assert after.success and after.context_code == 0
     # and the admin tool's decoder (J TraceView) sees them as J's queryMsgTraceById shows them
     async with AdminClient(traced.ns_addr) as admin:
@@ -114,3 +115,29 @@ async def test_dispatcher_drops_and_counts_when_full() -> None:
     assert d.failed == 2 and d.sent == 0  # the sender failed: counted, not raised
     assert len(sink.sent) == 1 and sink.sent[0].topic == "T" and sink.sent[0].keys == "ID k1 k2"
     assert decode_records(sink.sent[0].body.decode()) == [rec, rec]
+
+
+async def test_broker_with_trace_off_gets_no_records(tmp_path: Path) -> None:
+    """``traceOn=false``: sends answer TRACE_ON=false (no Pub, as J) and messages carry it (no SubBefore/After)."""
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, traceTopicEnable=True, traceOn=False) as broker,
+    ):
+        cluster = Cluster(ns, broker, tmp_path)
+        await cluster.create_topic("TopicOff", 1)
+        seen: list[ReceivedMessage] = []
+
+        async def listener(msgs: list[ReceivedMessage]) -> ConsumeResult:
+            seen.extend(msgs)
+            return ConsumeResult.SUCCESS
+
+        consumer = PushConsumer("CG_off", namesrv_addr=ns.addr, consume_from_where="FIRST_OFFSET", enable_trace=True)
+        consumer.subscribe("TopicOff", "*", listener)
+        async with Producer("PG_off", namesrv_addr=ns.addr, enable_trace=True) as p:
+            r = await p.send(Message("TopicOff", b"quiet"))
+            assert r.trace_on is False
+            async with consumer:
+                await eventually(lambda: seen, what="the message consumed")
+        assert seen[0].properties["TRACE_ON"] == "false"
+        # both dispatchers were closed (flushed) above: nothing was written for this message
+        assert await _records(ns.addr, "RMQ_SYS_TRACE_TOPIC", r.msg_id) == []
