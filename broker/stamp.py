@@ -1,5 +1,6 @@
-"""BrokerStamp: the properties RocketMQ 5's broker adds to every message it accepts from a producer (single sends,
-replies, and sends through the gRPC endpoint; not the messages of a batch), as Apache RocketMQ 5.5.0 stores them:
+"""BrokerStamp: the properties RocketMQ 5's broker adds to every message it accepts from a producer (single sends
+and sends through the gRPC endpoint; not the messages of a batch; replies get MSG_REGION and TRACE_ON only), as
+Apache RocketMQ 5.5.0 stores and pushes them:
 
 | property     | value                  | who reads it                                                             |
 |--------------|------------------------|--------------------------------------------------------------------------|
@@ -14,29 +15,27 @@ string; otherwise the properties are parsed and the three replaced.
 
 from __future__ import annotations
 
-from typing import Final
-
 from protocol.message import PropertyKey, decode_properties, encode_properties
-
-_MARKS: Final = tuple(k + "\x01" for k in (PropertyKey.CLUSTER, PropertyKey.MSG_REGION, PropertyKey.TRACE_ON))
 
 
 class BrokerStamp:
-    __slots__ = ("_suffix", "values")
+    __slots__ = ("_marks", "_suffix", "values")
 
-    def __init__(self, cluster: str, region_id: str, trace_on: bool) -> None:
-        self.values: dict[str, str] = {
-            PropertyKey.CLUSTER: cluster,
-            PropertyKey.MSG_REGION: region_id,
-            PropertyKey.TRACE_ON: "true" if trace_on else "false",
-        }
+    def __init__(self, cluster: str | None, region_id: str, trace_on: bool) -> None:
+        """``cluster`` None: no CLUSTER (J's ReplyMessageProcessor adds none)."""
+        self.values: dict[str, str] = {PropertyKey.CLUSTER: cluster} if cluster is not None else {}
+        self.values[PropertyKey.MSG_REGION] = region_id
+        self.values[PropertyKey.TRACE_ON] = "true" if trace_on else "false"
         self._suffix = encode_properties(self.values)
+        marks = [k + "\x01" for k in self.values]
+        self._marks = (marks[0], marks[1], marks[-1])  # three, so ``apply`` tests them without a loop
 
     def apply(self, props: str) -> str:
-        """``props`` (a properties string) with the three set."""
+        """``props`` (a properties string) with the stamp's properties set."""
         if not props:
             return self._suffix
-        if _MARKS[0] in props or _MARKS[1] in props or _MARKS[2] in props:
+        a, b, c = self._marks
+        if a in props or b in props or c in props:
             merged = decode_properties(props)
             merged.update(self.values)
             return encode_properties(merged)

@@ -115,7 +115,7 @@ def wire(
         region_id=ident.region_id,
         trace_on=ident.trace_on,
         store_reply=feat.store_reply_message_enable,
-        stamp=stamp,
+        stamp=BrokerStamp(None, ident.region_id, ident.trace_on),
         stats=stats,
     )
     transaction = TransactionHandlers(

@@ -3,7 +3,7 @@ answer to a request-reply request (J ``ReplyMessageProcessor``).
 
 The send checks come first, exactly as for a send (``SendHandlers.checked_topic``: broker writeable, topic name,
 forbidden topics, topic exists or is auto-created, writeable, queueId in range); a negative queueId picks a queue at
-random. The reply gets the properties every send gets (``broker.stamp``: CLUSTER, MSG_REGION, TRACE_ON). Then the
+random. The reply gets MSG_REGION and TRACE_ON (``broker.stamp``; no CLUSTER, as in J). Then the
 reply is pushed to the requester (``ReplyService.push``) and, with ``storeReplyMessageEnable``
 (default true), also stored in the reply topic.
 
