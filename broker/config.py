@@ -187,6 +187,8 @@ class FeaturesConfig(_Section):
     broker_topic_enable: bool = True
     trace_topic_enable: bool = False
     msg_trace_topic_name: str = "RMQ_SYS_TRACE_TOPIC"
+    # request-reply: a reply is also stored in <cluster>_REPLY_TOPIC after it is pushed to the requester
+    store_reply_message_enable: bool = True
     long_polling_enable: bool = True
     short_polling_time_mills: int = Field(1000, ge=0)
     flush_consumer_offset_interval: int = Field(5000, gt=0)
@@ -401,6 +403,7 @@ KEYS: dict[str, Key] = {
     "brokerTopicEnable": _k("features", "broker_topic_enable", bool),
     "traceTopicEnable": _k("features", "trace_topic_enable", bool),
     "msgTraceTopicName": _k("features", "msg_trace_topic_name", str),
+    "storeReplyMessageEnable": _k("features", "store_reply_message_enable", bool),
     "longPollingEnable": _k("features", "long_polling_enable", bool),
     "shortPollingTimeMills": _k("features", "short_polling_time_mills", int),
     "flushConsumerOffsetInterval": _k("features", "flush_consumer_offset_interval", int),

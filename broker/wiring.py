@@ -29,6 +29,7 @@ from broker.handlers.lock import LockHandlers
 from broker.handlers.offset_reset import OffsetResetHandlers
 from broker.handlers.pull import PullHandlers
 from broker.handlers.query import QueryHandlers
+from broker.handlers.reply import ReplyHandlers
 from broker.handlers.send import SendHandlers
 from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
@@ -37,10 +38,12 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
+from broker.services.reply import ReplyService
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode
 from protocol.remoting import Handler, HandlerRegistry
@@ -92,6 +95,7 @@ def wire(
     )
     consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
 
+    stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
     send = SendHandlers(
         store,
         topics,
@@ -102,6 +106,17 @@ def wire(
         trace_on=ident.trace_on,
         max_message_size=config.store.max_message_size,
         max_queue_wait_ms=feat.wait_time_mills_in_send_queue,
+        stats=stats,
+        stamp=stamp,
+    )
+    reply = ReplyHandlers(
+        ReplyService(clients, broker_addr),
+        store,
+        send.checked_topic,
+        region_id=ident.region_id,
+        trace_on=ident.trace_on,
+        store_reply=feat.store_reply_message_enable,
+        stamp=BrokerStamp(None, ident.region_id, ident.trace_on),
         stats=stats,
     )
     transaction = TransactionHandlers(
@@ -118,6 +133,7 @@ def wire(
     send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
     tables: list[dict[int, Handler]] = [
         send.table(),
+        reply.table(),
         transaction.table(),
         PullHandlers(
             store,

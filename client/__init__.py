@@ -12,7 +12,8 @@
     async with consumer:
         ...
 
-``PullConsumer`` polls, seeks and commits itself; ``client.sync`` offers the same three for code that is not async.
+``Producer.request`` sends a request and awaits its reply (``client.reply.create_reply_message`` builds the answer
+on the consumer's side). ``PullConsumer`` polls, seeks and commits itself; ``client.sync`` offers the same three for code that is not async.
 Options of each client are the fields of ``client.config`` (``ClientConfig`` plus ``ProducerConfig``,
 ``PushConsumerConfig`` or ``PullConsumerConfig``).
 """
@@ -38,6 +39,7 @@ from client.errors import (
     MQClientError,
     NoBrokerAvailableError,
     RemotingError,
+    ReplyTimeoutError,
     RequestTimeoutError,
     RocketqError,
     RouteNotFoundError,
@@ -70,6 +72,7 @@ __all__ = [
     "PushConsumerConfig",
     "ReceivedMessage",
     "RemotingError",
+    "ReplyTimeoutError",
     "RequestTimeoutError",
     "RocketqError",
     "RouteNotFoundError",

@@ -106,9 +106,25 @@ class ClientAPI:
     # -- send ------------------------------------------------------------------------------------------------------
 
     async def send(
-        self, addr: str, header: SendMessageRequestHeader, body: bytes, timeout: float, *, batch: bool = False
+        self,
+        addr: str,
+        header: SendMessageRequestHeader,
+        body: bytes,
+        timeout: float,
+        *,
+        batch: bool = False,
+        reply: bool = False,
     ) -> tuple[int, SendMessageResponseHeader]:
-        resp = await self._request(addr, self._send_cmd(header, body, batch), timeout)
+        """SEND_MESSAGE_V2, SEND_BATCH_MESSAGE (``batch``) or SEND_REPLY_MESSAGE_V2 (``reply``: a request-reply
+        answer, which the broker pushes to the requester)."""
+        cmd = (
+            RemotingCommand.request(
+                RequestCode.SEND_REPLY_MESSAGE_V2, header.to_v2_ext_fields(), body, serialize_type=self._st
+            )
+            if reply
+            else self._send_cmd(header, body, batch)
+        )
+        resp = await self._request(addr, cmd, timeout)
         if resp.code not in SEND_OK_CODES:
             raise error_for(resp.code, resp.remark, addr)
         return resp.code, SendMessageResponseHeader.from_ext_fields(resp.ext_fields)

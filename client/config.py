@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from client.consumer.allocate import Strategy
 from protocol.codes import SerializeType
+from protocol.rules import VALID_NAME
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
 MAX_RECONSUME_TIMES_DEFAULT = 16
@@ -79,7 +80,27 @@ def parse_namesrv(addr: str) -> list[str]:
     return [a.strip() for a in addr.replace(",", ";").split(";") if a.strip()]
 
 
-class ProducerConfig(_Config):
+class _MemberConfig(_Config):
+    """What producers and consumers share beside the instance: namespace and tracing (J ``ClientConfig.namespace``,
+    ``enableMsgTrace`` and ``customizedTraceTopic``)."""
+
+    namespace: str = ""
+    """Prefix of every topic and group this client names (``ns%Topic``, ``%RETRY%ns%group``), stripped from the
+    topics of received messages (J ``NamespaceUtil``); ``""`` = none."""
+    enable_trace: bool = False
+    """Write message traces (Pub / SubBefore / SubAfter records, the Java client's format) to ``trace_topic``."""
+    trace_topic: str | None = None
+    """Where traces go; ``None`` = ``RMQ_SYS_TRACE_TOPIC``."""
+
+    @field_validator("namespace")
+    @classmethod
+    def _ns(cls, v: str) -> str:
+        if v and (not VALID_NAME.match(v) or "%" in v):
+            raise ValueError(f"namespace {v!r} may use only letters, digits, '_' and '-'")
+        return v
+
+
+class ProducerConfig(_MemberConfig):
     send_timeout_ms: int = Field(default=3000, gt=0)
     """Budget of one ``send`` including its retries."""
     retry_times_when_send_failed: int = Field(default=2, ge=0)
@@ -96,7 +117,7 @@ class ProducerConfig(_Config):
 ConsumeFrom = Literal["LAST_OFFSET", "FIRST_OFFSET", "TIMESTAMP"]
 
 
-class _ConsumerConfig(_Config):
+class _ConsumerConfig(_MemberConfig):
     consume_from_where: ConsumeFrom = "LAST_OFFSET"
     """Where a queue with no committed offset starts (``CONSUME_FROM_`` prefix accepted)."""
     consume_timestamp: int | None = None

@@ -27,6 +27,13 @@ class MessageTooLargeError(MQClientError):
     """The body is larger than the producer's ``max_message_size``."""
 
 
+class ReplyTimeoutError(MQClientError):
+    """``Producer.request``: the request was sent but no reply came within the timeout (J
+    ``RequestTimeoutException``, code 10006)."""
+
+    code = 10006
+
+
 __all__ = [
     "BrokerError",
     "ConnectionClosedError",
@@ -34,6 +41,7 @@ __all__ = [
     "MessageTooLargeError",
     "NoBrokerAvailableError",
     "RemotingError",
+    "ReplyTimeoutError",
     "RequestTimeoutError",
     "RocketqError",
     "RouteNotFoundError",

@@ -10,7 +10,7 @@
   in the routes of the topics its members use. A route that changed makes the consumers of the topic rebalance.
 * Requests from brokers (NOTIFY_CONSUMER_IDS_CHANGED, RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_RUNNING_INFO,
   GET_CONSUMER_STATUS_FROM_CLIENT, CONSUME_MESSAGE_DIRECTLY, CHECK_TRANSACTION_STATE) go to the member registered
-  for the group. CONSUME_MESSAGE_DIRECTLY is answered only by push consumers (``DirectConsumer``), as in J.
+  for the group; PUSH_REPLY_MESSAGE_TO_CLIENT (request-reply answers) to ``replies`` (``client.reply``). CONSUME_MESSAGE_DIRECTLY is answered only by push consumers (``DirectConsumer``), as in J.
 
 Sharing is explicit: pass one instance to several clients (``Producer(..., instance=inst)``) and they share its
 connections and timers; the instance stops when the last of them closes.
@@ -31,6 +31,7 @@ from client.api import ClientAPI
 from client.config import ClientConfig
 from client.errors import NoBrokerAvailableError, RouteNotFoundError
 from client.message import MessageQueue
+from client.reply import ReplyFutures
 from client.route import TopicRoute
 from protocol.acl.signature import SessionCredentials
 from protocol.bodies import (
@@ -208,6 +209,8 @@ class ClientInstance:
         registry.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction)
         registry.register(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, self._on_consumer_status)
         registry.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self._on_consume_directly)
+        self.replies = ReplyFutures()  # request-reply: requests of this instance's producers awaiting their answer
+        registry.register(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, self.replies.on_push)
         creds = (
             SessionCredentials(self.config.access_key, self.config.secret_key, self.config.security_token)
             if self.config.access_key and self.config.secret_key

@@ -24,6 +24,8 @@ class SendResult:
     message_queue: MessageQueue
     queue_offset: int
     transaction_id: str | None = None
+    region_id: str = "DefaultRegion"  # the broker's regionId (ext MSG_REGION)
+    trace_on: bool = True  # the broker's traceOn (ext TRACE_ON): J traces a send only when it is true
 
     @property
     def status(self) -> SendStatus:

@@ -148,6 +148,10 @@ class Producer(_Facade[AsyncProducer]):
         self._direct.close()
         super().close()
 
+    def request(self, msg: Message, timeout: float = 3.0, **kwargs: Any) -> MessageExt:
+        """See ``client.Producer.request``: send ``msg`` and wait for its reply (request-reply)."""
+        return self._run(self.aio.request(msg, timeout, **kwargs))
+
     def send_oneway(self, msg: Message, *, queue: MessageQueue | None = None) -> None:
         self._run(self.aio.send_oneway(msg, queue=queue))
 

@@ -7,6 +7,9 @@
 |------------------------------|------------------------------------------------------------------------------------|
 | AUTO_CREATE_TOPIC            | ``TBW102``: the template topic of auto-created topics                              |
 | RETRY_PREFIX / DLQ_PREFIX    | ``%RETRY%`` + group / ``%DLQ%`` + group                                            |
+| reply_topic(cluster)         | ``<cluster>_REPLY_TOPIC``: where request-reply answers go (J ``MixAll.getReplyTopic``) |
+| REPLY_MESSAGE_FLAG           | ``reply``: the MSG_TYPE property of a reply message                                |
+| SYSTEM_GROUP_PREFIX          | ``CID_RMQ_SYS_``: system consumer groups (J ``MixAll.isSysConsumerGroup``)          |
 | SYSTEM_TOPIC_PREFIX          | ``rmq_sys_``                                                                       |
 | PERM_PRIORITY/READ/WRITE/INHERIT | 0x8 / 0x4 / 0x2 / 0x1                                                          |
 | NAME_PATTERN                 | ``^[%|a-zA-Z0-9_-]+$`` (topics and groups)                                         |
@@ -31,6 +34,8 @@ REPLY_TOPIC_POSTFIX: Final = "REPLY_TOPIC"
 RETRY_PREFIX: Final = "%RETRY%"
 DLQ_PREFIX: Final = "%DLQ%"
 SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
+REPLY_MESSAGE_FLAG: Final = "reply"
+SYSTEM_GROUP_PREFIX: Final = "CID_RMQ_SYS_"
 
 # Sends to these are refused (J TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
 NOT_ALLOWED_SEND: Final = frozenset(
@@ -98,6 +103,11 @@ def retry_topic(group: str) -> str:
 
 def dlq_topic(group: str) -> str:
     return DLQ_PREFIX + group
+
+
+def reply_topic(cluster: str) -> str:
+    """J ``MixAll.getReplyTopic``: the topic every broker of ``cluster`` creates for request-reply answers."""
+    return f"{cluster}_{REPLY_TOPIC_POSTFIX}"
 
 
 def is_valid_name(name: str, max_length: int = GROUP_MAX_LENGTH) -> bool:

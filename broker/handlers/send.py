@@ -25,7 +25,9 @@ queueId picks a queue at random. Unknown topics are auto-created from ``defaultT
 min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
 property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``);
 TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS to the timer (``TimerService``, its refusals are its table).
-The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
+The UNIQ_KEY property and the compress bit of sysFlag are stored as sent. A single message also gets properties
+CLUSTER, MSG_REGION and TRACE_ON (``broker.stamp``), as RocketMQ 5 stores it. Batch messages do not, as in
+RocketMQ 5 (whose batch encoder writes each message's own properties).
 
 The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
 waited longer than the client would still wait for is answered SYSTEM_BUSY at once, without touching the store, so
@@ -54,6 +56,7 @@ from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageResult, PutMessageStatus, joined_msg_ids
@@ -157,8 +160,10 @@ class SendHandlers:
         max_message_size: int,
         max_queue_wait_ms: int = 200,
         stats: BrokerStats | None = None,
+        stamp: BrokerStamp | None = None,
     ) -> None:
         self._stats = stats
+        self._stamp = stamp
         self._max_wait_s = max_queue_wait_ms / 1000
         self._store = store
         self._topics = topics
@@ -198,6 +203,10 @@ class SendHandlers:
                 f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
             )
         return tc
+
+    def checked_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
+        """The topic's config after every check a send makes (reply sends make them too); raises HandlerError."""
+        return self._check(ctx, h)
 
     def _check_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         """The per-topic checks (all but the queue id), in J's order; a pass is remembered in ``_checked``."""
@@ -287,6 +296,8 @@ class SendHandlers:
             )
         else:
             topic, qid, props = h.topic, queue_id, h.properties or ""
+            if self._stamp is not None:
+                props = self._stamp.apply(props)
             if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                 try:
                     topic, qid, props = self._schedule.divert(h.topic, queue_id, props)

@@ -1,7 +1,8 @@
 """ProxyServer: the RocketMQ 5 gRPC endpoint's lifecycle inside the broker process (``mqbroker --enable-proxy``,
 RocketMQ 5's proxy in local mode): a ``grpc.aio`` server on the broker's event loop, on ``bindAddress:grpcServerPort``
 (0 picks a free port; ``port`` tells which), serving ``service.MessagingService`` over the broker's services (checked
-by ``acl.GrpcAcl`` against the broker's ACL rules when ACL is on), plus the
+by ``acl.GrpcAcl`` against the broker's ACL rules when ACL is on; names put in the client's namespace by
+``namespace.NamespaceInterceptor``), plus the
 ``PopService`` (loaded from and flushed to ``popState.json``) and its store arrival listener.
 
 TLS with the remoting port's ``tls.*`` keys: ``tls.server.mode=enforcing`` serves the gRPC port with TLS only (a
@@ -25,6 +26,7 @@ import structlog
 
 from broker.config import BrokerConfig
 from broker.proxy.acl import GrpcAcl
+from broker.proxy.namespace import NamespaceInterceptor
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
@@ -138,7 +140,7 @@ class ProxyServer:
 
     async def start(self) -> None:
         cfg = self._config
-        server = grpc.aio.server(options=_OPTIONS)
+        server = grpc.aio.server(options=_OPTIONS, interceptors=[NamespaceInterceptor()])
         spb_grpc.add_MessagingServiceServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]  # protoc output
         addr = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
         try:

@@ -59,6 +59,7 @@ from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
+from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
@@ -139,6 +140,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._broker_name = config.identity.broker_name
         self._writeable = T.is_writeable(config.identity.broker_permission)  # brokerPermission, as remoting
         self._broker_ip = config.identity.broker_ip1
+        ident = config.identity
+        self._stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
         self._max_body = config.store.max_message_size
         self._store = store
         self._topics = topics
@@ -454,6 +457,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         else:
             qid = next(self._rr) % n
         born_host = chan.peer
+        self._stamp.apply_dict(out.properties)  # CLUSTER, MSG_REGION, TRACE_ON, as Apache's proxy → broker send does
         if out.transactional:
             result = await self._tx.put_half(
                 out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0

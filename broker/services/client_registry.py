@@ -151,6 +151,15 @@ class ClientRegistry:
         if chans is not None and chans.pop(channel, None) is not None and not chans:
             del self._producers[group]
 
+    def find_producer_channel(self, client_id: str) -> ClientChannel | None:
+        """The open connection of a producer with ``client_id``, whatever its group (J ``ProducerManager.findChannel``:
+        where request-reply answers are pushed)."""
+        for chans in self._producers.values():
+            for info in chans.values():
+                if info.client_id == client_id and not info.channel.is_closed:
+                    return info
+        return None
+
     def producer_groups(self) -> dict[str, list[ClientChannel]]:
         return {g: list(c.values()) for g, c in self._producers.items()}
 

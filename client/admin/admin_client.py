@@ -55,6 +55,7 @@ from protocol.headers import (
     ViewMessageRequestHeader,
 )
 from protocol.message import MessageExt, decode_offset_msg_id, decode_records
+from protocol.namespace import wrap
 
 
 def _system_topic(topic: str) -> bool:
@@ -123,7 +124,10 @@ class AdminClient:
         secret_key: str | None = None,
         use_tls: bool = False,
         tls_trust_cert_path: str | None = None,
+        namespace: str = "",
     ) -> None:
+        # topic and group arguments are put in ``namespace`` (``ns%name``, J NamespaceUtil); output shows wrapped names
+        self.namespace = namespace
         creds: dict[str, Any] = (
             {"access_key": access_key, "secret_key": secret_key} if access_key and secret_key else {}
         )
@@ -196,7 +200,11 @@ class AdminClient:
     async def topic_list(self) -> list[str]:
         return await self.instance.fetch_topic_list()
 
+    def _ns(self, name: str) -> str:
+        return wrap(self.namespace, name)
+
     async def topic_route(self, topic: str) -> tuple[TopicRoute, dict[str, Any]]:
+        topic = self._ns(topic)
         resp = await self.call_namesrv(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
         return TopicRoute.parse(topic, resp.body), loads_lenient(resp.body)
 
@@ -251,7 +259,7 @@ class AdminClient:
         return int(resp.ext_fields.get("addTopicCount", "0"))
 
     async def delete_topic_in_namesrv(self, topic: str, cluster: str | None) -> None:
-        ext = {"topic": topic}
+        ext = {"topic": self._ns(topic)}
         if cluster:
             ext["clusterName"] = cluster
         await self.call_namesrv(RequestCode.DELETE_TOPIC_IN_NAMESRV, ext)
@@ -259,32 +267,35 @@ class AdminClient:
     # -- brokers ---------------------------------------------------------------------------------------------------
 
     async def create_topic(self, addr: str, topic: str, read: int, write: int, perm: int, order: bool) -> None:
-        h = CreateTopicRequestHeader(topic, "TBW102", read, write, perm, "SINGLE_TAG", 0, order)
+        h = CreateTopicRequestHeader(self._ns(topic), "TBW102", read, write, perm, "SINGLE_TAG", 0, order)
         await self.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h.to_ext_fields())
 
     async def delete_topic_in_broker(self, addr: str, topic: str) -> None:
-        await self.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, TopicRequestHeader(topic).to_ext_fields())
+        await self.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, TopicRequestHeader(self._ns(topic)).to_ext_fields())
 
     async def create_group(self, addr: str, config: dict[str, Any]) -> None:
         await self.call(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, {}, json.dumps(config).encode())
 
     async def delete_group(self, addr: str, group: str, remove_offset: bool) -> None:
-        h = DeleteSubscriptionGroupRequestHeader(group, remove_offset)
+        h = DeleteSubscriptionGroupRequestHeader(self._ns(group), remove_offset)
         await self.call(addr, RequestCode.DELETE_SUBSCRIPTIONGROUP, h.to_ext_fields())
 
     async def topic_stats(self, addr: str, topic: str) -> dict[MessageQueue, Any]:
-        resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, TopicRequestHeader(topic).to_ext_fields())
+        h = TopicRequestHeader(self._ns(topic))
+        resp = await self.call(addr, RequestCode.GET_TOPIC_STATS_INFO, h.to_ext_fields())
         return parse_mq_table(resp.body)
 
     async def consume_stats(self, addr: str, group: str, topic: str | None = None) -> bodies.ConsumeStats:
         resp = await self.call(
-            addr, RequestCode.GET_CONSUME_STATS, GetConsumeStatsRequestHeader(group, topic).to_ext_fields()
+            addr,
+            RequestCode.GET_CONSUME_STATS,
+            GetConsumeStatsRequestHeader(self._ns(group), topic and self._ns(topic)).to_ext_fields(),
         )
         return bodies.ConsumeStats.decode(resp.body)
 
     async def consumer_connections(self, addr: str, group: str) -> ConsumerConnection:
         resp = await self.call(
-            addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, ConsumerGroupRequestHeader(group).to_ext_fields()
+            addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, ConsumerGroupRequestHeader(self._ns(group)).to_ext_fields()
         )
         return ConsumerConnection.decode(resp.body)
 
@@ -301,13 +312,13 @@ class AdminClient:
 
     async def producer_connections(self, addr: str, group: str) -> ProducerConnection:
         resp = await self.call(
-            addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, ProducerGroupRequestHeader(group).to_ext_fields()
+            addr, RequestCode.GET_PRODUCER_CONNECTION_LIST, ProducerGroupRequestHeader(self._ns(group)).to_ext_fields()
         )
         return ProducerConnection.decode(resp.body)
 
     async def consumer_running_info(self, addr: str, group: str, client_id: str, jstack: bool) -> RunningInfo:
         """Relayed by the broker at ``addr`` to the client (J allows three request timeouts for it)."""
-        h = GetConsumerRunningInfoRequestHeader(group, client_id, jstack)
+        h = GetConsumerRunningInfoRequestHeader(self._ns(group), client_id, jstack)
         resp = await self.call(addr, RequestCode.GET_CONSUMER_RUNNING_INFO, h.to_ext_fields(), timeout=3 * self.timeout)
         return RunningInfo.decode(resp.body)
 
@@ -421,6 +432,7 @@ class AdminClient:
         return ConsumeMessageDirectlyResult.decode(resp.body)
 
     async def query_by_key(self, topic: str, key: str, max_num: int = 64, unique: bool = False) -> list[MessageExt]:
+        topic = self._ns(topic)
         route, _raw = await self.topic_route(topic)
         out: list[MessageExt] = []
         h = QueryMessageRequestHeader(topic, key, max_num, 0, 2**62, unique)

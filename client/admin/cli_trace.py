@@ -15,10 +15,9 @@ from client.admin.admin_client import AdminClient
 from client.admin.output import json_arg, print_json
 from client.admin.registry import command
 from protocol.message import MessageExt
+from protocol.trace import DEFAULT_TRACE_TOPIC, TraceType, decode_records
 
-TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
-CONTENT_SPLITOR = "\x01"
-FIELD_SPLITOR = "\x02"
+TRACE_TOPIC = DEFAULT_TRACE_TOPIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,28 +37,16 @@ def decode_trace(msg_id: str, trace: MessageExt) -> list[TraceView]:
     """J ``TraceView.decodeFromTraceTransData``: the records of one trace message that are about ``msg_id``."""
     host = f"{trace.born_host[0]}:{trace.born_host[1]}"
     out: list[TraceView] = []
-    for context in trace.body.decode("utf-8", "replace").split(FIELD_SPLITOR):
-        f = context.split(CONTENT_SPLITOR)
-        try:
-            if f[0] == "Pub" and len(f) >= 13:
-                ok = f[13] if len(f) >= 14 else f[12]
-                view = TraceView("Pub", f[5], f[3], host, int(f[1]), int(f[10]), _status(ok))
-            elif f[0] == "SubAfter" and len(f) >= 6:
-                ts, group = (int(f[7]), f[8]) if len(f) >= 9 else (0, "")
-                view = TraceView("SubAfter", f[2], group, host, ts, int(f[3]), _status(f[4]))
-            elif f[0] == "SubBefore" and len(f) >= 8:
-                view = TraceView("SubBefore", f[5], f[3], host, int(f[1]), 0, "success")
-            else:
-                continue
-        except ValueError:
+    for r in decode_records(trace.body.decode("utf-8", "replace")):
+        if r.msg_id != msg_id or r.type is TraceType.END_TRANSACTION:
             continue
-        if view.msg_id == msg_id:
-            out.append(view)
+        cost = 0 if r.type is TraceType.SUB_BEFORE else r.cost_time
+        out.append(TraceView(r.type.value, r.msg_id, r.group, host, r.timestamp, cost, _status(r.success)))
     return out
 
 
-def _status(text: str) -> str:
-    return "success" if text.strip().lower() == "true" else "failed"
+def _status(ok: bool) -> str:
+    return "success" if ok else "failed"
 
 
 def _row(cells: list[object]) -> str:

@@ -49,6 +49,7 @@ from protocol.bodies import (
     encode_consumer_running_info,
 )
 from protocol.message import MessageExt
+from protocol.namespace import unwrap, wrap
 from protocol.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.pull")
@@ -93,7 +94,8 @@ class PullConsumer(StartClose):
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PullConsumerConfig)
-        self.group = group
+        self.namespace = self.config.namespace  # names are wrapped (``ns%topic``); polled messages unwrapped
+        self.group = wrap(self.namespace, group)
         self.instance = instance or ClientInstance(config=client_cfg)
         self.consume_timestamp = self.config.consume_timestamp or int((time.time() - 1800) * 1000)
         self._subscriptions: dict[str, MessageSelector] = {}
@@ -214,7 +216,7 @@ class PullConsumer(StartClose):
 
     async def fetch_subscribe_queues(self, topic: str) -> list[MessageQueue]:
         """The topic's readable queues ([] when the topic does not exist)."""
-        route = await self.instance.get_route(topic, refresh=True)
+        route = await self.instance.get_route(wrap(self.namespace, topic), refresh=True)
         return route.subscribe_queues() if route is not None else []
 
     async def fetch_topic_list(self) -> list[str]:
@@ -247,7 +249,7 @@ class PullConsumer(StartClose):
         if self._mode == "assign":
             raise MQClientError("subscribe and assign are mutually exclusive")
         self._mode = "subscribe"
-        self._subscriptions[topic] = as_selector(expression)
+        self._subscriptions[wrap(self.namespace, topic)] = as_selector(expression)
         if self._started:
             self.instance.spawn(self._join_group_again(), name=f"subscribe-{self.group}")
 
@@ -260,7 +262,7 @@ class PullConsumer(StartClose):
         self._rebalancer.trigger()
 
     def unsubscribe(self, topic: str) -> None:
-        self._subscriptions.pop(topic, None)
+        self._subscriptions.pop(wrap(self.namespace, topic), None)
         if self._started:
             self._rebalancer.trigger()
 
@@ -269,7 +271,8 @@ class PullConsumer(StartClose):
         if self._mode == "subscribe":
             raise MQClientError("subscribe and assign are mutually exclusive")
         self._mode = "assign"
-        wanted = set(queues)
+        ns = self.namespace
+        wanted = {MessageQueue(wrap(ns, q.topic), q.broker_name, q.queue_id) if ns else q for q in queues}
         for topic in {mq.topic for mq in wanted}:
             self._subscriptions.setdefault(topic, as_selector(expression))
         for mq in [m for m in self._states if m not in wanted]:
@@ -441,6 +444,9 @@ class PullConsumer(StartClose):
         while True:
             out = self._take(limit)
             if out:
+                if self.namespace:
+                    for m in out:
+                        m.topic = unwrap(m.topic, self.namespace)
                 return out
             left = deadline - time.monotonic()
             if left <= 0:

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Unpack
+from collections.abc import Iterable
+from typing import Unpack
 
 from client._aio import StartClose, log_stop_failure
 from client._dump import thread_dump
@@ -36,6 +34,8 @@ from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
 from client.consumer.consume import ConcurrentConsumeService, OrderlyConsumeService
 from client.consumer.direct import consume_directly
+from client.consumer.listener import Listener as Listener
+from client.consumer.listener import ListenerRunner
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.options import PushConsumerOptions
 from client.consumer.process_queue import ProcessQueue
@@ -47,6 +47,7 @@ from client.instance import ClientInstance
 from client.message import MessageQueue, validate_group, validate_topic
 from client.producer.producer import Producer
 from client.results import ConsumeResult, PullStatus
+from client.trace import INNER_TRACE_GROUP_PREFIX, TraceDispatcher, TracedListener
 from protocol.bodies import (
     ConsumeFromWhere,
     ConsumeMessageDirectlyResult,
@@ -57,11 +58,12 @@ from protocol.bodies import (
 )
 from protocol.errors import RemotingError
 from protocol.message import MessageExt
+from protocol.namespace import wrap
 from protocol.tasks import stop_tasks
+from protocol.trace import DEFAULT_TRACE_TOPIC as TRACE_TOPIC
 
 _log = get_logger("rocketq.client.push")
 
-Listener = Callable[[list[MessageExt]], ConsumeResult | Awaitable[ConsumeResult]]
 
 _FROM_WHERE = {
     "LAST_OFFSET": "CONSUME_FROM_LAST_OFFSET",
@@ -72,11 +74,6 @@ PULL_DELAY_ON_ERROR = 1.0  # J waits 3 s; a restarted broker is picked up sooner
 PULL_DELAY_NOT_LOCKED = 1.0
 FLOW_CONTROL_RECHECK = 1.0  # safety net: the consume side wakes the pull task, this only bounds a missed wake-up
 INNER_PRODUCER_GROUP = "CLIENT_INNER_PRODUCER"
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    """``async def`` functions, partials of them, and objects with an ``async def __call__``."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 class PushConsumer(StartClose):
@@ -96,7 +93,8 @@ class PushConsumer(StartClose):
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, PushConsumerConfig)
-        self.group = group
+        self.namespace = self.config.namespace
+        self.group = group = wrap(self.namespace, group)
         self.broadcasting = self.config.message_model == "BROADCASTING"
         self.instance = instance or ClientInstance(
             config=client_cfg, default_instance_name="DEFAULT" if self.broadcasting else None
@@ -126,7 +124,9 @@ class PushConsumer(StartClose):
         )
         self._service: ConcurrentConsumeService | OrderlyConsumeService | None = None
         self._inner_producer: Producer | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._listeners = ListenerRunner(
+            group, self.namespace, self._subs, lambda: self._default_listener, cfg.consume_thread_max
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self._started_at = 0
@@ -135,7 +135,13 @@ class PushConsumer(StartClose):
         self._started_mono = 0.0
         # per topic, pulls that found messages: [messages, milliseconds, pulls] (J's pullTPS / pullRT)
         self._pull_stats: dict[str, list[float]] = {}
-        self._async_listener: tuple[object, bool] = (None, False)  # the last listener looked at, and _is_async of it
+        self._trace = (
+            TracedListener(
+                self._listeners.invoke, TraceDispatcher(self._trace_sender, cfg.trace_topic or TRACE_TOPIC), group
+            )
+            if cfg.enable_trace
+            else None
+        )
 
     # -- configuration ---------------------------------------------------------------------------------------------
 
@@ -146,6 +152,7 @@ class PushConsumer(StartClose):
         validate_topic(topic)
         if topic.startswith(RETRY_PREFIX):
             raise ValueError("retry topics are subscribed automatically")
+        topic = wrap(self.namespace, topic)
         self._subs[topic] = (as_selector(expression), listener)
         if listener is not None and self._default_listener is None:
             self._default_listener = listener
@@ -154,7 +161,7 @@ class PushConsumer(StartClose):
             self.instance.spawn(self._after_subscription_change(), name=f"subscribe-{self.group}")
 
     def unsubscribe(self, topic: str) -> None:
-        self._subs.pop(topic, None)
+        self._subs.pop(wrap(self.namespace, topic), None)
         self._sub_version = int(time.time() * 1000)
         if self._running:
             self.instance.spawn(self._after_subscription_change(), name=f"unsubscribe-{self.group}")
@@ -276,9 +283,9 @@ class PushConsumer(StartClose):
         if self._inner_producer is not None:
             await self._inner_producer.close()
             self._inner_producer = None
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)  # calls still running finish on their own
-            self._pool = None
+        if self._trace is not None:
+            await self._trace.dispatcher.close()
+        self._listeners.close()  # calls still running finish on their own
         await self.instance.unregister_from_brokers(None, self.group)
         self.instance.unregister_consumer(self)
         await self.instance.close()
@@ -525,57 +532,15 @@ class PushConsumer(StartClose):
         if ev is not None and not ev.is_set() and self._pause_reason(pq) is None:
             ev.set()
 
-    def _listener_for(self, msgs: list[MessageExt]) -> Listener:
-        sub = self._subs.get(msgs[0].topic)
-        listener = sub[1] if sub is not None and sub[1] is not None else self._default_listener
-        assert listener is not None
-        return listener
-
-    async def _call_listener(self, msgs: list[MessageExt]) -> object:
-        """The listener's raw answer for ``msgs``; raises what the listener raised."""
-        listener = self._listener_for(msgs)
-        seen, is_async = self._async_listener
-        if seen is not listener:  # inspect costs microseconds: once per listener, not once per call
-            is_async = _is_async(listener)
-            self._async_listener = (listener, is_async)
-        if is_async:
-            return await listener(msgs)  # type: ignore[misc]
-        result = await asyncio.get_running_loop().run_in_executor(self._listener_pool(), listener, msgs)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-
     async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
-        try:
-            result = await self._call_listener(msgs)
-        except Exception as exc:
-            _log.warning(
-                "listener raised; the messages will be retried", group=self.group, error=repr(exc), exc_info=exc
-            )
-            return ConsumeResult.RECONSUME_LATER
-        if isinstance(result, ConsumeResult):
-            return result
-        if result is None:
-            _log.warning("listener returned None; treated as RECONSUME_LATER", group=self.group)
-            return ConsumeResult.RECONSUME_LATER
-        try:
-            return ConsumeResult(str(result))
-        except ValueError:
-            _log.warning("listener returned an unknown result; treated as RECONSUME_LATER", result=repr(result))
-            return ConsumeResult.RECONSUME_LATER
+        """The listener's verdict on ``msgs`` (SubBefore / SubAfter trace records around it with ``enable_trace``)."""
+        return await (self._listeners.invoke(msgs) if self._trace is None else self._trace(msgs))
 
     async def consume_message_directly(self, msg: MessageExt) -> ConsumeMessageDirectlyResult:
         """CONSUME_MESSAGE_DIRECTLY: the listener once on ``msg`` (its original topic restored if it came through
         ``%RETRY%<group>``), outside the process queues: no offset moves and a failure is not sent back."""
         restore_retry_topic(msg, self.group)
-        return await consume_directly(self._call_listener, msg, orderly=self.config.orderly)
-
-    def _listener_pool(self) -> ThreadPoolExecutor:
-        """Plain-function listeners run here: ``consume_thread_max`` threads of their own, so a slow listener
-        neither waits for nor starves the loop's default executor."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.config.consume_thread_max, thread_name_prefix=f"consume-{self.group}")
-        return self._pool
+        return await consume_directly(self._listeners.call, msg, orderly=self.config.orderly)
 
     async def send_back(self, mq: MessageQueue, msg: MessageExt, delay_level: int) -> bool:
         """CONSUMER_SEND_MSG_BACK; if that fails, the message itself to ``%RETRY%<group>`` (J's fallback)."""
@@ -602,6 +567,11 @@ class PushConsumer(StartClose):
         except Exception as exc:
             _log.warning("re-send to the retry topic failed", mq=str(mq), error=str(exc))
             return False
+
+    async def _trace_sender(self) -> Producer:
+        p = Producer(f"{INNER_TRACE_GROUP_PREFIX}-{self.group}-CONSUME", instance=self.instance)
+        await p.start(register=False)
+        return p
 
     async def _retry_producer(self) -> Producer:
         if self._inner_producer is None:

@@ -38,3 +38,6 @@ class ProducerOptions(ClientOptions, total=False):
     max_message_size: int
     default_topic_queue_nums: int
     send_latency_fault_enable: bool
+    namespace: str
+    enable_trace: bool
+    trace_topic: str | None

@@ -27,7 +27,7 @@ import inspect
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final, Unpack
 
 from client._aio import StartClose
@@ -36,12 +36,17 @@ from client.config import ClientConfig, ProducerConfig, split_options
 from client.errors import MessageTooLargeError, MQClientError, NoBrokerAvailableError, RouteNotFoundError
 from client.instance import ClientInstance
 from client.message import Message, MessageQueue, validate_group, validate_topic
+from client.namespace import wrap_message
 from client.producer.options import ProducerOptions
+from client.producer.request import RequestReply
 from client.producer.selector import LatencyFaultTolerance, QueueSelector, select_by_key
+from client.producer.send_result import STATUS_BY_CODE, send_result
+from client.producer.send_result import DirectSend as DirectSend
+from client.reply import is_reply
 from client.results import LocalTransactionState, SendResult, SendStatus
 from client.route import TopicRoute
+from client.trace import INNER_TRACE_GROUP_PREFIX, TraceDispatcher, pub_record
 from protocol.bodies import PERM_WRITE
-from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
 from protocol.headers import (
@@ -61,8 +66,10 @@ from protocol.message import (
     encode_batch_texts,
     encode_properties,
 )
+from protocol.namespace import wrap
 from protocol.remoting.handler import Channel
 from protocol.rules import AUTO_CREATE_TOPIC
+from protocol.trace import DEFAULT_TRACE_TOPIC
 
 _log = get_logger("rocketq.client.producer")
 _UNIQ_KEY: Final = PropertyKey.UNIQ_KEY
@@ -74,49 +81,13 @@ AUTO_CREATE_TOPIC_KEY = AUTO_CREATE_TOPIC
 # after the immediate retries, a failed send waits this long before the next try, doubling up to the max
 _BACKOFF_FIRST = 0.05
 _BACKOFF_MAX = 1.0
-_STATUS_BY_CODE: dict[int, SendStatus] = {
-    ResponseCode.SUCCESS: SendStatus.SEND_OK,
-    ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
-    ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,
-    ResponseCode.SLAVE_NOT_AVAILABLE: SendStatus.SLAVE_NOT_AVAILABLE,
-}
 
 QueueSelectorFn = Callable[[list[MessageQueue], Message, Any], MessageQueue]
 LocalTransaction = Callable[[Message, Any], LocalTransactionState | Awaitable[LocalTransactionState]]
 CheckListener = Callable[[MessageExt], LocalTransactionState | Awaitable[LocalTransactionState]]
 
 
-@dataclass(slots=True)
-class DirectSend:
-    """A plain send prepared for a caller's own write (``Producer.direct_request``)."""
-
-    addr: str
-    request: RemotingCommand
-    mq: MessageQueue
-    uniq: str  # the message's UNIQ_KEY; a batch's, comma-joined
-    # the prepared send, for ``send_direct_again``
-    topic: str
-    body: bytes
-    sys_flag: int
-    props_text: str
-    props: dict[str, str] | None
-    flag: int
-    batch: bool
-
-
-def _result(status: SendStatus, uniq: str, mq: MessageQueue, resp: SendMessageResponseHeader) -> SendResult:
-    """A send's result from the broker's reply to it on ``mq`` (``uniq``: the message's UNIQ_KEY, "" for none)."""
-    return SendResult(  # positionally: send_status, msg_id, offset_msg_id, message_queue, queue_offset, tx id
-        status,
-        uniq or resp.msg_id,
-        resp.msg_id,
-        mq if resp.queue_id == mq.queue_id else MessageQueue(mq.topic, mq.broker_name, resp.queue_id),
-        resp.queue_offset,
-        resp.transaction_id,
-    )
-
-
-class Producer(StartClose):
+class Producer(RequestReply, StartClose):
     """``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: await p.send(Message(...))``.
 
     Options are the fields of ``ClientConfig`` (``instance_name``, ``serialize_type``…) and ``ProducerConfig``
@@ -135,7 +106,8 @@ class Producer(StartClose):
     ) -> None:
         validate_group(group)
         client_cfg, self.config = split_options({"namesrv_addr": namesrv_addr, **options}, ProducerConfig)
-        self.group = group
+        self.namespace = self.config.namespace
+        self.group = wrap(self.namespace, group)
         self.instance = instance or ClientInstance(config=client_cfg)
         self._fault = LatencyFaultTolerance() if self.config.send_latency_fault_enable else None
         self._selector = QueueSelector(self._fault)
@@ -144,6 +116,8 @@ class Producer(StartClose):
         # (a refresh stores a new one), so a send does not rebuild the queue list
         self._pub: dict[str, tuple[TopicRoute, list[MessageQueue]]] = {}
         self._check_listener = check_listener
+        trace_topic = self.config.trace_topic or DEFAULT_TRACE_TOPIC
+        self._trace = TraceDispatcher(self._trace_sender, trace_topic) if self.config.enable_trace else None
         self._started = False
         self._registered = False
 
@@ -168,10 +142,18 @@ class Producer(StartClose):
         if not self._started:
             return
         self._started = False
+        if self._trace is not None:
+            await self._trace.close()
         if self._registered:
             await self.instance.unregister_from_brokers(self.group, None)
             self.instance.unregister_producer(self)
         await self.instance.close()
+
+    async def _trace_sender(self) -> Producer:
+        """The inner producer that sends this producer's traces (on the same instance, not heartbeated)."""
+        p = Producer(f"{INNER_TRACE_GROUP_PREFIX}-{self.group}-PRODUCE", instance=self.instance)
+        await p.start(register=False)
+        return p
 
     def _check_started(self) -> None:
         if not self._started:
@@ -291,13 +273,22 @@ class Producer(StartClose):
         always lands in the same queue while the topic's queue count holds); a pinned send is not retried elsewhere.
         """
         self._check_started()
+        if self.namespace and not is_reply(msg.properties):  # a reply's <cluster>_REPLY_TOPIC is the broker's own
+            msg = wrap_message(self.namespace, msg)
+        started = int(time.time() * 1000) if self._trace is not None else 0
         body, sys_flag, props = self._prepare(msg)
         if queue is None and selector is not None:
             queues = await self.publish_queues(msg.topic)
             queue = selector(queues, msg, arg)
         elif queue is None and sharding_key is not None:
             queue = select_by_key(await self.publish_queues(msg.topic), sharding_key)
-        return await self._send(msg.topic, body, sys_flag, encode_properties(props), msg.flag, queue, timeout, props)
+        result = await self._send(
+            msg.topic, body, sys_flag, encode_properties(props), msg.flag, queue, timeout, props, reply=is_reply(props)
+        )
+        trace = self._trace
+        if trace is not None and result.trace_on and msg.topic != trace.trace_topic:
+            trace.append([pub_record(self.group, msg, len(msg.body), result, started)])
+        return result
 
     async def send_orderly(self, msg: Message, sharding_key: object, *, timeout: float | None = None) -> SendResult:
         """``send(msg, sharding_key=key)``: messages with one key keep their order in one queue."""
@@ -317,6 +308,7 @@ class Producer(StartClose):
         batch: bool = False,
         reconsume_times: int | None = None,
         max_reconsume_times: int | None = None,
+        reply: bool = False,
     ) -> SendResult:
         timeout = timeout or self.config.send_timeout_ms / 1000
         deadline = time.monotonic() + timeout
@@ -350,7 +342,7 @@ class Producer(StartClose):
                 addr = route.master_addr(mq.broker_name) if route is not None else None
                 if addr is None:
                     addr = await self.instance.find_broker_addr(mq)
-                code, resp = await self.instance.api.send(addr, header, body, left, batch=batch)
+                code, resp = await self.instance.api.send(addr, header, body, left, batch=batch, reply=reply)
             except (RemotingError, NoBrokerAvailableError) as exc:
                 if self._fault is not None:
                     self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000, isolation=True)
@@ -367,7 +359,7 @@ class Producer(StartClose):
                 continue
             if self._fault is not None:
                 self._fault.update(mq.broker_name, (time.monotonic() - started) * 1000)
-            status = _STATUS_BY_CODE.get(code, SendStatus.SEND_OK)
+            status = STATUS_BY_CODE.get(code, SendStatus.SEND_OK)
             if (
                 status is not SendStatus.SEND_OK
                 and self.config.retry_another_broker_when_not_store_ok
@@ -375,7 +367,7 @@ class Producer(StartClose):
                 and attempt < quick
             ):
                 continue
-            return _result(status, props.get(PropertyKey.UNIQ_KEY, "") if props else "", mq, resp)
+            return send_result(status, props.get(PropertyKey.UNIQ_KEY, "") if props else "", mq, resp)
         if last_exc is not None:
             raise last_exc
         raise RequestTimeoutError(f"send to topic {topic} timed out after {timeout:.1f}s")
@@ -385,13 +377,16 @@ class Producer(StartClose):
     def direct_request(self, msg: Message) -> DirectSend | None:
         """What a plain ``send(msg)`` would write now, for a caller that does the write and the read itself: the
         request, its broker address and queue. Only when nothing else is left to decide — started, the topic's
-        queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance; else None and
+        queues cached, no TLS, no RPC hook (ACL signs on the loop), no latency fault tolerance, no namespace or
+        tracing; else None and
         ``send`` does it all. Raises as ``send`` does for a message that is not sendable."""
         self._check_started()
         at = self._direct_queue(msg.topic)
         if at is None:
             return None
         body, sys_flag, props = self._prepare(msg)
+        if is_reply(props):
+            return None
         props_text = encode_properties(props)
         cmd = self.instance.api.send_request(self._header(at[1], sys_flag, props_text, msg.flag), body)
         if cmd is None:
@@ -417,6 +412,8 @@ class Producer(StartClose):
         route = self.instance.routes.get(topic)
         if queues is None or route is None or self._fault is not None or self.instance.config.use_tls:
             return None
+        if self.namespace or self._trace is not None:  # ``send`` wraps names and records traces
+            return None
         mq = self._selector.select(queues, None)
         addr = route.master_addr(mq.broker_name)
         return None if addr is None else (addr, mq)
@@ -432,10 +429,10 @@ class Producer(StartClose):
     def direct_result(self, d: DirectSend, resp: RemotingCommand) -> SendResult | None:
         """The SendResult of a direct send's reply; None when ``send``'s own handling must take over (an error
         code, or a not-stored status it would retry on another broker)."""
-        status = _STATUS_BY_CODE.get(resp.code)
+        status = STATUS_BY_CODE.get(resp.code)
         if status is None or (status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok):
             return None
-        return _result(status, d.uniq, d.mq, SendMessageResponseHeader.from_ext_fields(resp.ext_fields))
+        return send_result(status, d.uniq, d.mq, SendMessageResponseHeader.from_ext_fields(resp.ext_fields))
 
     async def _refresh_quietly(self, topic: str) -> None:
         try:
@@ -446,6 +443,7 @@ class Producer(StartClose):
     async def send_oneway(self, msg: Message, *, queue: MessageQueue | None = None) -> None:
         """Fire and forget: no reply is awaited, nothing is retried."""
         self._check_started()
+        msg = wrap_message(self.namespace, msg)
         body, sys_flag, props = self._prepare(msg)
         mq = queue or self._selector.select(await self.publish_queues(msg.topic))
         addr = await self.instance.find_broker_addr(mq)
@@ -459,7 +457,7 @@ class Producer(StartClose):
 
         ``msg_id`` and ``offset_msg_id`` of the result are comma-joined, ``queue_offset`` is the first message's."""
         self._check_started()
-        topic, body, uniq = self._batch_body(msgs)
+        topic, body, uniq = self._batch_body([wrap_message(self.namespace, m) for m in msgs])
         result = await self._send(topic, body, 0, "", 0, queue, timeout, None, batch=True)
         return replace(result, msg_id=",".join(uniq))  # a batch's msg_id: its UNIQ_KEYs, comma-joined
 
@@ -535,6 +533,7 @@ class Producer(StartClose):
         A local transaction that raises or returns UNKNOW leaves the decision to the broker's check-back, which
         ``check_listener`` answers."""
         self._check_started()
+        msg = wrap_message(self.namespace, msg)
         if msg.delay_level > 0:
             raise MQClientError("delay level is not supported for transaction messages")
         body, sys_flag, props = self._prepare(

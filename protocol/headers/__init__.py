@@ -92,6 +92,9 @@ Requests (``!`` = required, otherwise nullable):
     |      |                                      |                                        | consumerGroup                        |
     | 322  | QUERY_DATA_VERSION                   | QueryDataVersionRequestHeader          | !brokerName !brokerAddr !clusterName |
     |      |                                      |                                        | !brokerId                            |
+    | 324  | SEND_REPLY_MESSAGE                   | SendMessageRequestHeader               | as SEND_MESSAGE                      |
+    | 325  | SEND_REPLY_MESSAGE_V2                | SendMessageRequestHeaderV2             | as SEND_MESSAGE_V2                   |
+    | 326  | PUSH_REPLY_MESSAGE_TO_CLIENT (b→c)   | ReplyMessageRequestHeader              | (module ``reply``)                   |
     | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
 
 No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
@@ -127,6 +130,7 @@ The V2 one-letter names and the hot-path technique are described in ``protocol.h
 | codec  | errors, field readers, ``wire()``/``@header``: the declarative codec                     |
 | send   | SendMessageRequestHeader(V2), SendMessageResponseHeader, SEND_V2_AS_V1 (hand-tuned)      |
 | pull   | PullMessageRequestHeader, PullMessageResponseHeader, PULL_FLAG_* (hand-tuned)            |
+| reply  | ReplyMessageRequestHeader (PUSH_REPLY_MESSAGE_TO_CLIENT, request-reply)                  |
 | cold   | every other header, declared                                                             |
 | (here) | REQUEST_HEADERS / RESPONSE_HEADERS registries, ``parse_request_header``                   |
 """
@@ -222,6 +226,7 @@ from protocol.headers.pull import (
     PullMessageRequestHeader,
     PullMessageResponseHeader,
 )
+from protocol.headers.reply import ReplyMessageRequestHeader
 from protocol.headers.send import (
     SEND_V2_AS_V1,
     SendMessageRequestHeader,
@@ -274,6 +279,9 @@ REQUEST_HEADERS: Final[Mapping[int, HeaderClass]] = {
     RequestCode.SEND_BATCH_MESSAGE: SendMessageRequestHeaderV2,
     RequestCode.QUERY_DATA_VERSION: UnregisterBrokerRequestHeader,
     RequestCode.ADD_WRITE_PERM_OF_BROKER: BrokerNameRequestHeader,
+    RequestCode.SEND_REPLY_MESSAGE: SendMessageRequestHeader,
+    RequestCode.SEND_REPLY_MESSAGE_V2: SendMessageRequestHeaderV2,
+    RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT: ReplyMessageRequestHeader,
 }
 """Request code → the class of its custom header (commands with a body only are absent)."""
 
@@ -374,6 +382,7 @@ __all__ = [
     "QueueRequestHeader",
     "RegisterBrokerRequestHeader",
     "RegisterBrokerResponseHeader",
+    "ReplyMessageRequestHeader",
     "ResetOffsetRequestHeader",
     "SearchOffsetRequestHeader",
     "SearchOffsetResponseHeader",

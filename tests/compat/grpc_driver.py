@@ -5,7 +5,7 @@ tests/compat/test_grpc_client.py, reporting JSON lines on stdout (``{"event": ..
     grpc_driver.py simple  --endpoint H:P --topic T --group G --count N [--no-ack-first] [--invisible S] [--sql E]
     grpc_driver.py push    --endpoint H:P --topic T --group G [--fail-prefix X]
 
-Every command takes ``--ak``/``--sk`` (ACL credentials). A refused start-up reports ``startup_failed``, a refused send
+Every command takes ``--ak``/``--sk`` (ACL credentials) and ``--namespace``. A refused start-up reports ``startup_failed``, a refused send
 ``send_failed``, a refused receive ``receive_failed`` (``done`` counts ``ok`` and ``failed``).
 
 ``simple`` stops after ``count`` acked messages; ``push`` and a lingering producer stop when stdin closes.
@@ -52,7 +52,7 @@ def describe(m: Message) -> dict[str, Any]:
 
 
 def config(a: argparse.Namespace) -> ClientConfiguration:
-    return ClientConfiguration(a.endpoint, Credentials(a.ak, a.sk))
+    return ClientConfiguration(a.endpoint, Credentials(a.ak, a.sk), a.namespace)
 
 
 class Checker(TransactionChecker):
@@ -185,6 +185,7 @@ def main() -> None:
         s.add_argument("--fail-prefix", default="")
         s.add_argument("--ak", default="", help="ACL access key (empty: no credentials)")
         s.add_argument("--sk", default="")
+        s.add_argument("--namespace", default="", help="the client's namespace (x-mq-namespace)")
     a = ap.parse_args()
     {"produce": produce, "simple": simple, "push": push}[a.cmd](a)
 

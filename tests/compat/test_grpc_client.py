@@ -564,3 +564,31 @@ def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stu
     assert [(m.body, m.system_properties.delivery_attempt) for m in again] == [(b"r2", 2)]
     assert again[0].system_properties.message_id == "01RESTART2"
     assert ack(again[0]) == pb.Code.OK
+
+
+def test_namespaced_5x_clients_meet_namespaced_4x_clients(env: Env) -> None:
+    """A 5.x producer and consumer with ``namespace`` use ``ns%topic`` / ``ns%group`` on the broker, the names our
+    namespaced SDK (like the Java 4.x client) uses, and the consumer sees the topic without the namespace."""
+    from client import Message, Producer
+
+    ns, topic, group = "nsg5", "G5Ns", "GID_g5_ns"
+    create_topic(env, f"{ns}%{topic}", 2)
+    create_group(env, f"{ns}%{group}")
+    c = env.driver("simple", "--topic", topic, "--group", group, "--namespace", ns, "--count", "3", name="simple-ns")
+    try:
+        events(c, lambda ev, _s: ev["event"] == "started", 60)
+        wait_online(env, f"{ns}%{group}")
+        produce(env, topic, 2, "ns5", "--namespace", ns)
+
+        async def send_ours() -> None:
+            async with Producer("PG_ns_ours", namesrv_addr=env.servers.ns_addr, namespace=ns) as p:
+                await p.send(Message(topic, b"ours", keys="ours-key"))
+
+        asyncio.run(send_ours())
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        c.stop()
+    got = msgs(evs)
+    assert sorted(m["body"] for m in got) == ["ns5-body-0", "ns5-body-1", "ours"]
+    assert {m["topic"] for m in got} == {topic}
+    assert topic not in admin(env, lambda a: a.topic_list())  # nothing went to the plain name
