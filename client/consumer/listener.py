@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -33,7 +33,7 @@ class ListenerRunner:
         self,
         group: str,
         namespace: str,
-        subs: dict[str, tuple[object, Listener | None]],
+        subs: Mapping[str, tuple[object, Listener | None]],
         default: Callable[[], Listener | None],
         threads: int,
     ) -> None:
