@@ -27,6 +27,7 @@ def test_core_dependencies_are_only_what_running_needs() -> None:
         "prometheus_client",
         "pyyaml",
         "zlib-ng",
+        "lark",  # the broker's SQL92 selector parser (broker/sql92)
     }
     extras = project["optional-dependencies"]
     assert set(extras) == {"grpc", "spark", "bench", "test", "dev"}
