@@ -477,6 +477,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
             resp = denied
         elif handler is None:
+            if self._registry is not None:
+                self._registry.note_unsupported(cmd.code, self._peer, self.log)
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
             ctx = RequestContext(self, cmd, self.log, received_at)
