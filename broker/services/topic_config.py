@@ -6,7 +6,8 @@ File format (J ``TopicConfigManager.encode``; keys written in this order, standa
     {
      "topicConfigTable": {
       "TopicTest": {"topicName": "TopicTest", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
-                    "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": false}
+                    "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": false,
+                    "attributes": {"message.type": "NORMAL"}}
      },
      "dataVersion": {"timestamp": 1700000000000, "counter": 3}
     }
@@ -22,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import structlog
@@ -48,6 +49,7 @@ class TopicConfig:
     topic_filter_type: str = "SINGLE_TAG"
     topic_sys_flag: int = 0
     order: bool = False
+    attributes: dict[str, str] = field(default_factory=dict)  # protocol.topic_attributes; never mutated in place
 
     def to_wire(self, perm: int | None = None) -> WireTopicConfig:
         """The one converter to the wire model (``protocol.bodies.TopicConfig``); ``perm`` overrides the topic's."""
@@ -59,6 +61,7 @@ class TopicConfig:
             topic_filter_type=self.topic_filter_type,
             topic_sys_flag=self.topic_sys_flag,
             order=self.order,
+            attributes=self.attributes,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -75,7 +78,12 @@ class TopicConfig:
             topic_filter_type=str(d.get("topicFilterType") or "SINGLE_TAG"),
             topic_sys_flag=int(d.get("topicSysFlag", d.get("topicSynFlag", 0)) or 0),
             order=bool(d.get("order", False)),
+            attributes=_attributes(d.get("attributes")),
         )
+
+
+def _attributes(raw: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 class DataVersion:

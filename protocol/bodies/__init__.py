@@ -106,6 +106,7 @@ from protocol.bodies.properties_text import (
 )
 from protocol.bodies.registration import (
     MAX_INFLATED,
+    CreateTopicListRequestBody,
     DataVersion,
     RegisterBrokerBody,
     TopicConfig,
@@ -159,6 +160,7 @@ __all__ = [
     "ConsumerConnection",
     "ConsumerData",
     "ConsumerListBody",
+    "CreateTopicListRequestBody",
     "DataVersion",
     "GetConsumerStatusBody",
     "GroupList",

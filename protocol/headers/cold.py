@@ -28,7 +28,8 @@
 | GetConsumerRunningInfoRequestHeader      | 307                        | !consumerGroup !clientId jstackEnable           |
 | CreateTopicRequestHeader                 | 17                         | !topic !defaultTopic !readQueueNums             |
 |                                          |                            | !writeQueueNums !perm !topicFilterType          |
-|                                          |                            | topicSysFlag order                              |
+|                                          |                            | topicSysFlag order attributes                   |
+| GetTopicConfigRequestHeader              | 351                        | !topic lo                                       |
 | TopicRequestHeader                       | 202, 215, 216, 300         | !topic                                          |
 | GetRouteInfoRequestHeader                | 105                        | !topic acceptStandardJsonOnly                   |
 | DeleteSubscriptionGroupRequestHeader     | 207                        | !groupName removeOffset                         |
@@ -262,6 +263,15 @@ class CreateTopicRequestHeader(WireHeader):
     topic_filter_type: str = wire("topicFilterType", default="SINGLE_TAG", required=True)
     topic_sys_flag: int = wire("topicSysFlag", default=0)
     order: bool = wire("order", default=False)
+    attributes: str | None = wire("attributes", default=None, empty=None)  # 5.x: "+message.type=FIFO,..."
+
+
+@header
+class GetTopicConfigRequestHeader(WireHeader):
+    """GET_TOPIC_CONFIG (351, 5.x). ``lo``: also return the static-topic queue mapping (none here)."""
+
+    topic: str = wire("topic")
+    lo: bool | None = wire("lo", default=None)
 
 
 @header
