@@ -163,7 +163,7 @@ class SendHandlers:
         self._writeable = T.is_writeable(broker_permission)
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
-        self._max_size = max_message_size
+        self.max_message_size = max_message_size
         # topic → the TopicConfig that passed the topic checks (name, send-forbidden, exists, writeable). A hit counts
         # only while the table still holds that very object (configs are frozen: every change puts a new one); a
         # table change empties it too, so deleted topics do not stay in it.
@@ -256,9 +256,9 @@ class SendHandlers:
             raise HandlerError(code, remark or "")
         tc = self._check(ctx, h)
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
-        if len(cmd.body) > self._max_size:
+        if len(cmd.body) > self.max_message_size:
             raise HandlerError(
-                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self.max_message_size}"
             )
         born_host = ctx.conn.peer
         gc = self._store.sync_flush_only

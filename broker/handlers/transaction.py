@@ -65,7 +65,7 @@ class TransactionHandlers:
         self._writeable = T.is_writeable(broker_permission)
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
-        self._max_size = max_message_size
+        self.max_message_size = max_message_size
         self._is_slave = is_slave
         self._reject = reject_transaction_message
 
@@ -97,9 +97,9 @@ class TransactionHandlers:
                 f"request queueId[{h.queue_id}] is illegal, topic:{topic} topicConfig.writeQueueNums:"
                 f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
             )
-        if len(cmd.body) > self._max_size:
+        if len(cmd.body) > self.max_message_size:
             raise HandlerError(
-                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self.max_message_size}"
             )
         qid = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
         result = await self._svc.put_half(
