@@ -27,7 +27,7 @@ async def test_max_message_size_applies_live_and_other_keys_at_restart(tmp_path:
             assert (resp.code, resp.remark) == (ResponseCode.SUCCESS, None)
             too_big = await send(client, broker.addr, "T", b"x" * 2000)
             assert too_big.code == ResponseCode.MESSAGE_ILLEGAL and "1024" in (too_big.remark or "")
-            assert broker.store.config.max_message_size == 1024
+            assert broker.store is not None and broker.store.config.max_message_size == 1024
             assert (await send(client, broker.addr, "T", b"x" * 500)).code == ResponseCode.SUCCESS
             later = await client.invoke(broker.addr, update("maxMessageSize=4096\nmessageDelayLevel=1s 2s"))
             assert later.code == ResponseCode.SUCCESS
