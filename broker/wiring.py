@@ -149,7 +149,7 @@ def wire(
         LockHandlers(RebalanceLockManager()).table(),
         QueryHandlers(store).table(),
         OffsetResetHandlers(
-            store, topics, offsets, clients, polling.release_group, broker_name=ident.broker_name
+            store, topics, offsets, clients, polling.release_group, groups, broker_name=ident.broker_name
         ).table(),
         AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
         AdminGroupHandlers(groups, offsets).table(),
