@@ -347,6 +347,7 @@ class BrokerApp:
         )
         self.registrar = registrar
         self.topics.add_listener(registrar.trigger)
+        self.topics.set_registration(registrar.registered)
         registrar.on_reply = ha.on_register_reply
         await registrar.start(self.addr, ha.ha_addr())
 
