@@ -298,6 +298,7 @@ class ProxySection(_Section):
     max_user_property_size: int = Field(16 * 1024, gt=0)
     max_message_group_size: int = Field(64, gt=0)
     grpc_client_producer_max_attempts: int = Field(3, gt=0)
+    init_pop_offset_by_check_msg_in_mem: bool = True  # J BrokerConfig: a new POP group starts at 0 when it is in memory
     grpc_client_consumer_min_long_polling_timeout_millis: int = Field(5_000, ge=0)
     grpc_client_consumer_max_long_polling_timeout_millis: int = Field(20_000, gt=0)
     grpc_client_consumer_long_polling_batch_size: int = Field(32, gt=0)
@@ -443,6 +444,7 @@ KEYS: dict[str, Key] = {
     "userPropertyMaxNum": _k("proxy", "user_property_max_num", int),
     "maxUserPropertySize": _k("proxy", "max_user_property_size", int),
     "maxMessageGroupSize": _k("proxy", "max_message_group_size", int),
+    "initPopOffsetByCheckMsgInMem": _k("proxy", "init_pop_offset_by_check_msg_in_mem", bool),
     "grpcClientProducerMaxAttempts": _k("proxy", "grpc_client_producer_max_attempts", int),
     "grpcClientConsumerMinLongPollingTimeoutMillis": _k(
         "proxy", "grpc_client_consumer_min_long_polling_timeout_millis", int
