@@ -92,6 +92,7 @@ class NetworkConfig(_Section):
     server_channel_max_idle_time_seconds: int = Field(120, ge=0)
     channel_expired_timeout: int = Field(120_000, gt=0)
     ha_listen_port: int = Field(10912, ge=0, le=65535)
+    fast_listen_port: int = Field(10909, ge=-1, le=65535)  # J's fast (VIP) server; -1 = not opened
 
 
 class NamesrvSection(_Section):
@@ -318,6 +319,15 @@ class BrokerConfig(_Section):
     ha: HASection = Field(default_factory=HASection)  # type: ignore[arg-type]
 
     @property
+    def fast_listen_port(self) -> int | None:
+        """J's fast remoting server ("VIP channel", serving the same requests): ``fastListenPort`` when set (-1: none),
+        else listenPort - 2 as J opens it (clients find it that way), 0 (any free port) with listenPort 0."""
+        net = self.network
+        if "fast_listen_port" in net.model_fields_set:
+            return None if net.fast_listen_port < 0 else net.fast_listen_port
+        return max(net.listen_port - 2, 0) if net.listen_port else 0
+
+    @property
     def ha_listen_port(self) -> int:
         """The HA port to bind: ``haListenPort`` when set, else listenPort + 1 (J BrokerStartup), 0 with listenPort 0."""
         net = self.network
@@ -357,6 +367,7 @@ KEYS: dict[str, Key] = {
     "serverChannelMaxIdleTimeSeconds": _k("network", "server_channel_max_idle_time_seconds", int),
     "channelExpiredTimeout": _k("network", "channel_expired_timeout", int),
     "haListenPort": _k("network", "ha_listen_port", int),
+    "fastListenPort": _k("network", "fast_listen_port", int),
     "namesrvAddr": _k("namesrv", "namesrv_addr", str, True),
     "registerNameServerPeriod": _k("namesrv", "register_name_server_period", int),
     "registerBrokerTimeoutMills": _k("namesrv", "register_broker_timeout_mills", int),
