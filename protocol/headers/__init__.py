@@ -94,6 +94,7 @@ Requests (``!`` = required, otherwise nullable):
     | 322  | QUERY_DATA_VERSION                   | QueryDataVersionRequestHeader          | !brokerName !brokerAddr !clusterName |
     |      |                                      |                                        | !brokerId                            |
     | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
+    | 323  | RESUME_CHECK_HALF_MESSAGE            | ResumeCheckHalfMessageRequestHeader    | !msgId topic                         |
     | 351  | GET_TOPIC_CONFIG                     | GetTopicConfigRequestHeader            | !topic lo                            |
 
 No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
@@ -206,6 +207,7 @@ from protocol.headers.cold import (
     RegisterBrokerRequestHeader,
     RegisterBrokerResponseHeader,
     ResetOffsetRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
     SearchOffsetRequestHeader,
     SearchOffsetResponseHeader,
     TopicRequestHeader,
@@ -242,6 +244,7 @@ REQUEST_HEADERS: Final[Mapping[int, HeaderClass]] = {
     RequestCode.UPDATE_CONSUMER_OFFSET: UpdateConsumerOffsetRequestHeader,
     RequestCode.UPDATE_AND_CREATE_TOPIC: CreateTopicRequestHeader,
     RequestCode.GET_TOPIC_CONFIG: GetTopicConfigRequestHeader,
+    RequestCode.RESUME_CHECK_HALF_MESSAGE: ResumeCheckHalfMessageRequestHeader,
     RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: SearchOffsetRequestHeader,
     RequestCode.GET_MAX_OFFSET: QueueRequestHeader,
     RequestCode.GET_MIN_OFFSET: QueueRequestHeader,
@@ -380,6 +383,7 @@ __all__ = [
     "RegisterBrokerRequestHeader",
     "RegisterBrokerResponseHeader",
     "ResetOffsetRequestHeader",
+    "ResumeCheckHalfMessageRequestHeader",
     "SearchOffsetRequestHeader",
     "SearchOffsetResponseHeader",
     "SendMessageRequestHeader",

@@ -30,6 +30,7 @@
 |                                          |                            | !writeQueueNums !perm !topicFilterType          |
 |                                          |                            | topicSysFlag order attributes                   |
 | GetTopicConfigRequestHeader              | 351                        | !topic lo                                       |
+| ResumeCheckHalfMessageRequestHeader      | 323                        | !msgId topic                                    |
 | TopicRequestHeader                       | 202, 215, 216, 300         | !topic                                          |
 | GetRouteInfoRequestHeader                | 105                        | !topic acceptStandardJsonOnly                   |
 | DeleteSubscriptionGroupRequestHeader     | 207                        | !groupName removeOffset                         |
@@ -181,6 +182,14 @@ class QueryMessageRequestHeader(WireHeader):
 class QueryMessageResponseHeader(WireHeader):
     index_last_update_timestamp: int = wire("indexLastUpdateTimestamp")
     index_last_update_phyoffset: int = wire("indexLastUpdatePhyoffset")
+
+
+@header
+class ResumeCheckHalfMessageRequestHeader(WireHeader):
+    """RESUME_CHECK_HALF_MESSAGE (323): ``msgId`` = the offset id of a stored (half) message."""
+
+    msg_id: str = wire("msgId")
+    topic: str | None = wire("topic", default=None, empty=None)
 
 
 @header

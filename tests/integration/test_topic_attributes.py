@@ -1,6 +1,7 @@
-"""Topic attributes (5.x ``+message.type=FIFO`` …) and the 5.x topic admin codes, as the 5.5.0 mqadmin and the
+"""Topic attributes (5.x ``+message.type=FIFO`` …) and the 5.x admin codes, as the 5.5.0 mqadmin and the
 Dashboard use them: UPDATE_AND_CREATE_TOPIC with ``attributes``, UPDATE_AND_CREATE_TOPIC_LIST (18), GET_TOPIC_CONFIG
-(351); attributes stored (across a restart), returned by GET_ALL_TOPIC_CONFIG and registered with the name server."""
+(351), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225), RESUME_CHECK_HALF_MESSAGE (323); attributes stored (across a
+restart), returned by GET_ALL_TOPIC_CONFIG and registered with the name server."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from protocol.command import RemotingCommand
 from protocol.headers import CreateTopicRequestHeader
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
+from tests.integration.broker_wire import send
 
 
 def create(topic: str, attributes: str | None, *, read: int = 4) -> RemotingCommand:
@@ -130,5 +132,26 @@ async def test_subscription_group_list_creates_every_group_or_none(tmp_path: Pat
             bad = body({"groupName": "G3"}, {"retryMaxTimes": 1})
             resp = await client.invoke(broker.addr, RemotingCommand.request(225, body=bad))
             assert resp.code == ResponseCode.SYSTEM_ERROR and broker.groups.get("G3") is None
+        finally:
+            await client.close()
+
+
+async def test_resume_check_half_message_puts_it_back_for_checking(tmp_path: Path) -> None:
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, transactionCheckInterval=3_600_000) as broker:
+        client = RemotingClient()
+        try:
+            half = await send(client, broker.addr, "TxT", b"half", sys_flag=4, props={"PGROUP": "PG_tx"})
+            assert half.code == ResponseCode.SUCCESS, half.remark
+            assert broker.store is not None
+            before = broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0)
+            cmd = RemotingCommand.request(323, {"msgId": half.ext_fields["msgId"], "topic": "TxT"})
+            resp = await client.invoke(broker.addr, cmd)
+            assert resp.code == ResponseCode.SUCCESS, resp.remark
+            assert broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0) == before + 1
+            bad = await client.invoke(broker.addr, RemotingCommand.request(323, {"msgId": "nonsense"}))
+            assert (bad.code, bad.remark) == (
+                ResponseCode.SYSTEM_ERROR,
+                "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed.",
+            )
         finally:
             await client.close()
