@@ -25,6 +25,7 @@ import grpc
 import structlog
 
 from broker.config import BrokerConfig
+from broker.handlers.pull import physical_memory
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.namespace import NamespaceInterceptor
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
@@ -112,6 +113,8 @@ class ProxyServer:
             max_attempts=max_attempts,
             default_invisible_ms=config.proxy.default_invisible_time_mills,
             stats=stats,
+            init_by_check_in_mem=config.proxy.init_pop_offset_by_check_msg_in_mem,
+            in_memory_bytes=physical_memory() * config.ha.access_message_in_memory_max_ratio // 100,
         )
         self.pop.load()
         self.service = MessagingService(

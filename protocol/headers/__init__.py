@@ -40,6 +40,7 @@ Requests (``!`` = required, otherwise nullable):
     | 17   | UPDATE_AND_CREATE_TOPIC              | CreateTopicRequestHeader               | !topic !defaultTopic !readQueueNums  |
     |      |                                      |                                        | !writeQueueNums !perm                |
     |      |                                      |                                        | !topicFilterType topicSysFlag order  |
+    |      |                                      |                                        | attributes                           |
     | 29   | SEARCH_OFFSET_BY_TIMESTAMP           | SearchOffsetRequestHeader              | !topic !queueId !timestamp           |
     | 30   | GET_MAX_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
     | 31   | GET_MIN_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
@@ -96,6 +97,8 @@ Requests (``!`` = required, otherwise nullable):
     | 325  | SEND_REPLY_MESSAGE_V2                | SendMessageRequestHeaderV2             | as SEND_MESSAGE_V2                   |
     | 326  | PUSH_REPLY_MESSAGE_TO_CLIENT (b→c)   | ReplyMessageRequestHeader              | (module ``reply``)                   |
     | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
+    | 323  | RESUME_CHECK_HALF_MESSAGE            | ResumeCheckHalfMessageRequestHeader    | !msgId topic                         |
+    | 351  | GET_TOPIC_CONFIG                     | GetTopicConfigRequestHeader            | !topic lo                            |
 
 No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG (properties text), GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_CONFIG,
@@ -186,6 +189,7 @@ from protocol.headers.cold import (
     GetMinOffsetResponseHeader,
     GetProducerConnectionListRequestHeader,
     GetRouteInfoRequestHeader,
+    GetTopicConfigRequestHeader,
     GetTopicsByClusterRequestHeader,
     GetTopicStatsInfoRequestHeader,
     KVConfigRequestHeader,
@@ -207,6 +211,7 @@ from protocol.headers.cold import (
     RegisterBrokerRequestHeader,
     RegisterBrokerResponseHeader,
     ResetOffsetRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
     SearchOffsetRequestHeader,
     SearchOffsetResponseHeader,
     TopicRequestHeader,
@@ -243,6 +248,8 @@ REQUEST_HEADERS: Final[Mapping[int, HeaderClass]] = {
     RequestCode.QUERY_CONSUMER_OFFSET: QueryConsumerOffsetRequestHeader,
     RequestCode.UPDATE_CONSUMER_OFFSET: UpdateConsumerOffsetRequestHeader,
     RequestCode.UPDATE_AND_CREATE_TOPIC: CreateTopicRequestHeader,
+    RequestCode.GET_TOPIC_CONFIG: GetTopicConfigRequestHeader,
+    RequestCode.RESUME_CHECK_HALF_MESSAGE: ResumeCheckHalfMessageRequestHeader,
     RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: SearchOffsetRequestHeader,
     RequestCode.GET_MAX_OFFSET: QueueRequestHeader,
     RequestCode.GET_MIN_OFFSET: QueueRequestHeader,
@@ -357,6 +364,7 @@ __all__ = [
     "GetMinOffsetResponseHeader",
     "GetProducerConnectionListRequestHeader",
     "GetRouteInfoRequestHeader",
+    "GetTopicConfigRequestHeader",
     "GetTopicStatsInfoRequestHeader",
     "GetTopicsByClusterRequestHeader",
     "HeaderClass",
@@ -384,6 +392,7 @@ __all__ = [
     "RegisterBrokerResponseHeader",
     "ReplyMessageRequestHeader",
     "ResetOffsetRequestHeader",
+    "ResumeCheckHalfMessageRequestHeader",
     "SearchOffsetRequestHeader",
     "SearchOffsetResponseHeader",
     "SendMessageRequestHeader",
