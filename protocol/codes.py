@@ -164,7 +164,6 @@ class ResponseCode(IntEnum):
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
     FLOW_CONTROL = 215
-    INVALID_PARAMETER = 29  # 5.x
 
 
 class LanguageCode(IntEnum):
