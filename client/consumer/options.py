@@ -14,6 +14,9 @@ from client.producer.options import ClientOptions
 class _ConsumerOptions(ClientOptions, total=False):
     """The fields every consumer has (``client.config._ConsumerConfig``)."""
 
+    namespace: str
+    enable_trace: bool
+    trace_topic: str | None
     consume_from_where: Literal[
         "LAST_OFFSET",
         "FIRST_OFFSET",
