@@ -4,6 +4,7 @@
     python bench/spark_bench.py --messages 20000     # quicker
     python bench/spark_bench.py --namesrv 127.0.0.1:9876   # against running servers
     python bench/spark_bench.py --rounds 3           # alternate connector and ceiling runs, report medians
+    python bench/spark_bench.py --cluster            # the same cases on a standalone cluster too, same run
 
 Produces ``--messages`` bodies of ``--size`` bytes to a fresh topic (4 queues), then, in one SparkSession, measures
 each path against a trivial Python data source of the same shape (:class:`CeilingSource`: yields pre-built
@@ -16,7 +17,9 @@ Python data source can do on this machine, and so the connector's ceiling:
   against a Python sink that drops the Arrow batches it gets (:class:`CeilingSink`).
 
 Rows/s = rows / wall time of the whole query. Runs alternate (connector, ceiling, connector, ...) so load from other
-processes hits both; the medians and their ratio are printed. Everything — Spark's JVM, its Python workers, the
+processes hits both; the medians and their ratio are printed. With ``--cluster`` every case runs again (same topic,
+same ceiling classes) on a Spark standalone cluster started here (``tests.spark.standalone``: a master and two
+workers of 1 core, executors in their own JVMs with their own Python workers), reported under ``cluster_*`` keys. Everything — Spark's JVM, its Python workers, the
 broker and the name server — shares this machine's cores, so the figures are a floor for a real cluster. Needs the
 [spark] extra and Java 17; prints one JSON line at the end.
 """
@@ -240,23 +243,54 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    from spark_connector import register
 
     topic = f"spark_bench_{int(time.time())}"
     produce_s = produce(namesrv, topic, args.messages, args.size)
     produce(namesrv, topic + "_warm", 100, args.size)
-
-    spark = (
+    result: dict[str, object] = {
+        "messages": args.messages,
+        "size": args.size,
+        "rounds": args.rounds,
+        "max_offsets_per_trigger": args.max_offsets_per_trigger,
+        "pull_batch_size": args.pull_batch_size,
+        "sdk_batch_send_msgs_per_s": round(args.messages / produce_s),
+    }
+    local = (
         SparkSession.builder.master("local[2]")
         .appName("rocketmq-spark-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+    print("local[2]", flush=True)
+    result.update(measure(local, namesrv, topic, args, work / "local", prefix=""))
+    local.stop()
+    if args.cluster:
+        from tests.spark.standalone import Standalone, executor_conf
+
+        with Standalone(work / "standalone", workers=2, cores=1, memory="1536m") as cluster:
+            builder = SparkSession.builder.master(cluster.url).appName("rocketmq-spark-bench-cluster")
+            for key, value in {**executor_conf(sys.executable, "1g"), "spark.ui.showConsoleProgress": "false"}.items():
+                builder = builder.config(key, value)
+            on_cluster = builder.getOrCreate()
+            print(f"standalone cluster {cluster.url} (2 workers x 1 core, executors in their own JVMs)", flush=True)
+            result.update(measure(on_cluster, namesrv, topic, args, work / "cluster", prefix="cluster_"))
+            on_cluster.stop()
+    return result
+
+
+def measure(
+    spark: Any, namesrv: str, topic: str, args: argparse.Namespace, work: Path, prefix: str
+) -> dict[str, object]:
+    """The three cases (connector vs ceiling, ``--rounds`` alternating runs) in ``spark``; keys start with ``prefix``."""
+    from pyspark.sql import functions as F
+
+    from spark_connector import register
+
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     ceiling, _ = _ceiling_classes(args.size)
@@ -319,14 +353,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
         "batch": (lambda: batch("rocketmq", common), lambda: batch("arrowceiling", ceil_opts)),
         "sink": (lambda: sink("rocketmq"), lambda: sink("arrowceiling")),
     }
-    result: dict[str, object] = {
-        "messages": n,
-        "size": args.size,
-        "rounds": args.rounds,
-        "max_offsets_per_trigger": args.max_offsets_per_trigger,
-        "pull_batch_size": args.pull_batch_size,
-        "sdk_batch_send_msgs_per_s": round(n / produce_s),
-    }
+    result: dict[str, object] = {}
     for name, (connector, ceiling_run) in cases.items():
         if name not in args.only:
             continue
@@ -335,19 +362,18 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
         for _ in range(args.rounds):
             ours.append(n / _timed(connector))
             top.append(n / _timed(ceiling_run))
-        result[f"{name}_rows_per_s"] = round(_median(ours))
-        result[f"{name}_ceiling_rows_per_s"] = round(_median(top))
-        result[f"{name}_ratio"] = round(_median(ours) / _median(top), 2)
-        result[f"{name}_runs"] = [round(x) for x in ours]
-        result[f"{name}_ceiling_runs"] = [round(x) for x in top]
+        result[f"{prefix}{name}_rows_per_s"] = round(_median(ours))
+        result[f"{prefix}{name}_ceiling_rows_per_s"] = round(_median(top))
+        result[f"{prefix}{name}_ratio"] = round(_median(ours) / _median(top), 2)
+        result[f"{prefix}{name}_runs"] = [round(x) for x in ours]
+        result[f"{prefix}{name}_ceiling_runs"] = [round(x) for x in top]
         print(
-            f"{name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
+            f"  {name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
             f"   ratio {_median(ours) / _median(top):.2f}",
             flush=True,
         )
     if args.verbose:
-        result["stream_duration_ms"] = durations
-    spark.stop()
+        result[f"{prefix}stream_duration_ms"] = durations
     return result
 
 
@@ -361,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="alternating connector/ceiling runs per case (median)")
     p.add_argument("--verbose", action="store_true", help="add the last streaming runs' durationMs per batch")
     p.add_argument("--only", default="stream,batch,sink", help="comma-separated cases: stream, batch, sink")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also run every case on a Spark standalone cluster (master + 2 workers x 1 core) started here",
+    )
     args = p.parse_args(argv)
     args.only = {c.strip() for c in args.only.split(",")}
     try:
