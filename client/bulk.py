@@ -41,12 +41,19 @@ from protocol.message import (
 )
 
 __all__ = [
+    "MAGIC_V1",
+    "MAGIC_V2",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",
+    "V4_BODY",
+    "V4_FIELDS",
     "RawPullResult",
     "RecordColumns",
+    "RecordError",
     "decode_columns",
+    "offset_msg_id",
     "pull_raw",
+    "v4_record_starts",
 ]
 
 _STATUS: dict[int, PullStatus] = {
@@ -59,6 +66,27 @@ _UNIQ = "UNIQ_KEY" + NAME_VALUE_SEPARATOR
 # The fixed head of a record whose born and store hosts are IPv4 (protocol.message's table), up to the body length.
 HEAD_V4 = struct.Struct(">iiiiiqqiq4siq4siiqi")
 POS_SYSFLAG = 36
+# The same head as byte offsets from a record's start (big-endian fields), for columnar decoders that gather a field
+# of many records at once (:func:`v4_record_starts`); the body starts at V4_BODY, then TOPICLEN (int8 with MAGIC_V1,
+# int16 with MAGIC_V2) + TOPIC, PROPERTIESLEN (int16) + PROPERTIES up to the record's end.
+V4_FIELDS: dict[str, tuple[int, str]] = {  # name: (offset, numpy-style big-endian type)
+    "size": (0, ">i4"),
+    "magic": (4, ">i4"),
+    "queue_offset": (20, ">i8"),
+    "commit_log_offset": (28, ">i8"),
+    "born_timestamp": (40, ">i8"),
+    "born_ip": (48, ">u4"),
+    "born_port": (52, ">i4"),
+    "store_timestamp": (56, ">i8"),
+    "store_ip": (64, ">u4"),
+    "store_port": (68, ">i4"),
+    "reconsume_times": (72, ">i4"),
+    "body_length": (84, ">i4"),
+}
+V4_BODY = HEAD_V4.size
+_SIZE_AND_SYSFLAG = struct.Struct(f">i{POS_SYSFLAG - 4}xi")
+_NOT_V4 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | SYSFLAG_COMPRESSED
+_MIN_V4_RECORD = V4_BODY + 1 + 2
 
 
 @dataclass(slots=True)
@@ -127,6 +155,34 @@ class RecordColumns:
             uniq = _uniq(text) if _UNIQ in text else None
             out.append(uniq or self.offset_msg_id(i))
         return out
+
+
+def v4_record_starts(buf: bytes) -> list[int] | None:
+    """Where each record of a PULL body starts, when every record has IPv4 hosts and an uncompressed body (the
+    fixed layout of :data:`V4_FIELDS`); ``None`` when one does not (decode those replies with
+    :func:`decode_columns`). Only the size and the system flag of each record are read here. Raises ``RecordError``
+    when a record's size does not fit the body."""
+    starts: list[int] = []
+    add = starts.append
+    unpack = _SIZE_AND_SYSFLAG.unpack_from
+    pos, end = 0, len(buf)
+    try:
+        while pos < end:
+            size, sys_flag = unpack(buf, pos)
+            if sys_flag & _NOT_V4:
+                return None
+            if size < _MIN_V4_RECORD or pos + size > end:
+                raise RecordError(f"bad record size {size} at {pos}")
+            add(pos)
+            pos += size
+    except struct.error as exc:
+        raise RecordError(f"truncated record at {pos}: {exc}") from None
+    return starts
+
+
+def offset_msg_id(ip: str, port: int, commit_log_offset: int) -> str:
+    """The broker's offset message id of a record stored at ``commit_log_offset`` by the broker at ``ip:port``."""
+    return create_offset_msg_id(ip, port, commit_log_offset)
 
 
 def _ip(raw: bytes) -> str:
