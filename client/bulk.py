@@ -1,5 +1,7 @@
-"""Bulk reads for columnar consumers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded, and a
-decoder that turns a PULL body straight into per-field column lists, with no per-message object in between.
+"""Bulk reads and sends for columnar callers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded,
+a decoder that turns a PULL body straight into per-field column lists, with no per-message object in between, and
+a SEND_BATCH_MESSAGE from bodies and properties texts the caller built for many rows at once
+(:func:`send_batch_texts`).
 
 :func:`pull_raw` is ``PullConsumer.pull`` without the decoding: the reply's status and queue bounds plus the records'
 bytes. :func:`decode_columns` walks those bytes once and appends each field to a list (:class:`RecordColumns`), which
@@ -14,11 +16,13 @@ from __future__ import annotations
 import socket
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from client.consumer.pull import PullConsumer
-from client.message import MessageQueue
-from client.results import PullStatus
+from client.errors import MessageTooLargeError, MQClientError
+from client.message import MessageQueue, validate_topic
+from client.producer.producer import Producer
+from client.results import PullStatus, SendResult
 from protocol.codes import ResponseCode
 from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 from protocol.message import HEAD as HEAD_ANY
@@ -36,8 +40,11 @@ from protocol.message import (
     SYSFLAG_BORNHOST_V6,
     SYSFLAG_COMPRESSED,
     SYSFLAG_STOREHOST_V6,
+    PropertyKey,
     RecordError,
     create_offset_msg_id,
+    create_uniq_ids,
+    encode_batch_texts,
 )
 
 __all__ = [
@@ -53,6 +60,7 @@ __all__ = [
     "decode_columns",
     "offset_msg_id",
     "pull_raw",
+    "send_batch_texts",
     "v4_record_starts",
 ]
 
@@ -289,3 +297,43 @@ def decode_columns(
             raise
         raise RecordError(f"truncated or bad record at {pos}: {exc}") from None
     return cols
+
+
+_UNIQ_TEXT = PropertyKey.UNIQ_KEY + NAME_VALUE_SEPARATOR
+
+
+async def send_batch_texts(
+    producer: Producer,
+    topic: str,
+    items: list[tuple[bytes, str]],
+    *,
+    queue: MessageQueue | None = None,
+    timeout: float | None = None,
+) -> SendResult:
+    """``producer.send_batch`` for messages already encoded: ``(body, properties text)`` pairs, the text being
+    RocketMQ's ``name\x01value\x02`` form of TAGS, KEYS, WAIT and the user properties (no UNIQ_KEY: each message
+    gets a fresh one here, as ``send_batch`` gives them). The same checks, retries and result as ``send_batch``;
+    a single message goes as a plain send (SEND_MESSAGE_V2, which ACL 1.0 checks against the topic's permissions as
+    J 4.x does; it leaves SEND_BATCH_MESSAGE unchecked)."""
+    if not items:
+        raise MQClientError("the batch is empty")
+    validate_topic(topic, sending=True)
+    uniq = create_uniq_ids(len(items))
+    encoded: list[tuple[int, bytes, str]] = []
+    add = encoded.append
+    for (body, text), uid in zip(items, uniq, strict=True):
+        if not body:
+            raise MQClientError("the message body is empty")
+        add((0, body, f"{text}{_UNIQ_TEXT}{uid}{PROPERTY_SEPARATOR}"))
+    limit = producer.config.max_message_size
+    if len(encoded) == 1:
+        _, body, text = encoded[0]
+        if len(body) > limit:
+            raise MessageTooLargeError(f"the message body size over max value, MAX: {limit}")
+        result = await producer._send(topic, body, 0, text, 0, queue, timeout, None)
+        return replace(result, msg_id=uniq[0])
+    payload = encode_batch_texts(encoded)
+    if len(payload) > limit:
+        raise MessageTooLargeError(f"the batch size {len(payload)} is over max value, MAX: {limit}")
+    result = await producer._send(topic, payload, 0, "", 0, queue, timeout, None, batch=True)
+    return replace(result, msg_id=",".join(uniq))

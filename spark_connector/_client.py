@@ -405,25 +405,45 @@ class ProducerSession:
                 else:
                     result = await self._producer.send_batch(msgs, queue=queue)
             except Exception as exc:
-                remark = getattr(exc, "remark", None) or str(exc)
-                raise SendError(f"rocketmq sink: sending to topic {first.topic!r} failed: {remark}") from exc
-            name = str(getattr(result.send_status, "name", result.send_status))
-            if name != "SEND_OK":
-                raise SendError(f"rocketmq sink: the broker stored messages to {first.topic!r} with status {name}")
+                raise _send_error(first.topic, exc) from exc
+            _check_stored(first.topic, result)
 
+        return self._windowed(((send(batch), len(batch)) for batch in batches), in_flight)
+
+    def send_text_batches(self, batches: Iterable[tuple[str, list[tuple[bytes, str]]]], in_flight: int) -> int:
+        """``send_batches`` for batches the caller encoded: ``(topic, [(body, properties text), ...])`` each (see
+        ``client.bulk.send_batch_texts``); the producer picks the queue."""
+        from client.bulk import send_batch_texts
+
+        async def send(topic: str, items: list[tuple[bytes, str]]) -> None:
+            try:
+                result = await send_batch_texts(self._producer, topic, items)
+            except Exception as exc:
+                raise _send_error(topic, exc) from exc
+            _check_stored(topic, result)
+
+        return self._windowed(((send(topic, items), len(items)) for topic, items in batches), in_flight)
+
+    def _windowed(self, sends: Iterable[tuple[Coroutine[Any, Any, None], int]], in_flight: int) -> int:
+        """Run the sends on the loop, at most ``in_flight`` at a time, the oldest awaited first (so errors surface in
+        order); the caller's thread produces them meanwhile. Returns the messages sent once all were acknowledged."""
         window: deque[tuple[concurrent.futures.Future[None], int]] = deque()
         sent = 0
+        it = iter(sends)
         try:
-            for batch in batches:
-                if len(window) >= in_flight:
-                    fut, n = window.popleft()
+            while True:
+                if len(window) >= in_flight:  # before the next coroutine exists: a failure leaves none unawaited
+                    fut, done = window.popleft()
                     fut.result()
-                    sent += n
-                window.append((asyncio.run_coroutine_threadsafe(send(batch), self._loop.loop), len(batch)))
+                    sent += done
+                nxt = next(it, None)
+                if nxt is None:
+                    break
+                window.append((asyncio.run_coroutine_threadsafe(nxt[0], self._loop.loop), nxt[1]))
             while window:
-                fut, n = window.popleft()
+                fut, done = window.popleft()
                 fut.result()
-                sent += n
+                sent += done
         finally:
             for f, _ in window:
                 f.cancel()
@@ -431,6 +451,17 @@ class ProducerSession:
 
     def close(self) -> None:
         self._loop.run(self._producer.close(), self._timeout)
+
+
+def _send_error(topic: str, exc: Exception) -> SendError:
+    remark = getattr(exc, "remark", None) or str(exc)
+    return SendError(f"rocketmq sink: sending to topic {topic!r} failed: {remark}")
+
+
+def _check_stored(topic: str, result: Any) -> None:
+    name = str(getattr(result.send_status, "name", result.send_status))
+    if name != "SEND_OK":
+        raise SendError(f"rocketmq sink: the broker stored messages to {topic!r} with status {name}")
 
 
 def pull_session(namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> PullSession:
