@@ -108,7 +108,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
     """Yield the messages of ``r`` as RecordBatches of the source schema (see :mod:`spark_connector.schema`)."""
     if r.end <= r.start:
         return
-    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.credentials)
+    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.security)
     size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
     windows = iter(range(r.start, r.end, size))
     pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()

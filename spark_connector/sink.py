@@ -198,7 +198,7 @@ def batches(messages: Iterator[_client.OutgoingMessage], opts: SinkOptions) -> I
 
 def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
     """Send every row; return after the last acknowledgement. Runs on executors."""
-    session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms, opts.credentials)
+    session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms, opts.security)
     topics: set[str] = set()
     if columnar(cols):
 
