@@ -19,9 +19,11 @@ Python data source can do on this machine, and so the connector's ceiling:
 Rows/s = rows / wall time of the whole query. Runs alternate (connector, ceiling, connector, ...) so load from other
 processes hits both; the medians and their ratio are printed. With ``--cluster`` every case runs again (same topic,
 same ceiling classes) on a Spark standalone cluster started here (``tests.spark.standalone``: a master and two
-workers of 1 core, executors in their own JVMs with their own Python workers), reported under ``cluster_*`` keys. Everything — Spark's JVM, its Python workers, the
-broker and the name server — shares this machine's cores, so the figures are a floor for a real cluster. Needs the
-[spark] extra and Java 17; prints one JSON line at the end.
+workers of 1 core, executors in their own JVMs with their own Python workers), reported under ``cluster_*`` keys.
+Everything — Spark's JVM, its Python workers, the broker and the name server — shares this machine's cores, so the
+figures are a floor for a real cluster; "servers' CPU" is what the name server and the broker used meanwhile (in
+cores), CPU the connector's runs lose to them and the ceiling's do not. Needs the [spark] extra and Java 17; prints
+one JSON line at the end.
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ def _start(args: list[str], ready: str, log_path: Path) -> subprocess.Popen[str]
 
 
 @contextmanager
-def servers(work: Path) -> Iterator[str]:
-    """A name server and a broker in subprocesses on free ports; yields the name server address."""
+def servers(work: Path) -> Iterator[tuple[str, list[int]]]:
+    """A name server and a broker in subprocesses on free ports; yields the name server address and their pids."""
     ns_port, broker_port = _free_port(), _free_port()
     (work / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={work}/kv.json\n"
@@ -92,7 +94,7 @@ def servers(work: Path) -> Iterator[str]:
     try:
         ns = f"127.0.0.1:{ns_port}"
         procs.append(_start(["broker", "-n", ns, "-c", str(work / "broker.conf")], "boot success", work / "broker.log"))
-        yield ns
+        yield ns, [p.pid for p in procs]
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -239,7 +241,7 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]:
+def run(namesrv: str, args: argparse.Namespace, work: Path, server_pids: list[int]) -> dict[str, object]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
@@ -267,7 +269,7 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
         .getOrCreate()
     )
     print("local[2]", flush=True)
-    result.update(measure(local, namesrv, topic, args, work / "local", prefix=""))
+    result.update(measure(local, namesrv, topic, args, work / "local", "", server_pids))
     local.stop()
     if args.cluster:
         from tests.spark.standalone import Standalone, executor_conf
@@ -278,17 +280,21 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
                 builder = builder.config(key, value)
             on_cluster = builder.getOrCreate()
             print(f"standalone cluster {cluster.url} (2 workers x 1 core, executors in their own JVMs)", flush=True)
-            result.update(measure(on_cluster, namesrv, topic, args, work / "cluster", prefix="cluster_"))
+            result.update(measure(on_cluster, namesrv, topic, args, work / "cluster", "cluster_", server_pids))
             on_cluster.stop()
     return result
 
 
 def measure(
-    spark: Any, namesrv: str, topic: str, args: argparse.Namespace, work: Path, prefix: str
+    spark: Any, namesrv: str, topic: str, args: argparse.Namespace, work: Path, prefix: str, server_pids: list[int]
 ) -> dict[str, object]:
-    """The three cases (connector vs ceiling, ``--rounds`` alternating runs) in ``spark``; keys start with ``prefix``."""
+    """The three cases (connector vs ceiling, ``--rounds`` alternating runs) in ``spark``; keys start with ``prefix``.
+    With ``server_pids`` (servers started here), the CPU the name server and the broker used during the connector's
+    runs is reported in cores (CPU seconds per wall second): on this one machine that CPU is taken from Spark, which the
+    ceiling (no I/O) does not pay."""
     from pyspark.sql import functions as F
 
+    from bench._util import cpu_seconds
     from spark_connector import register
 
     spark.sparkContext.setLogLevel("ERROR")
@@ -362,17 +368,24 @@ def measure(
             continue
         ours: list[float] = []
         top: list[float] = []
+        server_share: list[float] = []
         for _ in range(args.rounds):
-            ours.append(n / _timed(connector))
+            cpu0 = sum(cpu_seconds(p) for p in server_pids)
+            wall = _timed(connector)
+            ours.append(n / wall)
+            server_share.append((sum(cpu_seconds(p) for p in server_pids) - cpu0) / wall)
             top.append(n / _timed(ceiling_run))
         result[f"{prefix}{name}_rows_per_s"] = round(_median(ours))
         result[f"{prefix}{name}_ceiling_rows_per_s"] = round(_median(top))
         result[f"{prefix}{name}_ratio"] = round(_median(ours) / _median(top), 2)
         result[f"{prefix}{name}_runs"] = [round(x) for x in ours]
         result[f"{prefix}{name}_ceiling_runs"] = [round(x) for x in top]
+        servers_cpu = f"   servers' CPU {_median(server_share):.2f} cores" if server_pids else ""
+        if server_pids:
+            result[f"{prefix}{name}_servers_cpu_cores"] = round(_median(server_share), 2)
         print(
             f"  {name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
-            f"   ratio {_median(ours) / _median(top):.2f}",
+            f"   ratio {_median(ours) / _median(top):.2f}{servers_cpu}",
             flush=True,
         )
     if args.verbose:
@@ -405,10 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         work = Path(tmp)
         if args.namesrv:
-            result = run(args.namesrv, args, work)
+            result = run(args.namesrv, args, work, [])
         else:
-            with servers(work) as ns:
-                result = run(ns, args, work)
+            with servers(work) as (ns, pids):
+                result = run(ns, args, work, pids)
     print(json.dumps(result))
     return 0
 
