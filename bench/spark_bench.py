@@ -4,6 +4,7 @@
     python bench/spark_bench.py --messages 20000     # quicker
     python bench/spark_bench.py --namesrv 127.0.0.1:9876   # against running servers
     python bench/spark_bench.py --rounds 3           # alternate connector and ceiling runs, report medians
+    python bench/spark_bench.py --cluster            # the same cases on a standalone cluster too, same run
 
 Produces ``--messages`` bodies of ``--size`` bytes to a fresh topic (4 queues), then, in one SparkSession, measures
 each path against a trivial Python data source of the same shape (:class:`CeilingSource`: yields pre-built
@@ -16,9 +17,13 @@ Python data source can do on this machine, and so the connector's ceiling:
   against a Python sink that drops the Arrow batches it gets (:class:`CeilingSink`).
 
 Rows/s = rows / wall time of the whole query. Runs alternate (connector, ceiling, connector, ...) so load from other
-processes hits both; the medians and their ratio are printed. Everything — Spark's JVM, its Python workers, the
-broker and the name server — shares this machine's cores, so the figures are a floor for a real cluster. Needs the
-[spark] extra and Java 17; prints one JSON line at the end.
+processes hits both; the medians and their ratio are printed. With ``--cluster`` every case runs again (same topic,
+same ceiling classes) on a Spark standalone cluster started here (``tests.spark.standalone``: a master and two
+workers of 1 core, executors in their own JVMs with their own Python workers), reported under ``cluster_*`` keys.
+Everything — Spark's JVM, its Python workers, the broker and the name server — shares this machine's cores, so the
+figures are a floor for a real cluster; "servers' CPU" is what the name server and the broker used meanwhile (in
+cores), CPU the connector's runs lose to them and the ceiling's do not. Needs the [spark] extra and Java 17; prints
+one JSON line at the end.
 """
 
 from __future__ import annotations
@@ -73,8 +78,8 @@ def _start(args: list[str], ready: str, log_path: Path) -> subprocess.Popen[str]
 
 
 @contextmanager
-def servers(work: Path) -> Iterator[str]:
-    """A name server and a broker in subprocesses on free ports; yields the name server address."""
+def servers(work: Path) -> Iterator[tuple[str, list[int]]]:
+    """A name server and a broker in subprocesses on free ports; yields the name server address and their pids."""
     ns_port, broker_port = _free_port(), _free_port()
     (work / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={work}/kv.json\n"
@@ -89,7 +94,7 @@ def servers(work: Path) -> Iterator[str]:
     try:
         ns = f"127.0.0.1:{ns_port}"
         procs.append(_start(["broker", "-n", ns, "-c", str(work / "broker.conf")], "boot success", work / "broker.log"))
-        yield ns
+        yield ns, [p.pid for p in procs]
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -236,27 +241,62 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]:
+def run(namesrv: str, args: argparse.Namespace, work: Path, server_pids: list[int]) -> dict[str, object]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    from spark_connector import register
 
     topic = f"spark_bench_{int(time.time())}"
     produce_s = produce(namesrv, topic, args.messages, args.size)
     produce(namesrv, topic + "_warm", 100, args.size)
-
-    spark = (
+    result: dict[str, object] = {
+        "messages": args.messages,
+        "size": args.size,
+        "rounds": args.rounds,
+        "max_offsets_per_trigger": args.max_offsets_per_trigger,
+        "pull_batch_size": args.pull_batch_size,
+        "sdk_batch_send_msgs_per_s": round(args.messages / produce_s),
+    }
+    local = (
         SparkSession.builder.master("local[2]")
         .appName("rocketmq-spark-bench")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "2g")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+    print("local[2]", flush=True)
+    result.update(measure(local, namesrv, topic, args, work / "local", "", server_pids))
+    local.stop()
+    if args.cluster:
+        from tests.spark.standalone import Standalone, executor_conf
+
+        with Standalone(work / "standalone", workers=2, cores=1, memory="1536m") as cluster:
+            builder = SparkSession.builder.master(cluster.url).appName("rocketmq-spark-bench-cluster")
+            for key, value in {**executor_conf(sys.executable, "1g"), "spark.ui.showConsoleProgress": "false"}.items():
+                builder = builder.config(key, value)
+            on_cluster = builder.getOrCreate()
+            print(f"standalone cluster {cluster.url} (2 workers x 1 core, executors in their own JVMs)", flush=True)
+            result.update(measure(on_cluster, namesrv, topic, args, work / "cluster", "cluster_", server_pids))
+            on_cluster.stop()
+    return result
+
+
+def measure(
+    spark: Any, namesrv: str, topic: str, args: argparse.Namespace, work: Path, prefix: str, server_pids: list[int]
+) -> dict[str, object]:
+    """The three cases (connector vs ceiling, ``--rounds`` alternating runs) in ``spark``; keys start with ``prefix``.
+    With ``server_pids`` (servers started here), the CPU the name server and the broker used during the connector's
+    runs is reported in cores (CPU seconds per wall second): on this one machine that CPU is taken from Spark, which the
+    ceiling (no I/O) does not pay."""
+    from pyspark.sql import functions as F
+
+    from bench._util import cpu_seconds
+    from spark_connector import register
+
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     ceiling, _ = _ceiling_classes(args.size)
@@ -300,13 +340,16 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
     )
     sink_df.count()
 
-    def sink(fmt: str) -> None:
-        writer = sink_df.write.format(fmt).mode("append")
+    def sink(fmt: str, df: Any = sink_df) -> None:
+        writer = df.write.format(fmt).mode("append")
         if fmt == "rocketmq":
             writer = writer.option("namesrvAddr", namesrv).option("topic", topic + "_sink")
         else:
             writer = writer.option("rows", "0").option("pertrigger", "0")
         writer.save()
+
+    # Warm-up of the sink as of the source: every Python worker has its producer and the target topic exists.
+    sink("rocketmq", sink_df.limit(400).repartition(4))
 
     cases: dict[str, tuple[Any, Any]] = {
         "stream": (
@@ -319,35 +362,34 @@ def run(namesrv: str, args: argparse.Namespace, work: Path) -> dict[str, object]
         "batch": (lambda: batch("rocketmq", common), lambda: batch("arrowceiling", ceil_opts)),
         "sink": (lambda: sink("rocketmq"), lambda: sink("arrowceiling")),
     }
-    result: dict[str, object] = {
-        "messages": n,
-        "size": args.size,
-        "rounds": args.rounds,
-        "max_offsets_per_trigger": args.max_offsets_per_trigger,
-        "pull_batch_size": args.pull_batch_size,
-        "sdk_batch_send_msgs_per_s": round(n / produce_s),
-    }
+    result: dict[str, object] = {}
     for name, (connector, ceiling_run) in cases.items():
         if name not in args.only:
             continue
         ours: list[float] = []
         top: list[float] = []
+        server_share: list[float] = []
         for _ in range(args.rounds):
-            ours.append(n / _timed(connector))
+            cpu0 = sum(cpu_seconds(p) for p in server_pids)
+            wall = _timed(connector)
+            ours.append(n / wall)
+            server_share.append((sum(cpu_seconds(p) for p in server_pids) - cpu0) / wall)
             top.append(n / _timed(ceiling_run))
-        result[f"{name}_rows_per_s"] = round(_median(ours))
-        result[f"{name}_ceiling_rows_per_s"] = round(_median(top))
-        result[f"{name}_ratio"] = round(_median(ours) / _median(top), 2)
-        result[f"{name}_runs"] = [round(x) for x in ours]
-        result[f"{name}_ceiling_runs"] = [round(x) for x in top]
+        result[f"{prefix}{name}_rows_per_s"] = round(_median(ours))
+        result[f"{prefix}{name}_ceiling_rows_per_s"] = round(_median(top))
+        result[f"{prefix}{name}_ratio"] = round(_median(ours) / _median(top), 2)
+        result[f"{prefix}{name}_runs"] = [round(x) for x in ours]
+        result[f"{prefix}{name}_ceiling_runs"] = [round(x) for x in top]
+        servers_cpu = f"   servers' CPU {_median(server_share):.2f} cores" if server_pids else ""
+        if server_pids:
+            result[f"{prefix}{name}_servers_cpu_cores"] = round(_median(server_share), 2)
         print(
-            f"{name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
-            f"   ratio {_median(ours) / _median(top):.2f}",
+            f"  {name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
+            f"   ratio {_median(ours) / _median(top):.2f}{servers_cpu}",
             flush=True,
         )
     if args.verbose:
-        result["stream_duration_ms"] = durations
-    spark.stop()
+        result[f"{prefix}stream_duration_ms"] = durations
     return result
 
 
@@ -361,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3, help="alternating connector/ceiling runs per case (median)")
     p.add_argument("--verbose", action="store_true", help="add the last streaming runs' durationMs per batch")
     p.add_argument("--only", default="stream,batch,sink", help="comma-separated cases: stream, batch, sink")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also run every case on a Spark standalone cluster (master + 2 workers x 1 core) started here",
+    )
     args = p.parse_args(argv)
     args.only = {c.strip() for c in args.only.split(",")}
     try:
@@ -371,10 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         work = Path(tmp)
         if args.namesrv:
-            result = run(args.namesrv, args, work)
+            result = run(args.namesrv, args, work, [])
         else:
-            with servers(work) as ns:
-                result = run(ns, args, work)
+            with servers(work) as (ns, pids):
+                result = run(ns, args, work, pids)
     print(json.dumps(result))
     return 0
 

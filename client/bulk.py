@@ -1,5 +1,7 @@
-"""Bulk reads for columnar consumers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded, and a
-decoder that turns a PULL body straight into per-field column lists, with no per-message object in between.
+"""Bulk reads and sends for columnar callers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded,
+a decoder that turns a PULL body straight into per-field column lists, with no per-message object in between, and
+a SEND_BATCH_MESSAGE from bodies and properties texts the caller built for many rows at once
+(:func:`send_batch_texts`).
 
 :func:`pull_raw` is ``PullConsumer.pull`` without the decoding: the reply's status and queue bounds plus the records'
 bytes. :func:`decode_columns` walks those bytes once and appends each field to a list (:class:`RecordColumns`), which
@@ -14,11 +16,13 @@ from __future__ import annotations
 import socket
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from client.consumer.pull import PullConsumer
-from client.message import MessageQueue
-from client.results import PullStatus
+from client.errors import MessageTooLargeError, MQClientError
+from client.message import MessageQueue, validate_topic
+from client.producer.producer import Producer
+from client.results import PullStatus, SendResult
 from protocol.codes import ResponseCode
 from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 from protocol.message import HEAD as HEAD_ANY
@@ -36,17 +40,28 @@ from protocol.message import (
     SYSFLAG_BORNHOST_V6,
     SYSFLAG_COMPRESSED,
     SYSFLAG_STOREHOST_V6,
+    PropertyKey,
     RecordError,
     create_offset_msg_id,
+    create_uniq_ids,
+    encode_batch_texts,
 )
 
 __all__ = [
+    "MAGIC_V1",
+    "MAGIC_V2",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",
+    "V4_BODY",
+    "V4_FIELDS",
     "RawPullResult",
     "RecordColumns",
+    "RecordError",
     "decode_columns",
+    "offset_msg_id",
     "pull_raw",
+    "send_batch_texts",
+    "v4_record_starts",
 ]
 
 _STATUS: dict[int, PullStatus] = {
@@ -59,6 +74,27 @@ _UNIQ = "UNIQ_KEY" + NAME_VALUE_SEPARATOR
 # The fixed head of a record whose born and store hosts are IPv4 (protocol.message's table), up to the body length.
 HEAD_V4 = struct.Struct(">iiiiiqqiq4siq4siiqi")
 POS_SYSFLAG = 36
+# The same head as byte offsets from a record's start (big-endian fields), for columnar decoders that gather a field
+# of many records at once (:func:`v4_record_starts`); the body starts at V4_BODY, then TOPICLEN (int8 with MAGIC_V1,
+# int16 with MAGIC_V2) + TOPIC, PROPERTIESLEN (int16) + PROPERTIES up to the record's end.
+V4_FIELDS: dict[str, tuple[int, str]] = {  # name: (offset, numpy-style big-endian type)
+    "size": (0, ">i4"),
+    "magic": (4, ">i4"),
+    "queue_offset": (20, ">i8"),
+    "commit_log_offset": (28, ">i8"),
+    "born_timestamp": (40, ">i8"),
+    "born_ip": (48, ">u4"),
+    "born_port": (52, ">i4"),
+    "store_timestamp": (56, ">i8"),
+    "store_ip": (64, ">u4"),
+    "store_port": (68, ">i4"),
+    "reconsume_times": (72, ">i4"),
+    "body_length": (84, ">i4"),
+}
+V4_BODY = HEAD_V4.size
+_SIZE_AND_SYSFLAG = struct.Struct(f">i{POS_SYSFLAG - 4}xi")
+_NOT_V4 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | SYSFLAG_COMPRESSED
+_MIN_V4_RECORD = V4_BODY + 1 + 2
 
 
 @dataclass(slots=True)
@@ -127,6 +163,34 @@ class RecordColumns:
             uniq = _uniq(text) if _UNIQ in text else None
             out.append(uniq or self.offset_msg_id(i))
         return out
+
+
+def v4_record_starts(buf: bytes) -> list[int] | None:
+    """Where each record of a PULL body starts, when every record has IPv4 hosts and an uncompressed body (the
+    fixed layout of :data:`V4_FIELDS`); ``None`` when one does not (decode those replies with
+    :func:`decode_columns`). Only the size and the system flag of each record are read here. Raises ``RecordError``
+    when a record's size does not fit the body."""
+    starts: list[int] = []
+    add = starts.append
+    unpack = _SIZE_AND_SYSFLAG.unpack_from
+    pos, end = 0, len(buf)
+    try:
+        while pos < end:
+            size, sys_flag = unpack(buf, pos)
+            if sys_flag & _NOT_V4:
+                return None
+            if size < _MIN_V4_RECORD or pos + size > end:
+                raise RecordError(f"bad record size {size} at {pos}")
+            add(pos)
+            pos += size
+    except struct.error as exc:
+        raise RecordError(f"truncated record at {pos}: {exc}") from None
+    return starts
+
+
+def offset_msg_id(ip: str, port: int, commit_log_offset: int) -> str:
+    """The broker's offset message id of a record stored at ``commit_log_offset`` by the broker at ``ip:port``."""
+    return create_offset_msg_id(ip, port, commit_log_offset)
 
 
 def _ip(raw: bytes) -> str:
@@ -233,3 +297,43 @@ def decode_columns(
             raise
         raise RecordError(f"truncated or bad record at {pos}: {exc}") from None
     return cols
+
+
+_UNIQ_TEXT = PropertyKey.UNIQ_KEY + NAME_VALUE_SEPARATOR
+
+
+async def send_batch_texts(
+    producer: Producer,
+    topic: str,
+    items: list[tuple[bytes, str]],
+    *,
+    queue: MessageQueue | None = None,
+    timeout: float | None = None,
+) -> SendResult:
+    """``producer.send_batch`` for messages already encoded: ``(body, properties text)`` pairs, the text being
+    RocketMQ's ``name\x01value\x02`` form of TAGS, KEYS, WAIT and the user properties (no UNIQ_KEY: each message
+    gets a fresh one here, as ``send_batch`` gives them). The same checks, retries and result as ``send_batch``;
+    a single message goes as a plain send (SEND_MESSAGE_V2, which ACL 1.0 checks against the topic's permissions as
+    J 4.x does; it leaves SEND_BATCH_MESSAGE unchecked)."""
+    if not items:
+        raise MQClientError("the batch is empty")
+    validate_topic(topic, sending=True)
+    uniq = create_uniq_ids(len(items))
+    encoded: list[tuple[int, bytes, str]] = []
+    add = encoded.append
+    for (body, text), uid in zip(items, uniq, strict=True):
+        if not body:
+            raise MQClientError("the message body is empty")
+        add((0, body, f"{text}{_UNIQ_TEXT}{uid}{PROPERTY_SEPARATOR}"))
+    limit = producer.config.max_message_size
+    if len(encoded) == 1:
+        _, body, text = encoded[0]
+        if len(body) > limit:
+            raise MessageTooLargeError(f"the message body size over max value, MAX: {limit}")
+        result = await producer._send(topic, body, 0, text, 0, queue, timeout, None)
+        return replace(result, msg_id=uniq[0])
+    payload = encode_batch_texts(encoded)
+    if len(payload) > limit:
+        raise MessageTooLargeError(f"the batch size {len(payload)} is over max value, MAX: {limit}")
+    result = await producer._send(topic, payload, 0, "", 0, queue, timeout, None, batch=True)
+    return replace(result, msg_id=",".join(uniq))

@@ -41,6 +41,7 @@ from spark_connector.planning import QueueBounds
 if TYPE_CHECKING:
     from client import MessageQueue, PullConsumer
     from client.bulk import RawPullResult
+    from spark_connector.options import Security
 
 import structlog
 
@@ -134,8 +135,8 @@ class _Loop:
 _lock = threading.Lock()
 _pid: int | None = None
 _loop: _Loop | None = None
-_pullers: dict[tuple[str, int, tuple[str, str] | None], PullSession] = {}
-_producers: dict[tuple[str, str, int, tuple[str, str] | None], ProducerSession] = {}
+_pullers: dict[tuple[str, int, Security | None], PullSession] = {}
+_producers: dict[tuple[str, str, int, Security | None], ProducerSession] = {}
 
 
 def _process_loop() -> _Loop:
@@ -168,32 +169,40 @@ class _ClientOptions(TypedDict):
     instance_name: str
     access_key: str | None
     secret_key: str | None
+    use_tls: bool
+    tls_trust_cert_path: str | None
+    tls_cert_path: str | None
+    tls_key_path: str | None
 
 
-def _client_options(namesrv_addrs: list[str], kind: str, credentials: tuple[str, str] | None) -> _ClientOptions:
-    """The keyword arguments every client the connector starts shares; with ``credentials`` (access key, secret
-    key) every request is signed (ACL 1.0), without them none is."""
+def _client_options(namesrv_addrs: list[str], kind: str, security: Security | None) -> _ClientOptions:
+    """The keyword arguments every client the connector starts shares: with ACL keys every request is signed
+    (ACL 1.0), with ``use_tls`` name servers and brokers are dialled over TLS."""
     return _ClientOptions(
         namesrv_addr=";".join(namesrv_addrs),
         instance_name=_instance_name(kind),
-        access_key=None if credentials is None else credentials[0],
-        secret_key=None if credentials is None else credentials[1],
+        access_key=None if security is None else security.access_key,
+        secret_key=None if security is None else security.secret_key,
+        use_tls=security is not None and security.use_tls,
+        tls_trust_cert_path=None if security is None else security.tls_trust_cert_path,
+        tls_cert_path=None if security is None else security.tls_cert_path,
+        tls_key_path=None if security is None else security.tls_key_path,
     )
 
 
 class AdminSession:
     """Driver-side look-ups, through one started ``PullConsumer`` (nothing is subscribed, nothing is rebalanced)."""
 
-    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> None:
+    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> None:
         from client import PullConsumer
 
         self._loop = _process_loop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-admin",
-            **_client_options(namesrv_addrs, "admin", credentials),
+            **_client_options(namesrv_addrs, "admin", security),
         )
-        self._credentials = credentials
+        self._security = security
         self._run(self._consumer.start())
         self._groups: dict[str, PullConsumer] = {}
         self._addrs = namesrv_addrs
@@ -264,7 +273,7 @@ class AdminSession:
         if consumer is None:
             consumer = PullConsumer(
                 group,
-                **_client_options(self._addrs, "lag", self._credentials),
+                **_client_options(self._addrs, "lag", self._security),
             )
             self._run(consumer.start())
             self._groups[group] = consumer
@@ -288,14 +297,14 @@ class PullSession:
     backoff (``fetchRetries`` / ``fetchRetryBackoffMs``), so a broker restart shorter than that leaves the task running.
     """
 
-    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> None:
+    def __init__(self, namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> None:
         from client import PullConsumer
 
         self._loop = _process_loop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-reader",
-            **_client_options(namesrv_addrs, "reader", credentials),
+            **_client_options(namesrv_addrs, "reader", security),
         )
         self._loop.run(self._consumer.start(), self._timeout)
 
@@ -346,9 +355,7 @@ class PullSession:
 class ProducerSession:
     """Executor-side sends for one (name servers, group); one per worker process, shared by its tasks."""
 
-    def __init__(
-        self, namesrv_addrs: list[str], group: str, timeout_ms: int, credentials: tuple[str, str] | None = None
-    ) -> None:
+    def __init__(self, namesrv_addrs: list[str], group: str, timeout_ms: int, security: Security | None = None) -> None:
         from client import Producer
 
         self._loop = _process_loop()
@@ -356,7 +363,7 @@ class ProducerSession:
         self._producer = Producer(
             group,
             send_timeout_ms=timeout_ms,
-            **_client_options(namesrv_addrs, "sink", credentials),
+            **_client_options(namesrv_addrs, "sink", security),
         )
         self._loop.run(self._producer.start(), self._timeout + 10)
         self._queues: dict[str, list[MessageQueue]] = {}
@@ -440,23 +447,44 @@ class ProducerSession:
                     result = await self._producer.send_batch(msgs, queue=queue)
             except Exception as exc:
                 raise SendError.failed(first.topic, exc) from None
-            name = str(getattr(result.send_status, "name", result.send_status))
-            if name != "SEND_OK":
-                raise SendError(f"rocketmq sink: the broker stored messages to {first.topic!r} with status {name}")
+            _check_stored(first.topic, result)
 
+        return self._windowed(((send(batch), len(batch)) for batch in batches), in_flight)
+
+    def send_text_batches(self, batches: Iterable[tuple[str, list[tuple[bytes, str]]]], in_flight: int) -> int:
+        """``send_batches`` for batches the caller encoded: ``(topic, [(body, properties text), ...])`` each (see
+        ``client.bulk.send_batch_texts``); the producer picks the queue."""
+        from client.bulk import send_batch_texts
+
+        async def send(topic: str, items: list[tuple[bytes, str]]) -> None:
+            try:
+                result = await send_batch_texts(self._producer, topic, items)
+            except Exception as exc:
+                raise SendError.failed(topic, exc) from None
+            _check_stored(topic, result)
+
+        return self._windowed(((send(topic, items), len(items)) for topic, items in batches), in_flight)
+
+    def _windowed(self, sends: Iterable[tuple[Coroutine[Any, Any, None], int]], in_flight: int) -> int:
+        """Run the sends on the loop, at most ``in_flight`` at a time, the oldest awaited first (so errors surface in
+        order); the caller's thread produces them meanwhile. Returns the messages sent once all were acknowledged."""
         window: deque[tuple[concurrent.futures.Future[None], int]] = deque()
         sent = 0
+        it = iter(sends)
         try:
-            for batch in batches:
-                if len(window) >= in_flight:
-                    fut, n = window.popleft()
+            while True:
+                if len(window) >= in_flight:  # before the next coroutine exists: a failure leaves none unawaited
+                    fut, done = window.popleft()
                     fut.result()
-                    sent += n
-                window.append((asyncio.run_coroutine_threadsafe(send(batch), self._loop.loop), len(batch)))
+                    sent += done
+                nxt = next(it, None)
+                if nxt is None:
+                    break
+                window.append((asyncio.run_coroutine_threadsafe(nxt[0], self._loop.loop), nxt[1]))
             while window:
-                fut, n = window.popleft()
+                fut, done = window.popleft()
                 fut.result()
-                sent += n
+                sent += done
         finally:
             for f, _ in window:
                 f.cancel()
@@ -466,29 +494,35 @@ class ProducerSession:
         self._loop.run(self._producer.close(), self._timeout)
 
 
-def pull_session(namesrv_addrs: list[str], timeout_ms: int, credentials: tuple[str, str] | None = None) -> PullSession:
-    """This process's pull session for ``namesrv_addrs`` and ``credentials`` (created on first use)."""
+def _check_stored(topic: str, result: Any) -> None:
+    name = str(getattr(result.send_status, "name", result.send_status))
+    if name != "SEND_OK":
+        raise SendError(f"rocketmq sink: the broker stored messages to {topic!r} with status {name}")
+
+
+def pull_session(namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> PullSession:
+    """This process's pull session for ``namesrv_addrs`` and ``security`` (created on first use)."""
     _process_loop()
-    key = (";".join(namesrv_addrs), timeout_ms, credentials)
+    key = (";".join(namesrv_addrs), timeout_ms, security)
     with _lock:
         session = _pullers.get(key)
     if session is None:
-        session = PullSession(namesrv_addrs, timeout_ms, credentials)
+        session = PullSession(namesrv_addrs, timeout_ms, security)
         with _lock:
             session = _pullers.setdefault(key, session)
     return session
 
 
 def producer_session(
-    namesrv_addrs: list[str], group: str, timeout_ms: int, credentials: tuple[str, str] | None = None
+    namesrv_addrs: list[str], group: str, timeout_ms: int, security: Security | None = None
 ) -> ProducerSession:
-    """This process's producer for ``(namesrv_addrs, group, credentials)`` (created on first use)."""
+    """This process's producer for ``(namesrv_addrs, group, security)`` (created on first use)."""
     _process_loop()
-    key = (";".join(namesrv_addrs), group, timeout_ms, credentials)
+    key = (";".join(namesrv_addrs), group, timeout_ms, security)
     with _lock:
         session = _producers.get(key)
     if session is None:
-        session = ProducerSession(namesrv_addrs, group, timeout_ms, credentials)
+        session = ProducerSession(namesrv_addrs, group, timeout_ms, security)
         with _lock:
             session = _producers.setdefault(key, session)
     return session

@@ -40,11 +40,18 @@ fetchRetryBackoffMs              250            first retry delay; doubles per r
 minPartitions                    —              split queue ranges until there are at least this many tasks
 maxRecordsPerPartition           —              split queue ranges longer than this
 accessKey / secretKey            —              ACL 1.0 credentials: every request is signed (both or neither)
+useTLS                           false          dial the name servers and brokers over TLS
+tlsTrustCertPath                 —              PEM CA bundle to verify them with (none: not verified)
+tlsCertPath / tlsKeyPath         —              client certificate and key (PEM), for mutual TLS (both or neither)
 ================================ ============== ==============================================================
+
+The options are all that reaches the executors: each Python worker opens its own connections from them (paths of
+certificate files must exist on every executor host).
 
 Only one of startingOffsets / startingOffsetsByTimestamp / startingTimestamp may be given. Sink options: namesrvAddr
 (required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs, sendBatchMaxBytes (192 KiB),
-sendBatchMaxMessages (256), sendsInFlight (8), accessKey / secretKey.
+sendBatchMaxMessages (256), sendsInFlight (8), accessKey / secretKey, useTLS, tlsTrustCertPath, tlsCertPath /
+tlsKeyPath.
 """
 
 from __future__ import annotations
@@ -105,6 +112,10 @@ SOURCE_OPTIONS: dict[str, str] = {
     "maxRecordsPerPartition": "max_records_per_partition",
     "accessKey": "access_key",
     "secretKey": "secret_key",
+    "useTLS": "use_tls",
+    "tlsTrustCertPath": "tls_trust_cert_path",
+    "tlsCertPath": "tls_cert_path",
+    "tlsKeyPath": "tls_key_path",
 }
 SINK_OPTIONS: dict[str, str] = {
     "namesrvAddr": "namesrv_addr",
@@ -116,6 +127,10 @@ SINK_OPTIONS: dict[str, str] = {
     "sendsInFlight": "sends_in_flight",
     "accessKey": "access_key",
     "secretKey": "secret_key",
+    "useTLS": "use_tls",
+    "tlsTrustCertPath": "tls_trust_cert_path",
+    "tlsCertPath": "tls_cert_path",
+    "tlsKeyPath": "tls_key_path",
 }
 # Keys Spark itself may put into a data source's options; never ours, never an error.
 SPARK_KEYS: frozenset[str] = frozenset({"path", "paths", "checkpointlocation", "queryname"})
@@ -168,6 +183,19 @@ def _addr_list(v: str) -> str:
     return ";".join(addrs)
 
 
+@dataclass(frozen=True, slots=True)
+class Security:
+    """How every client of the connector dials and signs: ACL 1.0 keys and TLS (plain values, picklable, hashable:
+    the executors' cached sessions are keyed by it)."""
+
+    access_key: str | None = None
+    secret_key: str | None = None
+    use_tls: bool = False
+    tls_trust_cert_path: str | None = None
+    tls_cert_path: str | None = None
+    tls_key_path: str | None = None
+
+
 class _Options(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -175,11 +203,19 @@ class _Options(BaseModel):
     # ACL 1.0: with both set, every request the connector sends is signed (README "Security")
     access_key: str | None = Field(None, min_length=1, alias="accessKey")
     secret_key: str | None = Field(None, min_length=1, alias="secretKey")
+    use_tls: bool = Field(False, alias="useTLS")
+    tls_trust_cert_path: str | None = Field(None, min_length=1, alias="tlsTrustCertPath")
+    tls_cert_path: str | None = Field(None, min_length=1, alias="tlsCertPath")
+    tls_key_path: str | None = Field(None, min_length=1, alias="tlsKeyPath")
 
     @model_validator(mode="after")
     def _both_keys(self) -> _Options:
         if (self.access_key is None) != (self.secret_key is None):
             raise ValueError("accessKey and secretKey go together: give both or neither")
+        if (self.tls_cert_path is None) != (self.tls_key_path is None):
+            raise ValueError("tlsCertPath and tlsKeyPath go together: give both or neither")
+        if not self.use_tls and (self.tls_trust_cert_path or self.tls_cert_path):
+            raise ValueError("tlsTrustCertPath / tlsCertPath / tlsKeyPath need useTLS=true")
         return self
 
     @field_validator("namesrv_addr")
@@ -192,11 +228,16 @@ class _Options(BaseModel):
         return self.namesrv_addr.split(";")
 
     @property
-    def credentials(self) -> tuple[str, str] | None:
-        """(accessKey, secretKey) when the connector signs its requests."""
-        if self.access_key is None or self.secret_key is None:
-            return None
-        return self.access_key, self.secret_key
+    def security(self) -> Security:
+        """The ACL keys and TLS settings every client of the connector is started with."""
+        return Security(
+            self.access_key,
+            self.secret_key,
+            self.use_tls,
+            self.tls_trust_cert_path,
+            self.tls_cert_path,
+            self.tls_key_path,
+        )
 
 
 class SourceOptions(_Options):

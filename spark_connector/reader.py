@@ -4,7 +4,8 @@ Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pi
 ``[start, end)`` of one queue. The range is cut into windows of ``pullBatchSize`` offsets and ``pullsInFlight``
 windows are pulled at once on the worker's client loop (:class:`spark_connector._client.PullSession`), so the
 broker round trips overlap each other and the Arrow building here. Replies stay undecoded until this thread turns
-them into columns (:func:`client.bulk.decode_columns`) and a RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
+them into columns (:func:`spark_connector.records.decode_records`: numpy/Arrow gathers, nothing per message) and a
+RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
 Messages are immutable once stored, so a range always yields the same rows: Spark can replay a batch after a
 failure and get exactly what it got the first time.
 
@@ -33,10 +34,11 @@ from pyspark.sql.datasource import InputPartition
 from spark_connector import _client
 from spark_connector.options import SourceOptions
 from spark_connector.planning import DataLoss, DataLossError, QueueRange
+from spark_connector.records import RecordArrays, concat, decode_records
 from spark_connector.schema import columns_to_batch
 
 if TYPE_CHECKING:
-    from client.bulk import RawPullResult, RecordColumns
+    from client.bulk import RawPullResult
 
 # structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
 log = structlog.wrap_logger(logging.getLogger(__name__))
@@ -63,26 +65,24 @@ def _lost(opts: SourceOptions, r: QueueRange, start: int, end: int, reason: str)
 
 
 def apply_window(
-    opts: SourceOptions, r: QueueRange, start: int, end: int, replies: list[RawPullResult], cols: RecordColumns
+    opts: SourceOptions, r: QueueRange, start: int, end: int, replies: list[RawPullResult], cols: list[RecordArrays]
 ) -> int:
-    """Decode the replies of the window ``[start, end)`` into ``cols``; return the offset reached.
+    """Decode the replies of the window ``[start, end)`` and append them to ``cols``; return the offset reached.
 
     Below ``end`` means the replies stopped early: the caller pulls again from there. Offsets the broker no longer
     has are reported through :func:`_lost` (raise, or warn and skip).
     """
-    from client.bulk import decode_columns
-
     filtered = opts.sub_expression != "*"
     offset = start
     for res in replies:
         if res.status.name == "FOUND" and res.records:
-            before = len(cols)
-            decode_columns(res.records, cols, min_offset=offset, end_offset=end)
-            if len(cols) > before:
-                first = cols.queue_offset[before]
+            got = decode_records(res.records, min_offset=offset, end_offset=end)
+            if len(got):
+                cols.append(got)
+                first = int(got.queue_offset[0])
                 if first > offset and not filtered:
                     _lost(opts, r, offset, first, f"are missing (the broker returned offset {first} next)")
-                offset = cols.queue_offset[-1] + 1
+                offset = int(got.queue_offset[-1]) + 1
             offset = max(offset, min(res.next_begin_offset, end))
             continue
         # OFFSET_ILLEGAL / NO_NEW_MSG / NO_MATCHED_MSG (or FOUND with nothing): the offset is not readable.
@@ -108,9 +108,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
     """Yield the messages of ``r`` as RecordBatches of the source schema (see :mod:`spark_connector.schema`)."""
     if r.end <= r.start:
         return
-    from client.bulk import RecordColumns
-
-    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.credentials)
+    session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.security)
     size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
     windows = iter(range(r.start, r.end, size))
     pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()
@@ -121,9 +119,9 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
             pending.append((a, b, session.window(r.key, a, b, size, expression, backoff)))
             return
 
-    def batch(cols: RecordColumns) -> pa.RecordBatch:
+    def batch(parts: list[RecordArrays]) -> pa.RecordBatch:
         return columns_to_batch(
-            cols,
+            concat(parts),
             topic=r.topic,
             broker=r.broker,
             queue_id=r.queue_id,
@@ -133,7 +131,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
 
     for _ in range(opts.pulls_in_flight):
         submit()
-    cols = RecordColumns()
+    cols: list[RecordArrays] = []
     try:
         while pending:
             a, b, fut = pending.popleft()
@@ -147,10 +145,10 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
                     _lost(opts, r, offset, b, "could not be read (the broker returned nothing for them)")
                     break
                 offset = reached
-            if len(cols) >= ROWS_PER_ARROW_BATCH:
+            if sum(len(c) for c in cols) >= ROWS_PER_ARROW_BATCH:
                 yield batch(cols)
-                cols = RecordColumns()
-        if len(cols):
+                cols = []
+        if cols:
             yield batch(cols)
     finally:
         for _, _, fut in pending:

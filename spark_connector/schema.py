@@ -88,7 +88,7 @@ NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
 
 if TYPE_CHECKING:
-    from client.bulk import RecordColumns
+    from spark_connector.records import RecordArrays
 
 
 def read_schema(include_properties: bool = True) -> StructType:
@@ -112,7 +112,7 @@ def _scatter(n: int, parents: np.ndarray, values: pa.Array) -> pa.Array:
 
 
 def columns_to_batch(
-    cols: RecordColumns,
+    cols: RecordArrays,
     *,
     topic: str,
     broker: str,
@@ -120,7 +120,7 @@ def columns_to_batch(
     include_properties: bool = True,
     tags_filter: frozenset[str] = frozenset(),
 ) -> pa.RecordBatch:
-    """One RecordBatch of the source schema from decoded columns (:func:`client.bulk.decode_columns`).
+    """One RecordBatch of the source schema from decoded columns (:func:`spark_connector.records.decode_records`).
 
     Properties are split in bulk with Arrow kernels: ``name\x01value\x02`` pieces → (row, name, value) triples →
     the ``keys``/``tags`` columns and the ``properties`` map; nothing is done per message in Python. With a
@@ -128,7 +128,7 @@ def columns_to_batch(
     only, which can collide).
     """
     n = len(cols)
-    props = pa.array(cols.properties, pa.binary()).cast(pa.string())
+    props = cols.properties.cast(pa.string())
     pieces_list = pc.split_pattern(props, PROPERTY_SEPARATOR)
     parents = pc.list_parent_indices(pieces_list)
     pieces = pc.list_flatten(pieces_list)
@@ -158,7 +158,7 @@ def columns_to_batch(
         msg_id,
         column("KEYS"),
         tags,
-        pa.array(cols.body, pa.binary()),
+        cols.body,
     ]
     if include_properties:
         keep = pc.invert(pc.is_in(names, value_set=_BROKEN_OUT))
@@ -169,7 +169,7 @@ def columns_to_batch(
     arrays += [
         _ms_to_ts(cols.born_timestamp),
         _ms_to_ts(cols.store_timestamp),
-        pa.array(cols.born_host, pa.string()),
+        cols.born_host,
         pa.array(cols.reconsume_times, pa.int32()),
     ]
     batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(include_properties))
@@ -178,5 +178,5 @@ def columns_to_batch(
     return batch
 
 
-def _ms_to_ts(ms: list[int]) -> pa.Array:
-    return pa.array(np.asarray(ms, dtype=np.int64) * 1000, _TS)
+def _ms_to_ts(ms: np.ndarray) -> pa.Array:
+    return pa.array(ms * 1000, _TS)

@@ -19,7 +19,8 @@ brokerName   string                           with ``queueId``: the broker of th
 
 Rows are grouped per (topic, queue) into batches of at most ``sendBatchMaxMessages`` rows and
 ``sendBatchMaxBytes`` bytes, each sent as one SEND_BATCH_MESSAGE, with ``sendsInFlight`` batches on the wire at once
-(a row bigger than a batch goes alone). Each task returns only after the broker acknowledged every batch (never
+(a row bigger than a batch goes alone). Rows with no ``queueId``, ``properties`` or ``array<string>`` keys are
+encoded column-wise (:mod:`spark_connector.sink_columns`), the others row by row here. Each task returns only after the broker acknowledged every batch (never
 fire-and-forget), so a Spark batch commits only when all its rows are stored. A failed send fails the task, and so
 the batch, with the broker's remark. A batch that fails after some rows were stored and is then retried sends them
 again: this sink is at-least-once, like Spark's Kafka sink. Deduplicate downstream on a key column if needed.
@@ -50,6 +51,7 @@ from pyspark.sql.types import (
 from spark_connector import _client
 from spark_connector.options import OptionError, SinkOptions
 from spark_connector.schema import SCHEMA
+from spark_connector.sink_columns import SendBatch, columnar, text_batches
 
 # structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
 log = structlog.wrap_logger(logging.getLogger(__name__))
@@ -77,6 +79,7 @@ class SinkColumns:
     properties: int | None
     queue_id: int | None = None
     broker: int | None = None
+    keys_are_list: bool = False  # keys is array<string> (joined with spaces per row), not a string
 
     @classmethod
     def from_schema(cls, schema: StructType, opts: SinkOptions) -> SinkColumns:
@@ -123,6 +126,7 @@ class SinkColumns:
             properties=index.get("properties"),
             queue_id=index.get("queueId"),
             broker=index.get("brokerName") if "queueId" in index else None,
+            keys_are_list="keys" in index and isinstance(schema.fields[index["keys"]].dataType, ArrayType),
         )
 
 
@@ -194,8 +198,17 @@ def batches(messages: Iterator[_client.OutgoingMessage], opts: SinkOptions) -> I
 
 def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
     """Send every row; return after the last acknowledgement. Runs on executors."""
-    session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms, opts.credentials)
+    session = _client.producer_session(opts.namesrv_addrs, opts.producer_group, opts.send_timeout_ms, opts.security)
     topics: set[str] = set()
+    if columnar(cols):
+
+        def tracked_batches() -> Iterator[SendBatch]:
+            for batch in text_batches(rows, cols, opts):
+                topics.add(batch[0])
+                yield batch
+
+        sent = session.send_text_batches(tracked_batches(), opts.sends_in_flight)
+        return SinkCommitMessage(sent, tuple(sorted(topics)))
 
     def tracked() -> Iterator[_client.OutgoingMessage]:
         for m in _outgoing(rows, cols, opts):

@@ -79,7 +79,7 @@ class _DriverSide:
     def _session(self) -> _client.AdminSession:
         if self._admin is None:
             self._admin = _client.AdminSession(
-                self._opts.namesrv_addrs, self._opts.poll_timeout_ms, self._opts.credentials
+                self._opts.namesrv_addrs, self._opts.poll_timeout_ms, self._opts.security
             )
         return self._admin
 

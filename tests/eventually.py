@@ -3,11 +3,13 @@ reaches asynchronously (a registration, a flush, a rebalance), instead of sleepi
 
     await eventually(lambda: broker.offsets.query("G", "T", 0) == 3, what="offset 3 committed")
     route = await eventually(lambda: fetch_route(topic), timeout=5)   # async checks too; returns the truthy value
+    eventually_sync(lambda: master_status()["aliveworkers"] == 2, timeout=60)  # from code with no event loop
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,3 +33,16 @@ async def eventually(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         await asyncio.sleep(step)
+
+
+def eventually_sync(check: Callable[[], Any], timeout: float = 10.0, what: str = "condition", step: float = 0.1) -> Any:
+    """``eventually`` for plain (non-async) code, e.g. helpers that watch other processes: call ``check()`` until it
+    returns something truthy and return that; after ``timeout`` seconds raise ``AssertionError`` naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(step)

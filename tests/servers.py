@@ -5,6 +5,7 @@ free ports, config files under a work directory, each waited for on its "boot su
     with start_servers(tmp, broker_extra="aclEnable=true\\n") as s:   # stopped cleanly (exit 0) on the way out
         ...  # s.ns_addr, s.broker_addr, s.tmp
     s = launch(work, cluster="SparkCluster")  # the same, stopped by s.stop(); s.stop_broker() / s.start_broker()
+    b = add_broker(s.ns_addr, work / "b", cluster="SparkCluster", broker_name="broker-b")  # a second broker group
 """
 
 from __future__ import annotations
@@ -138,6 +139,27 @@ class Servers:
         return [p.stop() for p in reversed(self.procs)]
 
 
+def _write_broker_conf(tmp: Path, cluster: str, broker_name: str, broker_extra: str) -> int:
+    """Write ``tmp/broker.conf`` for a broker on a free port (its store under ``tmp``); return that port."""
+    br_port = free_port()
+    (tmp / "broker.conf").write_text(
+        f"brokerClusterName={cluster}\nbrokerName={broker_name}\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
+        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
+        + ("" if "haListenPort" in broker_extra else f"haListenPort={spare_port(br_port, broker_extra)}\n")
+    )
+    return br_port
+
+
+def add_broker(ns_addr: str, tmp: Path, *, cluster: str, broker_name: str, broker_extra: str = "") -> Servers:
+    """One more broker (its own group ``broker_name``, files under ``tmp``) registered with the running name server
+    ``ns_addr``; the returned ``Servers`` holds only that broker (``stop()`` stops it, not the name server)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    br_port = _write_broker_conf(tmp, cluster, broker_name, broker_extra)
+    s = Servers(ns_addr, f"127.0.0.1:{br_port}", tmp, [], broker_name)
+    s.start_broker("broker.log")
+    return s
+
+
 def launch(
     tmp: Path,
     *,
@@ -150,16 +172,12 @@ def launch(
     """Write ``namesrv.conf`` and ``broker.conf`` under ``tmp`` (the extras appended) and start both servers on
     free ports; if the broker does not come up the name server is stopped again."""
     tmp.mkdir(parents=True, exist_ok=True)
-    ns_port, br_port = free_port(), free_port()
+    ns_port = free_port()
     (tmp / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
         f"configStorePath={tmp}/namesrv/namesrv.properties\n{namesrv_extra}"
     )
-    (tmp / "broker.conf").write_text(
-        f"brokerClusterName={cluster}\nbrokerName={broker_name}\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
-        f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
-        + ("" if "haListenPort" in broker_extra else f"haListenPort={spare_port(br_port, broker_extra)}\n")
-    )
+    br_port = _write_broker_conf(tmp, cluster, broker_name, broker_extra)
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [], broker_name, broker_args)
     s.procs.append(_boot(["namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log"))
     try:

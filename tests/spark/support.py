@@ -44,15 +44,16 @@ def mqadmin(cluster: Cluster, *args: str) -> str:
     return done.stdout
 
 
-def group_offsets(cluster: Cluster, group: str, topic: str) -> dict[int, tuple[int | None, int]]:
-    """``{queueId: (the group's committed offset or None, the queue's max offset)}`` as the broker reports them."""
+def group_offsets(cluster: Cluster, group: str, topic: str) -> dict[tuple[str, int], tuple[int | None, int]]:
+    """``{(brokerName, queueId): (the group's committed offset or None, the queue's max offset)}`` as the brokers
+    report them."""
     from client import PullConsumer
 
-    async def look() -> dict[int, tuple[int | None, int]]:
+    async def look() -> dict[tuple[str, int], tuple[int | None, int]]:
         async with PullConsumer(group, namesrv_addr=cluster.namesrv_addr) as consumer:
             out = {}
             for mq in await consumer.fetch_subscribe_queues(topic):
-                out[mq.queue_id] = (await consumer.committed(mq), await consumer.max_offset(mq))
+                out[mq.broker_name, mq.queue_id] = (await consumer.committed(mq), await consumer.max_offset(mq))
             return out
 
     return asyncio.run(look())

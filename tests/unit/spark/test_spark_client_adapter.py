@@ -36,6 +36,10 @@ class FakeProducer:
     send_timeout_ms: int = 0
     access_key: str | None = None
     secret_key: str | None = None
+    use_tls: bool = False
+    tls_trust_cert_path: str | None = None
+    tls_cert_path: str | None = None
+    tls_key_path: str | None = None
     sent: list[FakeMessage] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -92,3 +96,25 @@ def test_a_refused_send_raises_with_the_brokers_remark(producer: FakeProducer) -
     ]
     with pytest.raises(_client.SendError, match="sending to topic 't' failed: the message body size over max"):
         session.send_all(msgs)
+
+
+def test_security_options_reach_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spark_connector.options import parse_sink_options
+
+    made: list[FakeProducer] = []
+
+    def make(group: str, **kw: Any) -> FakeProducer:
+        made.append(FakeProducer(group, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(client, "Producer", make, raising=False)
+    opts = parse_sink_options(
+        {"namesrvAddr": "h:1", "topic": "t", "accessKey": "ak", "secretKey": "sk", "useTLS": "true"}
+        | {"tlsTrustCertPath": "/ca.pem", "tlsCertPath": "/c.pem", "tlsKeyPath": "/c.key"}
+    )
+    _client.ProducerSession(["h:1"], "g", 3000, opts.security)
+    p = made[-1]
+    assert (p.access_key, p.secret_key, p.use_tls) == ("ak", "sk", True)
+    assert (p.tls_trust_cert_path, p.tls_cert_path, p.tls_key_path) == ("/ca.pem", "/c.pem", "/c.key")
+    with pytest.raises(ValueError, match="tlsCertPath and tlsKeyPath go together"):
+        parse_sink_options({"namesrvAddr": "h:1", "topic": "t", "useTLS": "true", "tlsCertPath": "/c.pem"})

@@ -8,7 +8,7 @@ pytest.importorskip("pyspark")
 
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from client.bulk import RecordColumns, decode_columns
+from spark_connector.records import RecordArrays, decode_records
 from spark_connector.schema import arrow_schema, columns_to_batch, read_schema
 
 
@@ -37,7 +37,7 @@ def test_schema_columns() -> None:
     assert "properties" not in read_schema(False).fieldNames()
 
 
-def _columns() -> RecordColumns:
+def _columns() -> RecordArrays:
     from protocol.message import encode_record
 
     records = []
@@ -59,7 +59,7 @@ def _columns() -> RecordColumns:
                 )
             )
         )
-    return decode_columns(b"".join(records))
+    return decode_records(b"".join(records))
 
 
 @pytest.mark.parametrize("include_properties", [True, False])

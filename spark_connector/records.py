@@ -1,0 +1,189 @@
+"""PULL reply bodies to columns, gathered with numpy and Arrow: no Python work per message on the common path.
+
+A PULL body is records back to back (the layout is ``protocol.message``'s table; ``client.bulk.V4_FIELDS`` gives the
+fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts
+(``client.bulk.v4_record_starts``, one ``struct`` read per record), then reads each fixed field of all records with
+one numpy gather, and cuts the bodies and the properties out of the reply with one Arrow ``take`` each: the reply is
+viewed as a binary array whose elements alternate between the spans to keep and the bytes between them, and the kept
+elements are taken into a new contiguous array. Records with IPv6 hosts or a compressed body (rare: the broker's
+own address and the producers' decide the first, bodies over ``compressMsgBodyOverHowmuch`` the second) go through
+``client.bulk.decode_columns`` and :meth:`RecordArrays.from_columns` instead: same columns, same values.
+
+:class:`RecordArrays` are the decoded columns of one or more replies; :func:`spark_connector.schema.columns_to_batch`
+turns them into a RecordBatch of the source schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from client.bulk import MAGIC_V1, MAGIC_V2, V4_BODY, V4_FIELDS, RecordColumns, decode_columns, v4_record_starts
+
+
+@dataclass(slots=True)
+class RecordArrays:
+    """Decoded fields of records, one array per field, in record order."""
+
+    queue_offset: np.ndarray  # int64
+    commit_log_offset: np.ndarray  # int64
+    body: pa.Array  # binary
+    properties: pa.Array  # binary: raw "name\x01value\x02..." text
+    born_timestamp: np.ndarray  # int64 epoch ms
+    store_timestamp: np.ndarray  # int64 epoch ms
+    born_host: pa.Array  # string "ip:port" ("[ipv6]:port")
+    store_ip: pa.Array  # string, per row: for the offset message id of rows without UNIQ_KEY
+    store_port: np.ndarray  # int32
+    reconsume_times: np.ndarray  # int32
+
+    def __len__(self) -> int:
+        return len(self.queue_offset)
+
+    @classmethod
+    def empty(cls) -> RecordArrays:
+        return cls.from_columns(RecordColumns())
+
+    @classmethod
+    def from_columns(cls, cols: RecordColumns) -> RecordArrays:
+        """The same columns from ``client.bulk.decode_columns``' lists (the path for IPv6 hosts and compressed
+        bodies)."""
+        return cls(
+            queue_offset=np.asarray(cols.queue_offset, np.int64),
+            commit_log_offset=np.asarray(cols.commit_log_offset, np.int64),
+            body=pa.array(cols.body, pa.binary()),
+            properties=pa.array(cols.properties, pa.binary()),
+            born_timestamp=np.asarray(cols.born_timestamp, np.int64),
+            store_timestamp=np.asarray(cols.store_timestamp, np.int64),
+            born_host=pa.array(cols.born_host, pa.string()),
+            store_ip=pa.array([ip for ip, _ in cols.store_host], pa.string()),
+            store_port=np.asarray([port for _, port in cols.store_host], np.int32),
+            reconsume_times=np.asarray(cols.reconsume_times, np.int32),
+        )
+
+    def offset_msg_id(self, i: int) -> str:
+        from client.bulk import offset_msg_id
+
+        return offset_msg_id(str(self.store_ip[i].as_py()), int(self.store_port[i]), int(self.commit_log_offset[i]))
+
+
+def concat(parts: list[RecordArrays]) -> RecordArrays:
+    """One :class:`RecordArrays` of ``parts`` in order."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return RecordArrays.empty()
+    return RecordArrays(
+        queue_offset=np.concatenate([p.queue_offset for p in parts]),
+        commit_log_offset=np.concatenate([p.commit_log_offset for p in parts]),
+        body=pa.concat_arrays([p.body for p in parts]),
+        properties=pa.concat_arrays([p.properties for p in parts]),
+        born_timestamp=np.concatenate([p.born_timestamp for p in parts]),
+        store_timestamp=np.concatenate([p.store_timestamp for p in parts]),
+        born_host=pa.concat_arrays([p.born_host for p in parts]),
+        store_ip=pa.concat_arrays([p.store_ip for p in parts]),
+        store_port=np.concatenate([p.store_port for p in parts]),
+        reconsume_times=np.concatenate([p.reconsume_times for p in parts]),
+    )
+
+
+_HEAD = np.arange(V4_BODY, dtype=np.int64)
+
+
+def _heads(raw: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, shape (n, V4_BODY)."""
+    return raw[starts[:, None] + _HEAD]
+
+
+def _field(heads: np.ndarray, name: str) -> np.ndarray:
+    """Field ``name`` of every head, as a native-endian int64 array."""
+    offset, dtype = V4_FIELDS[name]
+    width = np.dtype(dtype).itemsize
+    return np.ascontiguousarray(heads[:, offset : offset + width]).view(dtype).reshape(-1).astype(np.int64)
+
+
+def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
+    """The bytes ``buf[begin[i]:end[i]]`` of every i as one binary array (spans in order, not overlapping)."""
+    n = len(begin)
+    offsets = np.empty(2 * n + 1, np.int64)
+    offsets[0:-1:2], offsets[1::2] = begin, end
+    offsets[-1] = end[-1] if n else 0
+    # Elements 2i are the spans, 2i+1 the bytes between one span's end and the next one's start.
+    view = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * n, [None, pa.py_buffer(offsets), pa.py_buffer(buf)])
+    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))).cast(pa.binary())
+
+
+def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Per row "ip:port" and "ip" strings, formatted once per distinct address and taken from those."""
+    keys = (ips << 32) | (ports & 0xFFFFFFFF)
+    if (keys == keys[0]).all():  # one producer (or one broker): no sort
+        uniq, index = keys[:1], pa.array(np.zeros(len(keys), np.int32))
+    else:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        index = pa.array(inverse.reshape(-1).astype(np.int32))
+    ip_text = [".".join(str((int(k) >> s) & 0xFF) for s in (56, 48, 40, 32)) for k in uniq]
+    with_port = [f"{ip}:{int(k) & 0xFFFFFFFF}" for ip, k in zip(ip_text, uniq, strict=True)]
+    return pa.array(with_port, pa.string()).take(index), pa.array(ip_text, pa.string()).take(index)
+
+
+def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = None) -> RecordArrays:
+    """The records of a PULL body with queue offsets in ``[min_offset, end_offset)``. Raises ``RecordError`` (from
+    ``client.bulk``) on bad bytes."""
+    starts_list = v4_record_starts(buf)
+    if starts_list is None:
+        return RecordArrays.from_columns(decode_columns(buf, min_offset=min_offset, end_offset=end_offset))
+    from client.bulk import RecordColumns
+
+    if not starts_list:
+        return RecordArrays.from_columns(RecordColumns())
+    raw = np.frombuffer(buf, np.uint8)
+    starts = np.asarray(starts_list, np.int64)
+    heads = _heads(raw, starts)
+    qoff = _field(heads, "queue_offset")
+    keep = qoff >= min_offset
+    if end_offset is not None:
+        keep &= qoff < end_offset
+    if not keep.all():
+        starts, heads, qoff = starts[keep], heads[keep], qoff[keep]
+        if not len(starts):
+            return RecordArrays.from_columns(RecordColumns())
+    magic = _field(heads, "magic")
+    body_len = _field(heads, "body_length")
+    body_begin = starts + V4_BODY
+    body_end = body_begin + body_len
+    record_end = starts + _field(heads, "size")
+    if not np.isin(magic, (MAGIC_V1, MAGIC_V2)).all() or (body_len < 0).any() or (body_end + 3 > record_end).any():
+        _reject(buf)
+    v2 = magic == MAGIC_V2
+    if v2.any():
+        at = np.minimum(body_end, len(buf) - 2)
+        topic_len = np.where(v2, (raw[at].astype(np.int64) << 8) | raw[at + 1], raw[body_end])
+        props_begin = body_end + np.where(v2, 2, 1) + topic_len + 2
+    else:
+        props_begin = body_end + raw[body_end].astype(np.int64) + 3
+    if (props_begin > record_end).any():
+        _reject(buf)
+    born_host, _ = _hosts(_field(heads, "born_ip"), _field(heads, "born_port"))
+    store_port = _field(heads, "store_port")
+    _, store_ip = _hosts(_field(heads, "store_ip"), store_port)
+    return RecordArrays(
+        queue_offset=qoff,
+        commit_log_offset=_field(heads, "commit_log_offset"),
+        body=_spans(buf, body_begin, body_end),
+        properties=_spans(buf, props_begin, record_end),
+        born_timestamp=_field(heads, "born_timestamp"),
+        store_timestamp=_field(heads, "store_timestamp"),
+        born_host=born_host,
+        store_ip=store_ip,
+        store_port=store_port.astype(np.int32),
+        reconsume_times=_field(heads, "reconsume_times").astype(np.int32),
+    )
+
+
+def _reject(buf: bytes) -> None:
+    """A record whose lengths do not add up: the reference decoder names it (and raises)."""
+    decode_columns(buf)
+    from client.bulk import RecordError
+
+    raise RecordError("bad record lengths in a PULL body")
