@@ -46,7 +46,7 @@ UNREGISTER_CLIENT 35, GET_CONSUMER_LIST 38   group ``consumerGroup``
 CONSUMER_SEND_MSG_BACK 36                    group ``group`` + record ``offset`` SUB (the message copied back)
 END_TRANSACTION 37                           record ``commitLogOffset`` PUB (the half message's real topic)
 LOCK_BATCH_MQ 41 / UNLOCK_BATCH_MQ 42        lock
-GET_TOPIC_STATS_INFO 202, 300                topic ANY
+GET_TOPIC_STATS_INFO 202, 300, 351           topic ANY
 203, 307                                     group ``consumerGroup``
 GET_CONSUME_STATS 208                        group ``consumerGroup`` + topic SUB (when named)
 INVOKE_BROKER_TO_RESET_OFFSET 222            group ``group`` + topic SUB
@@ -56,7 +56,8 @@ CLONE_GROUP_OFFSET 314                       groups ``srcGroup`` and ``destGroup
 QUERY_CONSUME_QUEUE 321                      topic SUB + group ``consumerGroup`` (when named)
 signature only                               broker-wide reads without message data: 21 28 43 45 46 201 204 305
                                              315 317 328 907 60001 (``_SIGNATURE_ONLY``)
-admin                                        17 25 26 27 50–54 200 205 207 212 215 306 309 316 327 329 3001–3010,
+admin                                        17 18 25 26 27 50–54 200 205 207 212 215 225 306 309 316 323 327 329
+                                             3001–3010,
                                              and every code without a row
 =========================================== ==========================================================================
 """
@@ -138,6 +139,9 @@ _ADMIN_CODES: Final = (
     RequestCode.ADD_WRITE_PERM_OF_BROKER,
     RequestCode.DELETE_EXPIRED_COMMITLOG,
     RequestCode.RESET_CONSUMER_OFFSET_IN_BROKER,
+    RequestCode.UPDATE_AND_CREATE_TOPIC_LIST,
+    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST,
+    RequestCode.RESUME_CHECK_HALF_MESSAGE,  # puts a half message back to be checked again
     *(c for c in RequestCode if 3001 <= c <= 3010),  # ACL 2.0 users and ACLs (J: Cluster Update/Get)
 )
 
@@ -183,6 +187,7 @@ CODE_RULES: Final[dict[int, CodeRule]] = {
     RequestCode.LOCK_BATCH_MQ: CodeRule(needs=(Need("lock"),)),
     RequestCode.UNLOCK_BATCH_MQ: CodeRule(needs=(Need("lock"),)),
     RequestCode.GET_TOPIC_STATS_INFO: CodeRule(needs=(_topic("topic", perm=ANY),)),
+    RequestCode.GET_TOPIC_CONFIG: CodeRule(needs=(_topic("topic", perm=ANY),)),
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: CodeRule(needs=(_topic("topic", perm=ANY),)),
     RequestCode.GET_CONSUMER_CONNECTION_LIST: CodeRule(needs=(_group("consumerGroup"),)),
     RequestCode.GET_CONSUMER_RUNNING_INFO: CodeRule(needs=(_group("consumerGroup"),)),
