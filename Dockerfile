@@ -29,6 +29,6 @@ RUN mkdir -p /home/rocketmq/store /home/rocketmq/logs /home/rocketmq/conf \
 USER rocketmq
 WORKDIR /home/rocketmq
 VOLUME ["/home/rocketmq/store", "/home/rocketmq/logs"]
-EXPOSE 9876 10911 5557 5558 8081
+EXPOSE 9876 10909 10911 5557 5558 8081
 
 CMD ["mqnamesrv"]

@@ -95,6 +95,7 @@ class BrokerApp:
         self.stats = BrokerStats()
         self.metrics: BrokerMetrics | None = None
         self._server: RemotingServer | None = None
+        self._fast: RemotingServer | None = None  # J's fast (VIP) server: the same handlers on listenPort - 2
         self._client: RemotingClient | None = None
         self._port: int | None = None
         self.store: MessageStore | None = None
@@ -132,6 +133,11 @@ class BrokerApp:
         if self._port is None:
             raise RuntimeError("broker not started")
         return self._port
+
+    @property
+    def fast_port(self) -> int | None:
+        """The port of the fast (VIP) server, None when it is not open."""
+        return self._fast.port if self._fast is not None else None
 
     @property
     def server(self) -> RemotingServer | None:
@@ -290,30 +296,48 @@ class BrokerApp:
         """Listen for requests and serve metrics; on failure the store is closed again."""
         cfg = self.config
         sec = cfg.security
-        server = RemotingServer(
-            registry,
-            cfg.network.bind_address,
-            cfg.network.listen_port,
-            name="broker",
-            idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
-            observer=self.metrics.observe if self.metrics is not None else None,
-            request_hook=self.acl.hook if self.acl is not None else None,
-            max_connections=sec.server_max_connections,
-            max_pending_bytes=sec.server_max_pending_frame_bytes,
-            tls_mode=sec.tls_server_mode,
-            ssl_context=server_ssl,
-        )
+
+        def listener(port: int, name: str) -> RemotingServer:
+            return RemotingServer(
+                registry,
+                cfg.network.bind_address,
+                port,
+                name=name,
+                idle_timeout_s=cfg.network.server_channel_max_idle_time_seconds,
+                observer=self.metrics.observe if self.metrics is not None else None,
+                request_hook=self.acl.hook if self.acl is not None else None,
+                max_connections=sec.server_max_connections,
+                max_pending_bytes=sec.server_max_pending_frame_bytes,
+                tls_mode=sec.tls_server_mode,
+                ssl_context=server_ssl,
+            )
+
+        server = listener(cfg.network.listen_port, "broker")
         try:
             await server.start()
         except OSError:
             await asyncio.to_thread(store.close_sync)
             self.store = None
             raise
+        fast_port = cfg.fast_listen_port
+        if fast_port is not None:
+            fast = listener(fast_port, "broker-fast")
+            try:
+                await fast.start()
+            except OSError as exc:
+                await server.stop(0)
+                await asyncio.to_thread(store.close_sync)
+                self.store = None
+                raise BrokerStartError(f"cannot listen on fastListenPort {fast_port}: {exc.strerror or exc}") from None
+            self._fast = fast
         if self.metrics is not None:
             try:
                 await self.metrics.start()
             except OSError as exc:
                 await server.stop(0)
+                if self._fast is not None:
+                    await self._fast.stop(0)
+                    self._fast = None
                 await asyncio.to_thread(store.close_sync)
                 self.store = None
                 obs = cfg.observability
@@ -371,6 +395,7 @@ class BrokerApp:
         )
         self.registrar = registrar
         self.topics.add_listener(registrar.trigger)
+        self.topics.set_registration(registrar.registered)
         registrar.on_reply = ha.on_register_reply
         await registrar.start(self.addr, ha.ha_addr())
 
@@ -400,6 +425,9 @@ class BrokerApp:
         if server is None:
             return
         server.stop_accepting()
+        fast, self._fast = self._fast, None
+        if fast is not None:
+            fast.stop_accepting()
         if self.proxy is not None:
             await self.proxy.stop()
         if self.schedule is not None:
@@ -414,6 +442,8 @@ class BrokerApp:
         if self.registrar is not None:
             await self.registrar.stop()
         await server.stop(grace)
+        if fast is not None:
+            await fast.stop(grace)
         await self.stats.stop()
         if self.metrics is not None:
             await self.metrics.stop()

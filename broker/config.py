@@ -92,6 +92,7 @@ class NetworkConfig(_Section):
     server_channel_max_idle_time_seconds: int = Field(120, ge=0)
     channel_expired_timeout: int = Field(120_000, gt=0)
     ha_listen_port: int = Field(10912, ge=0, le=65535)
+    fast_listen_port: int = Field(10909, ge=-1, le=65535)  # J's fast (VIP) server; -1 = not opened
 
 
 class NamesrvSection(_Section):
@@ -305,6 +306,7 @@ class ProxySection(_Section):
     max_user_property_size: int = Field(16 * 1024, gt=0)
     max_message_group_size: int = Field(64, gt=0)
     grpc_client_producer_max_attempts: int = Field(3, gt=0)
+    init_pop_offset_by_check_msg_in_mem: bool = True  # J BrokerConfig: a new POP group starts at 0 when it is in memory
     grpc_client_consumer_min_long_polling_timeout_millis: int = Field(5_000, ge=0)
     grpc_client_consumer_max_long_polling_timeout_millis: int = Field(20_000, gt=0)
     grpc_client_consumer_long_polling_batch_size: int = Field(32, gt=0)
@@ -322,6 +324,15 @@ class BrokerConfig(_Section):
     config_file: str = ""
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)  # type: ignore[arg-type]
     ha: HASection = Field(default_factory=HASection)  # type: ignore[arg-type]
+
+    @property
+    def fast_listen_port(self) -> int | None:
+        """J's fast remoting server ("VIP channel", serving the same requests): ``fastListenPort`` when set (-1: none),
+        else listenPort - 2 as J opens it (clients find it that way), 0 (any free port) with listenPort 0."""
+        net = self.network
+        if "fast_listen_port" in net.model_fields_set:
+            return None if net.fast_listen_port < 0 else net.fast_listen_port
+        return max(net.listen_port - 2, 0) if net.listen_port else 0
 
     @property
     def ha_listen_port(self) -> int:
@@ -363,6 +374,7 @@ KEYS: dict[str, Key] = {
     "serverChannelMaxIdleTimeSeconds": _k("network", "server_channel_max_idle_time_seconds", int),
     "channelExpiredTimeout": _k("network", "channel_expired_timeout", int),
     "haListenPort": _k("network", "ha_listen_port", int),
+    "fastListenPort": _k("network", "fast_listen_port", int),
     "namesrvAddr": _k("namesrv", "namesrv_addr", str, True),
     "registerNameServerPeriod": _k("namesrv", "register_name_server_period", int),
     "registerBrokerTimeoutMills": _k("namesrv", "register_broker_timeout_mills", int),
@@ -454,6 +466,7 @@ KEYS: dict[str, Key] = {
     "userPropertyMaxNum": _k("proxy", "user_property_max_num", int),
     "maxUserPropertySize": _k("proxy", "max_user_property_size", int),
     "maxMessageGroupSize": _k("proxy", "max_message_group_size", int),
+    "initPopOffsetByCheckMsgInMem": _k("proxy", "init_pop_offset_by_check_msg_in_mem", bool),
     "grpcClientProducerMaxAttempts": _k("proxy", "grpc_client_producer_max_attempts", int),
     "grpcClientConsumerMinLongPollingTimeoutMillis": _k(
         "proxy", "grpc_client_consumer_min_long_polling_timeout_millis", int

@@ -86,9 +86,6 @@ def wire(
         check_max=feat.transaction_check_max,
     )
     transactions.on_end = stats.on_tx_end
-    runtime_config = RuntimeConfig(
-        config, _runtime_appliers(config, store, topics, groups, transactions, ha, on_config)
-    )
     consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
 
     send = SendHandlers(
@@ -115,6 +112,9 @@ def wire(
         reject_transaction_message=feat.reject_transaction_message,
     )
     send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
+    runtime_config = RuntimeConfig(
+        config, _runtime_appliers(config, store, topics, groups, transactions, ha, (send, transaction), on_config)
+    )
     tables: list[dict[int, Handler]] = [
         send.table(),
         transaction.table(),
@@ -152,7 +152,7 @@ def wire(
         LockHandlers(RebalanceLockManager()).table(),
         QueryHandlers(store).table(),
         OffsetResetHandlers(
-            store, topics, offsets, clients, polling.release_group, broker_name=ident.broker_name
+            store, topics, offsets, clients, polling.release_group, groups, broker_name=ident.broker_name
         ).table(),
         AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
         AdminGroupHandlers(groups, offsets).table(),
@@ -197,6 +197,7 @@ def _runtime_appliers(
     groups: SubscriptionGroupTable,
     transactions: TransactionService,
     ha: HAService,
+    senders: tuple[SendHandlers, TransactionHandlers],
     on_config: Callable[[BrokerConfig], None],
 ) -> dict[str, Applier]:
     """UPDATE_BROKER_CONFIG's allow-list: each key a running broker may change, and what applies it (then
@@ -209,6 +210,12 @@ def _runtime_appliers(
             delete_when=c.store.delete_when,
             disk_max_used_space_ratio=c.store.disk_max_used_space_ratio,
         )
+
+    def max_message_size(c: BrokerConfig) -> None:
+        """J reads ``maxMessageSize`` on every send: the send checks and the store's appender take it at once."""
+        for handlers in senders:
+            handlers.max_message_size = c.store.max_message_size
+        store.config = dataclasses.replace(store.config, max_message_size=c.store.max_message_size)
 
     def tx_knobs(c: BrokerConfig) -> None:
         transactions.timeout_ms = c.features.transaction_time_out
@@ -234,4 +241,5 @@ def _runtime_appliers(
         "transactionCheckMax": then_publish(tx_knobs),
         "transactionCheckInterval": then_publish(tx_knobs),
         "haMasterForceWritable": then_publish(lambda c: ha.force_writable(c.ha.ha_master_force_writable)),
+        "maxMessageSize": then_publish(max_message_size),
     }

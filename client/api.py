@@ -2,8 +2,9 @@
 
 Replies with a failure code raise the ``protocol.errors`` class registered for it (with ``retriable`` and
 ``refresh_route`` flags), except where a code is an expected answer (QUERY_NOT_FOUND for offsets, the pull codes,
-TOPIC_NOT_EXIST for routes). The native client sends msgpack headers by default (serialize type 2; measured faster
-than JSON in ``bench/remoting_bench.py``); servers answer in the request's type.
+TOPIC_NOT_EXIST for routes). The native client builds msgpack headers by default (serialize type 2; measured faster
+than JSON in ``bench/remoting_bench.py``); a connection sends them as JSON until its server offered msgpack
+(``protocol.header_codec``), so the client talks to any RocketMQ. Servers answer in the request's type.
 """
 
 from __future__ import annotations

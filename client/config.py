@@ -40,7 +40,8 @@ class ClientConfig(_Config):
     client_ip: str | None = None
     """The part before ``@``; ``None`` = the address of the interface that routes outwards."""
     serialize_type: Literal["JSON", "MSGPACK"] = "MSGPACK"
-    """Header encoding towards brokers: msgpack (our brokers, faster) or JSON (any RocketMQ broker)."""
+    """Header encoding towards brokers. ``MSGPACK``: JSON on each connection, asking for msgpack, until the broker
+    offers it (rocketq brokers do), then msgpack (faster); any other RocketMQ keeps getting JSON. ``JSON``: always."""
     poll_namesrv_interval: float = Field(default=30.0, gt=0)
     heartbeat_broker_interval: float = Field(default=30.0, gt=0)
     request_timeout: float = Field(default=3.0, gt=0)

@@ -16,6 +16,7 @@ the async producer would have written (``Producer.direct_request``); the frames 
   pieces), wait at most what is left of the deadline.
 * A request's reply is the next response frame carrying its opaque; any other frame (a request from the broker, a
   stale reply) is skipped.
+* Headers are JSON (asking for msgpack) until the broker's reply on that connection offered it (``protocol.header_codec``).
 * Any socket error or timeout closes that connection and propagates (``OSError``; ``TimeoutError`` for a timeout):
   the caller falls back to the async path, which retries and refreshes routes as J does.
 """
@@ -27,17 +28,20 @@ import struct
 import threading
 import time
 
+from protocol.codes import SerializeType
 from protocol.command import RemotingCommand, next_opaque
 from protocol.frame import FrameDecoder, encode_frame
+from protocol.header_codec import MSGPACK_OFFER_FIELD, ask_msgpack
 
 
 class _Conn:
-    __slots__ = ("decoder", "sock", "timeout")
+    __slots__ = ("decoder", "msgpack", "sock", "timeout")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.decoder = FrameDecoder()
         self.timeout = 0.0  # the kernel timeouts set on the socket (0: none yet)
+        self.msgpack = False  # the broker offered msgpack headers on this connection (protocol.header_codec)
 
     def set_timeout(self, timeout: float) -> None:
         """Both kernel timeouts to ``timeout`` seconds (at least 1 µs: 0 would mean none)."""
@@ -74,6 +78,8 @@ class DirectConnections:
                     raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s")
             if cmd.opaque == 0:
                 cmd.opaque = next_opaque()
+            if cmd.serialize_type == SerializeType.MSGPACK and not conn.msgpack:
+                ask_msgpack(cmd)
             sock = conn.sock
             conn.set_timeout(wait)
             try:
@@ -94,6 +100,8 @@ class DirectConnections:
                             raise ConnectionError(f"{addr} closed the connection")
                         decoder.feed(data)
                     elif frame.is_response and frame.opaque == cmd.opaque:
+                        if not conn.msgpack and MSGPACK_OFFER_FIELD in frame.ext_fields:
+                            conn.msgpack = True
                         return frame
             except BlockingIOError:  # EAGAIN from a blocking socket: a kernel timeout ran out
                 raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s") from None

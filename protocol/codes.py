@@ -109,6 +109,10 @@ class RequestCode(IntEnum):
     # rocketq's own (no RocketMQ equivalent): the store's integrity report, mqadmin checkStore
     CHECK_STORE = 60001
     GET_BROKER_HA_STATUS = 907  # 5.x; mqadmin haStatus
+    # 5.x admin codes the 5.5.0 mqadmin and the Dashboard send
+    UPDATE_AND_CREATE_TOPIC_LIST = 18
+    UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST = 225
+    GET_TOPIC_CONFIG = 351
 
 
 class ResponseCode(IntEnum):
@@ -149,6 +153,7 @@ class ResponseCode(IntEnum):
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
     FLOW_CONTROL = 215
+    INVALID_PARAMETER = 29  # 5.x
 
 
 class LanguageCode(IntEnum):

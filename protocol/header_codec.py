@@ -14,6 +14,11 @@ ROCKETMQ binary (type 1), big-endian (``RocketMQSerializable``)::
 
 msgpack (type 2, this project's extension) — the JSON object's fields, msgpack-encoded, with ``language`` as the
 ordinal. Only our native client sends it; a server answers in the request's type, so official clients never see it.
+Negotiated per connection: a client that would send msgpack sends JSON with the remark ``MSGPACK_OFFER_FIELD`` (the
+ask; request remarks are ignored by RocketMQ servers and not signed by ACL) until a reply on that connection carries
+the ext field ``MSGPACK_OFFER_FIELD`` (the offer), then msgpack. A rocketq server offers in its reply to the first
+ask on a connection; any other RocketMQ never offers, so it only ever gets JSON, and clients that never ask never see
+the field.
 
 Decoders accept ext-field values that are numbers or booleans and store their text (``true``/``false`` for
 booleans, decimal for numbers), because the C++ and ali-ons clients send them that way.
@@ -46,6 +51,15 @@ _LANG_NAMES: Final = [lc.name for lc in LanguageCode]
 _LANG_BY_ORDINAL: Final = tuple(LanguageCode)
 _OTHER: Final = LanguageCode.OTHER
 _msgpack_pack = msgpack.Packer(use_bin_type=True).pack  # no ``default`` hook: packing never leaves C
+MSGPACK_OFFER_FIELD: Final = "rocketqMsgpack"
+"""The ask (a request's remark) and the offer (a reply's ext field, value ``"true"``); the module docstring."""
+
+
+def ask_msgpack(cmd: RemotingCommand) -> None:
+    """``cmd``, built as msgpack, leaves as JSON asking the server whether it speaks msgpack."""
+    cmd.serialize_type = SerializeType.JSON
+    if cmd.remark is None:
+        cmd.remark = MSGPACK_OFFER_FIELD
 
 
 def _ext_value(value: Any) -> str | None:

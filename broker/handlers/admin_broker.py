@@ -3,12 +3,14 @@
 CVE-2023-33246 (docs/reference/reliability.md §3.3): J let an unauthenticated UPDATE_BROKER_CONFIG set any field by reflection,
 including ``rocketmqHome`` and ``filterServerNums``, and a later ``sh <rocketmqHome>/bin/startfsrv.sh`` turned that
 into remote code execution; CVE-2023-37582 did the same with a file path. Here only keys that the running broker
-can apply safely, and that name no path, address, port or process, can change (``RuntimeConfig.allowed``, the
-keys the app wired an applier for). Everything else — ``storePathRootDir``, ``storePathCommitLog``,
-``rocketmqHome``, ``namesrvAddr``, ``listenPort``, ``brokerConfigPath``, ``filterServerNums``, any ``*Path``/``*Dir``/
-``*Home`` key, unknown keys — is refused with NO_PERMISSION and a remark naming each refused key. An update is
-all-or-nothing: one refused key or one invalid value (SYSTEM_ERROR naming the key) changes nothing. Nothing here
-spawns a process.
+can apply safely, and that name no path, address, port or process, change at once (``RuntimeConfig.allowed``, the
+keys the app wired an applier for, e.g. ``maxMessageSize``). Like J 5.5 (which refuses only its black list), any
+other known key that names no path, address, port or process is accepted too: written to the file and shown by
+GET_BROKER_CONFIG, it takes effect at the next start (the reply's remark names those keys). Refused with NO_PERMISSION
+and a remark naming each refused key: ``storePathRootDir``, ``storePathCommitLog``, ``rocketmqHome``,
+``namesrvAddr``, ``listenPort``, ``brokerConfigPath``, ``filterServerNums``, any ``*Path``/``*Dir``/``*Home``/
+``*Addr``/``*Port`` key, keys RocketMQ knows that do not apply here, and unknown keys. An update is all-or-nothing:
+one refused key or one invalid value (SYSTEM_ERROR naming the key) changes nothing. Nothing here spawns a process.
 
 GET_BROKER_CONFIG: body = ``key=value`` lines of the current config (``broker.config.format_config``), ext
 ``version`` = the config's DataVersion JSON (bumped by every accepted update).
@@ -92,7 +94,8 @@ class RuntimeConfig:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, f"config not changed, cannot write {path}: {exc}") from None
 
     def update(self, items: list[tuple[str, str]]) -> list[str]:
-        """Validate and apply ``items`` all-or-nothing; returns the keys that changed. Raises HandlerError."""
+        """Validate and apply ``items`` all-or-nothing; returns the keys that changed. Raises HandlerError. Keys
+        without an applier (``at_restart``) are kept in the config and the file only."""
         refused: list[str] = []
         unknown: list[str] = []
         wanted: dict[str, str] = {}
@@ -104,7 +107,7 @@ class RuntimeConfig:
                 else:
                     unknown.append(key)
                 continue
-            if name not in self._appliers:
+            if name not in self._appliers and _forbidden(name):
                 refused.append(name)
                 continue
             wanted[name] = value
@@ -114,7 +117,7 @@ class RuntimeConfig:
                 parts.append("unknown config key(s): " + ", ".join(unknown))
             if refused:
                 parts.append("config key(s) not allowed to change at runtime: " + ", ".join(refused))
-            parts.append("allowed: " + ", ".join(sorted(self._appliers)))
+            parts.append("applied at once: " + ", ".join(sorted(self._appliers)))
             raise HandlerError(ResponseCode.NO_PERMISSION, "; ".join(parts))
         merged = self._current_values()
         merged.update(wanted)
@@ -131,7 +134,8 @@ class RuntimeConfig:
             self._persist(new.config_file, {k: _text(new_values[k]) for k in changed})
         self.config = new
         for key in changed:
-            self._appliers[key](new)
+            if key in self._appliers:
+                self._appliers[key](new)
         if changed:
             self.data_version.next()
         return changed
@@ -165,5 +169,6 @@ class BrokerConfigHandlers:
                 "broker config update refused", peer=ctx.conn.peer, keys=[k for k, _ in items], reason=exc.remark
             )
             raise
-        _log.info("broker config updated", peer=ctx.conn.peer, changed=changed)
-        return cmd.make_response()
+        later = [k for k in changed if k not in self._rt.allowed]
+        _log.info("broker config updated", peer=ctx.conn.peer, changed=changed, at_restart=later)
+        return cmd.make_response(remark=f"takes effect at restart: {', '.join(later)}" if later else None)

@@ -1,9 +1,12 @@
-"""Subscription-group administration: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), DELETE_SUBSCRIPTIONGROUP (207),
-GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) (J ``AdminBrokerProcessor``).
+"""Subscription-group administration: UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), its 5.x list form
+UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225), DELETE_SUBSCRIPTIONGROUP (207), GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)
+(J ``AdminBrokerProcessor``).
 
 * create/update: body = SubscriptionGroupConfig JSON (``groupName``, ``consumeEnable``, ``retryQueueNums``,
   ``retryMaxTimes``, …; missing keys take J's defaults). Bad JSON, a missing or invalid ``groupName``, or a
   negative ``retryQueueNums``/``retryMaxTimes`` → SYSTEM_ERROR naming the problem. Persisted.
+* create a list (225): body ``{"groupConfigList":[SubscriptionGroupConfig]}``, each checked as above, all applied
+  or none.
 * delete: header ``groupName`` (and ``removeOffset``: also drop the group's committed offsets). Unknown groups
   succeed (J).
 * list: ``{"subscriptionGroupTable":{name:config},"dataVersion":{...}}``.
@@ -29,11 +32,19 @@ from protocol.remoting.handler import Handler, HandlerError, RequestContext
 _log = structlog.get_logger("rocketq.broker.admin")
 
 
-def parse_group_config(body: bytes) -> SubscriptionGroupConfig:
+def _body(body: bytes) -> Any:
     try:
-        raw: Any = loads_lenient(body)
+        return loads_lenient(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HandlerError(ResponseCode.SYSTEM_ERROR, f"bad SubscriptionGroupConfig body: {exc}") from None
+
+
+def parse_group_config(body: bytes) -> SubscriptionGroupConfig:
+    return group_config(_body(body))
+
+
+def group_config(raw: Any) -> SubscriptionGroupConfig:
+    """A SubscriptionGroupConfig JSON object, checked (HandlerError SYSTEM_ERROR naming the problem)."""
     if not isinstance(raw, dict):
         raise HandlerError(ResponseCode.SYSTEM_ERROR, "bad SubscriptionGroupConfig body: not a JSON object")
     name = raw.get("groupName")
@@ -66,6 +77,7 @@ class AdminGroupHandlers:
     def table(self) -> dict[int, Handler]:
         return {
             RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: self.create_group,
+            RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST: self.create_group_list,
             RequestCode.DELETE_SUBSCRIPTIONGROUP: self.delete_group,
             RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: self.all_groups,
         }
@@ -74,6 +86,17 @@ class AdminGroupHandlers:
         cfg = parse_group_config(cmd.body)
         self._groups.put(cfg)
         _log.info("subscription group created or updated", group=cfg.group_name, peer=ctx.conn.peer)
+        return cmd.make_response()
+
+    async def create_group_list(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        raw = _body(cmd.body)
+        items = raw.get("groupConfigList") if isinstance(raw, dict) else None
+        if not isinstance(items, list):
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, "bad SubscriptionGroupList body: no groupConfigList")
+        configs = [group_config(item) for item in items]  # all valid, or none applied
+        for cfg in configs:
+            self._groups.put(cfg)
+        _log.info("subscription groups created or updated", groups=[c.group_name for c in configs], peer=ctx.conn.peer)
         return cmd.make_response()
 
     async def delete_group(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

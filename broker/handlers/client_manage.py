@@ -4,7 +4,8 @@ HEART_BEAT (J ``ClientManageProcessor.heartBeat``): for each consumer group, fin
 group, create its ``%RETRY%<group>`` topic (retryQueueNums queues, perm RW), and register the channel with its
 subscriptions (the tag codes are recomputed from the tag strings — C++ sends ``codeSet: [0,0]``); for each producer
 group, register the channel. The body is parsed by ``protocol.bodies.HeartbeatData`` (C++ enum ordinals, J/ali-ons
-names, C++'s trailing newline). The reply is SUCCESS with no body. A SQL92 subscription is compiled here; one that
+names, C++'s trailing newline). The reply is SUCCESS with no body; when the heartbeat created a retry topic it goes
+out once the name servers know that topic (J registers it first; ``TopicConfigTable.registered``). A SQL92 subscription is compiled here; one that
 does not compile is kept without a selector (J: no ConsumerFilterData), so its pulls answer FILTER_DATA_NOT_EXIST.
 
 CHECK_CLIENT_CONFIG (J ``ClientManageProcessor.checkClientConfig``; the J consumer sends it for each non-TAG
@@ -71,12 +72,14 @@ class ClientManageHandlers:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, f"bad HeartbeatData body: {exc}") from None
         now = time.monotonic()
         conn = ctx.conn
+        created = False
         for consumer in data.consumer_data_set:
             group = consumer.group_name
             sub_group = self._groups.find_or_create(group)
             notify = sub_group.notify_consumer_ids_changed_enable if sub_group is not None else True
-            if sub_group is not None:
+            if sub_group is not None and T.retry_topic(group) not in self._topics:
                 self._topics.create_if_absent(T.retry_topic(group), sub_group.retry_queue_nums, T.PERM_RW)
+                created = True
             info = ClientChannel(conn, data.client_id, conn.language, cmd.version, now)
             changed = self._clients.register_consumer(
                 group,
@@ -92,6 +95,8 @@ class ClientManageHandlers:
         for producer in data.producer_data_set:
             info = ClientChannel(conn, data.client_id, conn.language, cmd.version, now)
             self._clients.register_producer(producer.group_name, info)
+        if created:
+            await self._topics.registered()  # J registers a group's new retry topic before answering its heartbeat
         return cmd.make_response()
 
     async def unregister_client(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

@@ -10,8 +10,11 @@ Reset (header topic, group, timestamp ms, isForce):
    nothing committed takes the target (J refuses the whole request when any queue has no committed offset; here
    that is only when the group has committed nothing at all for the topic: SYSTEM_ERROR
    "THe consumer group <g> not exist");
-3. no consumer of the group connected → CONSUMER_NOT_ONLINE (206) "Consumer not online, so can not reset offset,
-   Group: <g> Topic: <t> Timestamp: <ts>", nothing changed (J 4.9.7);
+3. no consumer of the group connected: as J 5.5 with its default ``useServerSideResetOffset=true``, the stored
+   offsets are reset (every read queue to its offset at ``timestamp``, ``isForce`` or not) and the reply is SUCCESS
+   with the table — when the broker knows the group (its subscription group, or offsets it committed); a group it
+   knows nothing of answers SUBSCRIPTION_GROUP_NOT_EXIST (26) "Group <g> does not exist", nothing changed. (J 4.9.7
+   answered CONSUMER_NOT_ONLINE and changed nothing; the 5.5 mqadmin falls back to its old client-side way then);
 4. otherwise the broker's committed offsets are set to the table (so a consumer that restarts before committing
    still starts there), and RESET_CONSUMER_CLIENT_OFFSET (220) goes oneway to every channel of the group: the C
    list body and ``isForce`` "1"/"0" for channels whose requests are in language CPP, J's object-key body and
@@ -37,6 +40,7 @@ import structlog
 from broker.handlers._common import decode_header
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from protocol.bodies import encode_reset_offset_body
@@ -93,9 +97,11 @@ class OffsetResetHandlers:
         offsets: ConsumerOffsetTable,
         clients: ClientRegistry,
         release_held_pulls: Callable[[str, str], int],
+        groups: SubscriptionGroupTable,
         *,
         broker_name: str,
     ) -> None:
+        self._groups = groups
         self._release_held_pulls = release_held_pulls
         self._store = store
         self._topics = topics
@@ -109,17 +115,23 @@ class OffsetResetHandlers:
             RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS: self.consumer_status,
         }
 
-    def compute(self, topic: str, group: str, timestamp: int, force: bool) -> dict[tuple[str, str, int], int]:
+    def compute(
+        self, topic: str, group: str, timestamp: int, force: bool, *, offline: bool = False
+    ) -> dict[tuple[str, str, int], int]:
         tc = self._topics.get(topic)
         if tc is None:
             raise HandlerError(
                 ResponseCode.SYSTEM_ERROR, f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}"
             )
         committed = self._offsets.query_all(group, topic)
-        if not committed:
+        if offline:
+            if self._groups.get(group) is None and not self._offsets.topics_of_group(group):
+                raise HandlerError(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"Group {group} does not exist")
+            committed, force = {}, True  # J 5.5 resetOffsetInner: every queue to the time's offset
+        elif not committed:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, f"THe consumer group <{group}> not exist")
         table: dict[tuple[str, str, int], int] = {}
-        for qid in range(tc.write_queue_nums):
+        for qid in range(tc.read_queue_nums if offline else tc.write_queue_nums):
             if timestamp == -1:
                 target = self._store.get_max_offset_in_queue(topic, qid)
             else:
@@ -133,15 +145,9 @@ class OffsetResetHandlers:
 
     async def reset_offset(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(ResetOffsetRequestHeader, cmd)
-        table = self.compute(h.topic, h.group, h.timestamp, h.is_force)
         grp = self._clients.consumer_group(h.group)
         channels = [c for c in grp.channels.values() if not c.channel.is_closed] if grp is not None else []
-        if not channels:
-            raise HandlerError(
-                ResponseCode.CONSUMER_NOT_ONLINE,
-                f"Consumer not online, so can not reset offset, Group: {h.group} Topic: {h.topic} "
-                f"Timestamp: {h.timestamp}",
-            )
+        table = self.compute(h.topic, h.group, h.timestamp, h.is_force, offline=not channels)
         for (topic, _b, qid), off in table.items():
             self._offsets.commit(h.group, topic, qid, off)
         header = ResetOffsetRequestHeader(h.topic, h.group, h.timestamp, h.is_force)

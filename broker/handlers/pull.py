@@ -72,7 +72,7 @@ _POS_PHYSICALOFFSET = 28
 _CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
 
 
-def _physical_memory() -> int:
+def physical_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
@@ -139,7 +139,7 @@ class PullHandlers:
         self._max_bytes = max_transfer_bytes
         self._is_slave = is_slave
         self._slave_read = slave_read_enable
-        self._in_memory_max = _physical_memory() * access_message_in_memory_max_ratio // 100
+        self._in_memory_max = physical_memory() * access_message_in_memory_max_ratio // 100
         self._sub_cache: dict[tuple[str, str, str], SubscriptionData] = {}
 
     def table(self) -> dict[int, Handler]:

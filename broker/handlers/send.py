@@ -22,9 +22,11 @@ batch to a %RETRY% topic / batch with a delay level     MESSAGE_ILLEGAL   J's re
 A batch is a SEND_BATCH_MESSAGE or any send whose header says ``batch=true``: J's SendMessageProcessor decides by
 the header flag, and the C++ client 1.2 sends its batches as SEND_MESSAGE (10) with ``batch=true``. A negative
 queueId picks a queue at random. Unknown topics are auto-created from ``defaultTopic`` (TBW102) with
-min(defaultTopicQueueNums, TBW102's writeQueueNums) queues; the registrar then re-registers at once. A message with
-property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (``ScheduleService``);
-TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS to the timer (``TimerService``, its refusals are its table).
+min(defaultTopicQueueNums, TBW102's writeQueueNums) queues and, as J does, registered with the name servers before
+the first send to them is stored and answered (``TopicConfigTable.registered``: one round for a burst of creations). A
+message with property DELAY > 0 is diverted to SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID
+(``ScheduleService``); TIMER_DELIVER_MS / TIMER_DELAY_SEC / TIMER_DELAY_MS to the timer (``TimerService``, its
+refusals are its table).
 The UNIQ_KEY property and the compress bit of sysFlag are stored as sent.
 
 The queue-wait check is J's ``BrokerFastFailure``: under overload the event loop falls behind, and a send that has
@@ -166,11 +168,12 @@ class SendHandlers:
         self._writeable = T.is_writeable(broker_permission)
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
-        self._max_size = max_message_size
+        self.max_message_size = max_message_size
         # topic → the TopicConfig that passed the topic checks (name, send-forbidden, exists, writeable). A hit counts
         # only while the table still holds that very object (configs are frozen: every change puts a new one); a
         # table change empties it too, so deleted topics do not stay in it.
         self._checked: dict[str, TopicConfig] = {}
+        self._fresh: set[str] = set()  # topics this handler auto-created whose registration no send awaited yet
         topics.add_listener(self._checked.clear)
         # the loop's clock, looked up on the first send (asyncio.get_running_loop() costs a getpid per call)
         self._loop_time: Callable[[], float] | None = None
@@ -211,6 +214,7 @@ class SendHandlers:
                 tc = self._topics.create_if_absent(topic, 1, T.PERM_RW)
             if tc is None:
                 raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
+            self._fresh.add(topic)
         if not T.is_writeable(tc.perm):
             raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
         if self._topics.get(topic) is tc:
@@ -258,10 +262,13 @@ class SendHandlers:
             code, remark = _PUT_STATUS["SERVICE_NOT_AVAILABLE"]
             raise HandlerError(code, remark or "")
         tc = self._check(ctx, h)
+        if self._fresh and h.topic in self._fresh:
+            self._fresh.discard(h.topic)
+            await self._topics.registered()  # J registers an auto-created topic before answering its first send
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
-        if len(cmd.body) > self._max_size:
+        if len(cmd.body) > self.max_message_size:
             raise HandlerError(
-                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self.max_message_size}"
             )
         born_host = ctx.conn.peer
         gc = self._store.sync_flush_only

@@ -19,6 +19,10 @@ commitOrRollback                     effect
 A half message that is missing, of another producer group, or at another queue offset → SYSTEM_ERROR with J's
 remark ("Find prepared transaction message failed", "The producer group wrong", "The transaction state table offset
 wrong"). A slave answers SLAVE_NOT_AVAILABLE.
+
+RESUME_CHECK_HALF_MESSAGE (323, the Dashboard's "resume check"): header ``msgId`` (offset id); the message there goes
+back to the half queue with TRANSACTION_CHECK_TIMES 0 (``TransactionService.resume_check``); a bad id, no message or
+a failed put → SYSTEM_ERROR "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed." (J's remark).
 """
 
 from __future__ import annotations
@@ -33,10 +37,15 @@ from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import EndTransactionRequestHeader, SendMessageRequestHeader
+from protocol.headers import (
+    EndTransactionRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
+    SendMessageRequestHeader,
+)
 from protocol.message import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_ROLLBACK_TYPE,
+    decode_offset_msg_id,
     decode_properties,
     transaction_type,
 )
@@ -65,12 +74,25 @@ class TransactionHandlers:
         self._writeable = T.is_writeable(broker_permission)
         self._region = region_id
         self._trace_on = "true" if trace_on else "false"
-        self._max_size = max_message_size
+        self.max_message_size = max_message_size
         self._is_slave = is_slave
         self._reject = reject_transaction_message
 
     def table(self) -> dict[int, Handler]:
-        return {RequestCode.END_TRANSACTION: self.end_transaction}
+        return {
+            RequestCode.END_TRANSACTION: self.end_transaction,
+            RequestCode.RESUME_CHECK_HALF_MESSAGE: self.resume_check,
+        }
+
+    async def resume_check(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+        h = decode_header(ResumeCheckHalfMessageRequestHeader, cmd)
+        try:
+            _host, _port, offset = decode_offset_msg_id(h.msg_id)
+        except ValueError:
+            offset = -1
+        if offset < 0 or not await self._svc.resume_check(offset):
+            raise HandlerError(ResponseCode.SYSTEM_ERROR, "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed.")
+        return cmd.make_response()
 
     # -- half sends ------------------------------------------------------------------------------------------------
 
@@ -97,9 +119,9 @@ class TransactionHandlers:
                 f"request queueId[{h.queue_id}] is illegal, topic:{topic} topicConfig.writeQueueNums:"
                 f"{tc.write_queue_nums} consumer:{ctx.conn.peer}",
             )
-        if len(cmd.body) > self._max_size:
+        if len(cmd.body) > self.max_message_size:
             raise HandlerError(
-                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self._max_size}"
+                ResponseCode.MESSAGE_ILLEGAL, f"the message body size over max value, MAX: {self.max_message_size}"
             )
         qid = h.queue_id if h.queue_id >= 0 else random.randrange(max(tc.write_queue_nums, 1))
         result = await self._svc.put_half(

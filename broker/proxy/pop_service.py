@@ -69,9 +69,13 @@ class PopService:
         *,
         max_attempts: Callable[[str], int] = lambda _g: 17,
         default_invisible_ms: int = 60_000,
+        init_by_check_in_mem: bool = True,
+        in_memory_bytes: int = 8 << 30,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._default_invisible_ms = default_invisible_ms
+        self._init_by_check_in_mem = init_by_check_in_mem
+        self._in_memory_bytes = in_memory_bytes
         # is this gRPC client still connected (auto-renew stops when not); set by the endpoint
         self.alive: Callable[[str], bool] = lambda _c: False
         self._max_attempts = max_attempts
@@ -157,7 +161,7 @@ class PopService:
     # -- groups -----------------------------------------------------------------------------------------------------
 
     def ensure_group(self, group: str, topic: str) -> None:
-        """Give a group its pop offsets on ``topic``: its consumer offset if it has one, else the queue end."""
+        """Give a group its pop offsets on ``topic``: its consumer offset if it has one, else ``_init_offset``."""
         tc = self._topics.get(topic)
         if tc is None:
             return
@@ -165,12 +169,24 @@ class PopService:
         for qid in range(tc.read_queue_nums):
             if self.state.offset(group, topic, qid) is None:
                 committed = self._offsets.query(group, topic, qid)
-                start = committed if committed >= 0 else self._store.get_max_offset_in_queue(topic, qid)
+                start = committed if committed >= 0 else self._init_offset(topic, qid)
                 self.state.set_offset(group, topic, qid, start)
                 self._offsets.commit(group, topic, qid, start)
                 changed = True
         if changed:
             self._pop.changed()
+
+    def _init_offset(self, topic: str, qid: int) -> int:
+        """J ``PopMessageProcessor.getInitOffset`` (initMode MAX): the queue's first message when nothing was ever
+        cleaned from the queue and that message is still in memory (``initPopOffsetByCheckMsgInMem``, default on;
+        in memory as the pull path judges it: within ``accessMessageInMemoryMaxRatio`` of RAM from the commit log's
+        end), else the queue's last message (max - 1, at least 0)."""
+        store = self._store
+        if self._init_by_check_in_mem and store.get_min_offset_in_queue(topic, qid) <= 0:
+            phys = store.queue_unit_position(topic, qid, 0)
+            if phys is not None and store.commitlog.max_offset - phys <= self._in_memory_bytes:
+                return 0
+        return max(store.get_max_offset_in_queue(topic, qid) - 1, 0)
 
     # -- receive ----------------------------------------------------------------------------------------------------
 

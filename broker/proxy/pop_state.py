@@ -3,8 +3,8 @@ and revive topic, held here as one table the gRPC endpoint's ``PopService`` driv
 
 It owns, per consumer group and topic:
 
-* the **pop offset** of each queue: the next queue offset a receive reads from the store (a group starts at the
-  queue's end, RocketMQ's ``initMode=MAX``, unless it already has a consumer offset);
+* the **pop offset** of each queue: the next queue offset a receive reads from the store (a new group starts where
+  RocketMQ 5's ``getInitOffset`` does, see ``PopService._init_offset``, unless it already has a consumer offset);
 * the **in-flight** messages: popped, not acked, invisible until their deadline. Each has a receipt handle; a
   ChangeInvisibleDuration replaces the handle (a new generation), so only the newest handle acks;
 * **redelivery**: an in-flight message whose deadline has passed is *due*; the next receive hands it out again with

@@ -16,6 +16,7 @@ import grpc
 import structlog
 
 from broker.config import BrokerConfig
+from broker.handlers.pull import physical_memory
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
@@ -66,6 +67,8 @@ class ProxyServer:
             config.store.config_dir,
             max_attempts=max_attempts,
             default_invisible_ms=config.proxy.default_invisible_time_mills,
+            init_by_check_in_mem=config.proxy.init_pop_offset_by_check_msg_in_mem,
+            in_memory_bytes=physical_memory() * config.ha.access_message_in_memory_max_ratio // 100,
         )
         self.pop.load()
         self.service = MessagingService(

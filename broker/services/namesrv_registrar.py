@@ -1,9 +1,10 @@
 """NamesrvRegistrar: keeps this broker registered with every name server.
 
 REGISTER_BROKER goes to all name servers in parallel at start, every ``registerNameServerPeriod`` (30 s), and at
-once when the topic table changes (``trigger()``, wired to the TopicConfigTable's change listener: J registers
-synchronously after an auto-create; here the send is answered without waiting and the registration follows within
-the same loop turn). UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
+once when the topic table changes (``trigger()``, wired to the TopicConfigTable's change listener). J registers a
+topic auto-created by a send, and a group's retry topic made by its heartbeat, before it answers: those handlers
+await ``registered()``, which returns once a round begun after the change has ended (all changes made meanwhile
+share that round, so a burst of creations costs one registration), or after ``registerBrokerTimeoutMills``. UNREGISTER_BROKER goes out on shutdown. A name server that is down is logged and retried on the
 next round; it never stops the broker.
 
 Incremental registration (issue #21; J 5's ``registerIncrementBrokerData``): the start and periodic rounds send the
@@ -71,6 +72,9 @@ class NamesrvRegistrar:
         self._broker_addr = ""
         self._ha_addr = ""
         self._wake = asyncio.Event()
+        self._requested = 0  # changes signalled (trigger calls)
+        self._done = 0  # changes covered by a finished round
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._full_conn: dict[str, object] = {}  # name server → the connection that took the last whole table
         self.registrations = 0  # successful REGISTER_BROKER replies, for tests and stats
@@ -91,12 +95,41 @@ class NamesrvRegistrar:
 
     def trigger(self) -> None:
         """Register with every name server as soon as possible (topic table changed)."""
+        self._requested += 1
         self._wake.set()
+
+    async def registered(self) -> None:
+        """Return once the changes signalled so far have been registered (or tried: a name server that is down
+        costs at most the registration timeout); at once without name servers or before ``start``."""
+        target = self._requested
+        if self._done >= target or not self._addrs or self._task is None:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append((target, fut))
+        # a timer, not asyncio.timeout: a handler awaiting this may not run in a Task yet (protocol.remoting.handler)
+        timer = loop.call_later(self._timeout, lambda: None if fut.done() else fut.set_result(None))
+        try:
+            await fut
+        finally:
+            timer.cancel()
+
+    def _covered(self, upto: int) -> None:
+        self._done = max(self._done, upto)
+        keep: list[tuple[int, asyncio.Future[None]]] = []
+        for target, fut in self._waiters:
+            if target <= upto:
+                if not fut.done():
+                    fut.set_result(None)
+            else:
+                keep.append((target, fut))
+        self._waiters = keep
 
     async def stop(self) -> None:
         """Stop the periodic task and unregister from every name server."""
         task, self._task = self._task, None
         await stop_tasks(task)
+        self._covered(self._requested)  # nobody waits on a registrar that stopped
         if self._broker_addr:
             await asyncio.gather(*(self._unregister(a) for a in self._addrs))
 
@@ -108,7 +141,11 @@ class NamesrvRegistrar:
                     await self._wake.wait()
             woke = self._wake.is_set()
             self._wake.clear()
-            await (self.register_changed() if woke else self.register_all())
+            upto = self._requested
+            try:
+                await (self.register_changed() if woke else self.register_all())
+            finally:
+                self._covered(upto)
 
     def _body(self, names: list[str] | None = None) -> bytes:
         """The RegisterBrokerBody (``protocol.bodies``) of the whole topic table, or of only ``names`` (those still

@@ -6,7 +6,8 @@ File format (J ``TopicConfigManager.encode``; keys written in this order, standa
     {
      "topicConfigTable": {
       "TopicTest": {"topicName": "TopicTest", "readQueueNums": 4, "writeQueueNums": 4, "perm": 6,
-                    "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": false}
+                    "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": false,
+                    "attributes": {"message.type": "NORMAL"}}
      },
      "dataVersion": {"timestamp": 1700000000000, "counter": 3}
     }
@@ -14,15 +15,15 @@ File format (J ``TopicConfigManager.encode``; keys written in this order, standa
 Start-up follows J: the system topics are put first, then the file is loaded over them (a persisted topic wins).
 Every change bumps ``dataVersion``, marks the file for a debounced write (``broker.persistence.TableWriter``: a
 burst of creations shares one write; ``flush()`` at shutdown) and notifies the change listeners (the name-server
-registrar, wired by ``broker.app``, registers the changed topics: ``take_changed()``).
+registrar, wired by ``broker.app``, registers the changed topics: ``take_changed()``; ``registered()`` waits for it).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import structlog
@@ -48,6 +49,7 @@ class TopicConfig:
     topic_filter_type: str = "SINGLE_TAG"
     topic_sys_flag: int = 0
     order: bool = False
+    attributes: dict[str, str] = field(default_factory=dict)  # protocol.topic_attributes; never mutated in place
 
     def to_wire(self, perm: int | None = None) -> WireTopicConfig:
         """The one converter to the wire model (``protocol.bodies.TopicConfig``); ``perm`` overrides the topic's."""
@@ -59,6 +61,7 @@ class TopicConfig:
             topic_filter_type=self.topic_filter_type,
             topic_sys_flag=self.topic_sys_flag,
             order=self.order,
+            attributes=self.attributes,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -75,7 +78,12 @@ class TopicConfig:
             topic_filter_type=str(d.get("topicFilterType") or "SINGLE_TAG"),
             topic_sys_flag=int(d.get("topicSysFlag", d.get("topicSynFlag", 0)) or 0),
             order=bool(d.get("order", False)),
+            attributes=_attributes(d.get("attributes")),
         )
+
+
+def _attributes(raw: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 class DataVersion:
@@ -136,6 +144,7 @@ class TopicConfigTable:
         self._file = JsonFile(f"{config_dir}/topics.json")
         self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
         self._listeners: list[Callable[[], None]] = []
+        self._registration: Callable[[], Awaitable[None]] | None = None
         # names changed since the registrar last took them (None: too many to tell, register the whole table)
         self._unregistered: dict[str, None] | None = {}
 
@@ -203,6 +212,16 @@ class TopicConfigTable:
     def add_listener(self, cb: Callable[[], None]) -> None:
         """``cb()`` runs after every change (the registrar re-registers at once)."""
         self._listeners.append(cb)
+
+    def set_registration(self, registered: Callable[[], Awaitable[None]]) -> None:
+        """``registered()`` returns once the name servers know the changes made so far (the registrar's)."""
+        self._registration = registered
+
+    async def registered(self) -> None:
+        """Wait until the name servers know this table's changes so far: J registers a topic a send auto-created,
+        and a retry topic a heartbeat created, before it answers (no registrar: at once)."""
+        if self._registration is not None:
+            await self._registration()
 
     async def flush(self) -> None:
         await self._writer.flush()

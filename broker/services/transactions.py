@@ -369,6 +369,24 @@ class TransactionService:
             return True
         return False
 
+    async def resume_check(self, commit_log_offset: int) -> bool:
+        """J RESUME_CHECK_HALF_MESSAGE: the message stored at ``commit_log_offset`` (a half message, or one given up
+        after ``transactionCheckMax`` checks) goes back to the half queue with TRANSACTION_CHECK_TIMES 0, so the
+        check-back asks its producer again; False when there is no such message or the put fails."""
+        m = self._store.look_message_by_offset(commit_log_offset)
+        if m is None:
+            return False
+        props = dict(m.properties)
+        props[PropertyKey.TRANSACTION_CHECK_TIMES] = "0"
+        result = await self._store.put_message(
+            PutRequest.from_ext(m, topic=T.TRANS_HALF_TOPIC, queue_id=0, properties=encode_properties(props))
+        )
+        if result.status is not PutMessageStatus.PUT_OK:
+            return False
+        _log.info("half message put back for checking", uniq_key=props.get(PropertyKey.UNIQ_KEY))
+        self.wake()
+        return True
+
     async def _discard(self, m: MessageExt) -> None:
         _log.warning(
             "half message checked too many times; given up",

@@ -233,6 +233,12 @@ class StoreReads:
         cq = self._queue(topic, queue_id)
         return cq.max_offset if cq is not None else 0
 
+    def queue_unit_position(self, topic: str, queue_id: int, queue_offset: int) -> int | None:
+        """The commit-log offset of the message at ``queue_offset`` of the queue; None when there is none."""
+        cq = self._queue(topic, queue_id)
+        unit = cq.unit(queue_offset) if cq is not None else None
+        return None if unit is None else unit[0]
+
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self._queue(topic, queue_id)
         return cq.min_offset if cq is not None else 0

@@ -258,8 +258,10 @@ class AdminClient:
 
     # -- brokers ---------------------------------------------------------------------------------------------------
 
-    async def create_topic(self, addr: str, topic: str, read: int, write: int, perm: int, order: bool) -> None:
-        h = CreateTopicRequestHeader(topic, "TBW102", read, write, perm, "SINGLE_TAG", 0, order)
+    async def create_topic(
+        self, addr: str, topic: str, read: int, write: int, perm: int, order: bool, attributes: str | None = None
+    ) -> None:
+        h = CreateTopicRequestHeader(topic, "TBW102", read, write, perm, "SINGLE_TAG", 0, order, attributes)
         await self.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, h.to_ext_fields())
 
     async def delete_topic_in_broker(self, addr: str, topic: str) -> None:

@@ -146,16 +146,19 @@ def _update_topic_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-w", "--writeQueueNums", type=int, default=8)
     p.add_argument("-p", "--perm", type=int, default=6)
     p.add_argument("-o", "--order", default="false")
+    p.add_argument("-a", "--attributes", default=None, help="5.x topic attributes, e.g. +message.type=FIFO")
 
 
 @command("updateTopic", "Update or create topic", _update_topic_args)
 async def update_topic(admin: AdminClient, a: argparse.Namespace) -> int:
     for addr in await target_brokers(admin, a):
-        await admin.create_topic(addr, a.topic, a.readQueueNums, a.writeQueueNums, a.perm, a.order.lower() == "true")
+        order = a.order.lower() == "true"
+        await admin.create_topic(addr, a.topic, a.readQueueNums, a.writeQueueNums, a.perm, order, a.attributes)
         print(f"create topic to {addr} success.")
+    attrs = f", attributes={{{a.attributes}}}" if a.attributes else ""
     print(
         f"TopicConfig [topicName={a.topic}, readQueueNums={a.readQueueNums}, writeQueueNums={a.writeQueueNums}, "
-        f"perm={a.perm}, topicFilterType=SINGLE_TAG, topicSysFlag=0, order={a.order.lower()}]"
+        f"perm={a.perm}, topicFilterType=SINGLE_TAG, topicSysFlag=0, order={a.order.lower()}{attrs}]"
     )
     return 0
 

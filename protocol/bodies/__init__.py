@@ -107,6 +107,7 @@ from protocol.bodies.properties_text import (
 )
 from protocol.bodies.registration import (
     MAX_INFLATED,
+    CreateTopicListRequestBody,
     DataVersion,
     RegisterBrokerBody,
     TopicConfig,
@@ -161,6 +162,7 @@ __all__ = [
     "ConsumerConnection",
     "ConsumerData",
     "ConsumerListBody",
+    "CreateTopicListRequestBody",
     "DataVersion",
     "GetConsumerStatusBody",
     "GroupList",

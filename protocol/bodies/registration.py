@@ -6,8 +6,10 @@
 |                                        |                                              |  {name:TopicConfig}, dataVersion}, filterServer-  |
 |                                        |                                              |  List:[]}; or the zlib form (below)               |
 | TopicConfigSerializeWrapper            | GET_ALL_TOPIC_CONFIG reply                   | {topicConfigTable:{name:TopicConfig}, dataVersion}|
-| TopicConfig                            | (in the above)                               | {topicName, readQueueNums, writeQueueNums, perm,  |
-|                                        |                                              |  topicFilterType, topicSysFlag, order}            |
+| TopicConfig                            | (in the above), GET_TOPIC_CONFIG (351) reply | {topicName, readQueueNums, writeQueueNums, perm,  |
+|                                        |                                              |  topicFilterType, topicSysFlag, order,            |
+|                                        |                                              |  attributes:{name:value}}                         |
+| CreateTopicListRequestBody             | UPDATE_AND_CREATE_TOPIC_LIST (18)            | {topicConfigList:[TopicConfig]}                   |
 | DataVersion                            | QUERY_DATA_VERSION body                      | {counter, timestamp}                              |
 
 Compressed RegisterBrokerBody (header ``compressed=true``; J ``RegisterBrokerBody.encode(true)``): one zlib stream
@@ -15,10 +17,10 @@ Compressed RegisterBrokerBody (header ``compressed=true``; J ``RegisterBrokerBod
 
     | int32 len | DataVersion JSON | int32 topicCount | { int32 len | TopicConfig line }* | int32 len | filterServerList JSON |
 
-A TopicConfig line is J 4.9.7 ``TopicConfig.encode()``: exactly five fields separated by one space,
-``topicName readQueueNums writeQueueNums perm topicFilterType`` (``decode`` requires five; 5.x appends a sixth,
-attributes JSON, which is ignored here). ``topicSysFlag`` and ``order`` do not travel in this form: they read as 0 and
-false.
+A TopicConfig line is J ``TopicConfig.encode()``: fields separated by one space,
+``topicName readQueueNums writeQueueNums perm topicFilterType [attributes JSON]`` (4.9.7 writes and requires the
+first five; 5.x appends the sixth, written here only when the topic has attributes, read when present).
+``topicSysFlag`` and ``order`` do not travel in this form: they read as 0 and false.
 """
 
 from __future__ import annotations
@@ -66,18 +68,30 @@ class TopicConfig(JsonBody):
     )
     topic_sys_flag: int = Field(default=0, validation_alias="topicSysFlag", serialization_alias="topicSysFlag")
     order: bool = False
+    attributes: dict[str, str] = Field(default_factory=dict)
+
+    _none_attrs = field_validator("attributes", mode="before")(_none_is_empty_dict)
 
     def encode_line(self) -> str:
-        """J 4.9.7 ``TopicConfig.encode()``: ``name read write perm filterType`` (the compressed registration)."""
-        return f"{self.topic_name} {self.read_queue_nums} {self.write_queue_nums} {self.perm} {self.topic_filter_type}"
+        """J ``TopicConfig.encode()``: ``name read write perm filterType [attributesJSON]`` (the compressed
+        registration)."""
+        line = f"{self.topic_name} {self.read_queue_nums} {self.write_queue_nums} {self.perm} {self.topic_filter_type}"
+        return f"{line} {dumps(self.attributes).decode()}" if self.attributes else line
 
     @classmethod
     def decode_line(cls, line: str) -> TopicConfig:
-        """J ``TopicConfig.decode``: five space-separated fields (5.x appends attributes JSON: ignored)."""
+        """J ``TopicConfig.decode``: five space-separated fields, and 5.x's attributes JSON when present."""
         parts = line.split(" ")
         if len(parts) < 5:
             raise BodyDecodeError(f"topic config line {line[:120]!r} does not have 5 fields")
         name, read, write, perm, ftype = parts[:5]
+        attributes: dict[str, str] = {}
+        if len(parts) > 5:
+            try:  # J ignores attributes that do not parse (a space inside one splits the JSON)
+                raw = loads_lenient(" ".join(parts[5:]).encode())
+                attributes = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+            except (BodyDecodeError, ValueError):
+                attributes = {}
         try:
             return cls(
                 topic_name=name,
@@ -85,6 +99,7 @@ class TopicConfig(JsonBody):
                 write_queue_nums=int(write),
                 perm=int(perm),
                 topic_filter_type=ftype,
+                attributes=attributes,
             )
         except ValueError:
             raise BodyDecodeError(f"topic config line {line[:120]!r} has a bad number") from None
@@ -113,6 +128,16 @@ class TopicConfigSerializeWrapper(JsonBody):
     @classmethod
     def _dv(cls, v: Any) -> Any:
         return {} if v is None else v
+
+
+class CreateTopicListRequestBody(JsonBody):
+    """UPDATE_AND_CREATE_TOPIC_LIST (18) body: the topics to create or update at once."""
+
+    topic_config_list: list[TopicConfig] = Field(
+        default_factory=list, validation_alias="topicConfigList", serialization_alias="topicConfigList"
+    )
+
+    _none_list = field_validator("topic_config_list", mode="before")(_none_is_empty_list)
 
 
 class RegisterBrokerBody(JsonBody):

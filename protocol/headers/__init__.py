@@ -40,6 +40,7 @@ Requests (``!`` = required, otherwise nullable):
     | 17   | UPDATE_AND_CREATE_TOPIC              | CreateTopicRequestHeader               | !topic !defaultTopic !readQueueNums  |
     |      |                                      |                                        | !writeQueueNums !perm                |
     |      |                                      |                                        | !topicFilterType topicSysFlag order  |
+    |      |                                      |                                        | attributes                           |
     | 29   | SEARCH_OFFSET_BY_TIMESTAMP           | SearchOffsetRequestHeader              | !topic !queueId !timestamp           |
     | 30   | GET_MAX_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
     | 31   | GET_MIN_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
@@ -93,6 +94,8 @@ Requests (``!`` = required, otherwise nullable):
     | 322  | QUERY_DATA_VERSION                   | QueryDataVersionRequestHeader          | !brokerName !brokerAddr !clusterName |
     |      |                                      |                                        | !brokerId                            |
     | 327  | ADD_WRITE_PERM_OF_BROKER             | BrokerNameRequestHeader                | !brokerName                          |
+    | 323  | RESUME_CHECK_HALF_MESSAGE            | ResumeCheckHalfMessageRequestHeader    | !msgId topic                         |
+    | 351  | GET_TOPIC_CONFIG                     | GetTopicConfigRequestHeader            | !topic lo                            |
 
 No header (body only, see ``protocol.bodies``): HEART_BEAT, LOCK/UNLOCK_BATCH_MQ, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
 UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG (properties text), GET_BROKER_CLUSTER_INFO, GET_ALL_TOPIC_CONFIG,
@@ -182,6 +185,7 @@ from protocol.headers.cold import (
     GetMinOffsetResponseHeader,
     GetProducerConnectionListRequestHeader,
     GetRouteInfoRequestHeader,
+    GetTopicConfigRequestHeader,
     GetTopicsByClusterRequestHeader,
     GetTopicStatsInfoRequestHeader,
     KVConfigRequestHeader,
@@ -203,6 +207,7 @@ from protocol.headers.cold import (
     RegisterBrokerRequestHeader,
     RegisterBrokerResponseHeader,
     ResetOffsetRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
     SearchOffsetRequestHeader,
     SearchOffsetResponseHeader,
     TopicRequestHeader,
@@ -238,6 +243,8 @@ REQUEST_HEADERS: Final[Mapping[int, HeaderClass]] = {
     RequestCode.QUERY_CONSUMER_OFFSET: QueryConsumerOffsetRequestHeader,
     RequestCode.UPDATE_CONSUMER_OFFSET: UpdateConsumerOffsetRequestHeader,
     RequestCode.UPDATE_AND_CREATE_TOPIC: CreateTopicRequestHeader,
+    RequestCode.GET_TOPIC_CONFIG: GetTopicConfigRequestHeader,
+    RequestCode.RESUME_CHECK_HALF_MESSAGE: ResumeCheckHalfMessageRequestHeader,
     RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: SearchOffsetRequestHeader,
     RequestCode.GET_MAX_OFFSET: QueueRequestHeader,
     RequestCode.GET_MIN_OFFSET: QueueRequestHeader,
@@ -349,6 +356,7 @@ __all__ = [
     "GetMinOffsetResponseHeader",
     "GetProducerConnectionListRequestHeader",
     "GetRouteInfoRequestHeader",
+    "GetTopicConfigRequestHeader",
     "GetTopicStatsInfoRequestHeader",
     "GetTopicsByClusterRequestHeader",
     "HeaderClass",
@@ -375,6 +383,7 @@ __all__ = [
     "RegisterBrokerRequestHeader",
     "RegisterBrokerResponseHeader",
     "ResetOffsetRequestHeader",
+    "ResumeCheckHalfMessageRequestHeader",
     "SearchOffsetRequestHeader",
     "SearchOffsetResponseHeader",
     "SendMessageRequestHeader",

@@ -28,7 +28,9 @@
 | GetConsumerRunningInfoRequestHeader      | 307                        | !consumerGroup !clientId jstackEnable           |
 | CreateTopicRequestHeader                 | 17                         | !topic !defaultTopic !readQueueNums             |
 |                                          |                            | !writeQueueNums !perm !topicFilterType          |
-|                                          |                            | topicSysFlag order                              |
+|                                          |                            | topicSysFlag order attributes                   |
+| GetTopicConfigRequestHeader              | 351                        | !topic lo                                       |
+| ResumeCheckHalfMessageRequestHeader      | 323                        | !msgId topic                                    |
 | TopicRequestHeader                       | 202, 215, 216, 300         | !topic                                          |
 | GetRouteInfoRequestHeader                | 105                        | !topic acceptStandardJsonOnly                   |
 | DeleteSubscriptionGroupRequestHeader     | 207                        | !groupName removeOffset                         |
@@ -183,6 +185,14 @@ class QueryMessageResponseHeader(WireHeader):
 
 
 @header
+class ResumeCheckHalfMessageRequestHeader(WireHeader):
+    """RESUME_CHECK_HALF_MESSAGE (323): ``msgId`` = the offset id of a stored (half) message."""
+
+    msg_id: str = wire("msgId")
+    topic: str | None = wire("topic", default=None, empty=None)
+
+
+@header
 class EndTransactionRequestHeader(WireHeader):
     """END_TRANSACTION (37); oneway from C++. ``commit_or_rollback`` is the TRANSACTION_*_TYPE sysFlag value
     (0x8 commit, 0xC rollback, 0x0 unknown)."""
@@ -262,6 +272,15 @@ class CreateTopicRequestHeader(WireHeader):
     topic_filter_type: str = wire("topicFilterType", default="SINGLE_TAG", required=True)
     topic_sys_flag: int = wire("topicSysFlag", default=0)
     order: bool = wire("order", default=False)
+    attributes: str | None = wire("attributes", default=None, empty=None)  # 5.x: "+message.type=FIFO,..."
+
+
+@header
+class GetTopicConfigRequestHeader(WireHeader):
+    """GET_TOPIC_CONFIG (351, 5.x). ``lo``: also return the static-topic queue mapping (none here)."""
+
+    topic: str = wire("topic")
+    lo: bool | None = wire("lo", default=None)
 
 
 @header

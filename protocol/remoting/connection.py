@@ -35,6 +35,8 @@ Invariants:
   the bytes of a frame that is still incomplete began to wait (None when no partial frame is buffered, and while
   back-pressure holds complete frames). The server's sweep closes a connection on either deadline
   (``check_deadlines``); nothing here runs an idle or frame timer per connection.
+* Header type negotiation (``protocol.header_codec``): a request built as msgpack leaves as JSON with the ask until a
+  reply on this connection carried the offer (``peer_msgpack``); a server side offers in its reply to the first ask.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ from typing import Any
 
 import structlog
 
-from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, ResponseCode
+from protocol.codes import RPC_ONEWAY, RPC_TYPE_RESPONSE, LanguageCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand, next_opaque
 from protocol.errors import ConnectionClosedError, ProtocolError, RequestTimeoutError
 from protocol.frame import MAX_FRAME, FrameDecoder, encode_frame
+from protocol.header_codec import MSGPACK_OFFER_FIELD, ask_msgpack
 from protocol.remoting.handler import (
     Channel,
     ChannelState,
@@ -62,6 +65,9 @@ from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUC
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
 RequestObserver = Callable[[int, int, bool, str, float], None]
+
+_MSGPACK = SerializeType.MSGPACK
+
 
 _conn_ids = itertools.count(1)
 _log = structlog.get_logger("rocketq.remoting")
@@ -175,6 +181,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         budget: PendingBudget | None = None,
         inline: bool = True,
         burst: int = 0,
+        offer_msgpack: bool = False,
     ) -> None:
         self._registry = registry
         self._burst = burst or 1 << 30  # frames waiting that make a write at once (0: the pass's end only)
@@ -208,6 +215,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._conn_id = next(_conn_ids)
         self._language = LanguageCode.OTHER
         self._role = role
+        self._offered = not offer_msgpack  # msgpack offered to the peer (a server's, once, answering the first ask)
+        self.peer_msgpack = False  # the peer offered msgpack: requests built as msgpack may leave as msgpack
         self.log: Any = _log
         self.close_reason: str | None = None
         self.closed_event = asyncio.Event()
@@ -254,6 +263,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._pending[opaque] = (fut, deadline)
         if self._sweep is None or deadline < self._sweep_at:
             self._arm_sweep(loop, deadline)
+        if cmd.serialize_type == _MSGPACK and not self.peer_msgpack:
+            ask_msgpack(cmd)
         try:
             if self._write_paused:
                 await self.drain()
@@ -295,6 +306,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if cmd.opaque == 0:
             cmd.opaque = next_opaque()
         cmd.flag |= RPC_ONEWAY
+        if cmd.serialize_type == _MSGPACK and not self.peer_msgpack:
+            ask_msgpack(cmd)
         self._write(cmd)
 
     async def drain(self) -> None:
@@ -372,6 +385,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             if cmd is None:
                 return
             if cmd.flag & RPC_TYPE_RESPONSE:
+                if not self.peer_msgpack and MSGPACK_OFFER_FIELD in cmd.ext_fields:
+                    self.peer_msgpack = True
                 entry = self._pending.pop(cmd.opaque, None)
                 if entry is not None and not entry[0].done():
                     entry[0].set_result(cmd)
@@ -462,6 +477,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
             resp = denied
         elif handler is None:
+            if self._registry is not None:
+                self._registry.note_unsupported(cmd.code, self._peer, self.log)
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
         else:
             ctx = RequestContext(self, cmd, self.log, received_at)
@@ -518,6 +535,9 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         resp.opaque = cmd.opaque
         resp.flag |= RPC_TYPE_RESPONSE
         resp.serialize_type = cmd.serialize_type
+        if not self._offered and cmd.remark == MSGPACK_OFFER_FIELD:
+            self._offered = True
+            resp.ext_fields = {**resp.ext_fields, MSGPACK_OFFER_FIELD: "true"}
         try:
             try:
                 self._write(resp)

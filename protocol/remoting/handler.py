@@ -21,8 +21,9 @@ peer goes away.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
@@ -186,13 +187,20 @@ class MissingFieldError(HandlerError):
         super().__init__(ResponseCode.SYSTEM_ERROR, f"the custom field <{name}> is null")
 
 
-class HandlerRegistry:
-    """Request code → handler. ``register`` refuses duplicates so two modules cannot silently fight over a code."""
+UNSUPPORTED_WARN_INTERVAL: Final = 60.0
+"""Seconds between two WARN lines for the same unsupported request code from the same peer host."""
+_UNSUPPORTED_KEYS: Final = 1024  # (code, host) pairs remembered; beyond, the table starts over
 
-    __slots__ = ("_handlers",)
+
+class HandlerRegistry:
+    """Request code → handler. ``register`` refuses duplicates so two modules cannot silently fight over a code.
+    ``note_unsupported`` logs the requests no handler answers (REQUEST_CODE_NOT_SUPPORTED), rate-limited."""
+
+    __slots__ = ("_handlers", "_unsupported")
 
     def __init__(self) -> None:
         self._handlers: dict[int, Handler] = {}
+        self._unsupported: dict[tuple[int, str], list[float]] = {}  # (code, host) -> [last WARN, suppressed since]
 
     def register(self, code: int, handler: Handler) -> None:
         if code in self._handlers:
@@ -215,3 +223,17 @@ class HandlerRegistry:
 
     def __contains__(self, code: int) -> bool:
         return code in self._handlers
+
+    def note_unsupported(self, code: int, peer: str, log: Any) -> None:
+        """A request with ``code`` from ``peer`` is answered REQUEST_CODE_NOT_SUPPORTED: one WARN naming both, at most
+        once per ``UNSUPPORTED_WARN_INTERVAL`` per code and peer host (the next line counts those left out)."""
+        key = (code, peer.rpartition(":")[0] or peer)
+        now = time.monotonic()
+        seen = self._unsupported.get(key)
+        if seen is not None and now - seen[0] < UNSUPPORTED_WARN_INTERVAL:
+            seen[1] += 1
+            return
+        if len(self._unsupported) >= _UNSUPPORTED_KEYS:
+            self._unsupported.clear()
+        self._unsupported[key] = [now, 0]
+        log.warning("request code not supported", code=code, peer=peer, suppressed=int(seen[1]) if seen else 0)

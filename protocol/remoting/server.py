@@ -149,6 +149,7 @@ class RemotingServer:
             observer=self._observer,
             request_hook=self.request_hook,
             budget=self.budget,
+            offer_msgpack=True,
         )
         self._connections.add(conn)
         if self._on_connection is not None:

@@ -564,3 +564,19 @@ def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stu
     assert [(m.body, m.system_properties.delivery_attempt) for m in again] == [(b"r2", 2)]
     assert again[0].system_properties.message_id == "01RESTART2"
     assert ack(again[0]) == pb.Code.OK
+
+
+def test_simple_consumer_of_a_new_group_receives_what_was_sent_before_it(env: Env) -> None:
+    """A new POP group starts where RocketMQ 5 starts it (initPopOffsetByCheckMsgInMem): at the queue's first
+    message while it is in memory, so a SimpleConsumer created after 50 sends receives all 50."""
+    topic, group, n = "G5Before", "GID_g5_before", 50
+    create_topic(env, topic, 2)
+    create_group(env, group)
+    produce(env, topic, n, "b")
+    c = start_consumer(env, "simple", topic, group, "--count", str(n), "--invisible", "60")
+    try:
+        evs = events(c, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        c.stop()
+    keys = sorted(m["keys"] for m in msgs(evs))
+    assert keys == sorted(f"b-key-{i}" for i in range(n))

@@ -129,10 +129,22 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
         reset = simple_cmd(
             RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=t, isForce="false"
         )
+        # nobody online: the stored offsets are reset, forced or not (J 5.5 useServerSideResetOffset)
         r = await client.invoke(broker.addr, reset, 3.0)
-        assert r.code == ResponseCode.CONSUMER_NOT_ONLINE
-        assert r.remark == f"Consumer not online, so can not reset offset, Group: G Topic: RT Timestamp: {t}"
-        assert broker.offsets.query("G", "RT", 0) == 5
+        assert r.code == ResponseCode.SUCCESS, r.remark
+        assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
+        assert broker.offsets.query("G", "RT", 0) == 2
+        unknown = simple_cmd(
+            RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="Nobody", timestamp=t, isForce="false"
+        )
+        r = await client.invoke(broker.addr, unknown, 3.0)
+        assert (r.code, r.remark) == (ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "Group Nobody does not exist")
+        assert broker.offsets.query("Nobody", "RT", 0) == -1
+        await client.invoke(
+            broker.addr,
+            simple_cmd(RequestCode.UPDATE_CONSUMER_OFFSET, consumerGroup="G", topic="RT", queueId=0, commitOffset=5),
+            3.0,
+        )
         java, got_j = await _consumer_conn(broker.addr, "cid-j", "G", "RT", LanguageCode.JAVA)
         cpp, got_c = await _consumer_conn(broker.addr, "cid-c", "G", "RT", LanguageCode.CPP)
         try:

@@ -40,7 +40,7 @@ CONFIG_ROWS = [
         "update-unknown-key",
         lambda: _update(b"noSuchKey=1"),
         R.NO_PERMISSION,
-        "unknown config key(s): noSuchKey; allowed: autoCreateSubscriptionGroup, autoCreateTopicEnable, ",
+        "unknown config key(s): noSuchKey; applied at once: autoCreateSubscriptionGroup, autoCreateTopicEnable, ",
     ),
     Row(
         "update-store-path",

@@ -202,10 +202,21 @@ def test_register_body_plain_round_trip_matches_the_spec_shape() -> None:
         "topicFilterType": "SINGLE_TAG",
         "topicSysFlag": 0,
         "order": False,
+        "attributes": {},  # J 5.x writes the map, empty or not
     }
     assert doc["filterServerList"] == ["10.0.0.9:40000"]
     assert RegisterBrokerBody.decode(reg.encode()) == reg
     assert reg.data_version.counter == 3 and set(reg.topic_config_table) == {"TopicTest", "%RETRY%CID", "Ordered"}
+
+
+def test_topic_config_line_carries_attributes_as_j_5_writes_them() -> None:
+    plain = TopicConfig(topic_name="T", read_queue_nums=4, write_queue_nums=4, perm=6)
+    assert plain.encode_line() == "T 4 4 6 SINGLE_TAG"  # what a 4.9.7 name server reads
+    fifo = TopicConfig(topic_name="F", read_queue_nums=2, write_queue_nums=2, attributes={"message.type": "FIFO"})
+    assert fifo.encode_line() == 'F 2 2 6 SINGLE_TAG {"message.type":"FIFO"}'
+    assert TopicConfig.decode_line(fifo.encode_line()).attributes == {"message.type": "FIFO"}
+    # J ignores attributes that do not parse
+    assert TopicConfig.decode_line("G 1 1 6 SINGLE_TAG {not json").attributes == {}
 
 
 def test_register_body_compressed_round_trip_keeps_what_j_keeps() -> None:
@@ -298,6 +309,7 @@ def test_topic_config_line() -> None:
         "topicFilterType": "SINGLE_TAG",
         "topicSysFlag": 0,
         "order": False,
+        "attributes": {},
     }
 
 
