@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Self
 import structlog
 
 from broker.config import BrokerConfig
+from broker.ha.auth import build_security
 from broker.ha.service import HAService
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
 from broker.metrics.timer import TimerCollector
+from broker.services.access import record_topic
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
@@ -72,6 +74,8 @@ def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
         file_reserved_time_hours=s.file_reserved_time,
         delete_when=s.delete_when,
         disk_max_used_space_ratio=s.disk_max_used_space_ratio,
+        disk_space_warning_level_ratio=s.disk_space_warning_level_ratio,
+        clean_file_forcibly_enable=s.clean_file_forcibly_enable,
         message_index_enable=s.message_index_enable,
         max_transfer_bytes_on_message_in_memory=s.max_transfer_bytes_on_message_in_memory,
         max_transfer_count_on_message_in_memory=s.max_transfer_count_on_message_in_memory,
@@ -160,13 +164,16 @@ class BrokerApp:
         self._open_acl()
         server_ssl, client_ssl = self._tls_contexts()
         store, schedule = await self._open_store()
-        ha = self._build_ha(store, schedule, client_ssl)
+        ha = self._build_ha(store, schedule, server_ssl, client_ssl)
         self.metrics = self._build_metrics(ha)
         self.wiring = wire(
             self.config, store, self.topics, self.groups, self.offsets, self.clients, self.polling, schedule,
             self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
         )  # fmt: skip
         ha.before_serving()
+        store.consumed_offset = self.offsets.slowest  # forced cleans count what no group had consumed yet
+        if self.acl is not None:  # the rule table's record resources (view by id, send back, end transaction)
+            self.acl.hook.record_topic = record_topic(store)
         await self._bind(self.wiring.registry, server_ssl, store)
         await self._start_services(store, schedule, self.wiring.transactions)
         await self._start_ha_listener(ha)
@@ -254,10 +261,24 @@ class BrokerApp:
         self.schedule = schedule
         return store, schedule
 
-    def _build_ha(self, store: MessageStore, schedule: ScheduleService, client_ssl: ssl.SSLContext | None) -> HAService:
-        """The outbound remoting client (signed with the inner ACL key) and the HA service that shares it."""
+    def _build_ha(
+        self,
+        store: MessageStore,
+        schedule: ScheduleService,
+        server_ssl: ssl.SSLContext | None,
+        client_ssl: ssl.SSLContext | None,
+    ) -> HAService:
+        """The outbound remoting client (signed with the inner ACL key) and the HA service that shares it; the HA
+        port authenticates slaves and uses TLS as ``broker.ha.auth.build_security`` says."""
         sec = self.config.security
         creds = SessionCredentials(sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None
+        security = build_security(
+            sec.ha_auth_secret,
+            (sec.inner_access_key, sec.inner_secret_key) if sec.inner_access_key else None,
+            self._acl_rules if self.acl is not None else None,
+            server_ssl,
+            client_ssl,
+        )
         self._client = RemotingClient(rpc_hook=creds.sign if creds is not None else None, ssl_context=client_ssl)
         self.ha = HAService(
             self.config,
@@ -269,6 +290,7 @@ class BrokerApp:
             self.groups,
             lambda: self.addr,
             lambda: self.registrar.trigger() if self.registrar is not None else None,
+            security,
         )
         return self.ha
 

@@ -129,6 +129,8 @@ class StoreSection(_Section):
     file_reserved_time: int = Field(72, gt=0)
     delete_when: str = "04"
     disk_max_used_space_ratio: int = Field(75, ge=10, le=95)
+    disk_space_warning_level_ratio: int = Field(90, ge=10, le=99)
+    clean_file_forcibly_enable: bool = True
     message_index_enable: bool = True
     check_crc_on_recover: bool = True
     message_delay_level: str = DEFAULT_DELAY_LEVELS
@@ -210,6 +212,7 @@ class SecurityConfig(_Section):
     acl_reload_interval: int = Field(5000, ge=0)  # ms between ACL file checks (J 4.9.3+: 5 s); 0 = no hot reload
     inner_access_key: str = ""  # signs what this broker sends to name servers (J 5.x innerAccessKey)
     inner_secret_key: str = ""
+    ha_auth_secret: str = ""  # slaves prove it on the HA port (HMAC over the master's challenge); see broker.ha.auth
     server_max_connections: int = Field(10_000, ge=1)
     server_max_pending_frame_bytes: int = Field(256 * 1024 * 1024, ge=16 * 1024 * 1024)
     tls_server_mode: Literal["disabled", "permissive", "enforcing"] = "disabled"
@@ -393,6 +396,8 @@ KEYS: dict[str, Key] = {
     "fileReservedTime": _k("store", "file_reserved_time", int, True),
     "deleteWhen": _k("store", "delete_when", str, True),
     "diskMaxUsedSpaceRatio": _k("store", "disk_max_used_space_ratio", int),
+    "diskSpaceWarningLevelRatio": _k("store", "disk_space_warning_level_ratio", int),
+    "cleanFileForciblyEnable": _k("store", "clean_file_forcibly_enable", bool),
     "messageIndexEnable": _k("store", "message_index_enable", bool),
     "checkCRCOnRecover": _k("store", "check_crc_on_recover", bool),
     "messageDelayLevel": _k("store", "message_delay_level", str, True),
@@ -441,6 +446,7 @@ KEYS: dict[str, Key] = {
     "aclReloadInterval": _k("security", "acl_reload_interval", int),
     "innerAccessKey": _k("security", "inner_access_key", str),
     "innerSecretKey": _k("security", "inner_secret_key", str),
+    "haAuthSecret": _k("security", "ha_auth_secret", str),
     "serverMaxConnections": _k("security", "server_max_connections", int),
     "serverMaxPendingFrameBytes": _k("security", "server_max_pending_frame_bytes", int),
     "tls.server.mode": _k("security", "tls_server_mode", str),
@@ -487,7 +493,9 @@ ALIASES: dict[str, str] = {
 _TABLE = KeyTable(BrokerConfig, KEYS, BROKER_FILE_KEYS, aliases=ALIASES)
 NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 # Printed as ****** by format_config (``-p`` and GET_BROKER_CONFIG).
-SECRET_KEYS: frozenset[str] = frozenset({"innerSecretKey", "tls.server.keyPassword", "tls.client.keyPassword"})
+SECRET_KEYS: frozenset[str] = frozenset(
+    {"innerSecretKey", "haAuthSecret", "tls.server.keyPassword", "tls.client.keyPassword"}
+)
 
 
 # canonical_key(key): the RocketMQ key for a key, alias or field name; config_from_properties(text, source,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from broker.config import BrokerConfig
 from broker.ha.service import HAService
 from broker.handlers.admin_acl import AclAdminHandlers
+from broker.handlers.admin_auth import AuthAdminHandlers
 from broker.handlers.admin_broker import Applier, BrokerConfigHandlers, RuntimeConfig
 from broker.handlers.admin_group import AdminGroupHandlers
 from broker.handlers.admin_maintenance import AdminMaintenanceHandlers
@@ -180,6 +181,7 @@ def wire(
                 acl, broker_name=ident.broker_name, cluster_name=ident.broker_cluster_name, broker_addr=broker_addr
             ).table()
         )
+        tables.append(AuthAdminHandlers(acl).table())
     registry = HandlerRegistry()
     for table in tables:
         registry.register_all(table)

@@ -107,6 +107,16 @@ class RequestCode(IntEnum):
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
     # rocketq's own (no RocketMQ equivalent): the store's integrity report, mqadmin checkStore
+    AUTH_CREATE_USER = 3001  # ACL 2.0 (RocketMQ 5.3+)
+    AUTH_UPDATE_USER = 3002
+    AUTH_DELETE_USER = 3003
+    AUTH_GET_USER = 3004
+    AUTH_LIST_USER = 3005
+    AUTH_CREATE_ACL = 3006
+    AUTH_UPDATE_ACL = 3007
+    AUTH_DELETE_ACL = 3008
+    AUTH_GET_ACL = 3009
+    AUTH_LIST_ACL = 3010
     CHECK_STORE = 60001
     GET_BROKER_HA_STATUS = 907  # 5.x; mqadmin haStatus
     # 5.x admin codes the 5.5.0 mqadmin and the Dashboard send
@@ -140,6 +150,7 @@ class ResponseCode(IntEnum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     FILTER_DATA_NOT_EXIST = 27
     FILTER_DATA_NOT_LATEST = 28
+    INVALID_PARAMETER = 29  # J 5.x
     TRANSACTION_SHOULD_COMMIT = 200
     TRANSACTION_SHOULD_ROLLBACK = 201
     TRANSACTION_STATE_UNKNOW = 202

@@ -34,6 +34,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from broker.ha.auth import HAAuthError, HASecurity, challenge_slave
 from broker.ha.state import MasterHAState, SlaveLink
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
@@ -94,9 +95,12 @@ class GroupTransfer:
 
 
 class HAMaster:
-    def __init__(self, store: MessageStore, cfg: HAConfig, state: MasterHAState | None = None) -> None:
+    def __init__(
+        self, store: MessageStore, cfg: HAConfig, state: MasterHAState | None = None, security: HASecurity | None = None
+    ) -> None:
         self.store = store
         self.cfg = cfg
+        self.security = security or HASecurity()
         self.state = state or MasterHAState()
         self._wakes: set[asyncio.Event] = set()  # one per pusher: new bytes to push (set by SYNC_MASTER puts)
         self.transfer = GroupTransfer(store, self.state, cfg, self._notify)
@@ -116,9 +120,17 @@ class HAMaster:
         self.transfer.start()
         if self.cfg.sync_master:
             self.store.set_replica_wait(self.transfer.request)
-        self._server = await asyncio.start_server(self._accept, host, port)
+        sec = self.security
+        self._server = await asyncio.start_server(self._accept, host, port, ssl=sec.server_ssl)
         self.port = self._server.sockets[0].getsockname()[1]
-        _log.info("HA service listening on %s:%d (%s)", host, self.port, "SYNC" if self.cfg.sync_master else "ASYNC")
+        _log.info(
+            "HA service listening on %s:%d (%s, %s, %s)",
+            host,
+            self.port,
+            "SYNC" if self.cfg.sync_master else "ASYNC",
+            "TLS" if sec.server_ssl is not None else "plain TCP",
+            "slaves authenticate" if sec.secret_of is not None else "NO slave authentication",
+        )
         return self.port
 
     async def stop(self) -> None:
@@ -173,6 +185,15 @@ class HAMaster:
         cid = next(self._ids)
         pusher: asyncio.Task[None] | None = None
         try:
+            secret_of = self.security.secret_of
+            if secret_of is not None:
+                try:
+                    who = await challenge_slave(reader, writer, secret_of, self.cfg.housekeeping_s)
+                except HAAuthError as exc:
+                    self.state.auth_refused += 1
+                    _log.warning("HA connection from %s refused: %s", link.peer, exc)
+                    return
+                _log.info("slave %s authenticated (%s)", link.peer, f"access key {who}" if who else "haAuthSecret")
             first = await self._report(reader)
             end = self.store.commitlog.max_offset
             if first > end:

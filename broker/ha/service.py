@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.config import BrokerConfig
+from broker.ha.auth import HASecurity
 from broker.ha.master import HAConfig, HAMaster
 from broker.ha.slave import HAClient, SlaveConfig
 from broker.ha.sync import SlaveSynchronize
@@ -55,6 +56,7 @@ class HAService:
         groups: SubscriptionGroupTable,
         own_addr: Callable[[], str],
         reregister: Callable[[], None],
+        security: HASecurity | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -74,6 +76,7 @@ class HAService:
                     ha.ha_master_address or None,
                 ),
                 on_lost=reregister,
+                security=security,
             )
             slave = self.slave
             self.sync = SlaveSynchronize(
@@ -97,6 +100,7 @@ class HAService:
                     ha.slave_timeout / 1000,
                     config.identity.broker_role == "SYNC_MASTER",
                 ),
+                security=security,
             )
             self._take_back = SlaveSynchronize(client, lambda: None, own_addr, topics, offsets, schedule, groups)
             self.master.before_lift = self._tables_from_slaves
@@ -237,6 +241,7 @@ class HAService:
                 fenced=st.fenced or "",
                 caught_up_from_slave_bytes=st.caught_up_from_slave,
                 diverged_slaves=dict(st.diverged_slaves),
+                auth_refused=st.auth_refused,
                 ha_server_addr=self.ha_addr(),
             )
         assert self.slave is not None

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from broker.ha.auth import HAAuthError, HASecurity, answer_master
 from broker.ha.state import SlaveHAState
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
@@ -47,9 +48,11 @@ class HAClient:
         cfg: SlaveConfig,
         state: SlaveHAState | None = None,
         on_lost: Callable[[], None] | None = None,
+        security: HASecurity | None = None,
     ) -> None:
         self.store = store
         self.cfg = cfg
+        self.security = security or HASecurity()
         self.state = state or SlaveHAState()
         self._on_lost = on_lost
         self._changed = asyncio.Event()
@@ -90,9 +93,12 @@ class HAClient:
                 await self._pause(_RETRY_S)
                 continue
             host, _, port = addr.rpartition(":")
+            sec = self.security
             try:
                 async with asyncio.timeout(_CONNECT_TIMEOUT_S):
-                    reader, writer = await asyncio.open_connection(host, int(port))
+                    reader, writer = await asyncio.open_connection(
+                        host, int(port), ssl=sec.client_ssl, server_hostname=host if sec.client_ssl else None
+                    )
             except (OSError, TimeoutError, ValueError) as exc:
                 _log.info("cannot connect to master %s: %r", addr, exc)
                 if self._on_lost is not None:
@@ -104,7 +110,11 @@ class HAClient:
                 st.state = "CONNECTED"
             pause = _RETRY_S
             try:
+                if sec.credentials is not None:
+                    await answer_master(reader, writer, *sec.credentials, self.cfg.housekeeping_s)
                 pause = await self._session(reader, writer)
+            except HAAuthError as exc:
+                _log.error("master %s: %s", addr, exc)
             except (asyncio.IncompleteReadError, ConnectionError, TimeoutError, OSError) as exc:
                 _log.info("connection to master %s lost: %r", addr, exc)
             except ValueError as exc:

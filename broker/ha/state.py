@@ -32,6 +32,7 @@ class MasterHAState:
     fenced: str | None = None
     caught_up_from_slave: int = 0  # bytes this master copied back from a slave that was ahead of it
     diverged_slaves: dict[str, int] = field(default_factory=dict)  # slave peer → its offset, ahead of ours
+    auth_refused: int = 0  # HA connections closed because they did not authenticate (broker.ha.auth)
 
     def lag(self, master_offset: int) -> dict[str, int]:
         """Bytes each connected slave is behind ``master_offset`` (its acked end)."""
@@ -48,6 +49,7 @@ class MasterHAState:
             "fenced": self.fenced or "",
             "caughtUpFromSlave": self.caught_up_from_slave,
             "divergedSlaves": dict(self.diverged_slaves),
+            "haAuthRefused": self.auth_refused,
             "slaves": [
                 {
                     "addr": link.peer,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from broker import topics as T
+from broker.services.access import send_refusal
 from broker.services.client_registry import ClientRegistry
 from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
@@ -42,14 +42,9 @@ def decode_header(cls: _HeaderClass[H], cmd: RemotingCommand) -> H:
 def check_send_allowed(topic: str, *, writeable: bool, broker_ip: str) -> None:
     """J's send-path refusals, in its order: a broker without write permission (NO_PERMISSION), a bad topic name
     (SYSTEM_ERROR), a topic producers may not send to (NO_PERMISSION)."""
-    if not writeable:
-        raise HandlerError(ResponseCode.NO_PERMISSION, f"the broker[{broker_ip}] sending message is forbidden")
-    bad = T.topic_error(topic)
-    if bad is not None:
-        raise HandlerError(ResponseCode.SYSTEM_ERROR, bad)
-    forbidden = T.send_forbidden_remark(topic)
-    if forbidden is not None:
-        raise HandlerError(ResponseCode.NO_PERMISSION, forbidden)
+    refusal = send_refusal(topic, writeable=writeable, broker_ip=broker_ip)
+    if refusal is not None:
+        raise HandlerError(*refusal)
 
 
 async def call_consumer(

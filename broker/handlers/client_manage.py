@@ -5,8 +5,9 @@ group, create its ``%RETRY%<group>`` topic (retryQueueNums queues, perm RW), and
 subscriptions (the tag codes are recomputed from the tag strings — C++ sends ``codeSet: [0,0]``); for each producer
 group, register the channel. The body is parsed by ``protocol.bodies.HeartbeatData`` (C++ enum ordinals, J/ali-ons
 names, C++'s trailing newline). The reply is SUCCESS with no body; when the heartbeat created a retry topic it goes
-out once the name servers know that topic (J registers it first; ``TopicConfigTable.registered``). A SQL92 subscription is compiled here; one that
-does not compile is kept without a selector (J: no ConsumerFilterData), so its pulls answer FILTER_DATA_NOT_EXIST.
+out once the name servers know that topic (J registers it first; ``TopicConfigTable.registered``). A SQL92
+subscription is compiled here; one that does not compile is kept without a selector (J: no ConsumerFilterData), so
+its pulls answer FILTER_DATA_NOT_EXIST.
 
 CHECK_CLIENT_CONFIG (J ``ClientManageProcessor.checkClientConfig``; the J consumer sends it for each non-TAG
 subscription before it starts): a TAG subscription (or no body) → SUCCESS; ``enablePropertyFilter=false`` →

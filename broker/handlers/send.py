@@ -51,6 +51,7 @@ from collections.abc import Awaitable, Callable
 
 from broker import topics as T
 from broker.handlers._common import check_send_allowed, decode_header
+from broker.services.access import topic_send_refusal
 from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.timer import TimerRejected
@@ -215,8 +216,9 @@ class SendHandlers:
             if tc is None:
                 raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please!")
             self._fresh.add(topic)
-        if not T.is_writeable(tc.perm):
-            raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
+        refusal = topic_send_refusal(topic, tc.perm)
+        if refusal is not None:
+            raise HandlerError(*refusal)
         if self._topics.get(topic) is tc:
             self._checked[topic] = tc
         return tc

@@ -33,6 +33,7 @@ rocketq_long_polling_held_requests          gauge     pulls parked right now (ou
 rocketq_long_polling_holds_total            counter   pulls parked since start
 rocketq_store_group_commit_size             histogram puts released per SYNC_FLUSH fsync (store.stats)
 rocketq_store_fsync_latency_milliseconds    histogram commit-log fsync duration, both flush modes (store.stats)
+rocketq_store_forced_clean_messages_total   counter   messages a forced clean deleted, by topic and consumed=true|false
 =========================================== ========= =============================================================
 
 The RPC latency histogram comes from ``protocol.remoting.exporter.RpcLatencyCollector``. Replication lag per slave
@@ -325,6 +326,18 @@ class BrokerCollector(Collector):
         g = self._fam(GaugeMetricFamily, "rocketmq_storage_message_reserve_time_milliseconds", doc, lab)
         g.add_metric(sv, reserve)
         yield g
+        fc = store.forced_clean
+        c_fc = self._fam(
+            CounterMetricFamily,
+            "rocketq_store_forced_clean_messages",
+            "messages deleted by forced cleans (disk over diskMaxUsedSpaceRatio), by whether every group had consumed",
+            ["topic", "consumed"],
+        )
+        for topic, n in fc.removed.items():
+            lost = fc.unconsumed.get(topic, 0)
+            c_fc.add_metric([*c, topic, "false"], lost)
+            c_fc.add_metric([*c, topic, "true"], n - lost)
+        yield c_fc
         for name, doc_, hist in (
             ("rocketq_store_group_commit_size", "puts released by one SYNC_FLUSH fsync", store.stats.group_commit_size),
             ("rocketq_store_fsync_latency_milliseconds", "commit-log fsync duration", store.stats.fsync_latency_ms),

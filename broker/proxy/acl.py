@@ -24,7 +24,8 @@ stream open (Telemetry)             signature only
 =================================== ===========================================================================
 
 Check order (``AclRules.validate``): global whitelist → access key present → account known → account whitelist →
-signature of ``x-mq-date-time`` (``auth``) → permissions. No gRPC request is admin-only. A refusal is an
+signature of ``x-mq-date-time`` (``auth``) → that date within [now − 15 min, now + 60 s] (replay protection,
+beyond RocketMQ) → permissions. No gRPC request is admin-only. A refusal is an
 ``AclError``; the endpoint answers it as RocketMQ 5's ``ResponseBuilder`` answers an ``AclException``: gRPC OK with
 ``status.code`` UNAUTHORIZED (40100) and the reason as message.
 """
@@ -130,7 +131,13 @@ class GrpcAcl:
         def signature_ok(secret_key: str) -> bool:
             if method != auth.METHOD or not date_time or not signature:
                 return False
-            return hmac.compare_digest(auth.sign(secret_key, date_time), signature)
+            if not hmac.compare_digest(auth.sign(secret_key, date_time), signature):
+                return False
+            try:
+                auth.check_fresh(date_time)  # a valid signature over a stale date: a replayed header
+            except auth.AuthError as exc:
+                raise AclError(str(exc)) from None
+            return True
 
         try:
             self.rules().validate(

@@ -14,18 +14,28 @@ Signature        hex of HMAC-SHA1(key = secretKey UTF-8, data = the ``x-mq-date-
                  compared case-insensitively and in constant time
 ================ =====================================================================================
 
-There is no clock-skew check (as ACL 1.0). ``verify`` takes a lookup from access key to secret key, so the broker's
+Replay protection (beyond RocketMQ's ACL 1.0, which has no clock check): ``check_fresh`` refuses an ``x-mq-date-time``
+older than ``MAX_AGE_S`` (15 min) or more than ``MAX_AHEAD_S`` (60 s of clock skew) in the future, so a captured
+header can be replayed for at most 15 minutes. The value is UTC ``yyyyMMdd'T'HHmmss'Z'`` (the Python 5.x client
+formats its *local* time with a ``Z``: on a host not on UTC its requests are off by the UTC offset and refused).
+``verify`` takes a lookup from access key to secret key, so the broker's
 ACL account store (when ACL is on) plugs in without this module knowing it.
 """
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import hmac
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 METHOD = "MQv2-HMAC-SHA1"
+MAX_AGE_S: Final = 15 * 60
+MAX_AHEAD_S: Final = 60
+DATE_FORMAT: Final = "%Y%m%dT%H%M%SZ"
 
 
 class AuthError(ValueError):
@@ -60,6 +70,19 @@ def sign(secret_key: str, date_time: str) -> str:
     return hmac.new(secret_key.encode(), date_time.encode(), hashlib.sha1).hexdigest()
 
 
+def check_fresh(date_time: str, now_s: float | None = None) -> None:
+    """AuthError unless ``date_time`` (UTC ``yyyyMMdd'T'HHmmss'Z'``) lies in [now − 15 min, now + 60 s]."""
+    try:
+        signed_at = calendar.timegm(time.strptime(date_time.strip(), DATE_FORMAT))
+    except ValueError:
+        raise AuthError(f"x-mq-date-time {date_time!r} is not yyyyMMddTHHmmssZ") from None
+    now = time.time() if now_s is None else now_s
+    if signed_at < now - MAX_AGE_S:
+        raise AuthError(f"x-mq-date-time {date_time} is older than {MAX_AGE_S // 60} minutes: request refused (replay)")
+    if signed_at > now + MAX_AHEAD_S:
+        raise AuthError(f"x-mq-date-time {date_time} is in the future: request refused")
+
+
 def verify(header: str | None, date_time: str | None, secret_of: Callable[[str], str | None]) -> str:
     """The authenticated access key, or AuthError."""
     if not header:
@@ -74,4 +97,5 @@ def verify(header: str | None, date_time: str | None, secret_of: Callable[[str],
         raise AuthError(f"no account for access key {auth.access_key}")
     if not hmac.compare_digest(sign(secret, date_time), auth.signature.lower()):
         raise AuthError("signature mismatch")
+    check_fresh(date_time)
     return auth.access_key

@@ -4,6 +4,13 @@ RocketMQ 5's proxy in local mode): a ``grpc.aio`` server on the broker's event l
 by ``acl.GrpcAcl`` against the broker's ACL rules when ACL is on), plus the
 ``PopService`` (loaded from and flushed to ``popState.json``) and its store arrival listener.
 
+TLS with the remoting port's ``tls.*`` keys: ``tls.server.mode=enforcing`` serves the gRPC port with TLS only (a
+plaintext client fails its handshake), with ``tls.server.certPath``/``keyPath`` and, for
+``tls.server.need.client.auth=optional|require``, client certificates checked against ``tls.server.trustCertPath``.
+``permissive`` keeps the gRPC port plaintext (grpcio cannot tell TLS from plaintext on one port as RocketMQ 5's
+proxy does; one warning line says so); ``disabled``: plaintext. An encrypted key (``tls.server.keyPassword``) cannot
+be handed to grpcio: the broker refuses to start with TLS on the gRPC port then.
+
 Start after the broker's services; stop before them: stop accepting, cancel held receives (their messages stay in
 flight and are redelivered), close the 5.x client channels, flush the POP state.
 """
@@ -11,6 +18,7 @@ flight and are redelivered), close the 5.x client channels, flush the POP state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import structlog
@@ -38,6 +46,39 @@ _OPTIONS = [
     ("grpc.max_send_message_length", -1),
     ("grpc.so_reuseport", 0),
 ]
+
+
+class GrpcTlsError(ValueError):
+    """The gRPC port cannot serve TLS with these settings (one line for the operator)."""
+
+
+def server_credentials(config: BrokerConfig) -> grpc.ServerCredentials | None:
+    """The gRPC port's TLS credentials, or None for plaintext (the module docstring's rules)."""
+    sec = config.security
+    if sec.tls_server_mode == "disabled":
+        return None
+    if sec.tls_server_mode == "permissive":
+        _log.warning(
+            "tls.server.mode=permissive: the gRPC port stays plaintext (set enforcing to serve TLS there)",
+            port=config.proxy.grpc_server_port,
+        )
+        return None
+    if sec.tls_server_key_password:
+        raise GrpcTlsError(
+            "tls.server.keyPassword: the gRPC port needs an unencrypted PEM key (grpcio takes no password)"
+        )
+    try:
+        key = Path(sec.tls_server_key_path).read_bytes()
+        chain = Path(sec.tls_server_cert_path).read_bytes()
+        trust = Path(sec.tls_server_trust_cert_path).read_bytes() if sec.tls_server_trust_cert_path else None
+    except OSError as exc:
+        raise GrpcTlsError(f"cannot read the TLS files for the gRPC port: {exc}") from None
+    auth = sec.tls_server_need_client_auth
+    if auth != "none" and trust is None:
+        raise GrpcTlsError(f"tls.server.need.client.auth={auth} needs tls.server.trustCertPath")
+    return grpc.ssl_server_credentials(
+        [(key, chain)], root_certificates=trust if auth != "none" else None, require_client_auth=auth == "require"
+    )
 
 
 class ProxyServer:
@@ -100,7 +141,11 @@ class ProxyServer:
         spb_grpc.add_MessagingServiceServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]  # protoc output
         addr = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
         try:
-            port = server.add_insecure_port(addr)
+            creds = server_credentials(cfg)
+        except GrpcTlsError as exc:
+            raise OSError(str(exc)) from None
+        try:
+            port = server.add_insecure_port(addr) if creds is None else server.add_secure_port(addr, creds)
         except RuntimeError as exc:
             raise OSError(f"cannot bind the gRPC endpoint to {addr}: {exc}") from None
         if port == 0:
@@ -108,7 +153,7 @@ class ProxyServer:
         await server.start()
         self._server, self._port = server, port
         self.pop.start()
-        _log.info("gRPC endpoint started", addr=f"{cfg.identity.broker_ip1}:{port}")
+        _log.info("gRPC endpoint started", addr=f"{cfg.identity.broker_ip1}:{port}", tls=creds is not None)
 
     async def stop(self, grace: float = 1.0) -> None:
         server, self._server = self._server, None

@@ -51,6 +51,7 @@ from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
+from broker.services.access import send_refusal, topic_send_refusal
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -60,6 +61,7 @@ from broker.services.transactions import TransactionError, TransactionService
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
+from protocol.codes import ResponseCode
 from protocol.message import encode_properties, java_string_hash
 
 _log = structlog.get_logger("rocketq.broker.proxy")
@@ -67,6 +69,12 @@ _log = structlog.get_logger("rocketq.broker.proxy")
 Context = Any  # grpc.aio.ServicerContext (grpcio ships no type stubs)
 
 # PutMessageStatus name → v2 Code (proxy ResponseBuilder / SendMessageActivity)
+# a remoting send refusal (``broker.services.access.send_refusal``) as RocketMQ 5's proxy answers the broker's code
+_REFUSAL_CODE: dict[int, int] = {
+    ResponseCode.NO_PERMISSION: pb.Code.FORBIDDEN,
+    ResponseCode.SYSTEM_ERROR: pb.Code.ILLEGAL_TOPIC,
+}
+
 _PUT_CODE: dict[str, int] = {
     "PUT_OK": pb.Code.OK,
     "FLUSH_DISK_TIMEOUT": pb.Code.MASTER_PERSISTENCE_TIMEOUT,
@@ -117,6 +125,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
+        self._writeable = T.is_writeable(config.identity.broker_permission)  # brokerPermission, as remoting
+        self._broker_ip = config.identity.broker_ip1
         self._max_body = config.store.max_message_size
         self._store = store
         self._topics = topics
@@ -167,7 +177,8 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                 self._acl.check(md, peer, request)
             except AclError as exc:
                 _log.info("gRPC request refused by ACL", peer=peer, request=type(request).__name__, reason=str(exc))
-                raise ClientError(pb.Code.UNAUTHORIZED, str(exc)) from None
+                # RocketMQ 5.3's proxy: an ACL 2.0 authorization refusal is FORBIDDEN, everything else UNAUTHORIZED
+                raise ClientError(pb.Code.FORBIDDEN if exc.forbidden else pb.Code.UNAUTHORIZED, str(exc)) from None
 
     def _session(self, context: Context, request: Any | None = None) -> GrpcClientChannel:
         md = self._metadata(context)
@@ -408,9 +419,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         entry = spb.SendResultEntry(message_id=m.system_properties.message_id)
         now_ms = int(time.time() * 1000)
         try:
+            refusal = send_refusal(m.topic.name, writeable=self._writeable, broker_ip=self._broker_ip)
+            if refusal is not None:  # the remoting send path's checks, answered in gRPC's codes
+                raise ClientError(_REFUSAL_CODE.get(refusal[0], pb.Code.FORBIDDEN), refusal[1])
             tc = self._topic(m.topic.name)
-            if not T.is_writeable(tc.perm):
-                raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not writeable")
+            refusal = topic_send_refusal(tc.topic_name, tc.perm)
+            if refusal is not None:
+                raise ClientError(pb.Code.FORBIDDEN, refusal[1])
             out = from_v2(m, self._limits, now_ms)
         except InvalidMessage as exc:
             entry.status.CopyFrom(_status(exc.code, str(exc)))

@@ -142,6 +142,13 @@ class ConsumerOffsetTable:
         self._writer.mark_dirty_later()
         return True
 
+    def slowest(self, topic: str, queue_id: int) -> int | None:
+        """The smallest offset any group has committed for this queue (None: no group has): below it, every group
+        has consumed (the store's forced-clean accounting)."""
+        prefix = topic + TOPIC_GROUP_SEPARATOR
+        found = [q[queue_id] for k, q in self._table.items() if k.startswith(prefix) and queue_id in q]
+        return min(found) if found else None
+
     def groups_of_topic(self, topic: str) -> set[str]:
         prefix = topic + TOPIC_GROUP_SEPARATOR
         return {k[len(prefix) :] for k in self._table if k.startswith(prefix)}

@@ -33,6 +33,7 @@ class CommitLog:
 
     def __init__(self, directory: str, file_size: int) -> None:
         self.queue = MappedFileQueue(directory, file_size)
+        self.queue.preallocate = True  # a full disk is ENOSPC when a segment is created, never a SIGBUS later
 
     @property
     def file_size(self) -> int:

@@ -27,6 +27,8 @@ class StoreConfig:
     file_reserved_time_hours: float = 72
     delete_when: str = "04"
     disk_max_used_space_ratio: int = 75
+    disk_space_warning_level_ratio: int = 90  # J 5.x: above it puts are refused (see put.py: ``reserve``)
+    clean_file_forcibly_enable: bool = True  # J: over the disk ratio, delete the oldest files even if not expired
     clean_resource_interval_ms: int = 10_000
     delete_files_batch_max: int = 10
     message_index_enable: bool = True

@@ -17,13 +17,14 @@ reservation waits on the journal), while a store into a page a ``pwrite`` has al
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from collections.abc import Callable, Iterator
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
-from broker.store.mapped_file import PAGE, MappedFile
+from broker.store.mapped_file import PAGE, MappedFile, allocate
 
 UNIT: Final = struct.Struct(">qiq")
 UNIT_SIZE: Final = 20
@@ -47,11 +48,17 @@ def iter_unit_chunks(buf: memoryview, count: int) -> Iterator[tuple[int, tuple[i
 
 
 def _first_in_page(mf: MappedFile, pos: int, phys: int, size: int, tags_code: int) -> None:
-    """A unit reaching into a page not yet reserved: ``pwrite`` it, and let the rest of that page (and of any page
-    it straddles) be written through the mapping."""
-    os.pwrite(mf.fd, UNIT.pack(phys, size, tags_code), pos)
+    """A unit reaching into a page not yet reserved: allocate the page(s) it touches (``posix_fallocate``: all or
+    an OSError — a ``pwrite`` into a full volume may write the part in the first page and report a short count,
+    leaving the second page unbacked, and a later store there through the mapping would be a SIGBUS), ``pwrite``
+    it, and let the rest of those pages be written through the mapping."""
     end = pos + UNIT_SIZE
-    mf.populated = min(mf.size, end + (-end) % PAGE)
+    page_end = min(mf.size, end + (-end) % PAGE)
+    allocate(mf.fd, pos - pos % PAGE, page_end - (pos - pos % PAGE))
+    data = UNIT.pack(phys, size, tags_code)
+    if os.pwrite(mf.fd, data, pos) != UNIT_SIZE:
+        raise OSError(errno.ENOSPC, f"short write to {mf.path}")
+    mf.populated = page_end
 
 
 def _written_after(mf: MappedFile, pos: int) -> bool:

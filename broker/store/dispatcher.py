@@ -31,9 +31,10 @@ properties string only if a listener looks at it.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
@@ -50,6 +51,8 @@ from protocol.message import (
 )
 
 _log = logging.getLogger("rocketq.store.dispatcher")
+_NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+RETRY_S: Final = 1.0  # a dispatch stalled by a full disk is retried this often (and by every read)
 
 # listener(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)
 ArrivalListener = Callable[[str, int, int, int, int, Mapping[str, str]], None]
@@ -126,6 +129,8 @@ class Dispatcher:
         "_scheduled",
         "_waiting",
         "dispatched_offset",
+        "on_stall",
+        "stalled",
     )
 
     def __init__(self, cq_factory: Callable[[str, int], ConsumeQueue], index: IndexService | None) -> None:
@@ -137,6 +142,8 @@ class Dispatcher:
         self._loop: asyncio.AbstractEventLoop | None = None  # set while started: submits schedule a drain on it
         self._scheduled = False  # a drain is scheduled on the loop and has not run yet
         self.dispatched_offset = 0
+        self.stalled: OSError | None = None  # the full-disk error dispatch waits on (None: not waiting)
+        self.on_stall: Callable[[], None] | None = None  # told when dispatch starts waiting (the put path)
 
     def add_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
         """``cb`` after each message is dispatched; with ``waiting``, an append to a queue it reports waiters on
@@ -197,16 +204,39 @@ class Dispatcher:
             self.drain()
 
     def drain(self) -> int:
-        """Dispatch everything submitted so far, in order; returns the number of messages dispatched."""
+        """Dispatch everything submitted so far, in order; returns the number of messages dispatched. A full disk
+        (a consume-queue page that cannot get a block) stalls it: the append and all after it stay pending,
+        ``stalled`` says why (the put path refuses puts meanwhile) and a retry is scheduled; units already written
+        are skipped when it is dispatched again."""
         n = 0
         while self._pending:
             batch, self._pending = self._pending, []
-            for entry in batch:
+            for i, entry in enumerate(batch):
                 try:
                     n += self._dispatch(*entry)
+                except OSError as exc:
+                    if exc.errno not in _NO_SPACE:
+                        _log.exception("dispatch failed at commit-log offset %d (%s-%d)", entry[3], entry[0], entry[1])
+                        self.dispatched_offset = entry[3] + sum(entry[4])
+                        continue
+                    self._pending = batch[i:] + self._pending
+                    if self.stalled is None:
+                        _log.warning(
+                            "disk full: dispatch waits at commit-log offset %d, puts refused: %s", entry[3], exc
+                        )
+                        if self.on_stall is not None:
+                            self.on_stall()
+                    self.stalled = exc
+                    if self._loop is not None and not self._scheduled:
+                        self._scheduled = True
+                        self._loop.call_later(RETRY_S, self._scheduled_drain)
+                    return n
                 except Exception:
                     _log.exception("dispatch failed at commit-log offset %d (%s-%d)", entry[3], entry[0], entry[1])
                     self.dispatched_offset = entry[3] + sum(entry[4])
+        if self.stalled is not None:
+            _log.warning("dispatch caught up after a full disk")
+            self.stalled = None
         return n
 
     def _dispatch(

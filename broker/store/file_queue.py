@@ -21,7 +21,7 @@ from broker.store.mapped_file import MappedFile, WriteGuard, file_name
 
 
 class MappedFileQueue:
-    __slots__ = ("dir", "file_size", "files", "lazy_populate", "take_prepared")
+    __slots__ = ("dir", "file_size", "files", "lazy_populate", "preallocate", "take_prepared")
 
     def __init__(self, directory: str, file_size: int) -> None:
         self.dir = directory
@@ -30,6 +30,7 @@ class MappedFileQueue:
         # the warmer's hook: (start, path) -> True when it moved a pre-written file to ``path``
         self.take_prepared: Callable[[int, str], bool] | None = None
         self.lazy_populate = False  # new files start with nothing populated (consume queues: see MappedFile)
+        self.preallocate = False  # new files get all their blocks at creation (commit log: see MappedFile)
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> bool:
         """Map every existing segment file. Positions are set by recovery (a loaded file counts as full).
@@ -75,7 +76,7 @@ class MappedFileQueue:
         path = os.path.join(self.dir, file_name(start))
         take = self.take_prepared
         warm = take is not None and take(start, path)
-        mf = MappedFile(path, start, self.file_size)
+        mf = MappedFile(path, start, self.file_size, preallocate=self.preallocate and not warm)
         if warm:
             mf.wrote = mf.flushed = 0
         elif take is not None:

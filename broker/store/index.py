@@ -13,12 +13,20 @@ UNIQ_KEY property. Differences from RocketMQ's file (nothing outside this store 
 is written when the file is flushed, not after every entry. A header left stale by a crash is repaired on load by
 walking the entries past ``indexCount`` (an entry is never all zeros).
 
+Space: a new file gets its header and slot table allocated (``posix_fallocate``) at creation and its entries
+``GROW`` bytes at a time ahead of the writer, so no store through the mapping lands in an unbacked page (a SIGBUS
+on a full disk). When the disk has no room, the entries of that message are skipped — the index is derived data:
+the message is stored and consumable, only not findable by key — with one WARNING per episode and a count
+(``skipped``).
+
 A lookup walks the chain of ``hash % slots`` and returns candidate physical offsets whose store time is in range;
 the caller checks each message really carries the key (hashes collide).
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import struct
 from collections.abc import Callable
@@ -33,6 +41,10 @@ SLOT: Final = struct.Struct(">i")
 assert SLOT.size == 4
 ENTRY: Final = struct.Struct(">iqii")
 assert ENTRY.size == 20
+GROW: Final = 256 * 1024  # entries area allocated this far ahead of the writer
+
+_log = logging.getLogger("rocketq.store.index")
+_NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def key_hash(key: str) -> int:
@@ -47,18 +59,46 @@ class IndexFile:
 
     def __init__(self, path: str, name_ts: int, slots: int, max_index: int) -> None:
         size = HEADER.size + slots * SLOT.size + max_index * ENTRY.size
+        existed = os.path.exists(path)
         self.mf = MappedFile(path, 0, size)
         self.slots = slots
         self.max_index = max_index
         self.name_ts = name_ts
         self.base = HEADER.size + slots * SLOT.size
+        # header and slots get their blocks before anything reads or writes them (a no-op where they have them)
+        self.mf.allocated = 0
+        try:
+            self.mf.reserve(self.base + GROW)
+        except OSError:
+            if existed:
+                self.mf.close()
+            else:
+                self.mf.destroy()
+            raise
         begin_ts, end_ts, begin_phy, end_phy, _slot_count, count = HEADER.unpack_from(self.mf.buf, 0)
         self.begin_ts: int = begin_ts
         self.end_ts: int = end_ts
         self.begin_phy: int = begin_phy
         self.end_phy: int = end_phy
         self.count: int = max(int(count), 1)
-        self._repair()
+        if not self._grow(self.count + 1):  # entries written before a restart, and the next one
+            self.max_index = self.count  # an old file that cannot get its space takes no more entries
+        else:
+            self._repair()
+
+    def _grow(self, n: int) -> bool:
+        """Entries ``< n`` are backed by blocks (allocating ``GROW`` more when needed); False when the disk is full
+        (logged by the caller)."""
+        need = self.base + n * ENTRY.size
+        if need <= self.mf.allocated:
+            return True
+        try:
+            self.mf.reserve(need + GROW)
+        except OSError as exc:
+            if exc.errno not in _NO_SPACE:
+                raise
+            return False
+        return True
 
     def _repair(self) -> None:
         """Count the entries written after the header was last saved (a crash between two flushes)."""
@@ -82,6 +122,8 @@ class IndexFile:
         n = self.count
         if n >= self.max_index:
             return False
+        if self.base + (n + 1) * ENTRY.size > self.mf.allocated and not self._grow(n + 1):
+            raise OSError(errno.ENOSPC, "no space for index entries")
         buf = self.mf.buf
         slot_pos = HEADER.size + (h % self.slots) * 4
         (prev,) = SLOT.unpack_from(buf, slot_pos)
@@ -114,6 +156,8 @@ class IndexFile:
         stop = min(len(entries), start + room)
         if stop <= start:
             return start
+        if self.base + (n + stop - start) * ENTRY.size > self.mf.allocated and not self._grow(n + stop - start):
+            raise OSError(errno.ENOSPC, "no space for index entries")
         buf = self.mf.buf
         if self.begin_ts == 0:
             self.begin_ts = store_ts
@@ -173,7 +217,7 @@ class IndexFile:
 
 
 class IndexService:
-    __slots__ = ("_prefix_crc", "dir", "files", "max_index", "slots")
+    __slots__ = ("_prefix_crc", "dir", "files", "max_index", "no_space", "skipped", "slots")
 
     def __init__(self, directory: str, slots: int, max_index: int) -> None:
         self.dir = directory
@@ -182,6 +226,16 @@ class IndexService:
         self.files: list[IndexFile] = []
         # crc32 of "topic#" per topic: crc32(key, crc32(b"topic#")) == crc32(b"topic#key"), without building it
         self._prefix_crc: dict[str, int] = {}
+        self.skipped = 0  # messages not indexed because the disk was full
+        self.no_space = False  # in a full-disk episode (one warning each)
+
+    def _full(self, exc: OSError, what: str) -> None:
+        if exc.errno not in _NO_SPACE:
+            raise exc
+        self.skipped += 1
+        if not self.no_space:
+            self.no_space = True
+            _log.warning("disk full: %s not indexed (stored and consumable, not findable by key): %s", what, exc)
 
     def load(self, on_repair: Callable[[str], None] | None = None) -> int | None:
         """Map the index files. A file of the wrong size or with an impossible header is damaged: it and every
@@ -193,7 +247,11 @@ class IndexService:
         for name in sorted(n for n in os.listdir(self.dir) if n.isdigit()):
             path = os.path.join(self.dir, name)
             bad = os.path.getsize(path) != size
-            f = IndexFile(path, int(name), self.slots, self.max_index)
+            try:
+                f = IndexFile(path, int(name), self.slots, self.max_index)
+            except OSError as exc:  # a full disk at start-up: the file stays, unread, until there is room
+                _log.warning("index file %s not loaded (no space to back it): %s", path, exc)
+                continue
             bad = bad or f.count > self.max_index or f.end_phy < f.begin_phy or f.end_ts < f.begin_ts
             if bad:
                 later = sorted(n for n in os.listdir(self.dir) if n.isdigit() and int(n) >= int(name))
@@ -233,7 +291,16 @@ class IndexService:
         return self.files[-1]
 
     def put(self, topic: str, keys: str | None, uniq_key: str | None, phys: int, store_ts: int) -> None:
-        """Index one message: every space-separated item of ``keys`` and the ``uniq_key``."""
+        """Index one message: every space-separated item of ``keys`` and the ``uniq_key`` (skipped, counted, on a
+        full disk)."""
+        try:
+            self._put(topic, keys, uniq_key, phys, store_ts)
+        except OSError as exc:
+            self._full(exc, f"message at commit-log offset {phys}")
+            return
+        self.no_space = False
+
+    def _put(self, topic: str, keys: str | None, uniq_key: str | None, phys: int, store_ts: int) -> None:
         files = self.files
         if files:
             last = files[-1]
@@ -262,10 +329,18 @@ class IndexService:
     def put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
         """Index the messages of one append (``(keys, uniq_key, phys)`` each, phys increasing, one store time): the
         key hashes of all of them first, then one write loop (``IndexFile.put_many``)."""
+        try:
+            self._put_batch(topic, items, store_ts)
+        except OSError as exc:
+            self._full(exc, f"batch at commit-log offset {items[0][2]}")
+            return
+        self.no_space = False
+
+    def _put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
         files = self.files
         if files and items[0][2] <= files[-1].end_phy and files[-1].count > 1:
             for keys, uniq, phys in items:  # re-dispatch after recovery: put skips what is indexed already
-                self.put(topic, keys, uniq, phys, store_ts)
+                self._put(topic, keys, uniq, phys, store_ts)
             return
         prefix = self._prefix_crc.get(topic)
         if prefix is None:

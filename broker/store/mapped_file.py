@@ -21,6 +21,12 @@ into the same hole costs ~5 µs, and a store into a page a ``pwrite`` reserved i
 whole file unless the owner manages it (consume queues: the first unit of each page is a ``pwrite``; pre-faulting
 with ``MADV_POPULATE_WRITE`` off the loop was measured slower: the faults contend with the loop).
 
+Space is allocated, never assumed: a file written through ``write``/``pwrite`` gets ENOSPC as an ``OSError``, but a
+store through the mapping into a page the file system cannot back is a SIGBUS that kills the process. So
+``preallocate=True`` (commit-log segments) reserves the whole file with ``posix_fallocate`` at creation — a full
+disk is an ``OSError`` there, and the half-made file is removed — and ``reserve(end)`` (index files, chunk by
+chunk) reserves ``[allocated, end)`` before the mapping is written there.
+
 A file being pre-written by the segment warmer (``warmer.py``) has a ``guard``: the warmer reserves a range well
 ahead of the write position before zeroing it, and ``write``/``write_at`` wait (rarely: the margin is megabytes)
 while a reserved range would be reached, so zeros never land on written bytes.
@@ -28,12 +34,18 @@ while a reserved range would be reached, so zeros never land on written bytes.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import threading
 from typing import Final
 
 PAGE: Final = mmap.PAGESIZE
+
+
+def allocate(fd: int, offset: int, length: int) -> None:
+    """Back ``[offset, offset + length)`` of ``fd`` with blocks; OSError (ENOSPC, EDQUOT) when there are none."""
+    os.posix_fallocate(fd, offset, length)
 
 
 def file_name(start_offset: int) -> str:
@@ -52,9 +64,11 @@ class WriteGuard:
 
 
 class MappedFile:
-    __slots__ = ("_fd", "_map", "buf", "flushed", "guard", "path", "populated", "size", "start", "wrote")
+    __slots__ = (
+        "_fd", "_map", "allocated", "buf", "flushed", "guard", "path", "populated", "size", "start", "wrote",
+    )  # fmt: skip
 
-    def __init__(self, path: str, start: int, size: int) -> None:
+    def __init__(self, path: str, start: int, size: int, *, preallocate: bool = False) -> None:
         self.path = path
         self.start = start
         self.size = size
@@ -62,18 +76,33 @@ class MappedFile:
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             actual = os.fstat(self._fd).st_size
-            if actual < size:
+            if preallocate and actual < size:
+                allocate(self._fd, 0, size)
+            elif actual < size:
                 os.ftruncate(self._fd, size)
             self._map = mmap.mmap(self._fd, size, access=mmap.ACCESS_WRITE)
         except BaseException:
             os.close(self._fd)
+            if not existed:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)  # a file that could not get its space takes none
             raise
+        # bytes known to be backed by the file system (existing files: all of them, as before)
+        self.allocated = size if preallocate or existed else 0
         self.buf = memoryview(self._map)
         # a new file is empty; an existing one gets its positions from recovery
         self.wrote = 0 if not existed else size
         self.flushed = self.wrote
         self.guard: WriteGuard | None = None
         self.populated = size
+
+    def reserve(self, end: int) -> None:
+        """Back ``[allocated, end)`` with real blocks (``posix_fallocate``) before the mapping is written there;
+        OSError (ENOSPC) when the disk is full, with ``allocated`` unchanged."""
+        end = min(self.size, end)
+        if end > self.allocated:
+            allocate(self._fd, self.allocated, end - self.allocated)
+            self.allocated = end
 
     @property
     def end(self) -> int:

@@ -62,7 +62,13 @@ from broker.store.results import (
     PutMessageResult,
     PutMessageStatus,
 )
-from broker.store.retention import disk_ratio, expired_commit_log_files, parse_delete_when
+from broker.store.retention import (
+    ForcedCleanStats,
+    disk_ratio,
+    expired_commit_log_files,
+    forced_clean_report,
+    parse_delete_when,
+)
 from broker.store.scrub import Scrubber
 from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
@@ -105,6 +111,7 @@ class MessageStore(StoreReads):
             max_message_size=config.max_message_size,
             free_space=free_space,
             seal=config.seal_records,
+            warning_ratio=config.disk_space_warning_level_ratio,
         )
         self._config = config
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
@@ -129,6 +136,10 @@ class MessageStore(StoreReads):
         self._bad_logged: set[int] = set()
         self.stats = StoreStats()  # group-commit size, fsync latency (read by the broker's metrics)
         self.puts_refused: str | None = None
+        # forced cleans (retention.forced_clean_report): what they deleted, and the slowest group's committed offset
+        # per (topic, queue) the broker supplies to tell consumed from unconsumed
+        self.forced_clean = ForcedCleanStats()
+        self.consumed_offset: Callable[[str, int], int | None] | None = None
         self._replica_wait: ReplicaWait | None = None
         self._replica_parser: ReplicaParser | None = None
 
@@ -596,7 +607,7 @@ class MessageStore(StoreReads):
         cfg = self._config
         if self.dispatcher.pending:
             self.dispatcher.drain()
-        n = expired_commit_log_files(
+        n, forced = expired_commit_log_files(
             self.commitlog,
             now=self._clock(),
             reserved_hours=cfg.file_reserved_time_hours,
@@ -605,17 +616,23 @@ class MessageStore(StoreReads):
             ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
             batch_max=cfg.delete_files_batch_max,
             dispatched=self.dispatcher.dispatched_offset,
+            forcibly=cfg.clean_file_forcibly_enable,
         )
         if n == 0:
             return 0, []
         gone = self.commitlog.queue.delete_first(n, destroy=False)
         doomed: list[Callable[[], None]] = []
         for mf in gone:
-            _log.info("commit log file deleted by retention: %s", mf.path)
+            if not forced:
+                _log.info("commit log file deleted by retention: %s", mf.path)
             doomed.append(mf.destroy)
         cl_min = self.commitlog.min_offset
+        before = {key: cq.min_offset for key, cq in self._queues.items()} if forced else {}
         for cq in self._queues.values():
             doomed.extend(mf.destroy for mf in cq.correct_min(cl_min))
+        if forced:
+            moved = [(t, q, before[(t, q)], cq.min_offset) for (t, q), cq in self._queues.items() if (t, q) in before]
+            forced_clean_report(moved, self.consumed_offset, self.forced_clean, [mf.path for mf in gone])
         if self.index is not None:
             doomed.extend(f.destroy for f in self.index.delete_before(cl_min))
         return n, doomed

@@ -10,13 +10,18 @@ parsed again: the dispatcher gets topic, queue, offsets, sizes and the propertie
 Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
 record needs anyway is continued over the header, topic and properties, so sealing costs ~100 bytes of CRC.
 
-A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE, as J's DISK_FULL running flag does, while
-reads go on. It is noticed two ways: ENOSPC or EDQUOT from a commit-log write (or from creating a segment), and a
-probe of the volume's free space, at most once a second of the store clock (checked on the next put), finding less
-than ``DISK_SPACE_LOW``. The low watermark matters because consume queues and index files are written through
-memory maps: a page that cannot get a block on a full disk is a SIGBUS, not an exception, so puts must stop while
-their dispatch still has room. Puts resume when the probe finds ``DISK_SPACE_TO_RESUME``. A write that failed
-leaves the file's write position where it was, so the next append overwrites whatever part of it reached the file.
+A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE ("disk full: …", J's DISK_FULL running flag),
+while reads go on; it never kills the process: commit-log segments get all their blocks when they are created
+(``posix_fallocate``), index entries are allocated ahead of the writer, and consume-queue pages are reserved by a
+``pwrite`` (``mapped_file``), so running out of space is an ``OSError``, never a SIGBUS on a mapped page. A full
+disk is noticed three ways: ENOSPC or EDQUOT from a commit-log write or segment creation, a dispatch that stalls
+on a consume-queue page (``Dispatcher.stalled``), and a probe of the volume's free space, at most once a second of
+the store clock (checked on the next put), finding less than ``reserve``: ``min(DISK_SPACE_LOW, the volume's size ×
+(100 − diskSpaceWarningLevelRatio) %)`` — room kept for consume queues, index and metadata. Puts resume on the
+first probe that finds ``reserve`` free again and dispatch caught up (J's rule: as soon as the ratio allows); a put
+that needs a new segment then needs ``mappedFileSizeCommitLog`` bytes free, else it is refused again, cleanly. A
+write that failed leaves the file's write position where it was, so the next append overwrites whatever part of it
+reached the file.
 
 Limits, with RocketMQ's statuses: a stored record (header, topic, body and properties: J's ``msgLen``, not only the
 body) over ``max_message_size`` or a topic over 127 bytes → MESSAGE_ILLEGAL;
@@ -80,18 +85,33 @@ _TRAILER_ADDS: Final = len(_TRAILER) + _DIGITS  # what each trailer adds to the 
 _SEP_TRAILER_ADDS: Final = len(_SEP_TRAILER) + _DIGITS
 
 DISK_SPACE_LOW: Final = 32 * 1024 * 1024
-DISK_SPACE_TO_RESUME: Final = 64 * 1024 * 1024
 _DISK_FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 DISK_FULL_REMARK: Final = "disk full: the commit log's volume has no space left; puts resume once space is freed"
 
 
-def free_bytes(path: str) -> int:
-    """Bytes available to this process on the volume holding ``path`` (or its nearest existing parent: the
-    commit-log directory appears with the first segment)."""
+def _statvfs(path: str) -> os.statvfs_result:
+    """The volume holding ``path`` (or its nearest existing parent: the commit-log directory appears with the
+    first segment)."""
     while not os.path.isdir(path) and os.path.dirname(path) != path:
         path = os.path.dirname(path)
-    st = os.statvfs(path)
+    return os.statvfs(path)
+
+
+def free_bytes(path: str) -> int:
+    """Bytes available to this process on the volume holding ``path``."""
+    st = _statvfs(path)
     return st.f_bavail * st.f_frsize
+
+
+def volume_bytes(path: str) -> int:
+    """The size of the volume holding ``path``."""
+    st = _statvfs(path)
+    return st.f_blocks * st.f_frsize
+
+
+def reserve_bytes(volume: int, warning_ratio: int) -> int:
+    """Free bytes below which puts are refused: ``min(DISK_SPACE_LOW, volume × (100 − warning_ratio) %)``."""
+    return min(DISK_SPACE_LOW, volume * (100 - warning_ratio) // 100)
 
 
 def split_host(host: Host) -> tuple[str, int]:
@@ -127,14 +147,21 @@ class Appender:
         max_message_size: int,
         free_space: Callable[[], int] | None = None,
         seal: bool = True,
+        warning_ratio: int = 90,
     ) -> None:
         self.commitlog = commitlog
         # records get the whole-record CRC trailer unless their properties leave no room: the length limit
         self._seal_max = MAX_SEALABLE_PROPERTIES if seal else -1
         self.disk_full = False
         self._free_space = free_space or (lambda: free_bytes(commitlog.queue.dir))
+        try:
+            volume = volume_bytes(commitlog.queue.dir)
+        except OSError:
+            volume = 1 << 62
+        self.reserve = reserve_bytes(volume, warning_ratio)
         self.next_probe = 0.0  # store-clock time of the next free-space probe
         self.dispatcher = dispatcher
+        dispatcher.on_stall = self._dispatch_stalled
         self.queue_offsets = queue_offsets
         self._clock = clock
         self._topics: dict[str, bytes | None] = {}
@@ -197,13 +224,22 @@ class Appender:
                 _log.warning("free-space probe failed: %s", exc)
                 free = -1
             if free >= 0:
-                if self.disk_full and free >= DISK_SPACE_TO_RESUME:
+                if self.disk_full and free >= self.reserve and self.dispatcher.stalled is None:
                     _log.warning("commit log volume has %d bytes free again, accepting puts", free)
                     self.disk_full = False
-                elif not self.disk_full and free < DISK_SPACE_LOW:
-                    _log.error("commit log volume has %d bytes free, refusing puts until space is freed", free)
+                elif not self.disk_full and free < self.reserve:
+                    _log.error(
+                        "commit log volume has %d bytes free (below %d), refusing puts until space is freed",
+                        free,
+                        self.reserve,
+                    )
                     self.disk_full = True
         return _fail(PutMessageStatus.SERVICE_NOT_AVAILABLE, DISK_FULL_REMARK) if self.disk_full else None
+
+    def _dispatch_stalled(self) -> None:
+        """The dispatcher could not write a consume-queue page: refuse puts until it has caught up."""
+        self.disk_full = True
+        self.next_probe = self._clock() + 1.0
 
     def _now(self, clock: float | None = None) -> int:
         """The store timestamp (ms) of the next append: never before the previous one."""

@@ -18,6 +18,7 @@ import time
 
 from client.admin import (  # noqa: F401  (imported for their @command registrations)
     cli_acl,
+    cli_auth,
     cli_cluster,
     cli_groups,
     cli_ha,

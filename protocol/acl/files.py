@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
+from protocol.acl.auth2 import AuthError, Entry, compile_acl, load_doc, subject_name
 from protocol.acl.rules import Account, AclError, AclRules, parse_address_pattern
 
 DEFAULT_FILE = "conf/plain_acl.yml"
@@ -134,6 +135,29 @@ class AclFile:
         os.replace(tmp, self.path)
 
 
+def _add_users(root: Path, accounts: dict[str, Account]) -> None:
+    """The enabled ACL 2.0 users of ``<home>/conf/auth.json`` with their policies (``protocol.acl.auth2``); an
+    ACL 1.0 account of the same key wins. AclError when the file or an ACL in it cannot be read."""
+    try:
+        doc = load_doc(root)
+        policies: dict[str, list[Entry]] = {}
+        for acl in doc["acls"]:
+            policies.setdefault(subject_name(str(acl.get("subject", ""))), []).extend(compile_acl(acl))
+    except AuthError as exc:
+        raise AclError(str(exc)) from None
+    for u in doc["users"]:
+        name = str(u.get("username") or "")
+        if not name or name in accounts:
+            continue
+        accounts[name] = Account.user(
+            name,
+            str(u.get("password") or ""),
+            super_user=str(u.get("userType", "Normal")).lower() == "super",
+            policy=tuple(policies.get(name, ())),
+            disabled=str(u.get("userStatus", "enable")).lower() == "disable",
+        )
+
+
 @dataclass(slots=True)
 class AclConfig:
     """Every ACL file of one home directory, and the rules compiled from them."""
@@ -159,6 +183,7 @@ class AclConfig:
                     continue  # J: the first file loaded wins
                 accounts[a.access_key] = a
                 owner[a.access_key] = f
+        _add_users(root, accounts)
         patterns = tuple(parse_address_pattern(w) for w in white)
         rules = AclRules(accounts, patterns) if admin_codes is None else AclRules(accounts, patterns, admin_codes)
         return cls(root, files, rules, owner)

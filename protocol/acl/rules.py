@@ -13,22 +13,8 @@ Check order (docs/reference/acl.md §4): global whitelist → AccessKey present 
 signature and perms) → signature → PUB on RMQ_SYS_TRACE_TOPIC allowed → admin-only codes → resource perms, groups
 checked as their ``%RETRY%`` topic.
 
-Request code → resources (J497 ``PlainAccessValidator.parse``; every other code needs only a valid signature):
-
-=============================== =================================================================================
-code                            needs
-=============================== =================================================================================
-SEND_MESSAGE (10)               ``topic`` PUB; a ``%RETRY%`` topic → SUB on ``%RETRY%<group>`` (no group: nothing)
-SEND_MESSAGE_V2 (310)           ``b`` PUB; a ``%RETRY%`` topic → SUB on ``%RETRY%<a>``
-CONSUMER_SEND_MSG_BACK (36)     SUB on ``%RETRY%<group>``
-PULL_MESSAGE (11)               SUB on ``topic`` + SUB on ``%RETRY%<consumerGroup>``
-QUERY_MESSAGE (12)              SUB on ``topic``
-HEART_BEAT (34)                 per consumer: SUB on ``%RETRY%<groupName>`` and on each subscribed topic
-UNREGISTER_CLIENT (35)          SUB on ``%RETRY%<consumerGroup>``
-GET_CONSUMER_LIST_BY_GROUP (38) SUB on ``%RETRY%<consumerGroup>``
-UPDATE_CONSUMER_OFFSET (15)     SUB on ``%RETRY%<consumerGroup>`` + SUB on ``topic``
-admin only                      17, 25, 215, 200, 207 (``ADMIN_CODES``); a name server adds its write codes
-=============================== =================================================================================
+Request code → resources and the admin-only codes: the rule table in ``protocol.acl.code_rules`` (every code the
+broker serves has a row; a code without one is admin-only). A name server passes its own ``admin_codes``.
 
 Remote-address patterns (``parse_address_pattern``): blank → matches nothing; ``*``, ``*.*.*.*``,
 ``*:*:*:*:*:*:*:*`` → everything; ``a.b.c.{1,2}`` or ``x,y`` → those addresses; ``*`` or ``a-b`` in an octet → the
@@ -43,30 +29,26 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from protocol.acl.auth2 import Entry, decide
+from protocol.acl.code_rules import (
+    ADMIN_CODES,
+    ANY,
+    DENY,
+    PUB,
+    RETRY_PREFIX,
+    SUB,
+    RecordTopic,
+    RuleError,
+    required_resources,
+)
 from protocol.acl.signature import ACCESS_KEY, Mac, keyed_mac, verify_signature
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 
-DENY: Final = 1
-ANY: Final = 2
-PUB: Final = 4
-SUB: Final = 8
+__all__ = ["ADMIN_CODES", "ANY", "DENY", "PUB", "RETRY_PREFIX", "SUB", "required_resources"]
 
-RETRY_PREFIX: Final = "%RETRY%"
 TRACE_TOPIC: Final = "RMQ_SYS_TRACE_TOPIC"
 KEY_MIN_LENGTH: Final = 6  # J: length <= 6 is rejected
-
-# J ``Permission.ADMIN_CODE`` (4.9.x)
-ADMIN_CODES: Final = frozenset(
-    int(c)
-    for c in (
-        RequestCode.UPDATE_AND_CREATE_TOPIC,
-        RequestCode.UPDATE_BROKER_CONFIG,
-        RequestCode.DELETE_TOPIC_IN_BROKER,
-        RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP,
-        RequestCode.DELETE_SUBSCRIPTIONGROUP,
-    )
-)
 
 _PERMS: Final = {"DENY": DENY, "PUB": PUB, "SUB": SUB, "PUB|SUB": PUB | SUB, "SUB|PUB": PUB | SUB}
 _EXC: Final = "org.apache.rocketmq.acl.common.AclException"
@@ -74,7 +56,14 @@ _FRAME: Final = "org.apache.rocketmq.acl.plain.PlainPermissionManager.validate(P
 
 
 class AclError(Exception):
-    """A request refused (or a rule that cannot load); ``remark`` is what J's clients see."""
+    """A request refused (or a rule that cannot load); ``remark`` is what J's clients see. ``acl2`` marks the
+    refusal of an ACL 2.0 user, which RocketMQ 5.3+ answers differently: NO_PERMISSION (16) with the bare message
+    (``remark2``), and on gRPC UNAUTHORIZED for authentication, FORBIDDEN (``forbidden``) for authorization."""
+
+    def __init__(self, message: str, *, acl2: bool = False, forbidden: bool = False) -> None:
+        super().__init__(message)
+        self.acl2 = acl2
+        self.forbidden = forbidden
 
     @property
     def remark(self) -> str:
@@ -232,6 +221,14 @@ def parse_address_pattern(text: str | None) -> AddressPattern:
     return AddressPattern(t, "set", frozenset({_member(t)}))
 
 
+def _ip_matches(pattern: str, ip: str) -> bool:
+    """An ACL 2.0 ``sourceIps`` entry against the caller (an unreadable pattern matches nothing)."""
+    try:
+        return parse_address_pattern(pattern).matches(ip)
+    except AclError:
+        return False
+
+
 # -- accounts and the check -------------------------------------------------------------------------------------------
 
 
@@ -254,6 +251,27 @@ class Account:
     # (code, topic, group) of requests this account was allowed: the check is a pure function of the account
     # (rebuilt on reload) and those fields, so it is done once per kind of request (``_PERM_FIELDS`` codes)
     allowed: set[tuple[int, str | None, str | None]] = field(default_factory=set, compare=False, repr=False)
+    # ACL 2.0 users (``protocol.acl.auth2``): their policy entries (None: an ACL 1.0 account); ``ip_bound`` when an
+    # entry names source addresses (then no decision is remembered: it depends on the caller's address)
+    policy: tuple[Entry, ...] | None = field(default=None, compare=False, repr=False)
+    ip_bound: bool = field(default=False, compare=False, repr=False)
+    disabled: bool = field(default=False, compare=False, repr=False)  # an ACL 2.0 user with userStatus disable
+
+    @classmethod
+    def user(
+        cls, username: str, password: str, *, super_user: bool, policy: tuple[Entry, ...], disabled: bool = False
+    ) -> Account:
+        """An ACL 2.0 user: signs like an ACL 1.0 account (AccessKey = username, secret = password), authorised by
+        ``policy``; a ``Super`` user is admin and skips every check."""
+        return cls(
+            username,
+            password,
+            admin=super_user,
+            mac=keyed_mac(password),
+            policy=policy,
+            ip_bound=any(e.source_ips for e in policy),
+            disabled=disabled,
+        )
 
     @classmethod
     def build(
@@ -298,14 +316,37 @@ class Account:
             mac=keyed_mac(secret_key),
         )
 
-    def authorize(self, code: int, resources: dict[str, int], admin_codes: frozenset[int] = ADMIN_CODES) -> None:
+    def authorize(
+        self, code: int, resources: dict[str, int] | None, admin_codes: frozenset[int] = ADMIN_CODES, ip: str = ""
+    ) -> None:
         """J ``checkPerm`` (plus the trace-topic rule before it): raise AclError when this account may not run
-        ``code`` on ``resources`` (resource → needed perm; groups as ``%RETRY%<group>``)."""
-        if resources.get(TRACE_TOPIC) == PUB:
+        ``code`` on ``resources`` (resource → needed perm; groups as ``%RETRY%<group>``; None: admin-only) from
+        ``ip``. An ACL 2.0 user is decided by its policy (``auth2.decide``)."""
+        if resources is not None and len(resources) == 1 and resources.get(TRACE_TOPIC) == PUB:
             return
-        if code in admin_codes and not self.admin:
+        if (resources is None or code in admin_codes) and not self.admin:
+            if self.policy is not None:
+                raise AclError(
+                    f"User:{self.access_key} has no permission for request code={code} from {ip}: Need admin permission"
+                    " (a Super user).",
+                    acl2=True,
+                    forbidden=True,
+                )
             raise AclError(f"Need admin permission for request code={code}, but accessKey={self.access_key} is not")
         if not resources:
+            return
+        if self.policy is not None:
+            if self.admin:
+                return
+            for resource, needed in resources.items():
+                reason = decide(self.policy, resource, needed, ip, _ip_matches)
+                if reason is not None:  # J 5.3 AclAuthorizationHandler's words
+                    target, _, detail = reason.partition(", ")
+                    raise AclError(
+                        f"User:{self.access_key} has no permission to access {target} from {ip}, {detail}.",
+                        acl2=True,
+                        forbidden=True,
+                    )
             return
         owned = self.perms
         if owned is None and self.admin:
@@ -320,55 +361,11 @@ class Account:
                 raise AclError(f"No default permission for {what}")
 
 
-def _add(out: dict[str, int], resource: str | None, perm: int) -> None:
-    if resource is not None:
-        out[resource] = perm  # J addResourceAndPerm: the last requirement for a resource wins
-
-
-# plain ints: comparing an int to an IntEnum member goes through Python-level __eq__ (this runs per request)
-_SEND, _SEND_V2 = int(RequestCode.SEND_MESSAGE), int(RequestCode.SEND_MESSAGE_V2)
-_SEND_BACK, _PULL = int(RequestCode.CONSUMER_SEND_MSG_BACK), int(RequestCode.PULL_MESSAGE)
-_QUERY, _HEART_BEAT = int(RequestCode.QUERY_MESSAGE), int(RequestCode.HEART_BEAT)
-_GROUP_ONLY = frozenset({int(RequestCode.UNREGISTER_CLIENT), int(RequestCode.GET_CONSUMER_LIST_BY_GROUP)})
-_UPDATE_OFFSET = int(RequestCode.UPDATE_CONSUMER_OFFSET)
-
-
-def required_resources(cmd: RemotingCommand) -> dict[str, int]:
-    """Resource → needed perm for one request (the table at the top); AclError when a body cannot be read."""
-    code = int(cmd.code)
-    ext = cmd.ext_fields
-    out: dict[str, int] = {}
-    if code in (_SEND_V2, _SEND):
-        topic, group = ("b", "a") if code == _SEND_V2 else ("topic", "group")
-        t = ext.get(topic)
-        if t is not None and t.startswith(RETRY_PREFIX):
-            _add(out, retry_topic(ext.get(group)), SUB)
-        else:
-            _add(out, t, PUB)
-    elif code == _PULL:
-        _add(out, ext.get("topic"), SUB)
-        _add(out, retry_topic(ext.get("consumerGroup")), SUB)
-    elif code == _SEND_BACK:
-        _add(out, retry_topic(ext.get("group")), SUB)
-    elif code == _QUERY:
-        _add(out, ext.get("topic"), SUB)
-    elif code == _HEART_BEAT:
-        from protocol.bodies import HeartbeatData  # cold: one heartbeat per client every 30 s
-
-        try:
-            hb = HeartbeatData.decode(cmd.body)
-        except Exception as exc:
-            raise AclError(f"heartbeat body cannot be read: {type(exc).__name__}") from None
-        for cd in hb.consumer_data_set:
-            _add(out, retry_topic(cd.group_name), SUB)
-            for sub in cd.subscription_data_set:
-                _add(out, sub.topic, SUB)
-    elif code in _GROUP_ONLY:
-        _add(out, retry_topic(ext.get("consumerGroup", "")), SUB)
-    elif code == _UPDATE_OFFSET:
-        _add(out, retry_topic(ext.get("consumerGroup")), SUB)
-        _add(out, ext.get("topic"), SUB)
-    return out
+def _resources(cmd: RemotingCommand, record_topic: RecordTopic | None) -> dict[str, int] | None:
+    try:
+        return required_resources(cmd, record_topic)
+    except RuleError as exc:
+        raise AclError(str(exc)) from None
 
 
 # The hot codes whose resources depend on two ext fields only (the table above): code → (topic field, group field)
@@ -392,8 +389,9 @@ class AclRules:
     def account(self, access_key: str) -> Account | None:
         return self.accounts.get(access_key)
 
-    def check(self, remote_ip: str, cmd: RemotingCommand) -> None:
-        """J ``validate`` for one remoting request; raises AclError with J's message when refused."""
+    def check(self, remote_ip: str, cmd: RemotingCommand, record_topic: RecordTopic | None = None) -> None:
+        """J ``validate`` for one remoting request; raises AclError with J's message when refused.
+        ``record_topic`` resolves the topic of a stored record (codes whose resource is a record)."""
         # ``validate`` inlined: this runs for every request
         for pattern in self.global_white:
             if pattern.matches(remote_ip):
@@ -408,17 +406,21 @@ class AclRules:
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
         if not verify_signature(ext, cmd.body, acct.mac or acct.secret_key):
+            if acct.policy is not None:
+                raise AclError("check signature failed.", acl2=True)
             raise AclError(f"Check signature failed for accessKey={ak}")
+        if acct.disabled:
+            raise AclError(f"User:{ak} is disabled.", acl2=True)
         code = cmd.code
         names = _PERM_FIELDS.get(code)
-        if names is None:
-            acct.authorize(code, required_resources(cmd), self.admin_codes)
+        if names is None or acct.ip_bound:
+            acct.authorize(code, _resources(cmd, record_topic), self.admin_codes, remote_ip)
             return
         key = (code, ext.get(names[0]), ext.get(names[1]))
         allowed = acct.allowed
         if key in allowed:
             return
-        acct.authorize(code, required_resources(cmd), self.admin_codes)  # AclError: not remembered
+        acct.authorize(code, _resources(cmd, record_topic), self.admin_codes, remote_ip)  # AclError: not remembered
         if len(allowed) >= _ALLOWED_MAX:
             allowed.clear()
         allowed.add(key)
@@ -429,7 +431,7 @@ class AclRules:
         access_key: str | None,
         signature_ok: Callable[[str], bool],
         code: int,
-        resources: Callable[[], dict[str, int]],
+        resources: Callable[[], dict[str, int] | None],
     ) -> None:
         """The check order for any front end (remoting here; gRPC with its own signature and resource mapping):
         ``signature_ok(secret_key)`` verifies the request's signature, ``resources()`` lists what it needs."""
@@ -444,5 +446,9 @@ class AclRules:
         if acct.white.kind != "blank" and acct.white.matches(remote_ip):
             return
         if not signature_ok(acct.secret_key):
+            if acct.policy is not None:
+                raise AclError("check signature failed.", acl2=True)
             raise AclError(f"Check signature failed for accessKey={access_key}")
-        acct.authorize(code, resources(), self.admin_codes)
+        if acct.disabled:
+            raise AclError(f"User:{access_key} is disabled.", acl2=True)
+        acct.authorize(code, resources(), self.admin_codes, remote_ip)

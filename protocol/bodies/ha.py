@@ -61,6 +61,7 @@ class HARuntimeInfo(JsonBody):
     fenced: str = ""
     caught_up_from_slave_bytes: int = _f("caughtUpFromSlaveBytes", 0)
     diverged_slaves: dict[str, int] = _f("divergedSlaves", {})
+    auth_refused: int = _f("haAuthRefused", 0)  # HA connections that did not authenticate (broker.ha.auth)
     ha_server_addr: str = _f("haServerAddr", "")
     ha_client_runtime_info: HAClientRuntimeInfo | None = _f("haClientRuntimeInfo", None)
     metadata_syncs: int = _f("metadataSyncs", 0)

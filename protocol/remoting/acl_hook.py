@@ -2,7 +2,8 @@
 
 ``AclHook(rules)`` is called by the connection for every request (never for responses) as ``hook(conn, cmd)``: it
 returns ``None`` to let the request through or the reply to send instead. A refusal is J's reply (docs/reference/acl.md
-§6): code SYSTEM_ERROR (1), remark ``org.apache.rocketmq.acl.common.AclException: <reason>, <frame>``.
+§6): code SYSTEM_ERROR (1), remark ``org.apache.rocketmq.acl.common.AclException: <reason>, <frame>``; for an
+ACL 2.0 user, RocketMQ 5.3's: NO_PERMISSION (16) with the bare reason.
 
 ``AclWatcher`` polls the ACL files of one home directory every ``interval_s`` (J 4.9.3+: 5 s, by mtime) and swaps
 the hook's rules on a change. A file that does not load keeps the previous rules and logs one line per change.
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import structlog
 
+from protocol.acl.auth2 import auth_path
+from protocol.acl.code_rules import RecordTopic
 from protocol.acl.files import AclConfig, acl_files
 from protocol.acl.rules import AclError, AclRules, host_of
 from protocol.codes import RequestCode, ResponseCode
@@ -49,11 +52,13 @@ class AclHook:
     """The check itself; ``rules`` may be replaced at any time (hot reload). With ``only_codes`` set, requests with
     any other code pass unchecked (the name server's mode)."""
 
-    __slots__ = ("_hosts", "denied", "only_codes", "rules")
+    __slots__ = ("_hosts", "denied", "only_codes", "record_topic", "rules")
 
     def __init__(self, rules: AclRules, only_codes: frozenset[int] | None = None) -> None:
         self.rules = rules
         self.only_codes = only_codes
+        # commit-log offset → topic of the record there: the broker sets it (codes whose resource is a record)
+        self.record_topic: RecordTopic | None = None
         self.denied = 0
         self._hosts: dict[str, str] = {}  # peer → ip: one entry per connection, cleared when it grows
 
@@ -67,7 +72,7 @@ class AclHook:
                 self._hosts.clear()
             host = self._hosts[peer] = host_of(peer)
         try:
-            self.rules.check(host, cmd)
+            self.rules.check(host, cmd, self.record_topic)
         except AclError as exc:
             self.denied += 1
             # the first refusals of each connection are logged, then one in a thousand: a flood logs little
@@ -77,13 +82,15 @@ class AclHook:
                 _log.info(
                     "request refused by ACL", peer=conn.peer, code=cmd.code, reason=str(exc)[:200], refused=self.denied
                 )
+            if exc.acl2:  # an ACL 2.0 user: RocketMQ 5.3's AbortProcessException(NO_PERMISSION, message)
+                return cmd.make_response(ResponseCode.NO_PERMISSION, str(exc))
             return cmd.make_response(ResponseCode.SYSTEM_ERROR, exc.remark)
         return None
 
 
 def _stamp(home: Path) -> tuple[tuple[str, int, int], ...]:
     out = []
-    for p in acl_files(home):
+    for p in [*acl_files(home), auth_path(home)]:
         try:
             st = p.stat()
         except OSError:

@@ -237,3 +237,7 @@ class HandlerRegistry:
             self._unsupported.clear()
         self._unsupported[key] = [now, 0]
         log.warning("request code not supported", code=code, peer=peer, suppressed=int(seen[1]) if seen else 0)
+
+    def codes(self) -> frozenset[int]:
+        """Every request code with a handler."""
+        return frozenset(self._handlers)

@@ -6,6 +6,7 @@ it) and nothing they sent is stored. The Node 5.x client (uppercase hex signatur
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from client.admin.admin_client import AdminClient
+from protocol.codes import RequestCode
 from tests.compat.test_grpc_client import Env, events, msgs
 from tests.integration.acl_support import ADMIN, write_acl
 from tests.servers import Proc, free_port, start_servers
@@ -92,6 +94,28 @@ def test_python_5x_client_with_credentials(env: Env) -> None:
     finally:
         anon.stop()
     assert "receive_failed" in {e["event"] for e in evs} and msgs(evs) == []
+
+
+def test_python_5x_client_with_acl2_user_credentials(env: Env) -> None:
+    """An ACL 2.0 user (created with the auth admin codes) signs in like an account: allowed on topicA only."""
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, "topicA", 4, 4, 6, False))
+    admin(env, lambda a: a.create_topic(env.servers.broker_addr, "topicE", 4, 4, 6, False))
+    user = {"password": "dave-password", "userType": "Normal"}
+    acl = {"policies": [{"entries": [{"resource": "Topic:topicA", "actions": ["Pub"], "decision": "Allow"}]}]}
+    addr = env.servers.broker_addr
+    admin(env, lambda a: a.call(addr, RequestCode.AUTH_CREATE_USER, {"username": "dave"}, json.dumps(user).encode()))
+    admin(env, lambda a: a.call(addr, RequestCode.AUTH_CREATE_ACL, {"subject": "User:dave"}, json.dumps(acl).encode()))
+    dave = ("--ak", "dave", "--sk", "dave-password")
+    before = max_offsets(env, "topicA")
+    assert produce(env, 3, "dave", *dave) == {"ok": 3, "failed": 0, "errors": []}
+    assert max_offsets(env, "topicA") == before + 3
+    p = env.driver("produce", "--topic", "topicE", "--count", "2", "--prefix", "dave-e", *dave, name="dave-e")
+    try:
+        evs = events(p, lambda ev, _s: ev["event"] == "stopped", 120)
+    finally:
+        p.stop()
+    assert next(e for e in evs if e["event"] == "done")["ok"] == 0
+    assert max_offsets(env, "topicE") == 0
 
 
 NODE_DRIVER = Path(__file__).with_name("node5") / "driver.js"

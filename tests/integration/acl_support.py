@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from protocol.acl.signature import SessionCredentials
+from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 
 ADMIN = SessionCredentials("rocketmq2", "12345678")
@@ -51,6 +52,21 @@ def signed(cmd: RemotingCommand, creds: SessionCredentials | None) -> RemotingCo
     if creds is not None:
         creds.sign(cmd)
     return cmd
+
+
+def create_topic_cmd(topic: str) -> RemotingCommand:
+    """UPDATE_AND_CREATE_TOPIC (17) for ``topic``: 1 queue, read-write."""
+    ext = {
+        "topic": topic,
+        "defaultTopic": "TBW102",
+        "readQueueNums": "1",
+        "writeQueueNums": "1",
+        "perm": "6",
+        "topicFilterType": "SINGLE_TAG",
+        "topicSysFlag": "0",
+        "order": "false",
+    }
+    return RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext)
 
 
 def refused(resp: RemotingCommand) -> bool:

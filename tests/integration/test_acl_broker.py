@@ -19,6 +19,7 @@ from tests.integration.acl_support import (
     ADMIN,
     NORMAL,
     SUB_ONLY,
+    create_topic_cmd,
     refused,
     signed,
     write_acl,
@@ -118,30 +119,28 @@ ROWS: list[tuple[str, Build, bool, str]] = [
         False,
         "topic:topicD",
     ),
-    ("other code: signature only", lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicD", queueId=0), True, ""),
     (
-        "SEND_BATCH: signature only (J497)",
-        lambda: RemotingCommand.request(RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "topicD"}),
+        "GET_MAX_OFFSET: topic ANY",
+        lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicD", queueId=0),
+        False,
+        "topic:topicD",
+    ),
+    (
+        "GET_MAX_OFFSET: PUB-only topic",
+        lambda: simple_cmd(RequestCode.GET_MAX_OFFSET, topic="topicB", queueId=0),
         True,
         "",
+    ),
+    (
+        "SEND_BATCH: PUB on the header topic (J497 checked nothing)",
+        lambda: RemotingCommand.request(RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "topicD"}),
+        False,
+        "topic:topicD",
     ),
 ]
 
 ADMIN_ONLY: list[tuple[str, Build]] = [
-    (
-        "UPDATE_AND_CREATE_TOPIC",
-        lambda: simple_cmd(
-            RequestCode.UPDATE_AND_CREATE_TOPIC,
-            topic="adminT",
-            defaultTopic="TBW102",
-            readQueueNums=1,
-            writeQueueNums=1,
-            perm=6,
-            topicFilterType="SINGLE_TAG",
-            topicSysFlag=0,
-            order="false",
-        ),
-    ),
+    ("UPDATE_AND_CREATE_TOPIC", lambda: create_topic_cmd("adminT")),
     (
         "UPDATE_BROKER_CONFIG",
         lambda: RemotingCommand.request(RequestCode.UPDATE_BROKER_CONFIG, {}, b"autoCreateTopicEnable=true\n"),

@@ -86,3 +86,32 @@ async def test_unsigned_broker_cannot_register(tmp_path: Path) -> None:
             assert broker.registrar is not None and broker.registrar.registrations == 0
         finally:
             await client.close()
+
+
+async def test_acl2_users_on_the_name_server(tmp_path: Path) -> None:
+    """ACL 2.0 users in the shared ``rocketmqHome`` (``conf/auth.json``) are checked by the name server too: a Super
+    user may write, a Normal user gets RocketMQ 5.3's NO_PERMISSION."""
+    from protocol.acl.auth2 import save_doc
+    from protocol.acl.signature import SessionCredentials
+
+    home = tmp_path / "home"
+    write_acl(home)
+    users = [
+        {"username": "root5", "password": "root5-pass", "userType": "Super", "userStatus": "enable"},
+        {"username": "app5", "password": "app5-pass", "userType": "Normal", "userStatus": "enable"},
+    ]
+    save_doc(home, {"users": users, "acls": []})
+    async with run_namesrv(tmp_path, aclEnable=True, rocketmqHome=home) as ns:
+        client = RemotingClient()
+        try:
+
+            def put() -> RemotingCommand:
+                ext = {"namespace": "ORDER_TOPIC_CONFIG", "key": "T5", "value": "broker-a:4"}
+                return RemotingCommand.request(RequestCode.PUT_KV_CONFIG, ext)
+
+            r = await client.invoke(ns.addr, signed(put(), SessionCredentials("app5", "app5-pass")), 5.0)
+            assert r.code == ResponseCode.NO_PERMISSION and "Need admin permission" in (r.remark or ""), r.remark
+            r = await client.invoke(ns.addr, signed(put(), SessionCredentials("root5", "root5-pass")), 5.0)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+        finally:
+            await client.close()

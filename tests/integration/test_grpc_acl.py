@@ -4,6 +4,7 @@ nothing, and a changed file applies to gRPC through the remoting watcher."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from tests.harness import run_broker
 from tests.integration.acl_support import ACCOUNTS, write_acl
 
 MD = (("x-mq-client-id", "acl@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
-DATE = "20261123T203000Z"
+DATE = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # signed now: older dates are refused (replay)
 
 
 def creds(ak: str, sk: str) -> tuple[tuple[str, str], ...]:

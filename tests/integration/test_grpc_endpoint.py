@@ -158,7 +158,7 @@ async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: 
     req = spb.QueryRouteRequest()
     req.topic.name = "GT"
     assert (await stub.QueryRoute(req, metadata=MD)).status.code == pb.Code.UNAUTHORIZED
-    date = "20261123T200000Z"
+    date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     signed = (
         *MD,
         ("x-mq-date-time", date),

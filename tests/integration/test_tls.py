@@ -8,7 +8,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import trustme
 
 from client import Message, Producer, PullConsumer
 from protocol.codes import RequestCode, ResponseCode
@@ -19,28 +18,12 @@ from protocol.remoting.tls import client_context
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.test_acl_sdk import mqadmin
+from tests.integration.tls_support import make_pki
 
 
 @pytest.fixture
 def pki(tmp_path: Path) -> dict[str, str]:
-    ca = trustme.CA()
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    client = ca.issue_cert("client.example")
-    out = {
-        "ca": tmp_path / "ca.pem",
-        "cert": tmp_path / "server.pem",
-        "key": tmp_path / "server.key",
-        "ccert": tmp_path / "client.pem",
-        "ckey": tmp_path / "client.key",
-    }
-    ca.cert_pem.write_to_path(str(out["ca"]))
-    server.cert_chain_pems[0].write_to_path(str(out["cert"]))
-    for pem in server.cert_chain_pems[1:]:
-        pem.write_to_path(str(out["cert"]), append=True)
-    server.private_key_pem.write_to_path(str(out["key"]))
-    client.cert_chain_pems[0].write_to_path(str(out["ccert"]))
-    client.private_key_pem.write_to_path(str(out["ckey"]))
-    return {k: str(v) for k, v in out.items()}
+    return make_pki(tmp_path)
 
 
 def _tls(pki: dict[str, str], mode: str) -> dict[str, str]:

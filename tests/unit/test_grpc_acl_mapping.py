@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from protocol.acl.rules import ANY, PUB, SUB, Account, AclError, AclRules, parse_address_pattern
 
-DATE = "20261123T203000Z"
+DATE = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # signed now: older dates are refused (replay)
 
 
 def _res(msg: Any, field: str, name: str) -> None:

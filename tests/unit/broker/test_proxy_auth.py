@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from broker.proxy import auth
@@ -22,9 +24,32 @@ def test_the_python_clients_header_verifies() -> None:
 
 
 def test_uppercase_hex_as_node_sends_verifies() -> None:
-    sig = auth.sign("s", "20261123T200000Z").upper()
+    now = time.strftime(auth.DATE_FORMAT, time.gmtime())
+    sig = auth.sign("s", now).upper()
     header = f"MQv2-HMAC-SHA1 Credential=AK/x, SignedHeaders=x-mq-date-time, Signature={sig}"
-    assert auth.verify(header, "20261123T200000Z", {"AK": "s"}.get) == "AK"
+    assert auth.verify(header, now, {"AK": "s"}.get) == "AK"
+
+
+@pytest.mark.parametrize(
+    ("date", "reason"),
+    [("20230101T000000Z", "older than 15 minutes"), ("20990101T000000Z", "in the future"), ("yesterday", "not yyyy")],
+)
+def test_a_correctly_signed_stale_or_future_date_is_refused_as_a_replay(date: str, reason: str) -> None:
+    sig = auth.sign("s", date)
+    header = f"MQv2-HMAC-SHA1 Credential=AK, SignedHeaders=x-mq-date-time, Signature={sig}"
+    with pytest.raises(auth.AuthError, match=reason):
+        auth.verify(header, date, {"AK": "s"}.get)
+
+
+def test_the_window_is_fifteen_minutes_back_and_a_minute_ahead() -> None:
+    now = 1_800_000_000.0
+    at = time.strftime(auth.DATE_FORMAT, time.gmtime(now))
+    auth.check_fresh(at, now + 15 * 60 - 1)
+    auth.check_fresh(at, now - 59)
+    with pytest.raises(auth.AuthError):
+        auth.check_fresh(at, now + 15 * 60 + 1)
+    with pytest.raises(auth.AuthError):
+        auth.check_fresh(at, now - 61)
 
 
 @pytest.mark.parametrize(

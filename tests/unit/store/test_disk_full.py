@@ -13,7 +13,7 @@ from _store_util import BORN, get_all, put, small_config
 from broker.store import MessageStore, PutMessageStatus
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
-from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW, DISK_SPACE_TO_RESUME
+from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW
 from broker.store.request import PutRequest
 from protocol.message import BatchItem
 
@@ -25,7 +25,7 @@ class Volume:
 
     def __init__(self) -> None:
         self.t = 1_900_000_000.0
-        self.free = DISK_SPACE_TO_RESUME  # plenty until a test says otherwise
+        self.free = DISK_SPACE_LOW  # plenty until a test says otherwise
 
     def clock(self) -> float:
         return self.t
@@ -75,7 +75,7 @@ async def test_enospc_refuses_puts_until_space_is_back_and_loses_nothing(
         # reads are unaffected
         assert [m.body for m in get_all(store, T, 0)] == [b"before-%d" % i for i in range(5)]
         # space is freed, but the probe runs at most once a second
-        vol.free = DISK_SPACE_TO_RESUME
+        vol.free = DISK_SPACE_LOW
         assert (await _put(store, b"too-soon")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
         vol.t += 1.5
         for i in range(3):
@@ -115,7 +115,7 @@ async def test_a_segment_that_cannot_be_created_refuses_the_put(
                 stored += 1
             assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and res.remark == DISK_FULL_REMARK
         assert stored >= 2  # the segment filled up first
-        vol.free, vol.t = DISK_SPACE_TO_RESUME, vol.t + 2
+        vol.free, vol.t = DISK_SPACE_LOW, vol.t + 2
         await put(store, T, 0, b"next-file")
         bodies = [m.body for m in get_all(store, T, 0)]
         assert bodies == [body] * stored + [b"next-file"]
@@ -144,8 +144,8 @@ async def test_other_write_errors_are_unknown_error_and_do_not_stop_puts(
 
 
 async def test_low_free_space_refuses_puts_before_any_write_fails(tmp_path: Path) -> None:
-    """Consume queues and index files are written through memory maps, where a full disk is a SIGBUS: puts stop at
-    the low watermark, checked at most once a second, and resume at the high one."""
+    """Puts stop below the reserve (room for consume queues, index and metadata), checked at most once a second, and
+    resume on the first probe that finds it free again (J: as soon as the ratio allows, no hysteresis)."""
     vol = Volume()
     store = MessageStore.open(small_config(tmp_path / "s"), clock=vol.clock, free_space=vol.free_space)
     await store.start()
@@ -156,10 +156,9 @@ async def test_low_free_space_refuses_puts_before_any_write_fails(tmp_path: Path
         vol.t += 1.0
         res = await _put(store, b"low")
         assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE and res.remark == DISK_FULL_REMARK
-        vol.free = DISK_SPACE_LOW  # above the low mark, below the resume mark: still refused (hysteresis)
-        vol.t += 1.0
-        assert (await _put(store, b"between")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
-        vol.free = DISK_SPACE_TO_RESUME
+        vol.t += 0.5
+        assert (await _put(store, b"not-probed")).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+        vol.free = DISK_SPACE_LOW  # the reserve is free again: the next probe resumes
         vol.t += 1.0
         await put(store, T, 0, b"resumed")
         assert [m.body for m in get_all(store, T, 0)] == [b"plenty", b"probe-not-due", b"resumed"]

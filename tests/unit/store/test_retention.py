@@ -3,10 +3,12 @@ never the active file; reads of removed ranges answer with statuses, not excepti
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
 
+import pytest
 from _store_util import commit_log_files, get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
@@ -206,5 +208,38 @@ async def test_delete_expired_now_ignores_the_delete_hour(tmp_path: Path) -> Non
         assert commit_log_files(tmp_path / "s") == files[-1:]
         assert store.clean_expired_consume_queues() >= 0
         assert store.get_min_offset_in_queue(T, 0) > 0  # the consume queue no longer starts at deleted messages
+    finally:
+        await store.close()
+
+
+async def test_forced_clean_of_unconsumed_messages_warns_per_topic_and_counts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = _open(tmp_path / "s", Clock(time.time()))  # not expired: only a forced clean deletes
+    committed = {(T, 0): 2}  # queue 0: a group consumed the first 2; queue 1: no group has committed
+    store.consumed_offset = lambda topic, qid: committed.get((topic, qid))
+    try:
+        await _fill(store)
+        before = {q: store.get_min_offset_in_queue(T, q) for q in (0, 1)}
+        with caplog.at_level(logging.WARNING, logger="rocketq.store.retention"):
+            assert store.clean_expired(ratio=lambda: 99.0) == 1
+        removed = {q: store.get_min_offset_in_queue(T, q) - before[q] for q in (0, 1)}
+        assert sum(removed.values()) > 2
+        fc = store.forced_clean
+        assert fc.removed == {T: sum(removed.values())}
+        assert fc.unconsumed == {T: removed[0] - 2 + removed[1]}
+        [rec] = [r for r in caplog.records if "forced clean" in r.getMessage()]
+        assert rec.levelno == logging.WARNING and T in rec.getMessage()
+    finally:
+        await store.close()
+
+
+async def test_clean_file_forcibly_disabled_keeps_unexpired_files(tmp_path: Path) -> None:
+    store = _open(tmp_path / "s", Clock(time.time()), clean_file_forcibly_enable=False)
+    try:
+        await _fill(store)
+        files = commit_log_files(tmp_path / "s")
+        assert store.clean_expired(ratio=lambda: 99.0) == 0
+        assert commit_log_files(tmp_path / "s") == files and not store.forced_clean.removed
     finally:
         await store.close()
