@@ -8,14 +8,18 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from client import ConsumeResult, Message
 from client.sync import Producer, PushConsumer
 from protocol.message import MessageExt
 from tests.dashboard.support import (
     BOOT_TIMEOUT_S,
+    CHROMIUM,
+    CHROMIUM_ARGS,
     DLQ_GROUP,
     DLQ_TOPIC,
     GROUP,
@@ -40,9 +44,13 @@ def artifacts() -> Path:
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+def servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """The module's cluster; a module's ``broker_extra(tmp)`` adds broker config lines (written before the start)."""
     tmp = tmp_path_factory.mktemp("dashcluster")
-    s = launch(tmp, cluster="DashCluster", listen_port=free_port_pair())
+    extra = getattr(request.module, "broker_extra", None)
+    s = launch(
+        tmp, cluster="DashCluster", listen_port=free_port_pair(), broker_extra=extra(tmp) if extra is not None else ""
+    )
     try:
         yield s
     finally:
@@ -104,8 +112,13 @@ def traffic(servers: Servers) -> Iterator[Traffic]:
 
 @pytest.fixture(scope="module")
 def dashboard(
-    servers: Servers, traffic: Traffic, artifacts: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, servers: Servers, artifacts: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Env]:
+    """The Dashboard on a free port against the module's cluster, default configuration plus the module's
+    ``DASHBOARD_ARGS``; after the module's ``traffic`` unless it sets ``TRAFFIC = False``."""
+    traffic: Traffic = (
+        request.getfixturevalue("traffic") if getattr(request.module, "TRAFFIC", True) else Traffic(keys=[])
+    )
     jar = dashboard_jar()
     assert jar is not None
     java = shutil.which("java")
@@ -123,6 +136,7 @@ def dashboard(
             f"--server.port={port}",
             f"--rocketmq.config.namesrvAddrs={servers.ns_addr}",
             f"--rocketmq.config.dataPath={data}",
+            *getattr(request.module, "DASHBOARD_ARGS", ()),
         ],
         data / "dashboard.log",
     )
@@ -133,3 +147,16 @@ def dashboard(
         yield Env(servers, url, traffic, artifacts)
     finally:
         proc.stop()
+
+
+@pytest.fixture(scope="module")
+def page(dashboard: Env) -> Iterator[Any]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            pg = browser.new_page(viewport={"width": 1440, "height": 900})
+            pg.set_default_timeout(60_000)
+            pg.goto(dashboard.url + "/#/ops")
+            yield pg
+        finally:
+            browser.close()

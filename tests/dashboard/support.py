@@ -99,3 +99,40 @@ def http_ok(url: str) -> bool:
             return bool(r.status == 200)
     except OSError:
         return False
+
+
+# the Dashboard's fetch helper (remoteApi._fetch): the CSRF cookie first, then the call with its token
+_API_JS = """async ([path, body]) => {
+  const cookie = () => document.cookie.replace(/(?:(?:^|.*;\\s*)XSRF-TOKEN\\s*\\=\\s*([^;]*).*$)|^.*$/, '$1');
+  if (!cookie()) { await fetch('/rocketmq-dashboard/csrf-token', {credentials: 'include'}); }
+  const init = {credentials: 'include', headers: {'Content-Type': 'application/json', 'X-XSRF-TOKEN': cookie()}};
+  if (body !== null) { init.method = 'POST'; init.body = JSON.stringify(body); }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  try { return JSON.parse(text); } catch (e) { return {httpStatus: r.status, text: text}; }
+}"""
+
+
+def api(page: Any, path: str, body: Any = None) -> Any:
+    """The Dashboard's HTTP API called from the page; its JSON answer (``{status, data, errMsg}`` for most)."""
+    return page.evaluate(_API_JS, [path, body])
+
+
+def ok(page: Any, path: str, body: Any = None) -> Any:
+    doc = api(page, path, body)
+    assert isinstance(doc, dict) and doc.get("status") == 0, f"{path}: {doc}"
+    return doc["data"]
+
+
+def open_page(page: Any, env: Env, route: str, name: str, *texts: str, tick: tuple[str, ...] = ()) -> None:
+    """Open ``#/route``, tick the checkboxes labelled ``tick``, wait until every one of ``texts`` is visible, save a
+    full-page screenshot as ``name``."""
+    page.goto(f"{env.url}/#/{route}")
+    for label in tick:
+        page.locator(".ant-checkbox-wrapper", has_text=label).first.click()
+    try:
+        for text in texts:
+            page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=60_000)
+    finally:
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(env.artifacts / f"{name}.png"), full_page=True)

@@ -9,85 +9,24 @@ CSRF token), and the page that shows the result is then opened and screenshotted
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.dashboard.support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DLQ_GROUP,
     GROUP,
     LAG_GROUP,
     MESSAGES,
     TOPIC,
     Env,
+    api,
+    ok,
+    open_page,
+    wait,
 )
 
 pytestmark = [pytest.mark.dashboard, pytest.mark.timeout(600)]  # the first test waits for the JVM
-
-pw_sync = pytest.importorskip("playwright.sync_api")
-
-# the Dashboard's fetch helper (remoteApi._fetch): the CSRF cookie first, then the call with its token
-_API_JS = """async ([path, body]) => {
-  const cookie = () => document.cookie.replace(/(?:(?:^|.*;\\s*)XSRF-TOKEN\\s*\\=\\s*([^;]*).*$)|^.*$/, '$1');
-  if (!cookie()) { await fetch('/rocketmq-dashboard/csrf-token', {credentials: 'include'}); }
-  const init = {credentials: 'include', headers: {'Content-Type': 'application/json', 'X-XSRF-TOKEN': cookie()}};
-  if (body !== null) { init.method = 'POST'; init.body = JSON.stringify(body); }
-  const r = await fetch(path, init);
-  const text = await r.text();
-  try { return JSON.parse(text); } catch (e) { return {httpStatus: r.status, text: text}; }
-}"""
-
-
-@pytest.fixture(scope="module")
-def page(dashboard: Env) -> Iterator[Any]:
-    with pw_sync.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            pg = browser.new_page(viewport={"width": 1440, "height": 900})
-            pg.set_default_timeout(60_000)
-            pg.goto(dashboard.url + "/#/ops")
-            yield pg
-        finally:
-            browser.close()
-
-
-def api(page: Any, path: str, body: Any = None) -> Any:
-    """The Dashboard's HTTP API called from the page; its JSON answer (``{status, data, errMsg}`` for most)."""
-    return page.evaluate(_API_JS, [path, body])
-
-
-def ok(page: Any, path: str, body: Any = None) -> Any:
-    doc = api(page, path, body)
-    assert isinstance(doc, dict) and doc.get("status") == 0, f"{path}: {doc}"
-    return doc["data"]
-
-
-def open_page(page: Any, env: Env, route: str, name: str, *texts: str, tick: tuple[str, ...] = ()) -> None:
-    """Open ``#/route``, tick the checkboxes labelled ``tick``, wait until every one of ``texts`` is visible, save a
-    full-page screenshot as ``name``."""
-    page.goto(f"{env.url}/#/{route}")
-    for label in tick:
-        page.locator(".ant-checkbox-wrapper", has_text=label).first.click()
-    try:
-        for text in texts:
-            page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=60_000)
-    finally:
-        page.wait_for_load_state("networkidle")
-        page.screenshot(path=str(env.artifacts / f"{name}.png"), full_page=True)
-
-
-def wait_until(check: Any, timeout: float, what: str) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.5)
 
 
 # -- every page ----------------------------------------------------------------------------------------------------
@@ -160,12 +99,6 @@ def test_message_trace_page(page: Any, dashboard: Env) -> None:
     open_page(page, dashboard, "messageTrace", "messageTrace")
 
 
-def test_acl_page(page: Any, dashboard: Env) -> None:
-    users = ok(page, "/acl/users.query?clusterName=DashCluster")
-    assert isinstance(users, list)
-    open_page(page, dashboard, "acl", "acl")
-
-
 # -- flows ---------------------------------------------------------------------------------------------------------
 
 TYPED = {"NORMAL": "DashNormal", "FIFO": "DashFifo", "DELAY": "DashDelay", "TRANSACTION": "DashTx"}
@@ -204,7 +137,7 @@ def send_test_message(page: Any) -> str:
 
 def test_send_test_message_and_find_it_by_key(page: Any, dashboard: Env) -> None:
     msg_id = send_test_message(page)
-    found = wait_until(
+    found = wait(
         lambda: ok(page, f"/message/queryMessageByTopicAndKey.query?topic={TOPIC}&key=dash-test-key"),
         30,
         "the message by key",
@@ -227,7 +160,7 @@ def test_reset_offset_changes_lag(page: Any, dashboard: Env) -> None:
     reset = {"consumerGroupList": [LAG_GROUP], "topic": TOPIC, "resetTime": 0, "force": True}
     result = ok(page, "/consumer/resetOffset.do", reset)
     assert result[LAG_GROUP]["status"], result
-    after = wait_until(lambda: lag() >= MESSAGES + before, 30, "the lag to grow by every message the group consumed")
+    after = wait(lambda: lag() >= MESSAGES + before, 30, "the lag to grow by every message the group consumed")
     assert after
     open_page(page, dashboard, "consumer", "consumer-after-reset", LAG_GROUP)
 
@@ -265,7 +198,7 @@ def test_view_message_trace(page: Any, dashboard: Env) -> None:
         data = doc.get("data", doc) if isinstance(doc, dict) else None
         return data if isinstance(data, dict) and data.get("producerNode") else None
 
-    g = wait_until(graph, 60, "the message's trace")
+    g = wait(graph, 60, "the message's trace")
     assert g["producerNode"]["groupName"]
     assert g["producerNode"]["msgId"] == msg_id
     assert g["producerNode"]["topic"] == TOPIC
