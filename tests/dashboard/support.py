@@ -124,12 +124,23 @@ def ok(page: Any, path: str, body: Any = None) -> Any:
     return doc["data"]
 
 
-def open_page(page: Any, env: Env, route: str, name: str, *texts: str, tick: tuple[str, ...] = ()) -> None:
-    """Open ``#/route``, tick the checkboxes labelled ``tick``, wait until every one of ``texts`` is visible, save a
-    full-page screenshot as ``name``."""
+def open_page(
+    page: Any,
+    env: Env,
+    route: str,
+    name: str,
+    *texts: str,
+    tick: tuple[str, ...] = (),
+    press: tuple[str, str] | None = None,
+) -> None:
+    """Open ``#/route``, tick the checkboxes labelled ``tick``, press the button ``press[1]`` once ``press[0]`` shows,
+    wait until every one of ``texts`` is visible, save a full-page screenshot as ``name``."""
     page.goto(f"{env.url}/#/{route}")
     for label in tick:
         page.locator(".ant-checkbox-wrapper", has_text=label).first.click()
+    if press is not None:
+        page.get_by_text(press[0], exact=True).first.wait_for(state="visible")
+        page.get_by_role("button", name=press[1]).first.click()
     try:
         for text in texts:
             page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=60_000)

@@ -47,4 +47,6 @@ def test_acl_page_creates_and_lists_users_and_policies(page: Any, dashboard: Env
     ok(page, "/acl/createAcl.do", req)
     acls = ok(page, "/acl/acls.query?clusterName=DashCluster")
     assert "User:dashuser" in {a["subject"] for a in acls}, acls
-    open_page(page, dashboard, "acl", "acl", "dashuser")
+    brokers = ok(page, "/acl/users.query?clusterName=DashCluster&brokerName=broker-a")
+    assert "dashuser" in {u["username"] for u in brokers}
+    open_page(page, dashboard, "acl", "acl", "dashuser", press=("broker-a", "Confirm"))
