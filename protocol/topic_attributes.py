@@ -1,4 +1,4 @@
-"""Topic attributes as RocketMQ 5.x knows them (J ``TopicAttributes``, ``AttributeParser``, ``AttributeUtil``).
+"""Topic attributes as RocketMQ 5.5.0 knows them (J ``TopicAttributes``, ``AttributeParser``, ``AttributeUtil``).
 
 A topic config carries ``attributes``, a map of name → value stored, registered and returned with it. Requests
 change it with a modification string (UPDATE_AND_CREATE_TOPIC header ``attributes``, mqadmin ``updateTopic -a``)::
@@ -9,8 +9,11 @@ change it with a modification string (UPDATE_AND_CREATE_TOPIC header ``attribute
 |----------------|-----------------------------------------------------------|----------|------------|
 | queue.type     | BatchCQ, SimpleCQ                                         | SimpleCQ | no         |
 | cleanup.policy | DELETE, COMPACTION                                        | DELETE   | no         |
-| message.type   | UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, MIXED      | NORMAL   | yes        |
+| message.type   | UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, PRIORITY,  | NORMAL   | yes        |
+|                | LITE, MIXED                                               |          |            |
 | reserve.time   | integer -1 .. 2^63-1                                      | -1       | yes        |
+| lite.topic.    | integer -1 .. 43200 (minutes, 30 days)                    | -1       | yes        |
+| expiration     |                                                           |          |            |
 
 Rules (J): while creating a topic only ``+`` keys are allowed and every attribute may be set; on an existing topic
 ``+`` adds or alters (an unchangeable attribute is refused), ``-`` deletes an existing key; an unknown key, a value
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 MESSAGE_TYPE: Final = "message.type"
-MESSAGE_TYPES: Final = ("UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED")
+MESSAGE_TYPES: Final = ("UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "PRIORITY", "LITE", "MIXED")
 
 
 class TopicAttributeError(ValueError):
@@ -64,6 +67,7 @@ TOPIC_ATTRIBUTES: Final[Mapping[str, _Attribute]] = {
         _Attribute("cleanup.policy", False, frozenset({"DELETE", "COMPACTION"})),
         _Attribute(MESSAGE_TYPE, True, frozenset(MESSAGE_TYPES)),
         _Attribute("reserve.time", True),
+        _Attribute("lite.topic.expiration", True, high=30 * 24 * 60),
     )
 }
 
