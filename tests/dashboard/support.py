@@ -135,6 +135,7 @@ def open_page(
 ) -> None:
     """Open ``#/route``, tick the checkboxes labelled ``tick``, press the button ``press[1]`` once ``press[0]`` shows,
     wait until every one of ``texts`` is visible, save a full-page screenshot as ``name``."""
+    page.goto("about:blank")  # a fresh load: no exit animation of the previous page in the picture or the match
     page.goto(f"{env.url}/#/{route}")
     for label in tick:
         page.locator(".ant-checkbox-wrapper", has_text=label).first.click()

@@ -51,7 +51,9 @@ def test_dashboard_page(page: Any, dashboard: Env) -> None:
     today = time.strftime("%Y-%m-%d")
     brokers = ok(page, f"/dashboard/broker.query?date={today}")
     assert isinstance(brokers, dict)
-    open_page(page, dashboard, "", "dashboard", "broker-a")
+    open_page(page, dashboard, "", "dashboard")
+    page.locator("canvas").first.wait_for(state="visible")  # the broker and topic TOP 10 charts
+    page.screenshot(path=str(dashboard.artifacts / "dashboard.png"), full_page=True)
 
 
 def test_topic_page(page: Any, dashboard: Env) -> None:
@@ -162,7 +164,7 @@ def test_reset_offset_changes_lag(page: Any, dashboard: Env) -> None:
     assert result[LAG_GROUP]["status"], result
     after = wait(lambda: lag() >= MESSAGES + before, 30, "the lag to grow by every message the group consumed")
     assert after
-    open_page(page, dashboard, "consumer", "consumer-after-reset", LAG_GROUP)
+    open_page(page, dashboard, "consumer", "consumer-after-reset", LAG_GROUP, press=(LAG_GROUP, "REFRESH"))
 
 
 def dlq_messages(page: Any) -> list[dict[str, Any]]:
@@ -202,4 +204,20 @@ def test_view_message_trace(page: Any, dashboard: Env) -> None:
     assert g["producerNode"]["groupName"]
     assert g["producerNode"]["msgId"] == msg_id
     assert g["producerNode"]["topic"] == TOPIC
-    open_page(page, dashboard, "messageTrace", "messageTrace-graph")
+    # the MessageTrace page, as an operator uses it: find the message by topic and key, open its trace
+    open_page(page, dashboard, "messageTrace", "messageTrace-search", "Message Key")
+    tab = page.locator(".ant-tabs-tabpane-active")
+    tab.locator(".ant-select").first.click()
+    page.keyboard.type(TOPIC)
+    page.keyboard.press("Enter")
+    tab.locator("input.ant-input").first.fill("dash-test-key")
+    tab.locator("button.ant-btn-primary").first.click()
+    row = page.locator("tr", has_text=msg_id)
+    row.wait_for(state="visible")
+    row.locator("button").first.click()
+    # the trace dialog: the producer group is the value of a read-only input
+    page.wait_for_function(
+        "g => [...document.querySelectorAll('input')].some(i => i.value === g)", arg=g["producerNode"]["groupName"]
+    )
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(dashboard.artifacts / "messageTrace-graph.png"), full_page=True)
