@@ -81,15 +81,27 @@ def test_producer_page(page: Any, dashboard: Env) -> None:
     assert data is not None
 
 
-def test_message_page(page: Any, dashboard: Env) -> None:
+def messages_by_time(page: Any) -> Any:
     now = int(time.time() * 1000)
     body = {"topic": TOPIC, "begin": now - 3_600_000, "end": now + 60_000, "pageNum": 1, "pageSize": 50, "taskId": ""}
-    data = ok(page, "/message/queryMessagePageByTopic.query", body)
-    # not all 30: the Dashboard takes each queue's end as SEARCH_OFFSET_BY_TIMESTAMP(end), which for a time after the
-    # last message answers that message's offset (J 4.9 ConsumeQueue.getOffsetInQueueByTime), so it leaves one out
-    assert data["page"]["totalElements"] >= MESSAGES - 4
+    return ok(page, "/message/queryMessagePageByTopic.query", body)
+
+
+def test_message_page(page: Any, dashboard: Env) -> None:
+    data = messages_by_time(page)
+    assert data["page"]["totalElements"] >= MESSAGES - 4  # see the next test: one per queue is left out
     assert {m["topic"] for m in data["page"]["content"]} == {TOPIC}
     open_page(page, dashboard, "message", "message")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rocketq gap: SEARCH_OFFSET_BY_TIMESTAMP answers J 4.9's nearest unit, so a time after a queue's last "
+    "message gives that message's offset; 5.x (BoundaryType.LOWER, the default) answers the max offset, and the "
+    "Dashboard, which takes each queue's end that way, then counts every message",
+)
+def test_message_page_counts_every_message(page: Any, dashboard: Env) -> None:
+    assert messages_by_time(page)["page"]["totalElements"] == MESSAGES
 
 
 def test_dlq_page(page: Any, dashboard: Env) -> None:
