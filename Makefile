@@ -12,6 +12,9 @@
 #   make test-wheel        build the wheel, install it in a fresh venv, start mqnamesrv + mqbroker, send (marker wheel)
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
 #   make dist              dist/rocketq-<version>-py3-none-any.whl (core deps only; extras grpc, spark, bench, test, dev)
+#   make dashboard         the official RocketMQ Dashboard (built once, cached in ~/.cache/rocketq) against the
+#                          cluster `make run` started: NAMESRV=127.0.0.1:9876, PORT=8082 (prints its URL)
+#   make chromium          Debian's chromium for the Dashboard browser tests (apt-get, when root)
 #   make bench             every bench/*.py in its default (quick) mode (make bench-setup first for the anchors)
 #   make bench-latency     bench/latency_bench.py: workload B, single/concurrent sends, workload A vs Redis and NATS
 #   make clean | distclean
@@ -45,7 +48,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run run-venv dist test-wheel test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
+.PHONY: help venv run run-venv dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -98,6 +101,23 @@ dist: run-venv
 test-wheel: venv
 	$(RUN_PYTEST) -m wheel tests/integration/test_wheel_install.py $(PYTEST_ARGS)
 
+# The RocketMQ Dashboard (../shared/vendor, npm + Maven): built once into ~/.cache/rocketq/dashboard-<commit>/.
+NAMESRV ?= 127.0.0.1:9876
+PORT ?= 8082
+dashboard:
+	@NAMESRV=$(NAMESRV) PORT=$(PORT) scripts/dashboard.sh run
+
+# the build alone, for the browser tests; without npm/Maven/the vendored source the dashboard tests skip
+dashboard-jar:
+	@scripts/dashboard.sh build || echo "make dashboard-jar: build failed; the dashboard tests will be skipped" >&2
+
+# Debian's chromium for tests/dashboard (Playwright drives /usr/bin/chromium; never `playwright install`)
+chromium:
+	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null; \
+	else echo "make chromium: install Debian's chromium (not root); the dashboard tests will be skipped" >&2; fi
+
 # Java 17 for the Spark tests (installed with apt-get when missing and we are root); nothing with SPARK=0.
 java:
 ifneq ($(SPARK),0)
@@ -122,7 +142,7 @@ $(NODE5_STAMP): $(NODE5)/package.json $(NODE5)/package-lock.json
 	@if npm ci --prefix $(NODE5) --no-audit --no-fund --loglevel=error; then touch $@; \
 	else echo "make node5: npm ci failed (no registry?); the Node.js 5.x compat tests will be skipped" >&2; fi
 
-test: venv java ons node5
+test: venv java ons node5 chromium dashboard-jar
 	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
 
 test-unit: venv

@@ -1,9 +1,10 @@
 """Suite-wide pytest wiring: markers by directory, skips for missing optional runtimes, and the golden-frame folder.
 
-Tests under ``tests/spark/`` are marked ``spark`` and tests under ``tests/compat/`` ``compat`` automatically, so
-``pytest -m spark`` / ``-m compat`` select them whether or not each test carries the marker itself. A ``spark`` test
-is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official client (PyPI ``rocketmq``) is;
-``make test`` installs all three, so in CI they run.
+Tests under ``tests/spark/``, ``tests/compat/`` and ``tests/dashboard/`` are marked ``spark``, ``compat`` and
+``dashboard`` automatically, so ``pytest -m spark`` (etc.) selects them whether or not each test carries the marker
+itself. A ``spark`` test is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official client
+(PyPI ``rocketmq``) is, a ``dashboard`` test when Chromium, Playwright or the built Dashboard is; ``make test``
+installs all of them, so in CI they run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = REPO.parent / "shared" / "reference" / "golden"
 
-_DIR_MARKERS = {"spark": REPO / "tests" / "spark", "compat": REPO / "tests" / "compat"}
+_DIR_MARKERS = {
+    "spark": REPO / "tests" / "spark",
+    "compat": REPO / "tests" / "compat",
+    "dashboard": REPO / "tests" / "dashboard",
+}
 
 
 @functools.cache
@@ -54,6 +59,10 @@ def _missing(marker: str) -> str | None:
             return "Java 17+ is not on PATH"
     elif marker == "compat" and importlib.util.find_spec("rocketmq") is None:
         return "the official client (PyPI rocketmq==0.4.4) is not installed"
+    elif marker == "dashboard":
+        from tests.dashboard.support import missing
+
+        return missing()
     return None
 
 

@@ -43,6 +43,21 @@ def spare_port(taken: int, text: str = "") -> int:
             return port
 
 
+def free_port_pair() -> int:
+    """A port p such that p and p - 2 are both free now: a broker's listenPort whose fast (VIP) port, listenPort - 2,
+    is free too (clients such as the RocketMQ Dashboard dial that one)."""
+    for _ in range(100):
+        p = free_port()
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", p))
+                b.bind(("127.0.0.1", p - 2))
+                return p
+        except OSError:
+            continue
+    raise AssertionError("no free port pair")
+
+
 class Proc:
     """A child process whose stdout lines are collected by a reader thread; stderr goes to ``log``."""
 
@@ -139,9 +154,10 @@ class Servers:
         return [p.stop() for p in reversed(self.procs)]
 
 
-def _write_broker_conf(tmp: Path, cluster: str, broker_name: str, broker_extra: str) -> int:
-    """Write ``tmp/broker.conf`` for a broker on a free port (its store under ``tmp``); return that port."""
-    br_port = free_port()
+def _write_broker_conf(tmp: Path, cluster: str, broker_name: str, broker_extra: str, listen_port: int = 0) -> int:
+    """Write ``tmp/broker.conf`` for a broker on ``listen_port`` (0: a free port), its store under ``tmp``; return
+    that port."""
+    br_port = listen_port or free_port()
     (tmp / "broker.conf").write_text(
         f"brokerClusterName={cluster}\nbrokerName={broker_name}\nbrokerIP1=127.0.0.1\nbindAddress=127.0.0.1\n"
         f"listenPort={br_port}\nstorePathRootDir={tmp}/store\nmappedFileSizeCommitLog=67108864\n{broker_extra}"
@@ -168,16 +184,18 @@ def launch(
     namesrv_extra: str = "",
     broker_extra: str = "",
     broker_args: tuple[str, ...] = (),
+    listen_port: int = 0,
 ) -> Servers:
     """Write ``namesrv.conf`` and ``broker.conf`` under ``tmp`` (the extras appended) and start both servers on
-    free ports; if the broker does not come up the name server is stopped again."""
+    free ports (the broker on ``listen_port`` when given); if the broker does not come up the name server is
+    stopped again."""
     tmp.mkdir(parents=True, exist_ok=True)
     ns_port = free_port()
     (tmp / "namesrv.conf").write_text(
         f"listenPort={ns_port}\nlistenAddress=127.0.0.1\nkvConfigPath={tmp}/namesrv/kv.json\n"
         f"configStorePath={tmp}/namesrv/namesrv.properties\n{namesrv_extra}"
     )
-    br_port = _write_broker_conf(tmp, cluster, broker_name, broker_extra)
+    br_port = _write_broker_conf(tmp, cluster, broker_name, broker_extra, listen_port)
     s = Servers(f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", tmp, [], broker_name, broker_args)
     s.procs.append(_boot(["namesrv", "-c", str(tmp / "namesrv.conf")], tmp / "namesrv.log"))
     try:
