@@ -1,9 +1,10 @@
 """Suite-wide pytest wiring: markers by directory, skips for missing optional runtimes, and the golden-frame folder.
 
-Tests under ``tests/spark/`` are marked ``spark`` and tests under ``tests/compat/`` ``compat`` automatically, so
-``pytest -m spark`` / ``-m compat`` select them whether or not each test carries the marker itself. A ``spark`` test
-is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official client (PyPI ``rocketmq``) is;
-``make test`` installs all three, so in CI they run.
+Tests under ``tests/spark/`` are marked ``spark``, tests under ``tests/compat/`` ``compat`` and tests under
+``tests/reference/`` ``reference`` automatically, so ``pytest -m spark`` / ``-m compat`` / ``-m reference`` select
+them whether or not each test carries the marker itself (the reference fixtures skip when ``make peers`` has not
+built a peer). A ``spark`` test is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official
+client (PyPI ``rocketmq``) is; ``make test`` installs all of them, so in CI they run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = REPO.parent / "shared" / "reference" / "golden"
 
-_DIR_MARKERS = {"spark": REPO / "tests" / "spark", "compat": REPO / "tests" / "compat"}
+_DIR_MARKERS = {
+    "spark": REPO / "tests" / "spark",
+    "compat": REPO / "tests" / "compat",
+    "reference": REPO / "tests" / "reference",
+}
 
 
 @functools.cache
