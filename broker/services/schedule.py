@@ -206,7 +206,9 @@ class ScheduleService:
             _log.warning("delayed message without REAL_TOPIC dropped", offset=m.queue_offset)
             return
         qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
-        props.pop(PropertyKey.DELAY, None)
+        # the re-put record keeps DELAY (and REAL_TOPIC / REAL_QID), as J's messageTimeUp stores it: its properties
+        # string is built before the level is cleared, so consumers of Apache RocketMQ see DELAY on delayed messages
+        # and on retries (tests/reference)
         deliver_at = props.get(TIMER_DELIVER_MS, "")
         if deliver_at.isdigit() and int(deliver_at) > time.time() * 1000:
             # a RocketMQ 5 delivery time beyond the last level (gRPC endpoint): wait another round
