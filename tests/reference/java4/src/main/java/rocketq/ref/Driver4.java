@@ -189,6 +189,8 @@ public final class Driver4 {
     consumer.setNamesrvAddr(str(c, "ns", ""));
     consumer.setInstanceName(instance());
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+    // shutdown waits for listeners in flight, so their results (a send-back, an offset) reach the broker
+    consumer.setAwaitTerminationMillisWhenShutdown(10_000);
     consumer.subscribe(str(c, "topic", ""), str(c, "expr", "*"));
     if (flag(c, "broadcast")) {
       consumer.setMessageModel(MessageModel.BROADCASTING);
@@ -224,6 +226,7 @@ public final class Driver4 {
     try {
       if (!latch.await(num(c, "timeoutMs", 30_000), TimeUnit.MILLISECONDS)) {
         emit("event", "timeout", "missing", latch.getCount());
+        dumpThreads();
       }
     } finally {
       consumer.shutdown();
@@ -398,6 +401,16 @@ public final class Driver4 {
       emit("event", "reset", "queues", r.size());
     } finally {
       admin.shutdown();
+    }
+  }
+
+  /** Every thread's stack to stderr (the driver's log), for a scenario that timed out. */
+  static void dumpThreads() {
+    for (Map.Entry<Thread, StackTraceElement[]> t : Thread.getAllStackTraces().entrySet()) {
+      System.err.println("thread " + t.getKey().getName() + " " + t.getKey().getState());
+      for (StackTraceElement f : t.getValue()) {
+        System.err.println("    at " + f);
+      }
     }
   }
 
