@@ -21,7 +21,8 @@ user_properties                    as given                        reserved name
 
 On delivery: ``message_type`` from TRAN_MSG / TIMER_DELIVER_MS or DELAY / __SHARDINGKEY, ``body_digest`` MD5 in
 UPPERCASE hex (the Python client compares case-sensitively), ``dead_letter_queue`` from DLQ_ORIGIN_TOPIC /
-DLQ_ORIGIN_MESSAGE_ID, and user properties = every property not in ``RESERVED_KEYS``.
+DLQ_ORIGIN_MESSAGE_ID, and user properties = every property not in ``RESERVED_KEYS`` except __SHARDINGKEY (as J's
+proxy delivers it).
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ RESERVED_KEYS: Final = frozenset(
         "REAL_QID",
     }
 )
+# Delivered as user properties all the same: Apache RocketMQ 5.5.0's proxy hides only MessageConst.STRING_HASH_SET,
+# which lacks __SHARDINGKEY, so its 5.x clients see a FIFO message's group there too (tests/reference).
+DELIVERY_HIDDEN: Final = RESERVED_KEYS - {SHARDING_KEY}
 _BAD_TAG = re.compile(r"[|\x00-\x1f\x7f]")
 
 
@@ -222,7 +226,7 @@ def to_v2(
     out.topic.name = topic if topic is not None else m.topic
     out.body = m.body
     for k, v in props.items():
-        if k not in RESERVED_KEYS:
+        if k not in DELIVERY_HIDDEN:
             out.user_properties[k] = v
     sp = out.system_properties
     if m.tags is not None:

@@ -52,7 +52,7 @@ def stamped(events: Iterable[dict[str, Any]], target: str) -> set[str]:
 def message_view(e: dict[str, Any], target: str, *, queue: bool = False) -> tuple[Any, ...]:
     """A received message as both sides should report it (``queue``: with its queue id and offset, for scenarios
     whose producer picks queues deterministically)."""
-    base = (e["topic"], e["tags"], e["keys"], e["body"], e["reconsumeTimes"], props_view(e["props"], target))
+    base = (e["topic"], e.get("tags"), e.get("keys"), e["body"], e["reconsumeTimes"], props_view(e["props"], target))
     return (e["queueId"], e["queueOffset"], *base) if queue else base
 
 

@@ -146,6 +146,23 @@ async def _registered(ns_addr: str, cluster: str) -> None:
         )
 
 
+async def _routed(ns_addr: str, topic: str) -> None:
+    async def has_route() -> bool:
+        try:
+            route, _ = await admin.topic_route(topic)
+        except Exception:  # noqa: BLE001 - "no route" is an error answer until the broker has registered it
+            return False
+        return bool(route.queues)
+
+    async with AdminClient(ns_addr) as admin:
+        await eventually(has_route, timeout=30, what=f"a route of {topic} at {ns_addr}", step=0.1)
+
+
+def wait_route(ns_addr: str, topic: str) -> None:
+    """Wait until the name server ``ns_addr`` has a route of ``topic``."""
+    asyncio.run(_routed(ns_addr, topic))
+
+
 def start_apache(work: Path, broker_extra: str = "") -> Apache:
     """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line."""
     work.mkdir(parents=True, exist_ok=True)
@@ -219,6 +236,32 @@ def start_rocketq(work: Path, broker_extra: str = "") -> tuple[Servers, str]:
         broker_args=("--enable-proxy",),
     )
     return servers, f"127.0.0.1:{grpc_port}"
+
+
+def mqadmin(ns_addr: str, work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Apache RocketMQ 5.5.0's own mqadmin (``MQAdminStartup``) against the name server ``ns_addr``."""
+    work.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [
+            "java",
+            "-Xms32m",
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Duser.home={work}",
+            f"-Drocketmq.home.dir={work}",
+            "-cp",
+            f"{RMQ_LIB}/*",
+            "org.apache.rocketmq.tools.command.MQAdminStartup",
+            *args,
+            "-n",
+            ns_addr,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ROCKETMQ_HOME": str(work)},
+    )
 
 
 class Driver:
