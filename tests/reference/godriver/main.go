@@ -2,7 +2,7 @@
 // on stdin, JSON lines on stdout describing what the client observed, then {"event":"done"} per command. Commands:
 //
 //	{"cmd":"send","ns":ADDR,"group":G,"topic":T,"count":N,"mode":"sync|async|oneway","prefix":P,"tags":"A,B"}
-//	{"cmd":"consume","ns":ADDR,"group":G,"topic":T,"expr":"*","expect":N,"timeoutMs":MS,"fail":"none|once"}
+//	{"cmd":"consume","ns":ADDR,"group":G,"topic":T,"expr":"*","expect":N,"timeoutMs":MS}
 package main
 
 import (
@@ -36,7 +36,6 @@ type command struct {
 	Expr      string `json:"expr"`
 	Expect    int    `json:"expect"`
 	TimeoutMs int    `json:"timeoutMs"`
-	Fail      string `json:"fail"`
 }
 
 var (
@@ -147,22 +146,17 @@ func consume(c *command) error {
 	left.Store(int64(c.Expect))
 	done := make(chan struct{})
 	var once sync.Once
-	var failed sync.Map
 	err = pc.Subscribe(c.Topic, consumer.MessageSelector{Type: consumer.TAG, Expression: expr},
 		func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-			result := consumer.ConsumeSuccess
 			for _, m := range msgs {
 				emit(map[string]any{"event": "msg", "topic": m.Topic, "tags": m.GetTags(), "keys": m.GetKeys(),
 					"body": string(m.Body), "queueId": m.Queue.QueueId, "queueOffset": m.QueueOffset,
 					"reconsumeTimes": m.ReconsumeTimes, "props": m.GetProperties()})
-				if _, seen := failed.LoadOrStore(m.GetKeys(), true); c.Fail == "once" && !seen {
-					result = consumer.ConsumeRetryLater
-				}
 				if left.Add(-1) <= 0 {
 					once.Do(func() { close(done) })
 				}
 			}
-			return result, nil
+			return consumer.ConsumeSuccess, nil
 		})
 	if err != nil {
 		return err
