@@ -97,7 +97,9 @@ $(NODE5_STAMP): $(NODE5)/package.json $(NODE5)/package-lock.json
 # the Java 4.x (rocketmq-client 4.9.8) and 5.x (rocketmq-client-java 5.0.8) drivers compiled by Maven, the Go driver
 # (rocketmq-client-go/v2) built by go. Each is rebuilt only when its files here change; Maven's and Go's own caches
 # (~/.m2, ~/go/pkg/mod) keep the downloads. Without mvn/java or go the matching tests skip with the reason.
-PEERS_DIR ?= $(HOME)/.cache/rocketq
+ROCKETQ_PEERS ?= $(HOME)/.cache/rocketq
+export ROCKETQ_PEERS
+PEERS_DIR := $(ROCKETQ_PEERS)
 REF := tests/reference
 MVN := mvn -B -q
 RMQ_DIR := $(PEERS_DIR)/rocketmq-5.5.0

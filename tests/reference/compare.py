@@ -74,7 +74,9 @@ def _lines(view: Any, path: str = "") -> list[str]:
     if isinstance(view, dict):
         return [ln for k in sorted(view, key=str) for ln in _lines(view[k], f"{path}.{k}")]
     if isinstance(view, list):
-        return [f"{path}[{i}] {json.dumps(v, default=str, sort_keys=True)}" for i, v in enumerate(view)] or [f"{path} []"]
+        return [f"{path}[{i}] {json.dumps(v, default=str, sort_keys=True)}" for i, v in enumerate(view)] or [
+            f"{path} []"
+        ]
     return [f"{path} {json.dumps(view, default=str, sort_keys=True)}"]
 
 

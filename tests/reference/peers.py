@@ -150,7 +150,7 @@ async def _routed(ns_addr: str, topic: str) -> None:
     async def has_route() -> bool:
         try:
             route, _ = await admin.topic_route(topic)
-        except Exception:  # noqa: BLE001 - "no route" is an error answer until the broker has registered it
+        except Exception:
             return False
         return bool(route.queues)
 
@@ -328,7 +328,9 @@ class Driver:
                 return self.events.get(timeout=min(1.0, max(0.01, end - time.monotonic())))
             except queue.Empty:
                 if self.p.poll() is not None:
-                    raise AssertionError(f"driver {self.p.args[-1]} exited {self.p.returncode}; see {self.log}") from None
+                    raise AssertionError(
+                        f"driver {self.p.args[-1]} exited {self.p.returncode}; see {self.log}"
+                    ) from None
                 if time.monotonic() > end:
                     raise AssertionError(f"driver {self.p.args[-1]} silent for {timeout}s; see {self.log}") from None
 

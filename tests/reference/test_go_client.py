@@ -22,7 +22,11 @@ def test_send_modes_then_push(java4: Driver, godriver: Driver, targets: dict[str
         create(java4, t, "RefGoSend")
         sent = []
         for mode in ("sync", "async", "oneway"):
-            sent += ok(godriver.run(cmd="send", ns=t.ns_addr, topic="RefGoSend", group="RefGoP", mode=mode, prefix=mode, count=3))
+            sent += ok(
+                godriver.run(
+                    cmd="send", ns=t.ns_addr, topic="RefGoSend", group="RefGoP", mode=mode, prefix=mode, count=3
+                )
+            )
         got = ok(godriver.run(cmd="consume", ns=t.ns_addr, topic="RefGoSend", group="RefGoC", expect=9))
         return {"sent": sent_view(sent), "got": messages(got, t.name), "stamped": stamped(got, t.name)}
 

@@ -66,7 +66,9 @@ def test_tag_filter(java4: Driver, targets: dict[str, Target]) -> None:
     def run(t: Target) -> Any:
         create(java4, t, "RefTags")
         ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefTags", group="RefP", count=9))
-        got = ok(java4.run(cmd="consume", ns=t.ns_addr, topic="RefTags", group="RefTagsC", expr="TagA || TagC", expect=6))
+        got = ok(
+            java4.run(cmd="consume", ns=t.ns_addr, topic="RefTags", group="RefTagsC", expr="TagA || TagC", expect=6)
+        )
         return messages(got, t.name)
 
     seen = on_both(targets, run)
@@ -80,7 +82,9 @@ def test_orderly_send_and_consume(java4: Driver, targets: dict[str, Target]) -> 
     def run(t: Target) -> Any:
         create(java4, t, "RefOrderly", order=True)
         sent = ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefOrderly", group="RefP", count=12, mode="orderly"))
-        got = ok(java4.run(cmd="consume", ns=t.ns_addr, topic="RefOrderly", group="RefOrderlyC", expect=12, orderly=True))
+        got = ok(
+            java4.run(cmd="consume", ns=t.ns_addr, topic="RefOrderly", group="RefOrderlyC", expect=12, orderly=True)
+        )
         per_queue: dict[int, list[str]] = {}
         for e in got:
             per_queue.setdefault(e["queueId"], []).append(e["props"]["seq"])
@@ -98,7 +102,9 @@ def test_pull_consumer_walks_every_queue(java4: Driver, targets: dict[str, Targe
         create(java4, t, "RefPull")
         ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefPull", group="RefP", count=6, mode="orderly"))
         got = ok(java4.run(cmd="pull", ns=t.ns_addr, topic="RefPull", group="RefPullC"))
-        pulls = [(e["queueId"], e["offset"], e["status"], e["next"], e["min"], e["max"]) for e in got if e["event"] == "pull"]
+        pulls = [
+            (e["queueId"], e["offset"], e["status"], e["next"], e["min"], e["max"]) for e in got if e["event"] == "pull"
+        ]
         return {"pulls": pulls, "got": messages(got, t.name, queue=True)}
 
     seen = on_both(targets, run)
@@ -110,7 +116,11 @@ def test_lite_pull_consumer(java4: Driver, targets: dict[str, Target]) -> None:
     def run(t: Target) -> Any:
         create(java4, t, "RefLite")
         ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefLite", group="RefP", count=8, mode="orderly"))
-        return messages(ok(java4.run(cmd="lite_pull", ns=t.ns_addr, topic="RefLite", group="RefLiteC", expect=8)), t.name, queue=True)
+        return messages(
+            ok(java4.run(cmd="lite_pull", ns=t.ns_addr, topic="RefLite", group="RefLiteC", expect=8)),
+            t.name,
+            queue=True,
+        )
 
     assert_same(on_both(targets, run))
 
@@ -168,7 +178,13 @@ def test_dead_letter_after_max_reconsume(java4: Driver, targets: dict[str, Targe
         ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefDlq", group="RefP", count=2, prefix="dl"))
         got = ok(
             java4.run(
-                cmd="consume", ns=t.ns_addr, topic="RefDlq", group="RefDlqC", expect=4, fail="always", maxReconsumeTimes=1
+                cmd="consume",
+                ns=t.ns_addr,
+                topic="RefDlq",
+                group="RefDlqC",
+                expect=4,
+                fail="always",
+                maxReconsumeTimes=1,
             )
         )
         dlq = ok(java4.run(cmd="topic_stats", ns=t.ns_addr, topic="%DLQ%RefDlqC", atLeast=2, timeoutMs=30_000))

@@ -25,7 +25,9 @@ COMPATFIX_POP_START = pytest.mark.xfail(
 def create_typed(t: Target, work: Path, topic: str, message_type: str) -> None:
     """A topic that accepts one RocketMQ 5 message type (``+message.type``, which the 5.x proxy checks), made with
     Apache RocketMQ 5.5.0's mqadmin on either cluster."""
-    out = mqadmin(t.ns_addr, work, "updateTopic", "-c", "RefCluster", "-t", topic, "-a", f"+message.type={message_type}")
+    out = mqadmin(
+        t.ns_addr, work, "updateTopic", "-c", "RefCluster", "-t", topic, "-a", f"+message.type={message_type}"
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     wait_route(t.ns_addr, topic)
 
@@ -76,9 +78,7 @@ def test_simple_consumer_created_after_sends(java4: Driver, java5: Driver, targe
     assert_same(seen)
 
 
-def test_fifo_message_groups_in_order(
-    java5: Driver, targets: dict[str, Target], tmp_path: Path
-) -> None:
+def test_fifo_message_groups_in_order(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
     """An orderly consumer group and messages in 2 message groups: each group's messages arrive in send order."""
 
     work = tmp_path / "mqadmin"
@@ -122,7 +122,13 @@ def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets:
     def run(t: Target) -> Any:
         create(java4, t, "Ref5Retry")
         got = java5.run(
-            cmd="push", endpoint=t.grpc_endpoint, topic="Ref5Retry", group="Ref5RetryC", count=2, expect=4, fail="once",
+            cmd="push",
+            endpoint=t.grpc_endpoint,
+            topic="Ref5Retry",
+            group="Ref5RetryC",
+            count=2,
+            expect=4,
+            fail="once",
             timeoutMs=60_000,
         )
         return view(ok(got))

@@ -43,11 +43,30 @@ COMMANDS: list[tuple[str, tuple[str, ...], str | None]] = [
 # Commands whose output is "key<sep>value" lines: each server has its own keys (docs/reference-differences.md), so
 # what is compared is which of the keys another command reads are missing: clusterList reads these of brokerStatus's.
 CLUSTER_LIST_KEYS = frozenset(
-    "brokerActive brokerVersionDesc commitLogDiskRatio earliestMessageTimeStamp getTransferredTps "
-    "msgGetTotalTodayMorning msgGetTotalTodayNow msgGetTotalYesterdayMorning msgPutTotalTodayMorning "
-    "msgPutTotalTodayNow msgPutTotalYesterdayMorning pageCacheLockTimeMills pullThreadPoolQueueHeadWaitTimeMills "
-    "pullThreadPoolQueueSize putTps sendThreadPoolQueueHeadWaitTimeMills sendThreadPoolQueueSize timerCongestNum "
-    "timerDequeueTps timerEnqueueTps timerOffsetBehind timerReadBehind".split()
+    [
+        "brokerActive",
+        "brokerVersionDesc",
+        "commitLogDiskRatio",
+        "earliestMessageTimeStamp",
+        "getTransferredTps",
+        "msgGetTotalTodayMorning",
+        "msgGetTotalTodayNow",
+        "msgGetTotalYesterdayMorning",
+        "msgPutTotalTodayMorning",
+        "msgPutTotalTodayNow",
+        "msgPutTotalYesterdayMorning",
+        "pageCacheLockTimeMills",
+        "pullThreadPoolQueueHeadWaitTimeMills",
+        "pullThreadPoolQueueSize",
+        "putTps",
+        "sendThreadPoolQueueHeadWaitTimeMills",
+        "sendThreadPoolQueueSize",
+        "timerCongestNum",
+        "timerDequeueTps",
+        "timerEnqueueTps",
+        "timerOffsetBehind",
+        "timerReadBehind",
+    ]
 )
 # documented: rocketq keeps no day-start counters and has no timer wheel, so clusterList's #Hour and #Timer read 0
 ROCKETQ_WITHOUT = [

@@ -40,7 +40,9 @@ async def round_trip(t: Target, topic: str, group: str, **options: Any) -> dict[
     async with Producer("RefSdkP", namesrv_addr=t.ns_addr, **options) as p:
         statuses = []
         for i in range(N):
-            msg = Message(topic, f"sdk-body-{i}".encode(), tags=TAGS[i % 3], keys=[f"sdk-key-{i}"], properties={"seq": str(i)})
+            msg = Message(
+                topic, f"sdk-body-{i}".encode(), tags=TAGS[i % 3], keys=[f"sdk-key-{i}"], properties={"seq": str(i)}
+            )
             statuses.append((await asyncio.wait_for(p.send(msg), 30)).send_status.name)
     got: dict[str, MessageExt] = {}
     done = asyncio.Event()
