@@ -6,10 +6,13 @@
 #                          them: ports, --bind, --enable-proxy, --acl, -c broker.conf (once per broker), --store-dir…)
 #                          BROKERS=2 adds broker-b on 11911: a second broker process uses a second core
 #   make venv              .venv with `-e .[test,dev,spark,grpc]` (SPARK=0 leaves out pyspark)
-#   make test              the whole suite (unit, integration, compat, spark); installs Java 17 for Spark if needed
-#                          and, when npm is on PATH, the Node.js clients ali-ons and rocketmq-client-nodejs (npm ci)
-#   make test-unit | test-integration | test-compat | test-spark
+#   make test              the whole suite (unit, integration, compat, reference, dashboard, spark); installs Java 17
+#                          for Spark if needed, when npm is on PATH the Node.js clients ali-ons and
+#                          rocketmq-client-nodejs (npm ci), the reference peers (make peers), Chromium and the Dashboard
+#   make test-unit | test-integration | test-compat | test-reference | test-spark
 #   make test-wheel        build the wheel, install it in a fresh venv, start mqnamesrv + mqbroker, send (marker wheel)
+#   make peers             Apache RocketMQ 5.5.0 and its Java/Go clients for tests/reference, from Maven Central and
+#                          the Go module proxy, cached under ~/.cache/rocketq/<thing>-<version>/ (a no-op when cached)
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
 #   make dist              dist/rocketq-<version>-py3-none-any.whl (core deps only; extras grpc, spark, bench, test, dev)
 #   make dashboard         the official RocketMQ Dashboard (built once, cached in ~/.cache/rocketq) against the
@@ -48,7 +51,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run run-venv dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-spark java ons node5 lint bench bench-setup bench-latency clean distclean
+.PHONY: help venv run run-venv dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-reference test-spark java ons node5 peers lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -142,7 +145,45 @@ $(NODE5_STAMP): $(NODE5)/package.json $(NODE5)/package-lock.json
 	@if npm ci --prefix $(NODE5) --no-audit --no-fund --loglevel=error; then touch $@; \
 	else echo "make node5: npm ci failed (no registry?); the Node.js 5.x compat tests will be skipped" >&2; fi
 
-test: venv java ons node5 chromium dashboard-jar
+# The reference peers (tests/reference): Apache RocketMQ 5.5.0's jars (namesrv, broker, proxy, tools) copied by Maven,
+# the Java 4.x (rocketmq-client 4.9.8) and 5.x (rocketmq-client-java 5.0.8) drivers compiled by Maven, the Go driver
+# (rocketmq-client-go/v2) built by go. Each is rebuilt only when its files here change; Maven's and Go's own caches
+# (~/.m2, ~/go/pkg/mod) keep the downloads. Without mvn/java or go the matching tests skip with the reason.
+ROCKETQ_PEERS ?= $(HOME)/.cache/rocketq
+export ROCKETQ_PEERS
+PEERS_DIR := $(ROCKETQ_PEERS)
+REF := tests/reference
+MVN := mvn -B -q
+RMQ_DIR := $(PEERS_DIR)/rocketmq-5.5.0
+J4_DIR := $(PEERS_DIR)/java4-driver-4.9.8
+J5_DIR := $(PEERS_DIR)/java5-driver-5.0.8
+GO_DIR := $(PEERS_DIR)/go-driver-$(shell sed -n 's|.*apache/rocketmq-client-go/v2 ||p' $(REF)/godriver/go.mod)
+
+peers:
+	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(RMQ_DIR)/.stamp $(J4_DIR)/.stamp $(J5_DIR)/.stamp; \
+	else echo "make peers: mvn or java not found; the Java reference tests will be skipped"; fi
+	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory $(GO_DIR)/driver; \
+	else echo "make peers: go not found; the Go reference tests will be skipped"; fi
+
+$(RMQ_DIR)/.stamp: $(REF)/server/pom.xml
+	rm -rf $(RMQ_DIR) && $(MVN) -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(RMQ_DIR)/lib
+	touch $@
+
+# a driver: its classes and its dependencies' jars (lib/) in the cache directory; the pom is the first prerequisite
+BUILD_JAVA_DRIVER = rm -rf $(@D) && $(MVN) -f $< package dependency:copy-dependencies -DincludeScope=runtime \
+	-Dpeer.dir=$(@D) -DoutputDirectory=$(@D)/lib && touch $@
+
+$(J4_DIR)/.stamp: $(REF)/java4/pom.xml $(shell find $(REF)/java4/src -name '*.java')
+	$(BUILD_JAVA_DRIVER)
+
+$(J5_DIR)/.stamp: $(REF)/java5/pom.xml $(shell find $(REF)/java5/src -name '*.java')
+	$(BUILD_JAVA_DRIVER)
+
+$(GO_DIR)/driver: $(REF)/godriver/go.mod $(REF)/godriver/go.sum $(wildcard $(REF)/godriver/*.go)
+	cd $(REF)/godriver && go build -o $@ .
+
+test: venv java ons node5 peers chromium dashboard-jar
 	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
 
 test-unit: venv
@@ -153,6 +194,9 @@ test-integration: venv
 
 test-compat: venv ons node5
 	$(RUN_PYTEST) -m compat $(PYTEST_ARGS)
+
+test-reference: venv peers
+	$(RUN_PYTEST) -m reference $(PYTEST_ARGS)
 
 test-spark: venv java
 	$(RUN_PYTEST) -m spark $(PYTEST_ARGS)

@@ -1,10 +1,11 @@
 """Suite-wide pytest wiring: markers by directory, skips for missing optional runtimes, and the golden-frame folder.
 
-Tests under ``tests/spark/``, ``tests/compat/`` and ``tests/dashboard/`` are marked ``spark``, ``compat`` and
-``dashboard`` automatically, so ``pytest -m spark`` (etc.) selects them whether or not each test carries the marker
-itself. A ``spark`` test is skipped when pyspark or Java 17+ is missing, a ``compat`` test when the official client
-(PyPI ``rocketmq``) is, a ``dashboard`` test when Chromium, Playwright or the built Dashboard is; ``make test``
-installs all of them, so in CI they run.
+Tests under ``tests/spark/``, ``tests/compat/``, ``tests/dashboard/`` and ``tests/reference/`` are marked ``spark``,
+``compat``, ``dashboard`` and ``reference`` automatically, so ``pytest -m spark`` (etc.) selects them whether or not
+each test carries the marker itself. A ``spark`` test is skipped when pyspark or Java 17+ is missing, a ``compat``
+test when the official client (PyPI ``rocketmq``) is, a ``dashboard`` test when Chromium, Playwright or the built
+Dashboard is, a ``reference`` test when ``make peers`` has not built its peer; ``make test`` installs all of them, so
+in CI they run.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _DIR_MARKERS = {
     "spark": REPO / "tests" / "spark",
     "compat": REPO / "tests" / "compat",
     "dashboard": REPO / "tests" / "dashboard",
+    "reference": REPO / "tests" / "reference",
 }
 
 

@@ -59,9 +59,10 @@ def free_port_pair() -> int:
 
 
 class Proc:
-    """A child process whose stdout lines are collected by a reader thread; stderr goes to ``log``."""
+    """A child process whose stdout lines are collected by a reader thread; stderr goes to ``log``; ``env`` is added
+    to this process's environment."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
         self.log = log
         self._err = open(log, "wb")  # noqa: SIM115 - closed in stop()
         self.p = subprocess.Popen(
@@ -71,7 +72,7 @@ class Proc:
             stderr=self._err,
             stdin=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", **(env or {})},
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)

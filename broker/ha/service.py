@@ -5,9 +5,10 @@ their start and stop, decides a master's start-up fence, and answers the HA admi
 * GET_BROKER_HA_STATUS (907, 5.x's code; ``mqadmin haStatus``): a JSON body shaped like J's ``HARuntimeInfo``
   (``master``, ``masterCommitLogMaxOffset``, ``inSyncSlaveNums``, ``haConnectionInfo[]``, ``haClientRuntimeInfo``)
   plus this project's state (``fenced``, ``state``, ``aheadOfMasterBytes``).
-* GET_BROKER_RUNTIME_INFO (28): the reply's table gains ``brokerRole``, ``haState``, ``haSlaveCount``,
-  ``haPush2SlaveMaxOffset``, ``haSlaveBehindBytes`` (master: the worst connected slave) or ``haMasterAddr``,
-  ``haBehindMasterBytes``, ``haAheadOfMasterBytes`` (slave) — what ``brokerStatus`` and ``clusterList`` show.
+* GET_BROKER_RUNTIME_INFO (28): the reply's table gains ``brokerRole``, ``brokerActive``, ``haState``,
+  ``haSlaveCount``, ``haPush2SlaveMaxOffset``, ``haSlaveBehindBytes`` (master: the worst connected slave) or
+  ``haMasterAddr``, ``haBehindMasterBytes``, ``haAheadOfMasterBytes`` (slave) — what ``brokerStatus`` and
+  ``clusterList`` show.
 """
 
 from __future__ import annotations
@@ -267,7 +268,7 @@ class HAService:
 
     def runtime_entries(self) -> dict[str, str]:
         st = self.status()
-        out = {"brokerRole": st.broker_role}
+        out = {"brokerRole": st.broker_role, "brokerActive": "true" if st.master else "false"}
         if st.master:
             behind = [c.diff for c in st.ha_connection_info]
             out["haState"] = "FENCED" if st.fenced else "SERVING"

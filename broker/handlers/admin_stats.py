@@ -20,7 +20,8 @@ GET_BROKER_RUNTIME_INFO (28)
     KVTable ``{"table":{...}}`` (all values strings): brokerVersionDesc, brokerVersion, msgPutTotalTodayNow,
     msgGetTotalTodayNow, putTps / getFoundTps / getMissTps / getTotalTps / getTransferedTps ("10s 60s 600s" rates
     from BrokerStats' once-a-second samples), send/pull queue sizes, earliestMessageTimeStamp, commitLogDiskRatio,
-    commitLogMinOffset/MaxOffset, dispatchBehindBytes, bootTimestamp, runtime, topicCount, queueCount, …
+    commitLogMinOffset/MaxOffset, dispatchBehindBytes, bootTimestamp, runtime, topicCount, queueCount, brokerActive
+    ("true" on a master, clusterList's #ACTIVATED), …
 GET_CONSUMER_RUNNING_INFO (307)
     forwarded with the same ext fields and body to the connection of that clientId (10 s); the client's reply code,
     remark and body are relayed unchanged (the body as bytes: clients do not write valid JSON there). Unknown client
@@ -262,6 +263,7 @@ class AdminStatsHandlers:
             "getMissTps": st.tps_windows(BROKER_GET_MISS),
             "getTotalTps": st.tps_windows(BROKER_GET_TOTAL),
             "getTransferedTps": st.tps_windows(BROKER_GET_NUMS),
+            "getTransferredTps": st.tps_windows(BROKER_GET_NUMS),  # 5.x's spelling, read by 5.5.0's clusterList
             # requests inside the send / pull handlers (J: thread-pool queue lengths); held pulls excluded
             "sendThreadPoolQueueSize": st.send_inflight,
             "pullThreadPoolQueueSize": max(st.pull_inflight - st.pull_held, 0),
@@ -277,6 +279,9 @@ class AdminStatsHandlers:
             "topicCount": len(self._topics.all()),
             "consumerGroupOnlineCount": len(self._clients.consumer_groups()),
             "producerGroupOnlineCount": len(self._clients.producer_groups()),
+            # J: isSpecialServiceRunning(), a master's schedule/transaction services; clusterList's #ACTIVATED
+            # (broker.ha says "false" on a slave)
+            "brokerActive": "true",
         }
         for key, value in info.items():
             table.setdefault(key, value)

@@ -108,7 +108,7 @@ class SendBackHandlers:
             topic = T.dlq_topic(h.group)
             dlq = self._topics.create_if_absent(topic, DLQ_NUMS_PER_GROUP, T.PERM_RW)
             qid = random.randrange(max(1, min(DLQ_NUMS_PER_GROUP, dlq.write_queue_nums)))
-            props.pop(PropertyKey.DELAY, None)
+            props[PropertyKey.DELAY] = "0"  # J: msgExt.setDelayTimeLevel(0) before the DLQ put, stored as DELAY=0
             text = encode_properties(props)
             self.to_dlq += 1
         else:

@@ -21,7 +21,8 @@ user_properties                    as given                        reserved name
 
 On delivery: ``message_type`` from TRAN_MSG / TIMER_DELIVER_MS or DELAY / __SHARDINGKEY, ``body_digest`` MD5 in
 UPPERCASE hex (the Python client compares case-sensitively), ``dead_letter_queue`` from DLQ_ORIGIN_TOPIC /
-DLQ_ORIGIN_MESSAGE_ID, and user properties = every property not in ``RESERVED_KEYS``.
+DLQ_ORIGIN_MESSAGE_ID, and user properties = every property not in ``RESERVED_KEYS`` except __SHARDINGKEY and
+TRANSACTION_CHECK_TIMES (as J's proxy delivers them).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ DLQ_ORIGIN_MESSAGE_ID: Final = "DLQ_ORIGIN_MESSAGE_ID"
 
 # RocketMQ MessageConst.STRING_HASH_SET (5.3): user properties may not use these names.
 RESERVED_KEYS: Final = frozenset(
-    {v for k, v in vars(PropertyKey).items() if k.isupper() and isinstance(v, str)}
+    {v for k, v in vars(PropertyKey).items() if k.isupper() and isinstance(v, str) and v != PropertyKey.TRANSACTION_ID}
     | {
         SHARDING_KEY,
         TIMER_DELIVER_MS,
@@ -75,6 +76,10 @@ RESERVED_KEYS: Final = frozenset(
         "REAL_QID",
     }
 )
+# Delivered as user properties all the same: Apache RocketMQ 5.5.0's proxy hides only MessageConst.STRING_HASH_SET,
+# which lacks __SHARDINGKEY and TRANSACTION_CHECK_TIMES, so its 5.x clients see a FIFO message's group and a checked
+# transaction's check count there (and __transactionId__, never reserved) (tests/reference).
+DELIVERY_HIDDEN: Final = RESERVED_KEYS - {SHARDING_KEY, PropertyKey.TRANSACTION_CHECK_TIMES}
 _BAD_TAG = re.compile(r"[|\x00-\x1f\x7f]")
 
 
@@ -215,7 +220,7 @@ def to_v2(
     out.topic.name = topic if topic is not None else m.topic
     out.body = m.body
     for k, v in props.items():
-        if k not in RESERVED_KEYS:
+        if k not in DELIVERY_HIDDEN:
             out.user_properties[k] = v
     sp = out.system_properties
     if m.tags is not None:

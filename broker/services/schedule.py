@@ -219,7 +219,10 @@ class ScheduleService:
             _log.warning("delayed message without REAL_TOPIC dropped", offset=m.queue_offset)
             return
         qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
-        props.pop(PropertyKey.DELAY, None)
+        # the re-put record keeps DELAY (and REAL_TOPIC / REAL_QID), as J's messageTimeUp stores it: its properties
+        # string is built before the level is cleared, so consumers of Apache RocketMQ see DELAY on delayed messages
+        # and on retries (tests/reference). A RocketMQ 5 delivery time goes to the timer (broker.services.timer), not
+        # through the levels.
         result = await self._store.put_message(
             PutRequest.from_ext(m, topic=topic, queue_id=qid, properties=encode_properties(props)),
             wait=False,  # J's messageTimeup: setWaitStoreMsgOK(false) (a SYNC_MASTER re-put waits for no slave)

@@ -4,12 +4,13 @@
 Storage, as J lays it out, so the state survives a restart with no file of its own:
 
 * a half message (SEND with sysFlag TRANSACTION_PREPARED) is stored in ``RMQ_SYS_TRANS_HALF_TOPIC`` queue 0 with
-  REAL_TOPIC / REAL_QID naming its destination and the transaction type reset to NOT_TYPE (so it is dispatched to a
+  REAL_TOPIC / REAL_QID naming its destination, __transactionId__ = its UNIQ_KEY (J's parseHalfMessageInner) and the transaction type reset to NOT_TYPE (so it is dispatched to a
   consume queue and can be scanned by queue offset);
 * a decision (END_TRANSACTION COMMIT or ROLLBACK) writes an op marker to ``RMQ_SYS_TRANS_OP_HALF_TOPIC`` queue 0:
   body = the half message's queue offset as decimal text, tag "d" (J's REMOVETAG). COMMIT first re-puts the real
-  message (real topic/queue, sysFlag COMMIT, PREPARED_TRANSACTION_OFFSET = the half's commit-log offset,
-  TRAN_PREPARED_QUEUE_OFFSET = the half's queue offset, TRAN_MSG removed);
+  message (real topic/queue, sysFlag COMMIT, PREPARED_TRANSACTION_OFFSET = the half's commit-log offset; the half's
+  properties as J's endMessageTransaction keeps them: TRAN_MSG, PGROUP and __transactionId__ stay, REAL_TOPIC /
+  REAL_QID and our TRAN_PREPARED_QUEUE_OFFSET go);
 * the check progress (the first half offset not yet settled) is a consumer offset of group ``CID_SYS_RMQ_TRANS`` on
   the half topic, persisted with the other consumer offsets. At start the op queue is read from its start (it is
   bounded by commit-log retention) to rebuild the set of settled half offsets.
@@ -176,6 +177,8 @@ class TransactionService:
         props = dict(properties)
         props[PropertyKey.REAL_TOPIC] = topic
         props[PropertyKey.REAL_QID] = str(queue_id)
+        if uniq := props.get(PropertyKey.UNIQ_KEY):
+            props[PropertyKey.TRANSACTION_ID] = uniq
         return await self._store.put_message(
             PutRequest(
                 T.TRANS_HALF_TOPIC,
@@ -208,8 +211,7 @@ class TransactionService:
         props = dict(half.properties)
         topic = props.pop(PropertyKey.REAL_TOPIC, "")
         qid = int(props.pop(PropertyKey.REAL_QID, "0") or 0)
-        props.pop(PropertyKey.TRANSACTION_PREPARED, None)
-        props[PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET] = str(queue_offset)
+        props.pop(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET, None)  # our check copies' mark, not J's
         if not topic:
             raise TransactionError("The half message has no REAL_TOPIC")
         result = await self._store.put_message(

@@ -56,7 +56,11 @@ async def test_transactions_commit_rollback_checkback(tmp_path: Path, client: Re
                 r = await pull(client, broker.addr, "CID_tx", "TxTopic", q, 0, suspend_ms=0)
                 bodies += [(m.body, m.properties) for m in messages(r)]
             assert sorted(b for b, _ in bodies) == [b"commit", b"unknown"]
-            assert all("TRAN_MSG" not in p and "REAL_TOPIC" not in p for _, p in bodies)
+            # as Apache RocketMQ's endMessageTransaction: the half's properties stay (TRAN_MSG, __transactionId__ =
+            # UNIQ_KEY), only REAL_TOPIC / REAL_QID go (tests/reference compares it with Apache RocketMQ 5.5.0)
+            assert all(p["TRAN_MSG"] == "true" and "REAL_TOPIC" not in p and "REAL_QID" not in p for _, p in bodies)
+            assert all(p["__transactionId__"] == p["UNIQ_KEY"] for _, p in bodies)
+            assert all("TRAN_PREPARED_QUEUE_OFFSET" not in p for _, p in bodies)
         # restart: op markers and the check offset survive; nothing is checked or delivered again
         async with run_broker(ns, tmp_path, **tx_cfg) as broker:
             svc = broker.wiring.transactions

@@ -1,0 +1,77 @@
+"""Session fixtures of the reference suite: Apache RocketMQ 5.5.0 and rocketq started side by side (in parallel, the
+JVMs take ~30 s on 2 cores), and one driver process per official client shared by every scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pytest
+
+from tests.reference.peers import Apache, Driver, missing, start_apache, start_rocketq
+from tests.servers import Servers
+
+
+@dataclass(frozen=True)
+class Target:
+    """One cluster a scenario runs against: "apache" or "rocketq"."""
+
+    name: str
+    ns_addr: str
+    broker_addr: str
+    grpc_endpoint: str
+
+
+def _need(peer: str) -> None:
+    if reason := missing(peer):
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
+    """Both clusters, keyed by name; Apache RocketMQ first in iteration order."""
+    _need("apache")
+    work = tmp_path_factory.mktemp("reference")
+    with ThreadPoolExecutor(2) as pool:
+        apache_f = pool.submit(start_apache, work / "apache")
+        ours_f = pool.submit(start_rocketq, work / "rocketq")
+        apache: Apache | None = None
+        ours: Servers | None = None
+        try:
+            apache = apache_f.result()
+            ours, ours_grpc = ours_f.result()
+            yield {
+                "apache": Target("apache", apache.ns_addr, apache.broker_addr, apache.grpc_endpoint),
+                "rocketq": Target("rocketq", ours.ns_addr, ours.broker_addr, ours_grpc),
+            }
+        finally:
+            if apache is None and apache_f.exception() is None:
+                apache = apache_f.result()
+            if ours is None and ours_f.exception() is None:
+                ours = ours_f.result()[0]
+            if apache is not None:
+                apache.stop()
+            if ours is not None:
+                ours.stop()
+
+
+@pytest.fixture(scope="session")
+def java4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    _need("java4")
+    with Driver.java4(tmp_path_factory.mktemp("java4") / "driver.log") as d:
+        yield d
+
+
+@pytest.fixture(scope="session")
+def java5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    _need("java5")
+    with Driver.java5(tmp_path_factory.mktemp("java5") / "driver.log") as d:
+        yield d
+
+
+@pytest.fixture(scope="session")
+def godriver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    _need("go")
+    with Driver.go(tmp_path_factory.mktemp("go") / "driver.log") as d:
+        yield d

@@ -1,0 +1,203 @@
+package rocketq.ref;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.client.apis.ClientConfiguration;
+import org.apache.rocketmq.client.apis.ClientServiceProvider;
+import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
+import org.apache.rocketmq.client.apis.consumer.FilterExpression;
+import org.apache.rocketmq.client.apis.consumer.FilterExpressionType;
+import org.apache.rocketmq.client.apis.consumer.PushConsumer;
+import org.apache.rocketmq.client.apis.consumer.SimpleConsumer;
+import org.apache.rocketmq.client.apis.message.Message;
+import org.apache.rocketmq.client.apis.message.MessageBuilder;
+import org.apache.rocketmq.client.apis.message.MessageView;
+import org.apache.rocketmq.client.apis.producer.Producer;
+import org.apache.rocketmq.client.apis.producer.ProducerBuilder;
+import org.apache.rocketmq.client.apis.producer.SendReceipt;
+import org.apache.rocketmq.client.apis.producer.Transaction;
+import org.apache.rocketmq.client.apis.producer.TransactionResolution;
+
+/**
+ * Drives the Java 5.x gRPC client (rocketmq-client-java 5.0.8) for tests/reference: one JSON command a line on
+ * stdin, JSON lines on stdout describing what the client observed, then {"event":"done"} per command. Commands and
+ * their fields: see tests/reference/test_java5_client.py.
+ */
+public final class Driver5 {
+  private static final Gson GSON = new Gson();
+  private static final ClientServiceProvider PROVIDER = ClientServiceProvider.loadService();
+
+  private Driver5() {}
+
+  static synchronized void emit(Object... kv) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    System.out.println(GSON.toJson(m));
+    System.out.flush();
+  }
+
+  static String str(JsonObject c, String k, String dflt) {
+    return c.has(k) ? c.get(k).getAsString() : dflt;
+  }
+
+  static int num(JsonObject c, String k, int dflt) {
+    return c.has(k) ? c.get(k).getAsInt() : dflt;
+  }
+
+  static ClientConfiguration config(JsonObject c) {
+    return ClientConfiguration.newBuilder().setEndpoints(str(c, "endpoint", "")).enableSsl(false)
+        .setRequestTimeout(Duration.ofSeconds(10)).build();
+  }
+
+  static void emitMsg(MessageView m) {
+    byte[] body = new byte[m.getBody().remaining()];
+    m.getBody().duplicate().get(body);
+    List<String> keys = new ArrayList<>(m.getKeys());
+    Collections.sort(keys);
+    emit("event", "msg", "topic", m.getTopic(), "tags", m.getTag().orElse(null), "keys", String.join(" ", keys),
+        "body", new String(body, StandardCharsets.UTF_8), "props", new TreeMap<>(m.getProperties()),
+        "deliveryAttempt", m.getDeliveryAttempt(), "messageGroup", m.getMessageGroup().orElse(null),
+        "hasDeliveryTimestamp", m.getDeliveryTimestamp().isPresent());
+  }
+
+  static Message message(JsonObject c, int i) {
+    String prefix = str(c, "prefix", "m");
+    String[] tags = str(c, "tags", "TagA,TagB,TagC").split(",");
+    MessageBuilder b = PROVIDER.newMessageBuilder().setTopic(str(c, "topic", "")).setTag(tags[i % tags.length])
+        .setKeys(prefix + "-key-" + i).setBody((prefix + "-body-" + i).getBytes(StandardCharsets.UTF_8))
+        .addProperty("seq", Integer.toString(i));
+    if (c.has("groups")) {
+      b.setMessageGroup("g" + (i % c.get("groups").getAsInt()));
+    }
+    if (c.has("delayMs")) {
+      b.setDeliveryTimestamp(System.currentTimeMillis() + c.get("delayMs").getAsLong());
+    }
+    return b.build();
+  }
+
+  static Producer producer(JsonObject c, boolean transactional) throws Exception {
+    ProducerBuilder b = PROVIDER.newProducerBuilder().setClientConfiguration(config(c)).setTopics(str(c, "topic", ""));
+    if (transactional) {
+      b.setTransactionChecker(v -> {
+        emit("event", "check", "keys", String.join(" ", v.getKeys()));
+        return TransactionResolution.COMMIT;
+      });
+    }
+    return b.build();
+  }
+
+  static void send(JsonObject c) throws Exception {
+    try (Producer p = producer(c, false)) {
+      for (int i = 0; i < num(c, "count", 1); i++) {
+        SendReceipt r = p.send(message(c, i));
+        emit("event", "sent", "hasMsgId", r.getMessageId() != null && !r.getMessageId().toString().isEmpty());
+      }
+    }
+  }
+
+  static void transaction(JsonObject c) throws Exception {
+    String end = str(c, "end", "commit");  // commit | rollback | none (left to the check-back)
+    try (Producer p = producer(c, true)) {
+      for (int i = 0; i < num(c, "count", 1); i++) {
+        Transaction tx = p.beginTransaction();
+        p.send(message(c, i), tx);
+        if (end.equals("commit")) {
+          tx.commit();
+        } else if (end.equals("rollback")) {
+          tx.rollback();
+        }
+        emit("event", "sent", "end", end);
+      }
+      if (end.equals("none")) {
+        simple(c);  // the checker commits while the consumer waits
+      }
+    }
+  }
+
+  static Map<String, FilterExpression> subscription(JsonObject c) {
+    return Collections.singletonMap(str(c, "topic", ""),
+        new FilterExpression(str(c, "expr", "*"), FilterExpressionType.TAG));
+  }
+
+  static void simple(JsonObject c) throws Exception {
+    int want = num(c, "expect", 1);
+    long deadline = System.currentTimeMillis() + num(c, "timeoutMs", 30_000);
+    try (SimpleConsumer consumer = PROVIDER.newSimpleConsumerBuilder().setClientConfiguration(config(c))
+        .setConsumerGroup(str(c, "group", "")).setSubscriptionExpressions(subscription(c))
+        .setAwaitDuration(Duration.ofSeconds(2)).build()) {
+      int got = 0;
+      while (got < want && System.currentTimeMillis() < deadline) {
+        for (MessageView m : consumer.receive(16, Duration.ofSeconds(num(c, "invisibleS", 15)))) {
+          emitMsg(m);
+          got++;
+          if (!(str(c, "fail", "none").equals("once") && m.getDeliveryAttempt() == 1)) {
+            consumer.ack(m);
+          }
+        }
+      }
+      if (got < want) {
+        emit("event", "timeout", "missing", want - got);
+      }
+    }
+  }
+
+  static void push(JsonObject c) throws Exception {
+    int want = num(c, "expect", num(c, "count", 1));
+    CountDownLatch latch = new CountDownLatch(want);
+    boolean failOnce = str(c, "fail", "none").equals("once");
+    try (PushConsumer consumer = PROVIDER.newPushConsumerBuilder().setClientConfiguration(config(c))
+        .setConsumerGroup(str(c, "group", "")).setSubscriptionExpressions(subscription(c))
+        .setMessageListener(m -> {
+          emitMsg(m);
+          latch.countDown();
+          return failOnce && m.getDeliveryAttempt() == 1 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS;
+        }).build()) {
+      if (num(c, "count", 0) > 0) {
+        send(c);
+      }
+      if (!latch.await(num(c, "timeoutMs", 30_000), TimeUnit.MILLISECONDS)) {
+        emit("event", "timeout", "missing", latch.getCount());
+      }
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    emit("event", "ready");
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.isBlank()) {
+        continue;
+      }
+      JsonObject c = JsonParser.parseString(line).getAsJsonObject();
+      try {
+        switch (c.get("cmd").getAsString()) {
+          case "send": send(c); break;
+          case "simple": simple(c); break;
+          case "push": push(c); break;
+          case "transaction": transaction(c); break;
+          default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
+        }
+      } catch (Throwable e) {
+        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()));
+      }
+      emit("event", "done");
+    }
+    System.exit(0);
+  }
+}

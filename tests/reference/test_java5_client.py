@@ -1,0 +1,159 @@
+"""The Java 5.x gRPC client (rocketmq-client-java 5.0.8, the client RocketMQ 5 recommends) against Apache
+RocketMQ 5.5.0's proxy (cluster mode) and against rocketq's gRPC endpoint (``--enable-proxy``): the same commands on
+both through one driver JVM, compared. Topics and groups are made with the Java 4.x admin (the driver's
+``create_topic`` / ``create_group``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.reference.compare import VOLATILE, assert_same, errors
+from tests.reference.conftest import Target
+from tests.reference.peers import Driver, mqadmin, wait_route
+from tests.reference.test_java4_client import create, on_both
+
+pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
+
+COMPATFIX_POP_START = pytest.mark.xfail(
+    reason="compatfix: a new POP group starts at the queue's end on rocketq, at the first message in memory on Apache"
+)
+
+
+def create_typed(t: Target, work: Path, topic: str, message_type: str) -> None:
+    """A topic that accepts one RocketMQ 5 message type (``+message.type``, which the 5.x proxy checks), made with
+    Apache RocketMQ 5.5.0's mqadmin on either cluster."""
+    out = mqadmin(
+        t.ns_addr, work, "updateTopic", "-c", "RefCluster", "-t", topic, "-a", f"+message.type={message_type}"
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    wait_route(t.ns_addr, topic)
+
+
+def view(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return sorted(
+        (
+            e["topic"],
+            e["tags"],
+            e["keys"],
+            e["body"],
+            e["deliveryAttempt"],
+            e.get("messageGroup"),
+            e["hasDeliveryTimestamp"],
+            tuple(sorted((k, "*" if k in VOLATILE else v) for k, v in e["props"].items())),
+        )
+        for e in events
+        if e["event"] == "msg"
+    )
+
+
+def ok(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    got = [(e["keys"], e["deliveryAttempt"]) for e in events if e["event"] == "msg"]
+    assert not errors(events), f"{errors(events)}; received {got}"
+    return events
+
+
+def test_push_consumer_started_before_sends(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    def run(t: Target) -> Any:
+        create(java4, t, "Ref5Push")
+        return view(ok(java5.run(cmd="push", endpoint=t.grpc_endpoint, topic="Ref5Push", group="Ref5PushC", count=6)))
+
+    seen = on_both(targets, run)
+    assert len(seen["apache"]) == 6
+    assert_same(seen)
+
+
+@COMPATFIX_POP_START
+def test_simple_consumer_created_after_sends(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    def run(t: Target) -> Any:
+        create(java4, t, "Ref5Simple")
+        ok(java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5Simple", count=5))
+        got = java5.run(cmd="simple", endpoint=t.grpc_endpoint, topic="Ref5Simple", group="Ref5SimpleC", expect=5)
+        return view(ok(got))
+
+    seen = on_both(targets, run)
+    assert len(seen["apache"]) == 5
+    assert_same(seen)
+
+
+def test_fifo_message_groups_in_order(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
+    """An orderly consumer group and messages in 2 message groups: each group's messages arrive in send order."""
+
+    work = tmp_path / "mqadmin"
+
+    def run(t: Target) -> Any:
+        create_typed(t, work, "Ref5Fifo", "FIFO")
+        out = mqadmin(t.ns_addr, work, "updateSubGroup", "-c", "RefCluster", "-g", "Ref5FifoC", "-o", "true")
+        assert out.returncode == 0, out.stdout + out.stderr
+        got = ok(
+            java5.run(cmd="push", endpoint=t.grpc_endpoint, topic="Ref5Fifo", group="Ref5FifoC", count=6, groups=2)
+        )
+        order: dict[str, list[str]] = {}
+        for e in got:
+            if e["event"] == "msg":
+                order.setdefault(e.get("messageGroup", ""), []).append(e["props"]["seq"])
+        return {"order": order, "got": view(got)}
+
+    seen = on_both(targets, run)
+    assert seen["apache"]["order"] == {"g0": ["0", "2", "4"], "g1": ["1", "3", "5"]}
+    assert_same(seen)
+
+
+def test_delivery_timestamp(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
+    """A 2 s delivery time: the message arrives (delay message type) with its delivery timestamp."""
+
+    def run(t: Target) -> Any:
+        create_typed(t, tmp_path / "mqadmin", "Ref5Delay", "DELAY")
+        got = java5.run(
+            cmd="push", endpoint=t.grpc_endpoint, topic="Ref5Delay", group="Ref5DelayC", count=2, delayMs=2000
+        )
+        return view(ok(got))
+
+    seen = on_both(targets, run)
+    assert all(m[6] for m in seen["apache"])
+    assert_same(seen)
+
+
+def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    """FAILURE on each message's first attempt: it comes again with deliveryAttempt 2."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "Ref5Retry")
+        got = java5.run(
+            cmd="push",
+            endpoint=t.grpc_endpoint,
+            topic="Ref5Retry",
+            group="Ref5RetryC",
+            count=2,
+            expect=4,
+            fail="once",
+            timeoutMs=60_000,
+        )
+        return view(ok(got))
+
+    seen = on_both(targets, run)
+    assert [m[4] for m in seen["apache"]] == [1, 2, 1, 2]
+    assert_same(seen)
+
+
+@pytest.mark.xfail(
+    reason="rocketq: the 5.x client's transaction checker is not always called within 30 s (seen when this scenario "
+    "runs first in a session; it passed after the other Java 5.x scenarios); issue 30 lists 5.x transactions beside "
+    "the POP start gap that compatfix closes"
+)
+def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
+    """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it."""
+
+    def run(t: Target) -> Any:
+        create_typed(t, tmp_path / "mqadmin", "Ref5Tx", "TRANSACTION")
+        got = java5.run(
+            cmd="transaction", endpoint=t.grpc_endpoint, topic="Ref5Tx", group="Ref5TxC", count=2, end="none", expect=2
+        )
+        checks = sorted(e["keys"] for e in got if e["event"] == "check")
+        return {"checks": checks, "got": view(ok(got))}
+
+    seen = on_both(targets, run)
+    assert seen["apache"]["checks"] == ["m-key-0", "m-key-1"]
+    assert_same(seen)
