@@ -30,9 +30,10 @@ VOLATILE = frozenset(
     }
 )
 # docs/reference-differences.md: properties one side's broker stamps on stored messages and the other does not.
-# Apache RocketMQ 5.5.0 adds its cluster, region and trace switch to every message of a single (not batch) send;
-# rocketq seals every record with a whole-record CRC property (README "Whole-record CRC").
-BROKER_STAMPED = {"apache": frozenset({"CLUSTER", "MSG_REGION", "TRACE_ON"}), "rocketq": frozenset({"__CRC32#"})}
+# Both add the cluster, region and trace switch (CLUSTER, MSG_REGION, TRACE_ON) to every message of a single (not
+# batch) send, compared like any property; rocketq also seals every record with a whole-record CRC property (README
+# "Whole-record CRC").
+BROKER_STAMPED = {"apache": frozenset[str](), "rocketq": frozenset({"__CRC32#"})}
 
 
 def props_view(props: dict[str, str], target: str) -> tuple[tuple[str, str], ...]:

@@ -17,10 +17,6 @@ from tests.reference.test_java4_client import create, on_both
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
 
-COMPATFIX_POP_START = pytest.mark.xfail(
-    reason="compatfix: a new POP group starts at the queue's end on rocketq, at the first message in memory on Apache"
-)
-
 
 def create_typed(t: Target, work: Path, topic: str, message_type: str) -> None:
     """A topic that accepts one RocketMQ 5 message type (``+message.type``, which the 5.x proxy checks), made with
@@ -65,7 +61,6 @@ def test_push_consumer_started_before_sends(java4: Driver, java5: Driver, target
     assert_same(seen)
 
 
-@COMPATFIX_POP_START
 def test_simple_consumer_created_after_sends(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
     def run(t: Target) -> Any:
         create(java4, t, "Ref5Simple")
@@ -140,8 +135,7 @@ def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets:
 
 @pytest.mark.xfail(
     reason="rocketq: the 5.x client's transaction checker is not always called within 30 s (seen when this scenario "
-    "runs first in a session; it passed after the other Java 5.x scenarios); issue 30 lists 5.x transactions beside "
-    "the POP start gap that compatfix closes"
+    "runs first in a session; it passed after the other Java 5.x scenarios); open, see docs/reference-differences.md"
 )
 def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
     """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it."""

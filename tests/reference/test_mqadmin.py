@@ -20,23 +20,21 @@ pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
 
 _ADDR = re.compile(r"\d+\.\d+\.\d+\.\d+:\d+|\d+\.\d+\.\d+\.\d+")
 _NUM = re.compile(r"\d+")
-COMPATFIX = "compatfix: "
-
-# (name, arguments after the command; {broker} is the broker's address), and the compatfix gap a command hits
-COMMANDS: list[tuple[str, tuple[str, ...], str | None]] = [
-    ("clusterList", (), None),
-    ("topicList", (), None),
-    ("updateTopic", ("-c", "RefCluster", "-t", "RefMq"), None),
-    ("topicRoute", ("-t", "RefMq"), None),
-    ("topicStatus", ("-t", "RefMq"), "GET_TOPIC_CONFIG (351) is not supported"),
-    ("topicClusterList", ("-t", "RefMq"), None),
-    ("updateSubGroup", ("-c", "RefCluster", "-g", "RefMqG"), None),
-    ("brokerStatus", ("-b", "{broker}"), None),
-    ("getNamesrvConfig", (), None),
-    ("updateBrokerConfig", ("-b", "{broker}", "-k", "maxMessageSize", "-v", "4194304"), "runtime maxMessageSize"),
-    ("resetOffsetByTime", ("-g", "RefMqG", "-t", "RefMq", "-s", "now"), "reset offset for an offline group"),
-    ("allocateMQ", ("-t", "RefMq", "-i", "10.0.0.1,10.0.0.2"), None),
-    ("deleteTopic", ("-c", "RefCluster", "-t", "RefMq"), None),
+# (name, arguments after the command; {broker} is the broker's address)
+COMMANDS: list[tuple[str, tuple[str, ...]]] = [
+    ("clusterList", ()),
+    ("topicList", ()),
+    ("updateTopic", ("-c", "RefCluster", "-t", "RefMq")),
+    ("topicRoute", ("-t", "RefMq")),
+    ("topicStatus", ("-t", "RefMq")),
+    ("topicClusterList", ("-t", "RefMq")),
+    ("updateSubGroup", ("-c", "RefCluster", "-g", "RefMqG")),
+    ("brokerStatus", ("-b", "{broker}")),
+    ("getNamesrvConfig", ()),
+    ("updateBrokerConfig", ("-b", "{broker}", "-k", "maxMessageSize", "-v", "4194304")),
+    ("resetOffsetByTime", ("-g", "RefMqG", "-t", "RefMq", "-s", "now")),
+    ("allocateMQ", ("-t", "RefMq", "-i", "10.0.0.1,10.0.0.2")),
+    ("deleteTopic", ("-c", "RefCluster", "-t", "RefMq")),
 ]
 
 
@@ -99,10 +97,7 @@ def shape(out: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("command", "args"),
-    [
-        pytest.param(c, a, marks=pytest.mark.xfail(reason=COMPATFIX + gap) if gap else (), id=c)
-        for c, a, gap in COMMANDS
-    ],
+    [pytest.param(c, a, id=c) for c, a in COMMANDS],
 )
 def test_mqadmin_command(
     command: str, args: tuple[str, ...], java4: Driver, targets: dict[str, Target], tmp_path: Path

@@ -1,7 +1,7 @@
 """rocketq's own asyncio SDK (``client``) against Apache RocketMQ 5.5.0 and against rocketq: sync sends, then a push
-consumer from the first offset, compared like the official clients' scenarios. With default options the SDK speaks
-msgpack headers, which Apache RocketMQ cannot decode (issue 30; the compatfix branch makes JSON the default); with
-``serialize_type="JSON"`` it works on both today."""
+consumer from the first offset, compared like the official clients' scenarios: with ``serialize_type="JSON"`` and
+with default options (msgpack is only used once a rocketq server has offered it on the connection, so against Apache
+RocketMQ the default is JSON)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,6 @@ async def test_sdk_with_json_headers(java4: Driver, targets: dict[str, Target]) 
     assert_same(seen)
 
 
-@pytest.mark.xfail(reason="compatfix: the SDK's default (msgpack) headers are not understood by Apache RocketMQ")
 async def test_sdk_with_default_options(java4: Driver, targets: dict[str, Target]) -> None:
     seen = {}
     for name, t in targets.items():
