@@ -47,6 +47,7 @@ writes it — no Task per send.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import Awaitable, Callable
 
@@ -250,6 +251,10 @@ class SendHandlers:
             and h.sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
             and self.half is not None
         ):
+            if (
+                self._stamp is not None
+            ):  # a half message is stamped like any single send (J: the committed copy has them)
+                h = dataclasses.replace(h, properties=self._stamp.apply(h.properties or ""))
             stats = self._stats
             if stats is None:
                 return await self.half(ctx, cmd, h)

@@ -211,7 +211,7 @@ def test_reset_offset_for_offline_group(java4: Driver, targets: dict[str, Target
         ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefReset", group="RefP", count=3, prefix="rs"))
         first = ok(java4.run(cmd="consume", ns=t.ns_addr, topic="RefReset", group="RefResetC", expect=3))
         reset = java4.run(cmd="reset_offset", ns=t.ns_addr, topic="RefReset", group="RefResetC", timestamp=0)
-        again = java4.run(cmd="consume", ns=t.ns_addr, topic="RefReset", group="RefResetC", expect=3, timeoutMs=15_000)
+        again = java4.run(cmd="consume", ns=t.ns_addr, topic="RefReset", group="RefResetC", expect=3, timeoutMs=45_000)
         return {"first": messages(first, t.name), "reset": reset, "again": messages(again, t.name)}
 
     seen = on_both(targets, run)
