@@ -5,9 +5,9 @@ nothing, and a changed file applies to gRPC through the remoting watcher."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import grpc
 import pytest
@@ -21,21 +21,42 @@ from tests.harness import run_broker
 from tests.integration.acl_support import ACCOUNTS, write_acl
 
 MD = (("x-mq-client-id", "acl@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
-DATE = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # signed now: older dates are refused (replay)
 
 
 def creds(ak: str, sk: str) -> tuple[tuple[str, str], ...]:
-    sig = auth.sign(sk, DATE)
+    # signed at call time: a date older than 15 minutes is refused as a replay
+    date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    sig = auth.sign(sk, date)
     return (
         *MD,
-        ("x-mq-date-time", DATE),
+        ("x-mq-date-time", date),
         ("authorization", f"MQv2-HMAC-SHA1 Credential={ak}, SignedHeaders=x-mq-date-time, Signature={sig}"),
     )
 
 
-GOOD = creds("RocketMQ", "12345678")
-SUB_ONLY = creds("subOnlyKey", "12345678")
-BAD_SECRET = creds("RocketMQ", "wrongsecret")
+class Signed(Sequence[tuple[str, str]]):
+    """gRPC metadata signed when it is read, not when the module is imported (an old date is refused as a replay)."""
+
+    def __init__(self, ak: str, sk: str) -> None:
+        self.ak, self.sk = ak, sk
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(creds(self.ak, self.sk))
+
+    def __len__(self) -> int:
+        return len(creds(self.ak, self.sk))
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[str, str]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, str] | Sequence[tuple[str, str]]:
+        return creds(self.ak, self.sk)[i]
+
+
+GOOD = Signed("RocketMQ", "12345678")
+SUB_ONLY = Signed("subOnlyKey", "12345678")
+BAD_SECRET = Signed("RocketMQ", "wrongsecret")
 
 
 @pytest.fixture()

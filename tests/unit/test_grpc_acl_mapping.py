@@ -14,8 +14,6 @@ from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from protocol.acl.rules import ANY, PUB, SUB, Account, AclError, AclRules, parse_address_pattern
 
-DATE = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # signed now: older dates are refused (replay)
-
 
 def _res(msg: Any, field: str, name: str) -> None:
     getattr(msg, field).name = name
@@ -120,7 +118,9 @@ RULES = AclRules(
 )
 
 
-def _md(ak: str, sk: str, *, date: str = DATE, upper: bool = False) -> dict[str, str]:
+def _md(ak: str, sk: str, *, date: str | None = None, upper: bool = False) -> dict[str, str]:
+    # signed at call time (a date taken at import goes stale in a long run: older than 15 min is refused as a replay)
+    date = date or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     sig = auth.sign(sk, date)
     sig = sig.upper() if upper else sig
     return {
