@@ -4,7 +4,6 @@ broker address the name server gives them."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from broker.config import load_config
@@ -13,6 +12,7 @@ from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send
+from tests.servers import free_port_pair
 
 
 def test_fast_port_defaults_to_listen_port_minus_two() -> None:
@@ -22,24 +22,8 @@ def test_fast_port_defaults_to_listen_port_minus_two() -> None:
     assert load_config(None, {"listenPort": 0}).fast_listen_port == 0  # any free port
 
 
-def _free_pair() -> int:
-    """A port p such that p and p - 2 are both free now (the broker binds them right after)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            p = int(s.getsockname()[1])
-        try:
-            with socket.socket() as a, socket.socket() as b:
-                a.bind(("127.0.0.1", p))
-                b.bind(("127.0.0.1", p - 2))
-                return p
-        except OSError:
-            continue
-    raise AssertionError("no free port pair")
-
-
 async def test_fast_port_serves_the_same_requests(tmp_path: Path) -> None:
-    port = _free_pair()
+    port = free_port_pair()
     async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, listenPort=port) as broker:
         assert broker.fast_port == port - 2
         fast = f"127.0.0.1:{port - 2}"
