@@ -260,7 +260,9 @@ class StoreReads:
     ) -> int:
         return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp, upper=upper)
 
-    def get_offset_in_queue_by_time_sync(self, topic: str, queue_id: int, timestamp: int, *, upper: bool = False) -> int:
+    def get_offset_in_queue_by_time_sync(
+        self, topic: str, queue_id: int, timestamp: int, *, upper: bool = False
+    ) -> int:
         """J 5.x ``ConsumeQueue.getOffsetInQueueByTime(timestamp, boundaryType)`` over the live units (a binary search
         by store time), as Apache RocketMQ 5.5.0 answers it:
 

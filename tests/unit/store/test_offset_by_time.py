@@ -42,7 +42,7 @@ async def test_lower_and_upper_boundaries(tmp_path: Path) -> None:
             return store.get_offset_in_queue_by_time_sync(T, 0, T0 + t, upper=True)
 
         # before every message
-        assert (lower(-10**6), upper(-10**6), lower(-1), upper(-1)) == (0, 0, 0, 0)
+        assert (lower(-(10**6)), upper(-(10**6)), lower(-1), upper(-1)) == (0, 0, 0, 0)
         # after every message: LOWER the max offset (the end of the range), UPPER the last message
         assert (lower(10**9), upper(10**9), lower(601), upper(601)) == (9, 8, 9, 8)
         # at a store time: LOWER the first message stored then, UPPER the last
