@@ -1,11 +1,12 @@
 """Helpers of the Dashboard suite (tests marked ``dashboard``): what the fixtures in ``conftest.py`` start.
 
-One cluster per module: a name server and a broker as real processes (``tests.servers``; the broker's listenPort is
-chosen so that listenPort - 2, the fast port the Dashboard dials, is free), traffic from the synchronous SDK (a
+One cluster per module and backend: rocketq's name server and broker as real processes (``tests.servers``; the
+broker's listenPort is chosen so that listenPort - 2, the fast port the Dashboard dials, is free), or Apache RocketMQ
+5.5.0's (``tests.reference.peers``, without its proxy), traffic from the synchronous SDK (a
 producer, a push consumer, a consumer that sends every message to its DLQ, a group that consumed and went offline),
 the Dashboard jar (``scripts/dashboard.sh jar``, cached outside the checkout) started on a free port with its
-default configuration, and Debian's Chromium driven by Playwright. Screenshots go to ``$DASHBOARD_ARTIFACTS`` or
-``tmp/artifacts/dashboard`` in the checkout (printed at the start).
+default configuration, and Debian's Chromium driven by Playwright. Screenshots go to ``<dir>/<backend>/<page>.png``
+where ``<dir>`` is ``$DASHBOARD_ARTIFACTS`` or ``tmp/artifacts/dashboard`` in the checkout (printed at the start).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.servers import REPO, Servers
+from tests.servers import REPO
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -32,6 +33,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 BOOT_TIMEOUT_S = 300.0
+BACKENDS = ("rocketq", "apache")
+CLUSTER = "DashCluster"
 TOPIC = "DashTopic"
 GROUP = "DashGroup"
 DLQ_TOPIC = "DashDlqTopic"
@@ -73,9 +76,18 @@ class Traffic:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A running cluster the Dashboard is pointed at: ``backend`` is "rocketq" or "apache" (Apache RocketMQ 5.5.0)."""
+
+    backend: str
+    ns_addr: str
+    broker_addr: str
+
+
 @dataclass
 class Env:
-    servers: Servers
+    servers: Cluster
     url: str
     traffic: Traffic
     artifacts: Path
