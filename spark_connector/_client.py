@@ -235,9 +235,10 @@ class AdminSession:
 
     def search_offset(self, queue: QueueKey, timestamp_ms: int) -> int:
         """The first offset of ``queue`` stored at or after ``timestamp_ms`` (Kafka's ``offsetsForTimes`` rule; the
-        queue's max offset when every message is older). The broker's SEARCH_OFFSET_BY_TIMESTAMP answers as J 4.9
-        does: the nearer neighbour, which may be the message just before ``timestamp_ms``, or any one of several
-        stored in the same millisecond. So step from its answer, one message read per step, to the first match."""
+        queue's max offset when every message is older). rocketq and Apache RocketMQ 5.x answer SEARCH_OFFSET_BY_TIMESTAMP
+        that way; a 4.x broker answers the nearer neighbour, which may be the message just before ``timestamp_ms``, or
+        any one of several stored in the same millisecond. So step from its answer, one message read per step, to the
+        first match."""
         mq = _queue(queue)
 
         async def first_at_or_after() -> int:

@@ -67,7 +67,7 @@ class ConsumerManageHandlers:
 
     async def search_offset(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(SearchOffsetRequestHeader, cmd)
-        offset = await self._store.get_offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp)
+        offset = await self._store.get_offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp, upper=h.upper)
         return cmd.make_response(ext_fields={"offset": str(offset)})
 
     async def earliest_time(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:

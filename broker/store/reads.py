@@ -255,39 +255,41 @@ class StoreReads:
         u = cq.unit(qoff)
         return None if u is None else self._store_time_at(u[0], u[1])
 
-    async def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp)
+    async def get_offset_in_queue_by_time(
+        self, topic: str, queue_id: int, timestamp: int, *, upper: bool = False
+    ) -> int:
+        return self.get_offset_in_queue_by_time_sync(topic, queue_id, timestamp, upper=upper)
 
-    def get_offset_in_queue_by_time_sync(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """J 4.9's ``ConsumeQueue.getOffsetInQueueByTime``, over the live units: a binary search by store time that
-        returns a unit stored exactly at ``timestamp`` when it meets one, else the nearer of the two units around
-        it (the earlier one on a tie). So a timestamp before every message gives the min offset, one after every
-        message the offset of the LAST message (max offset - 1), not the max offset. 0 for no queue, the max
-        offset for a queue with no live unit."""
+    def get_offset_in_queue_by_time_sync(
+        self, topic: str, queue_id: int, timestamp: int, *, upper: bool = False
+    ) -> int:
+        """J 5.x ``ConsumeQueue.getOffsetInQueueByTime(timestamp, boundaryType)`` over the live units (a binary search
+        by store time), as Apache RocketMQ 5.5.0 answers it:
+
+        | boundary        | a unit stored at ``timestamp`` | none stored at it       | after every unit | before every unit |
+        |-----------------|--------------------------------|-------------------------|------------------|-------------------|
+        | LOWER (default) | the first of them              | the first one after it  | the max offset   | the min offset    |
+        | UPPER           | the last of them               | the last one before it  | max offset - 1   | 0                 |
+
+        LOWER is what SEARCH_OFFSET_BY_TIMESTAMP answers without a boundaryType and what resetOffsetByTime uses;
+        UPPER is for the end of a time range. 0 for no queue or an empty one; a queue whose every unit was removed
+        is "after every unit"."""
         cq = self._queue(topic, queue_id)
         if cq is None:
             return 0
-        lo, hi = cq.min_offset, cq.max_offset - 1
-        if hi < lo:
-            return cq.max_offset
-        left = right = -1
-        left_ts = right_ts = -1
-        while hi >= lo:
+        lo, hi = cq.min_offset, cq.max_offset
+        if hi == 0:
+            return 0
+        while lo < hi:  # the first live unit stored after ``timestamp`` (UPPER) or at/after it (LOWER)
             mid = (lo + hi) // 2
             ts = self._unit_store_time(cq, mid)
-            if ts is None:  # removed under us: search the live part
-                lo, left = mid + 1, mid
-            elif ts == timestamp:
-                return mid
-            elif ts > timestamp:
-                hi, right, right_ts = mid - 1, mid, ts
+            if ts is None or ts < timestamp or (upper and ts == timestamp):  # None: removed under us
+                lo = mid + 1
             else:
-                lo, left, left_ts = mid + 1, mid, ts
-        if left_ts == -1:
-            return right if right != -1 else cq.max_offset
-        if right_ts == -1:
-            return left
-        return right if abs(timestamp - left_ts) > abs(timestamp - right_ts) else left
+                hi = mid
+        if not upper:
+            return lo
+        return 0 if lo == cq.min_offset < cq.max_offset else lo - 1
 
     async def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
         """Store time of the queue's first live message; -1 when there is none."""

@@ -42,6 +42,7 @@ Requests (``!`` = required, otherwise nullable):
     |      |                                      |                                        | !topicFilterType topicSysFlag order  |
     |      |                                      |                                        | attributes                           |
     | 29   | SEARCH_OFFSET_BY_TIMESTAMP           | SearchOffsetRequestHeader              | !topic !queueId !timestamp           |
+    |      |                                      |                                        | boundaryType                         |
     | 30   | GET_MAX_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
     | 31   | GET_MIN_OFFSET                       | QueueRequestHeader                     | !topic !queueId                      |
     | 32   | GET_EARLIEST_MSG_STORETIME           | QueueRequestHeader                     | !topic !queueId                      |

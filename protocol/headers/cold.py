@@ -7,7 +7,7 @@
 | UpdateConsumerOffsetRequestHeader        | 15                         | !consumerGroup !topic !queueId !commitOffset    |
 | OffsetResponseHeader                     | 14, 29, 30, 31 replies     | !offset                                         |
 | QueueRequestHeader                       | 30, 31, 32                 | !topic !queueId                                 |
-| SearchOffsetRequestHeader                | 29                         | !topic !queueId !timestamp                      |
+| SearchOffsetRequestHeader                | 29                         | !topic !queueId !timestamp boundaryType         |
 | GetEarliestMsgStoretimeResponseHeader    | 32 reply                   | !timestamp                                      |
 | UnregisterClientRequestHeader            | 35                         | !clientID producerGroup consumerGroup           |
 | ConsumerGroupRequestHeader               | 38, 40, 203                | !consumerGroup                                  |
@@ -108,9 +108,17 @@ GetEarliestMsgStoretimeRequestHeader = QueueRequestHeader
 
 @header
 class SearchOffsetRequestHeader(WireHeader):
+    """SEARCH_OFFSET_BY_TIMESTAMP (29). ``boundaryType`` (5.x clients send it): ``UPPER`` (any case) asks for the
+    last message stored at or before the time; anything else, or none, for the first at or after it (LOWER)."""
+
     topic: str = wire("topic")
     queue_id: int = wire("queueId")
     timestamp: int = wire("timestamp")
+    boundary_type: str | None = wire("boundaryType", default=None)
+
+    @property
+    def upper(self) -> bool:
+        return self.boundary_type is not None and self.boundary_type.upper() == "UPPER"
 
 
 @header

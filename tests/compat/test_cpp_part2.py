@@ -100,8 +100,8 @@ def test_reset_offset_by_timestamp_reaches_a_running_cpp_consumer(servers: Serve
         time.sleep(0.01)  # store timestamps are in ms: keep the two batches apart
         assert produce(servers, "CompatReset", "sync", "b", count=10)["ok"] == 10
         wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 30, 90, "the next 10 messages")
-        # J's search answers the nearer neighbour of a time, so reset to the first b message's store time: an exact
-        # match on its queue, and on the others nearer their first b than their last a
+        # reset to the first b message's store time: the broker answers each queue's first message stored at or after
+        # it (J 5.5, BoundaryType.LOWER), its first b
         mark = asyncio.run(first_store_time(servers, "CompatReset", [f"b-key-{i}" for i in range(10)]))
         before = len(c.msgs)
         resp = asyncio.run(reset(servers, "CompatReset", "CID_reset", mark))

@@ -1,5 +1,7 @@
-"""Fixtures of the Dashboard suite: the cluster, its traffic and the Dashboard process, one of each per module
-(see ``tests/dashboard/support.py``).
+"""Fixtures of the Dashboard suite: the cluster, its traffic and the Dashboard process, one of each per module and
+backend (see ``tests/dashboard/support.py``). ``backend`` is a module-scoped parameter, so every test runs against
+rocketq and against Apache RocketMQ 5.5.0 (``make peers``; skipped with the reason when not built), each backend's
+tests in a row against one cluster and one Dashboard JVM.
 """
 
 from __future__ import annotations
@@ -17,49 +19,71 @@ from client import ConsumeResult, Message
 from client.sync import Producer, PushConsumer
 from protocol.message import MessageExt
 from tests.dashboard.support import (
+    BACKENDS,
     BOOT_TIMEOUT_S,
     CHROMIUM,
     CHROMIUM_ARGS,
+    CLUSTER,
     DLQ_GROUP,
     DLQ_TOPIC,
     GROUP,
     LAG_GROUP,
     MESSAGES,
     TOPIC,
+    Cluster,
     Env,
     Traffic,
     dashboard_jar,
     http_ok,
     wait,
 )
-from tests.servers import REPO, Proc, Servers, free_port, free_port_pair, launch
+from tests.reference import peers
+from tests.servers import REPO, Proc, free_port, free_port_pair, launch
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """ "rocketq" or "apache": the cluster the module's tests run against."""
+    name = str(request.param)
+    if name == "apache" and (why := peers.missing("apache")):
+        pytest.skip(why)
+    return name
 
 
 @pytest.fixture(scope="module")
-def artifacts() -> Path:
-    out = Path(os.environ.get("DASHBOARD_ARTIFACTS", REPO / "tmp" / "artifacts" / "dashboard"))
+def artifacts(backend: str) -> Path:
+    out = Path(os.environ.get("DASHBOARD_ARTIFACTS", REPO / "tmp" / "artifacts" / "dashboard")) / backend
     out.mkdir(parents=True, exist_ok=True)
-    print(f"\ndashboard screenshots: {out}")
+    print(f"\ndashboard screenshots ({backend}): {out}")
     return out
 
 
 @pytest.fixture(scope="module")
-def servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    """The module's cluster; a module's ``broker_extra(tmp)`` adds broker config lines (written before the start)."""
-    tmp = tmp_path_factory.mktemp("dashcluster")
-    extra = getattr(request.module, "broker_extra", None)
-    s = launch(
-        tmp, cluster="DashCluster", listen_port=free_port_pair(), broker_extra=extra(tmp) if extra is not None else ""
-    )
+def servers(
+    request: pytest.FixtureRequest, backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    """The module's cluster of cluster name CLUSTER; a module's ``broker_extra(tmp)`` (rocketq) or
+    ``apache_broker_extra(tmp)`` (Apache RocketMQ) adds broker config lines (written before the start)."""
+    tmp = tmp_path_factory.mktemp(f"dash-{backend}")
+    extra = getattr(request.module, "broker_extra" if backend == "rocketq" else "apache_broker_extra", None)
+    lines = extra(tmp) if extra is not None else ""
+    if backend == "apache":
+        apache = peers.start_apache(tmp, lines, cluster_name=CLUSTER, proxy=False)
+        try:
+            yield Cluster(backend, apache.ns_addr, apache.broker_addr)
+        finally:
+            apache.stop()
+        return
+    s = launch(tmp, cluster=CLUSTER, listen_port=free_port_pair(), broker_extra=lines)
     try:
-        yield s
+        yield Cluster(backend, s.ns_addr, s.broker_addr)
     finally:
         for p in reversed(s.procs):
             assert p.stop() == 0, f"server did not stop cleanly; see {p.log}"
 
 
 @pytest.fixture(scope="module")
-def traffic(servers: Servers) -> Iterator[Traffic]:
+def traffic(servers: Cluster) -> Iterator[Traffic]:
     ns = servers.ns_addr
     t = Traffic(keys=[f"dash-key-{i}" for i in range(MESSAGES)])
     consumed: set[str] = set()
@@ -112,7 +136,7 @@ def traffic(servers: Servers) -> Iterator[Traffic]:
 
 @pytest.fixture(scope="module")
 def dashboard(
-    request: pytest.FixtureRequest, servers: Servers, artifacts: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, servers: Cluster, artifacts: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Env]:
     """The Dashboard on a free port against the module's cluster, default configuration plus the module's
     ``DASHBOARD_ARGS``; after the module's ``traffic`` unless it sets ``TRAFFIC = False``."""

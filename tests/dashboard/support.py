@@ -1,16 +1,18 @@
 """Helpers of the Dashboard suite (tests marked ``dashboard``): what the fixtures in ``conftest.py`` start.
 
-One cluster per module: a name server and a broker as real processes (``tests.servers``; the broker's listenPort is
-chosen so that listenPort - 2, the fast port the Dashboard dials, is free), traffic from the synchronous SDK (a
+One cluster per module and backend: rocketq's name server and broker as real processes (``tests.servers``; the
+broker's listenPort is chosen so that listenPort - 2, the fast port the Dashboard dials, is free), or Apache RocketMQ
+5.5.0's (``tests.reference.peers``, without its proxy), traffic from the synchronous SDK (a
 producer, a push consumer, a consumer that sends every message to its DLQ, a group that consumed and went offline),
 the Dashboard jar (``scripts/dashboard.sh jar``, cached outside the checkout) started on a free port with its
-default configuration, and Debian's Chromium driven by Playwright. Screenshots go to ``$DASHBOARD_ARTIFACTS`` or
-``tmp/artifacts/dashboard`` in the checkout (printed at the start).
+default configuration, and Debian's Chromium driven by Playwright. Screenshots go to ``<dir>/<backend>/<page>.png``
+where ``<dir>`` is ``$DASHBOARD_ARTIFACTS`` or ``tmp/artifacts/dashboard`` in the checkout (printed at the start).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import urllib.request
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.servers import REPO, Servers
+from tests.servers import REPO
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -32,6 +34,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 BOOT_TIMEOUT_S = 300.0
+BACKENDS = ("rocketq", "apache")
+CLUSTER = "DashCluster"
 TOPIC = "DashTopic"
 GROUP = "DashGroup"
 DLQ_TOPIC = "DashDlqTopic"
@@ -73,9 +77,18 @@ class Traffic:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A running cluster the Dashboard is pointed at: ``backend`` is "rocketq" or "apache" (Apache RocketMQ 5.5.0)."""
+
+    backend: str
+    ns_addr: str
+    broker_addr: str
+
+
 @dataclass
 class Env:
-    servers: Servers
+    servers: Cluster
     url: str
     traffic: Traffic
     artifacts: Path
@@ -143,6 +156,53 @@ def open_page(
         page.get_by_text(press[0], exact=True).first.wait_for(state="visible")
         page.get_by_role("button", name=press[1]).first.click()
     try:
+        for text in texts:
+            page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=60_000)
+    finally:
+        settle(page)
+        page.screenshot(path=str(env.artifacts / f"{name}.png"), full_page=True)
+
+
+def search_page(
+    page: Any,
+    env: Env,
+    route: str,
+    name: str,
+    scope: str,
+    pick: str,
+    *texts: str,
+    fill: str | None = None,
+    since: float | None = None,
+    tab: str | None = None,
+) -> None:
+    """Open ``#/route`` (and its tab ``tab``) and search as an operator does, inside the first ``scope`` element (a
+    form, the active tab): pick ``pick`` in its first select (typed, then the option of exactly that text clicked),
+    type ``fill`` into its first text input, set its Begin/End pickers to the last ``since`` seconds, press its first
+    primary button; wait until a result row and every one of ``texts`` is visible, save a full-page screenshot as
+    ``name``."""
+    page.goto("about:blank")
+    page.goto(f"{env.url}/#/{route}")
+    form = page.locator(scope).first
+    try:
+        if tab is not None:
+            page.locator(".ant-tabs-tab", has_text=tab).first.click()
+            page.locator(".ant-tabs-tab-active", has_text=tab).wait_for(state="visible")
+        form.locator(".ant-select").first.click()
+        page.keyboard.type(pick)
+        option = page.locator(".ant-select-item-option").filter(has_text=re.compile(f"^{re.escape(pick)}$"))
+        option.first.click()
+        if fill is not None:
+            form.locator("input.ant-input").first.fill(fill)
+        if since is not None:
+            # the Begin and End pickers: the last ``since`` seconds (their initial values are both today 00:00)
+            now = time.time()
+            for i, when in enumerate((now - since, now + 60)):
+                box = form.locator(".ant-picker input").nth(i)
+                box.click()
+                box.fill(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when)))
+                box.press("Enter")
+        form.locator("button.ant-btn-primary").first.click()
+        page.locator("tr.ant-table-row").first.wait_for(state="visible", timeout=60_000)
         for text in texts:
             page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=60_000)
     finally:

@@ -136,8 +136,9 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
         # nobody online: the stored offsets are reset, forced or not (J 5.5 useServerSideResetOffset)
         r = await client.invoke(broker.addr, reset, 3.0)
         assert r.code == ResponseCode.SUCCESS, r.remark
-        assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
-        assert broker.offsets.query("G", "RT", 0) == 2
+        # J 5.5's search (BoundaryType.LOWER): the first message stored at or after t, new0 (offset 3)
+        assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
+        assert broker.offsets.query("G", "RT", 0) == 3
         unknown = simple_cmd(
             RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="Nobody", timestamp=t, isForce="false"
         )
@@ -157,23 +158,22 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             )
             r = await client.invoke(broker.addr, reset, 3.0)
             assert r.code == ResponseCode.SUCCESS, r.remark
-            # J's search: no message at t, so the nearer neighbour, the earlier one on a tie: old2 (offset 2)
-            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
-            assert broker.offsets.query("G", "RT", 0) == 2
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
+            assert broker.offsets.query("G", "RT", 0) == 3
             await eventually(lambda: got_j and got_c)
             assert got_j[0].ext_fields["isForce"] == "false" and got_c[0].ext_fields["isForce"] == "0"
             assert got_c[0].body.startswith(b'{"offsetTable":[')
-            assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 2}
-            assert decode_reset_offset_body(got_c[0].body) == {("RT", "broker-a", 0): 2}
+            assert decode_reset_offset_body(got_j[0].body) == {("RT", "broker-a", 0): 3}
+            assert decode_reset_offset_body(got_c[0].body) == {("RT", "broker-a", 0): 3}
             # the consumer re-reads from J's answer on
-            r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
-            assert [m.body for m in messages(r)] == [b"old2", b"new0", b"new1"]
+            r = await pull(client, broker.addr, "G", "RT", 0, 3, suspend_ms=0)
+            assert [m.body for m in messages(r)] == [b"new0", b"new1"]
             # not forced: moving forward (timestamp -1 = max) leaves the committed offset alone
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="false"
             )
             r = await client.invoke(broker.addr, reset, 3.0)
-            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 2}
+            assert {mq.queue_id: v for mq, v in parse_mq_table(r.body).items()} == {0: 3}
             reset = simple_cmd(
                 RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, topic="RT", group="G", timestamp=-1, isForce="true"
             )
@@ -280,18 +280,9 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
             )
             r = await client.invoke(broker.addr, reset, 3.0)
             assert r.code == ResponseCode.SUCCESS, r.remark
-            # J's answer per queue: no message is stored at t, so the nearer of the last message before t and the
-            # first after it (the earlier on a tie); a queue with only old messages goes back to its last one
-            expected: list[bytes] = []
-            for units in stored.values():
-                units = sorted(set(units))
-                before = [u for u in units if u[1] < t]
-                after = [u for u in units if u[1] > t]
-                if before and (not after or abs(t - before[-1][1]) <= abs(t - after[0][1])):
-                    start = before[-1][0]
-                else:
-                    start = after[0][0]
-                expected.extend(b for off, _ts, b in units if off >= start)
+            # J 5.5's answer per queue (BoundaryType.LOWER): the first message stored at or after t, else the max
+            # offset: the new messages come again, the old ones do not
+            expected = [b for units in stored.values() for _off, ts, b in sorted(set(units)) if ts >= t]
             assert set(expected) >= {b"new0", b"new1"}
             await eventually(lambda: len(seen) >= len(expected))
             await asyncio.sleep(0.3)  # a bounded look for extra re-deliveries (not synchronisation)

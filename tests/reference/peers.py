@@ -163,8 +163,9 @@ def wait_route(ns_addr: str, topic: str) -> None:
     asyncio.run(_routed(ns_addr, topic))
 
 
-def start_apache(work: Path, broker_extra: str = "") -> Apache:
-    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line."""
+def start_apache(work: Path, broker_extra: str = "", *, cluster_name: str = "RefCluster", proxy: bool = True) -> Apache:
+    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line;
+    ``proxy=False`` leaves the proxy out (no gRPC endpoint)."""
     work.mkdir(parents=True, exist_ok=True)
     ns_port = free_port()
     (work / "namesrv.conf").write_text(f"listenPort={ns_port}\n")
@@ -182,7 +183,7 @@ def start_apache(work: Path, broker_extra: str = "") -> Apache:
         )
         port = port_block((-2, 0, 1))
         (work / "broker.conf").write_text(
-            f"brokerClusterName=RefCluster\nbrokerName=broker-a\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
+            f"brokerClusterName={cluster_name}\nbrokerName=broker-a\nbrokerId=0\nbrokerIP1=127.0.0.1\n"
             f"listenPort={port}\nhaListenPort={port + 1}\nnamesrvAddr={ns_addr}\n"
             f"storePathRootDir={work}/store\nstorePathCommitLog={work}/store/commitlog\n"
             f"mappedFileSizeCommitLog=67108864\ntimerWheelEnable=true\n{COMMON_BROKER}{broker_extra}"
@@ -197,12 +198,14 @@ def start_apache(work: Path, broker_extra: str = "") -> Apache:
                 "boot success",
             )
         )
-        asyncio.run(_registered(ns_addr, "RefCluster"))
+        asyncio.run(_registered(ns_addr, cluster_name))
+        if not proxy:
+            return cluster
         grpc_port, remoting_port = free_port(), free_port()
         (work / "rmq-proxy.json").write_text(
             json.dumps(
                 {
-                    "rocketMQClusterName": "RefCluster",
+                    "rocketMQClusterName": cluster_name,
                     "namesrvAddr": ns_addr,
                     "grpcServerPort": grpc_port,
                     "remotingListenPort": remoting_port,

@@ -1,7 +1,7 @@
-"""SEARCH_OFFSET_BY_TIMESTAMP's answer (``get_offset_in_queue_by_time``) is J 4.9's ``getOffsetInQueueByTime``: a
-message stored at exactly the time, else the nearer neighbour (the earlier on a tie); before every message the min
-offset, after every message the LAST message's offset (max offset - 1), which resetOffsetByTime and
-consume-from-timestamp then start from."""
+"""SEARCH_OFFSET_BY_TIMESTAMP's answer (``get_offset_in_queue_by_time``) as Apache RocketMQ 5.5.0 gives it (checked
+against it by tests/reference/test_apache_offset_by_time.py): LOWER (the default, and resetOffsetByTime's) is the
+first message stored at or after the time, the max offset after every message; UPPER is the last message stored at
+or before it, max offset - 1 after every message, 0 before every message."""
 
 from __future__ import annotations
 
@@ -23,23 +23,37 @@ class Clock:
         return self.ms / 1000
 
 
-async def test_boundaries_exact_and_nearest(tmp_path: Path) -> None:
+async def test_lower_and_upper_boundaries(tmp_path: Path) -> None:
     clock = Clock()
     store = MessageStore.open(small_config(tmp_path / "s"), clock=clock)
     try:
-        for i in range(11):  # message i stored at T0 + 100 * i
-            clock.ms = T0 + 100 * i
+        # offsets 0-2 at T0, 100, 200; offsets 3-5 all at T0+300 (one store time, like a batch); 6-8 at 400, 500, 600
+        times = [0, 100, 200, 300, 300, 300, 400, 500, 600]
+        for i, t in enumerate(times):
+            clock.ms = T0 + t
             await put(store, T, 0, b"m%d" % i)
-        assert store.get_max_offset_in_queue(T, 0) == 11
-        assert [store.get_message_store_timestamp(T, 0, i) for i in (0, 10)] == [T0, T0 + 1000]
-        by_time = store.get_offset_in_queue_by_time_sync
-        assert by_time(T, 0, T0 + 10**9) == 10  # after every message: the last one, not the max offset (11)
-        assert by_time(T, 0, T0 + 1001) == 10
-        assert by_time(T, 0, T0 - 10**6) == 0  # before every message: the first
-        assert [by_time(T, 0, T0 + 100 * i) for i in range(11)] == list(range(11))  # exact store times
-        assert by_time(T, 0, T0 + 349) == 3  # nearer to message 3 (T0+300) than to 4 (T0+400)
-        assert by_time(T, 0, T0 + 351) == 4
-        assert by_time(T, 0, T0 + 350) == 3  # a tie: the earlier
-        assert by_time(T, 1, T0) == 0  # no such queue
+        assert store.get_max_offset_in_queue(T, 0) == 9
+        assert [store.get_message_store_timestamp(T, 0, i) for i in (0, 8)] == [T0, T0 + 600]
+
+        def lower(t: int) -> int:
+            return store.get_offset_in_queue_by_time_sync(T, 0, T0 + t)
+
+        def upper(t: int) -> int:
+            return store.get_offset_in_queue_by_time_sync(T, 0, T0 + t, upper=True)
+
+        # before every message
+        assert (lower(-(10**6)), upper(-(10**6)), lower(-1), upper(-1)) == (0, 0, 0, 0)
+        # after every message: LOWER the max offset (the end of the range), UPPER the last message
+        assert (lower(10**9), upper(10**9), lower(601), upper(601)) == (9, 8, 9, 8)
+        # at a store time: LOWER the first message stored then, UPPER the last
+        assert [lower(t) for t in (0, 100, 200, 300, 400, 500, 600)] == [0, 1, 2, 3, 6, 7, 8]
+        assert [upper(t) for t in (0, 100, 200, 300, 400, 500, 600)] == [0, 1, 2, 5, 6, 7, 8]
+        # between store times: LOWER the next message, UPPER the previous one, however near either is
+        assert [lower(t) for t in (1, 99, 250, 299, 301, 399)] == [1, 1, 3, 3, 6, 6]
+        assert [upper(t) for t in (1, 99, 250, 299, 301, 399)] == [0, 0, 2, 2, 5, 5]
+        # no such queue, no such topic
+        assert store.get_offset_in_queue_by_time_sync(T, 1, T0) == 0
+        assert store.get_offset_in_queue_by_time_sync("NoSuchTopic", 0, T0, upper=True) == 0
+        assert await store.get_offset_in_queue_by_time(T, 0, T0 + 300, upper=True) == 5
     finally:
         await store.close()
