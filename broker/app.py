@@ -41,11 +41,11 @@ from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
 from broker.wiring import Wiring, wire
-from protocol.acl.rules import AclError, AclRules
 from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.tls import TlsConfigError, client_context, server_context
+from runtime.acl.hook import AclWatcher
+from runtime.acl.rules import AclError, AclRules
 
 if TYPE_CHECKING:
     from broker.proxy.server import ProxyServer

@@ -55,7 +55,7 @@ from protocol.message import MessageExt, PropertyKey, RecordError, decode_record
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
 from protocol.remoting.tls import client_context
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client")
 

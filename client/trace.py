@@ -27,7 +27,6 @@ from client.message import Message
 from client.results import ConsumeResult, SendResult, SendStatus
 from protocol.message import MessageExt, PropertyKey, decode_offset_msg_id
 from protocol.namespace import unwrap
-from protocol.tasks import stop_tasks
 from protocol.trace import (
     KEY_SEPARATOR,
     ConsumeReturnType,
@@ -37,6 +36,7 @@ from protocol.trace import (
     encode_record,
     trace_keys,
 )
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.trace")
 

@@ -36,7 +36,7 @@ from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message import MessageExt, PropertyKey, encode_properties
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.pop")
 

@@ -62,9 +62,9 @@ from broker.services.transactions import TransactionError, TransactionService
 from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from protocol.acl.rules import AclError
 from protocol.codes import ResponseCode
 from protocol.message import encode_properties, java_string_hash
+from runtime.acl.rules import AclError
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 

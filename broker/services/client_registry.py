@@ -25,7 +25,7 @@ from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from protocol.remoting.handler import Channel
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.clients")
 

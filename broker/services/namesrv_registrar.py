@@ -41,7 +41,7 @@ from protocol.crc import crc32
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.registrar")
 

@@ -56,7 +56,7 @@ from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
 from protocol.codes import ResponseCode
 from protocol.message import PropertyKey, decode_record, encode_properties, get_property, record_properties
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.timer")
 

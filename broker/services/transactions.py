@@ -61,7 +61,7 @@ from protocol.message import (
     encode_record,
     reset_transaction_type,
 )
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.transactions")
 

@@ -76,7 +76,7 @@ from broker.store.warmer import SegmentWarmer
 from protocol.message import (
     BatchItem,
 )
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
 

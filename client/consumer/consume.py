@@ -40,7 +40,7 @@ from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
 from client.results import ConsumeResult
 from protocol.message import MessageExt
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.consume")
 

@@ -50,7 +50,7 @@ from protocol.bodies import (
 )
 from protocol.message import MessageExt
 from protocol.namespace import unwrap, wrap
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.pull")
 

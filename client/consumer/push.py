@@ -59,8 +59,8 @@ from protocol.bodies import (
 from protocol.errors import RemotingError
 from protocol.message import MessageExt
 from protocol.namespace import wrap
-from protocol.tasks import stop_tasks
 from protocol.trace import DEFAULT_TRACE_TOPIC as TRACE_TOPIC
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.push")
 

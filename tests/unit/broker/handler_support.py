@@ -31,8 +31,8 @@ from broker.wiring import Wiring, wire
 from protocol.codes import LanguageCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import DeferredReply, HandlerError, RequestContext
+from runtime.acl.hook import AclWatcher
 
 
 class FakeChannel:

@@ -9,7 +9,7 @@ comes later (a long run, a burst of new topics) would walk those ~50k start-up o
 
 ``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (docs/DESIGN.md).
 ``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise. ``stop_tasks`` is
-re-exported from ``protocol.tasks`` (the one way services stop their background tasks).
+re-exported from ``runtime.tasks`` (the one way services stop their background tasks).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from protocol.remoting import logsetup
-from protocol.remoting.logsetup import LogSettings
-from protocol.tasks import stop_tasks
+from runtime import logsetup
+from runtime.logsetup import LogSettings
+from runtime.tasks import stop_tasks
 
 __all__ = [
     "Daemon",

@@ -24,9 +24,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from protocol.java_config_keys import check_value, did_you_mean
 from protocol.properties import parse_properties as _parse_properties
 from protocol.properties import read_properties_file
+from runtime.java_config_keys import check_value, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -65,7 +65,7 @@ def metric_labels(text: str) -> dict[str, str]:
 
 
 def bad_value_j(key: str, kind: type, value: str) -> str | None:
-    """J's form of a bad value: ``key=value: expected <form>`` (``protocol.java_config_keys.check_value``)."""
+    """J's form of a bad value: ``key=value: expected <form>`` (``runtime.java_config_keys.check_value``)."""
     return check_value(key, kind, value)
 
 
