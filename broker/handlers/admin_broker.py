@@ -39,10 +39,11 @@ from broker.config import (
     parse_properties,
 )
 from broker.services.topic_config import DataVersion
+from protocol.bodies.properties_text import update_properties_text
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.properties import read_properties_file, update_properties_text, write_properties_file_atomically
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
+from runtime.properties_file import read_properties_file, write_properties_file_atomically
 
 _log = structlog.get_logger("rocketq.broker.admin")
 

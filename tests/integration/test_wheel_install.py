@@ -28,7 +28,17 @@ from tests.servers import REPO, free_port, spare_port
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
 
-SOURCES = ("pyproject.toml", "README.md", "rocketq", "protocol", "runtime", "namesrv", "broker", "client", "spark_connector")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "rocketq",
+    "protocol",
+    "runtime",
+    "namesrv",
+    "broker",
+    "client",
+    "spark_connector",
+)
 
 
 def _run(*args: str | Path, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None) -> str:
