@@ -54,7 +54,7 @@ async def middleware_ns(n: int = 100_000) -> float:
 async def batch_put_us(tmp: Path, rounds: int = 300) -> float:
     from broker.store.config import StoreConfig
     from broker.store.message_store import MessageStore
-    from protocol.message import BatchItem
+    from protocol.batch import BatchItem
 
     store = MessageStore.open(StoreConfig(store_path_root_dir=str(tmp / "store"), store_host=("127.0.0.1", 10911)))
     await store.start()

@@ -21,7 +21,8 @@ from functools import partial
 
 from broker.services.client_registry import SubscriptionData
 from broker.sql92 import Selector, SelectorError, compile_selector
-from protocol.message import get_property, record_properties, tag_hash
+from protocol.message_properties import get_property, tag_hash
+from protocol.record import record_properties
 
 SUB_ALL = "*"
 TAG = "TAG"

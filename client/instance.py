@@ -51,7 +51,10 @@ from protocol.headers import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, RecordError, decode_record, decode_records
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record import RecordError
+from protocol.record_decode import decode_record, decode_records
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
 from protocol.remoting.tls import client_context

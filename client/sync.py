@@ -33,7 +33,7 @@ from client.producer.producer import DirectSend
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.errors import RequestTimeoutError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from runtime.tasks import ignore_failure, stop_tasks
 
 T = TypeVar("T")

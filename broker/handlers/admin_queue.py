@@ -38,7 +38,8 @@ from protocol.bodies import ConsumeQueueData, QueryConsumeQueueResponseBody, Sub
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ConsumeMessageDirectlyResultRequestHeader, QueryConsumeQueueRequestHeader
-from protocol.message import check_record, decode_offset_msg_id
+from protocol.msg_id import decode_offset_msg_id
+from protocol.record import check_record
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 

@@ -43,7 +43,6 @@ and ``nextBeginOffset`` stays the offset asked for (J ``nextOffsetCorrection``).
 from __future__ import annotations
 
 import os
-import struct
 
 from broker import topics as T
 from broker.filter import MessageFilter, SubscriptionParseError, build_subscription, make_filter
@@ -58,6 +57,7 @@ from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import PullMessageRequestHeader
+from protocol.record import last_physical_offset
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 FLAG_COMMIT_OFFSET = 0x1
@@ -65,9 +65,6 @@ FLAG_SUSPEND = 0x2
 FLAG_SUBSCRIPTION = 0x4
 MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
 _SUB_CACHE_MAX = 4096
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_POS_PHYSICALOFFSET = 28
 # statuses whose nextBeginOffset J corrects only on a master (nextOffsetCorrection)
 _CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
 
@@ -77,19 +74,6 @@ def physical_memory() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return 8 << 30
-
-
-def _last_phys(buffer: bytes) -> int:
-    """PHYSICALOFFSET of the last record in a pull body (records back to back)."""
-    pos = last = 0
-    while pos < len(buffer):
-        last = pos
-        (size,) = _I32.unpack_from(buffer, pos)
-        if size <= 0:
-            break
-        pos += size
-    (phys,) = _I64.unpack_from(buffer, last + _POS_PHYSICALOFFSET)
-    return int(phys)
 
 
 _STATUS_CODE: dict[str, ResponseCode] = {
@@ -281,7 +265,7 @@ class PullHandlers:
             if self._slave_read:
                 slow = (
                     code == ResponseCode.SUCCESS
-                    and self._store.commitlog.max_offset - _last_phys(result.buffer) > self._in_memory_max
+                    and self._store.commitlog.max_offset - last_physical_offset(result.buffer) > self._in_memory_max
                 )
                 suggest = (group.which_broker_when_consume_slowly if group is not None else 1) if slow else group_broker
             if self._is_slave:

@@ -63,7 +63,7 @@ from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from protocol.codes import ResponseCode
-from protocol.message import encode_properties, java_string_hash
+from protocol.message_properties import encode_properties, java_string_hash
 from runtime.acl.rules import AclError
 
 _log = structlog.get_logger("rocketq.broker.proxy")

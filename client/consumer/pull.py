@@ -48,7 +48,7 @@ from protocol.bodies import (
     MessageModel,
     encode_consumer_running_info,
 )
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import unwrap, wrap
 from runtime.tasks import stop_tasks
 

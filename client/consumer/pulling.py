@@ -24,7 +24,9 @@ from protocol.headers import (
     PULL_FLAG_SUSPEND,
     PullMessageRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, decode_records
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record_decode import decode_records
 
 RETRY_PREFIX = "%RETRY%"
 _MIN_OFFSET = PropertyKey.MIN_OFFSET

@@ -57,7 +57,7 @@ from protocol.bodies import (
     encode_consumer_running_info,
 )
 from protocol.errors import RemotingError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import wrap
 from protocol.trace import DEFAULT_TRACE_TOPIC as TRACE_TOPIC
 from runtime.tasks import stop_tasks

@@ -15,7 +15,7 @@ import pytest
 from broker.app import BrokerApp
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import decode_offset_msg_id
+from protocol.msg_id import decode_offset_msg_id
 from protocol.remoting import RemotingClient
 from runtime.acl.code_rules import CODE_RULES, Need, rule_for
 from tests.harness import run_broker

@@ -10,7 +10,8 @@ import pytest
 
 from broker.services.topic_config import TopicConfig
 from client import BrokerError, Message, MessageQueue, MQClientError, Producer, PullConsumer, PullStatus, SendStatus
-from protocol.message import SYSFLAG_COMPRESSED, MessageExt
+from protocol.message_ext import MessageExt
+from protocol.record import SYSFLAG_COMPRESSED
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import Cluster, until
 

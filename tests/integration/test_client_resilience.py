@@ -8,7 +8,7 @@ from pathlib import Path
 from broker.services.topic_config import TopicConfig
 from client import ConsumeResult, Message, Producer, PushConsumer
 from namesrv.app import NamesrvApp
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 

@@ -18,7 +18,7 @@ from client import Message, Producer, SendStatus
 from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import PullMessageRequestHeader, QueryMessageRequestHeader, SendMessageRequestHeader
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 from tests.integration.ha_support import log_bytes, queue_units, run_pair

@@ -24,7 +24,7 @@ from broker.services.topic_config import TopicConfig
 from client import ConsumeResult, Message, Producer, PushConsumer, SendResult
 from client.errors import RouteNotFoundError
 from namesrv.app import NamesrvApp
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 from tests.integration.test_mqadmin import mqadmin
