@@ -64,14 +64,7 @@ class AdminQueueHandlers:
         sub = grp.subscriptions.get(topic) if grp is not None else None
         if sub is None:
             return None
-        return SubscriptionData(
-            topic=sub.topic,
-            sub_string=sub.sub_string,
-            tags_set=sorted(sub.tags),
-            code_set=sorted(sub.codes),
-            sub_version=sub.sub_version,
-            expression_type=sub.expression_type,
-        )
+        return sub.to_wire()
 
     async def query_consume_queue(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(QueryConsumeQueueRequestHeader, cmd)

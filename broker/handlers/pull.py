@@ -48,7 +48,7 @@ from broker import topics as T
 from broker.filter import MessageFilter, SubscriptionParseError, build_subscription, make_filter
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientRegistry, SubscriptionData
+from broker.services.client_registry import ClientRegistry, CompiledSubscription
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -124,7 +124,7 @@ class PullHandlers:
         self._is_slave = is_slave
         self._slave_read = slave_read_enable
         self._in_memory_max = physical_memory() * access_message_in_memory_max_ratio // 100
-        self._sub_cache: dict[tuple[str, str, str], SubscriptionData] = {}
+        self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
 
     def table(self) -> dict[int, Handler]:
         return {RequestCode.PULL_MESSAGE: self.pull}
@@ -168,7 +168,7 @@ class PullHandlers:
             return resp
         return await self._read(cmd, h, message_filter)
 
-    def _check_sql(self, sub: SubscriptionData) -> None:
+    def _check_sql(self, sub: CompiledSubscription) -> None:
         """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
         if sub.selector is None:
             raise HandlerError(
@@ -181,7 +181,7 @@ class PullHandlers:
                 f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
 
-    def _check(self, h: PullMessageRequestHeader) -> SubscriptionData:
+    def _check(self, h: PullMessageRequestHeader) -> CompiledSubscription:
         """Everything J checks before reading; returns the subscription to filter with."""
         if not self._readable:
             raise HandlerError(
@@ -221,7 +221,7 @@ class PullHandlers:
             raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
         return sub
 
-    def _parse_subscription(self, h: PullMessageRequestHeader) -> SubscriptionData:
+    def _parse_subscription(self, h: PullMessageRequestHeader) -> CompiledSubscription:
         expr = h.subscription or "*"
         kind = h.expression_type or "TAG"
         key = (h.topic, expr, kind)
