@@ -255,10 +255,10 @@ def decode_columns(
                     _p,
                     blen,
                 ) = unpack_v4(buf, pos)
-                p = pos + 88
+                p = pos + DECODE_HEAD_V4.size
             else:
                 (size, magic, _crc, _qid, _flag, qoff, phys, _sf, born) = HEAD_ANY.unpack_from(buf, pos)
-                p = pos + 48
+                p = pos + HEAD_ANY.size
                 hs = HOST6 if sys_flag & SYSFLAG_BORNHOST_V6 else HOST4
                 braw, bport = hs.unpack_from(buf, p)
                 p += hs.size
