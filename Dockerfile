@@ -18,6 +18,7 @@ RUN groupadd --gid 3000 rocketmq \
 WORKDIR /opt/rocketq
 COPY pyproject.toml README.md ./
 COPY protocol ./protocol
+COPY runtime ./runtime
 COPY namesrv ./namesrv
 COPY broker ./broker
 COPY client ./client

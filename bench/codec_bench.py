@@ -9,7 +9,7 @@ What each row measures:
 | row                         | encode                                          | decode                                           |
 |-----------------------------|-------------------------------------------------|--------------------------------------------------|
 | SEND_V2 frame, <type>       | header.to_v2_ext_fields() + encode_frame()      | FrameDecoder.feed/next_frame + from_v2_ext_fields|
-| 1 KiB message record        | protocol.message.encode_record()                | protocol.message.decode_record()                 |
+| 1 KiB message record        | protocol.record.encode_record()                 | protocol.record_decode.decode_record()           |
 | header <name>               | to_ext_fields() (to_v2_ext_fields() for V1)     | from_ext_fields() (from_v2_ext_fields() for V1)  |
 """
 
@@ -29,7 +29,10 @@ from protocol.headers import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-from protocol.message import create_uniq_id, decode_record, encode_properties, encode_record
+from protocol.message_properties import encode_properties
+from protocol.record import encode_record
+from protocol.record_decode import decode_record
+from runtime.msg_id import create_uniq_id
 
 try:
     from bench._util import table

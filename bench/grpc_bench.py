@@ -138,7 +138,7 @@ def bench_5x(endpoint: str, topic: str, n: int, size: int) -> dict[str, float]:
 
 async def bench_native(ns: str, topic: str, n: int, size: int) -> dict[str, float]:
     from client import ConsumeResult, Message, Producer, PushConsumer
-    from protocol.message import MessageExt
+    from protocol.message_ext import MessageExt
 
     e2e: list[float] = []
     done = asyncio.Event()

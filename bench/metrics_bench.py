@@ -54,7 +54,7 @@ async def middleware_ns(n: int = 100_000) -> float:
 async def batch_put_us(tmp: Path, rounds: int = 300) -> float:
     from broker.store.config import StoreConfig
     from broker.store.message_store import MessageStore
-    from protocol.message import BatchItem
+    from protocol.batch import BatchItem
 
     store = MessageStore.open(StoreConfig(store_path_root_dir=str(tmp / "store"), store_host=("127.0.0.1", 10911)))
     await store.start()
@@ -78,7 +78,8 @@ def scrape_ms(topics: int, groups: int) -> tuple[float, int]:
     from broker.services.consumer_offsets import ConsumerOffsetTable
     from broker.services.long_polling import LongPollingService
     from broker.services.subscription_groups import SubscriptionGroupTable
-    from broker.services.topic_config import TopicConfig, TopicConfigTable
+    from broker.services.topic_config import TopicConfigTable
+    from protocol.bodies import TopicConfig
 
     cfg = load_config(None, {"metricsExporterType": "PROM"})
     with tempfile.TemporaryDirectory() as d:
@@ -86,7 +87,7 @@ def scrape_ms(topics: int, groups: int) -> tuple[float, int]:
         tt = TopicConfigTable(d, cfg.identity, cfg.features)
         offsets = ConsumerOffsetTable(d, 5000)
         for t in range(topics):
-            tt.put(TopicConfig(f"T{t}", 8, 8))
+            tt.put(TopicConfig.with_queues(f"T{t}", 8))
             stats.on_put(f"T{t}", "normal", 32, 32 * 1100)
             for g in range(groups):
                 stats.on_get(f"G{g}", f"T{t}", 0, 32, 32 * 1100, 32)

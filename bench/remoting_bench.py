@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 SERVER = r"""
 import asyncio, os, signal, sys
 from protocol.remoting import HandlerRegistry, RemotingServer
-from protocol.remoting.runtime import configure_logging, run
+from runtime.daemon import configure_logging, run
 configure_logging("WARNING")
 profile = None
 if os.environ.get("RQ_BENCH_PROFILE"):

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from broker.store import MessageStore, PutRequest, StoreConfig  # noqa: E402
-from protocol.message import BatchItem, decode_batch, encode_batch  # noqa: E402
+from protocol.batch import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 try:
     from bench import seal_bench

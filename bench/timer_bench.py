@@ -33,7 +33,8 @@ from broker.services.timer import TimerService, TimerSettings  # noqa: E402
 from broker.store import MessageStore, PutRequest, StoreConfig  # noqa: E402
 from client import ConsumeResult, Message, Producer, PushConsumer  # noqa: E402
 from client.errors import MQClientError  # noqa: E402
-from protocol.message import MessageExt, encode_properties  # noqa: E402
+from protocol.message_ext import MessageExt  # noqa: E402
+from protocol.message_properties import encode_properties  # noqa: E402
 from tests.servers import Servers, launch  # noqa: E402
 
 TOPIC = "TimerBench"

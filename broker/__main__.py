@@ -19,8 +19,8 @@ from typing import Any
 
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, ConfigError, format_config, load_config
-from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import fail, run_daemon, serve
+from runtime.daemon import fail, run_daemon, serve
+from runtime.logsetup import LogSettings
 
 PROG = "mqbroker"
 

@@ -41,11 +41,12 @@ from broker.store.config import StoreConfig
 from broker.store.errors import StoreError
 from broker.store.message_store import MessageStore
 from broker.wiring import Wiring, wire
-from protocol.acl.rules import AclError, AclRules
 from protocol.acl.signature import SessionCredentials
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.tls import TlsConfigError, client_context, server_context
+from runtime.acl.hook import AclWatcher
+from runtime.acl.rules import AclError, AclRules
+from runtime.host import resolve_ip
 
 if TYPE_CHECKING:
     from broker.proxy.server import ProxyServer
@@ -80,7 +81,8 @@ def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
         max_transfer_bytes_on_message_in_memory=s.max_transfer_bytes_on_message_in_memory,
         max_transfer_count_on_message_in_memory=s.max_transfer_count_on_message_in_memory,
         check_crc_on_recover=s.check_crc_on_recover,
-        store_host=(cfg.identity.broker_ip1, cfg.network.listen_port if port is None else port),
+        # the record codec packs IP addresses only: a host name in brokerIP1 is resolved here, once
+        store_host=(resolve_ip(cfg.identity.broker_ip1), cfg.network.listen_port if port is None else port),
     )
 
 
@@ -375,7 +377,9 @@ class BrokerApp:
         transaction (J)."""
         # With listenPort=0 the port is known only now; msgIds and stored STOREHOST must carry the real one.
         # Nothing has been put yet: the store only starts below, and no request has been read in between.
-        store.config = dataclasses.replace(store.config, store_host=(self.config.identity.broker_ip1, self.port))
+        store.config = dataclasses.replace(
+            store.config, store_host=(resolve_ip(self.config.identity.broker_ip1), self.port)
+        )
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival, self.polling.held_on)
         store.add_arrival_listener(schedule.on_arrival)

@@ -5,7 +5,7 @@ Every key is RocketMQ's name (4.9.x ``BrokerConfig``, ``NettyServerConfig``, ``M
 RocketMQ's except where a dev box needs something else (``brokerName`` "broker-a" instead of the hostname,
 ``brokerIP1`` 127.0.0.1 instead of the first non-loopback address). Unknown keys and bad values are an error that
 names the key, with a "did you mean" (J silently ignores unknown keys, a known usability trap). Every other key
-RocketMQ 4.9 reads from broker.conf (``protocol.java_config_keys``) is accepted with one warning line naming the
+RocketMQ 4.9 reads from broker.conf (``runtime.java_config_keys``) is accepted with one warning line naming the
 ones without effect here (``NO_EFFECT_KEYS``), so an operator's existing file starts unchanged.
 
 Accepted but without effect yet: ``brokerIP2``, ``flushCommitLogLeastPages``, ``flushCommitLogThoroughInterval``.
@@ -31,11 +31,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from protocol.config_loader import ConfigError as ConfigError
-from protocol.config_loader import Key, KeyTable, metric_labels, warn_stderr
-from protocol.config_loader import parse_properties as parse_properties
-from protocol.java_config_keys import BROKER_FILE_KEYS
-from protocol.remoting.logsetup import check_log_levels
+from runtime.config_loader import ConfigError as ConfigError
+from runtime.config_loader import Key, KeyTable, metric_labels, warn_stderr
+from runtime.config_loader import parse_properties as parse_properties
+from runtime.java_config_keys import BROKER_FILE_KEYS
+from runtime.logsetup import check_log_levels
 
 DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -491,7 +491,7 @@ ALIASES: dict[str, str] = {
     "mapedFileSizeCommitLog": "mappedFileSizeCommitLog",
     "mapedFileSizeConsumeQueue": "mappedFileSizeConsumeQueue",
 }
-# Keys RocketMQ 4.9 reads from broker.conf (protocol.java_config_keys) that do nothing here: accepted with one
+# Keys RocketMQ 4.9 reads from broker.conf (runtime.java_config_keys) that do nothing here: accepted with one
 # warning line naming them, their values checked against J's kind. Adding a key to KEYS takes it off this list.
 _TABLE = KeyTable(BrokerConfig, KEYS, BROKER_FILE_KEYS, aliases=ALIASES)
 NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from broker.services.client_registry import SubscriptionData
+from broker.services.client_registry import CompiledSubscription
 from broker.sql92 import Selector, SelectorError, compile_selector
-from protocol.message import get_property, record_properties, tag_hash
+from protocol.message_properties import get_property, tag_hash
+from protocol.record import record_properties
 
 SUB_ALL = "*"
 TAG = "TAG"
@@ -62,15 +63,15 @@ def compile_sql(expr: str | None) -> Selector:
 
 def build_subscription(
     topic: str, expr: str | None, sub_version: int = 0, expression_type: str | None = TAG
-) -> SubscriptionData:
+) -> CompiledSubscription:
     """A subscription with its filter parsed (``SubscriptionParseError`` when it does not parse)."""
     if is_tag_type(expression_type):
         tags = parse_tags(expr)
         sub_string = SUB_ALL if not tags else (expr or "").strip()
-        return SubscriptionData(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, TAG)
+        return CompiledSubscription(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, TAG)
     if expression_type != SQL92:
         raise SubscriptionParseError(f"expression type {expression_type} is not supported (TAG or SQL92)")
-    return SubscriptionData(
+    return CompiledSubscription(
         topic, expr or "", sub_version=sub_version, expression_type=SQL92, selector=compile_sql(expr)
     )
 
@@ -109,7 +110,7 @@ def _tag_match(tags: frozenset[str]) -> Callable[[str | None], bool]:
     return lambda tag: tag is not None and tag in tags
 
 
-def make_filter(sub: SubscriptionData) -> MessageFilter | None:
+def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
     """None when the subscription takes every message (no filtering at all)."""
     if sub.matches_all:
         return None

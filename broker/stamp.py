@@ -15,7 +15,7 @@ string; otherwise the properties are parsed and the three replaced.
 
 from __future__ import annotations
 
-from protocol.message import PropertyKey, decode_properties, encode_properties
+from protocol.message_properties import PropertyKey, decode_properties, encode_properties
 
 
 class BrokerStamp:

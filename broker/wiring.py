@@ -47,7 +47,7 @@ from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode
 from protocol.remoting import Handler, HandlerRegistry
-from protocol.remoting.acl_hook import AclWatcher
+from runtime.acl.hook import AclWatcher
 
 
 @dataclasses.dataclass(slots=True)

@@ -1,5 +1,5 @@
 """The SDK's lifecycle plumbing: ``StartClose`` (``async with`` for a client with ``start``/``close``), background
-timers (``every``: a step repeated on a period that survives a failed round) and ``log_stop_failure``, the ``on_error`` the SDK passes to ``protocol.tasks.stop_tasks`` (a
+timers (``every``: a step repeated on a period that survives a failed round) and ``log_stop_failure``, the ``on_error`` the SDK passes to ``runtime.tasks.stop_tasks`` (a
 close logs such failures instead of raising them).
 """
 

@@ -23,10 +23,13 @@ from client.errors import MessageTooLargeError, MQClientError
 from client.message import MessageQueue, validate_topic
 from client.producer.producer import Producer
 from client.results import PullStatus, SendResult
+from protocol.batch import encode_batch_texts
 from protocol.codes import ResponseCode
 from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
-from protocol.message import HEAD as HEAD_ANY
-from protocol.message import (
+from protocol.message_properties import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, PropertyKey
+from protocol.msg_id import create_offset_msg_id
+from protocol.record import (
+    DECODE_HEAD_V4,
     HOST4,
     HOST6,
     I16,
@@ -35,17 +38,24 @@ from protocol.message import (
     MAGIC_V1,
     MAGIC_V2,
     MID,
-    NAME_VALUE_SEPARATOR,
-    PROPERTY_SEPARATOR,
+    POS_BODYLEN_V4,
+    POS_BORNHOST,
+    POS_BORNTIMESTAMP,
+    POS_MAGIC,
+    POS_PHYSICALOFFSET,
+    POS_QUEUEOFFSET,
+    POS_RECONSUMETIMES_V4,
+    POS_STOREHOST_V4,
+    POS_STORETIMESTAMP_V4,
+    POS_SYSFLAG,
+    POS_TOTALSIZE,
     SYSFLAG_BORNHOST_V6,
     SYSFLAG_COMPRESSED,
     SYSFLAG_STOREHOST_V6,
-    PropertyKey,
     RecordError,
-    create_offset_msg_id,
-    create_uniq_ids,
-    encode_batch_texts,
 )
+from protocol.record import HEAD as HEAD_ANY
+from runtime.msg_id import create_uniq_ids
 
 __all__ = [
     "MAGIC_V1",
@@ -71,25 +81,24 @@ _STATUS: dict[int, PullStatus] = {
     ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
 }
 _UNIQ = "UNIQ_KEY" + NAME_VALUE_SEPARATOR
-# The fixed head of a record whose born and store hosts are IPv4 (protocol.message's table), up to the body length.
-HEAD_V4 = struct.Struct(">iiiiiqqiq4siq4siiqi")
-POS_SYSFLAG = 36
+# The fixed head of a record whose born and store hosts are IPv4 (protocol.record's table), up to the body length.
+HEAD_V4 = DECODE_HEAD_V4
 # The same head as byte offsets from a record's start (big-endian fields), for columnar decoders that gather a field
 # of many records at once (:func:`v4_record_starts`); the body starts at V4_BODY, then TOPICLEN (int8 with MAGIC_V1,
 # int16 with MAGIC_V2) + TOPIC, PROPERTIESLEN (int16) + PROPERTIES up to the record's end.
 V4_FIELDS: dict[str, tuple[int, str]] = {  # name: (offset, numpy-style big-endian type)
-    "size": (0, ">i4"),
-    "magic": (4, ">i4"),
-    "queue_offset": (20, ">i8"),
-    "commit_log_offset": (28, ">i8"),
-    "born_timestamp": (40, ">i8"),
-    "born_ip": (48, ">u4"),
-    "born_port": (52, ">i4"),
-    "store_timestamp": (56, ">i8"),
-    "store_ip": (64, ">u4"),
-    "store_port": (68, ">i4"),
-    "reconsume_times": (72, ">i4"),
-    "body_length": (84, ">i4"),
+    "size": (POS_TOTALSIZE, ">i4"),
+    "magic": (POS_MAGIC, ">i4"),
+    "queue_offset": (POS_QUEUEOFFSET, ">i8"),
+    "commit_log_offset": (POS_PHYSICALOFFSET, ">i8"),
+    "born_timestamp": (POS_BORNTIMESTAMP, ">i8"),
+    "born_ip": (POS_BORNHOST, ">u4"),
+    "born_port": (POS_BORNHOST + 4, ">i4"),
+    "store_timestamp": (POS_STORETIMESTAMP_V4, ">i8"),
+    "store_ip": (POS_STOREHOST_V4, ">u4"),
+    "store_port": (POS_STOREHOST_V4 + 4, ">i4"),
+    "reconsume_times": (POS_RECONSUMETIMES_V4, ">i4"),
+    "body_length": (POS_BODYLEN_V4, ">i4"),
 }
 V4_BODY = HEAD_V4.size
 _SIZE_AND_SYSFLAG = struct.Struct(f">i{POS_SYSFLAG - 4}xi")
@@ -246,10 +255,10 @@ def decode_columns(
                     _p,
                     blen,
                 ) = unpack_v4(buf, pos)
-                p = pos + 88
+                p = pos + DECODE_HEAD_V4.size
             else:
                 (size, magic, _crc, _qid, _flag, qoff, phys, _sf, born) = HEAD_ANY.unpack_from(buf, pos)
-                p = pos + 48
+                p = pos + HEAD_ANY.size
                 hs = HOST6 if sys_flag & SYSFLAG_BORNHOST_V6 else HOST4
                 braw, bport = hs.unpack_from(buf, p)
                 p += hs.size

@@ -51,11 +51,14 @@ from protocol.headers import (
     NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, RecordError, decode_record, decode_records
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record import RecordError
+from protocol.record_decode import decode_record, decode_records
 from protocol.remoting.client import RemotingClient
 from protocol.remoting.handler import Channel, HandlerError, HandlerRegistry, MissingFieldError, RequestContext
 from protocol.remoting.tls import client_context
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client")
 

@@ -3,7 +3,7 @@
 ``Message`` is what users build; ``MessageQueue`` (``protocol.bodies.MessageQueue``, re-exported) names one queue
 (topic, broker, id) and orders like RocketMQ's (topic, then broker name, then queue id), which every allocation
 strategy depends on. Received messages are
-``protocol.message.MessageExt`` (body, keys, tags, properties, queue and offset fields), re-exported here.
+``protocol.message_ext.MessageExt`` (body, keys, tags, properties, queue and offset fields), re-exported here.
 ``validate_topic`` / ``validate_group`` apply J's client-side name rules.
 """
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from client.errors import MQClientError
 from protocol.bodies import MessageQueue as MessageQueue
-from protocol.message import MessageExt, PropertyKey
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
 from protocol.rules import GROUP_MAX_LENGTH as GROUP_MAX_LENGTH
 from protocol.rules import NOT_ALLOWED_SEND, VALID_NAME
 from protocol.rules import TOPIC_MAX_LENGTH as TOPIC_MAX_LENGTH

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from client.message import Message
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import unwrap, wrap
 
 

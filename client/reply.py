@@ -27,7 +27,9 @@ from client.message import Message
 from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ReplyMessageRequestHeader
-from protocol.message import SYSFLAG_COMPRESSED, MessageExt, PropertyKey, decode_properties
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, decode_properties
+from protocol.record import SYSFLAG_COMPRESSED
 from protocol.remoting.handler import RequestContext
 from protocol.rules import REPLY_MESSAGE_FLAG, reply_topic
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from client.message import MessageQueue
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 class SendStatus(Enum):

@@ -33,8 +33,8 @@ from client.producer.producer import DirectSend
 from client.producer.producer import Producer as AsyncProducer
 from client.results import LocalTransactionState, PullResult, SendResult
 from protocol.errors import RequestTimeoutError
-from protocol.message import MessageExt
-from protocol.tasks import ignore_failure, stop_tasks
+from protocol.message_ext import MessageExt
+from runtime.tasks import ignore_failure, stop_tasks
 
 T = TypeVar("T")
 A = TypeVar("A", AsyncProducer, AsyncPushConsumer, AsyncPullConsumer)  # the async twin a facade drives

@@ -25,9 +25,10 @@ from typing import Protocol
 from client._log import get_logger
 from client.message import Message
 from client.results import ConsumeResult, SendResult, SendStatus
-from protocol.message import MessageExt, PropertyKey, decode_offset_msg_id
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.msg_id import decode_offset_msg_id
 from protocol.namespace import unwrap
-from protocol.tasks import stop_tasks
 from protocol.trace import (
     KEY_SEPARATOR,
     ConsumeReturnType,
@@ -37,6 +38,7 @@ from protocol.trace import (
     encode_record,
     trace_keys,
 )
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.trace")
 

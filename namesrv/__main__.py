@@ -16,10 +16,10 @@ import sys
 from namesrv.app import NamesrvApp
 from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
-from protocol.acl.rules import AclError
-from protocol.remoting.logsetup import LogSettings
-from protocol.remoting.runtime import fail, run_daemon, serve
 from protocol.remoting.tls import TlsConfigError
+from runtime.acl.rules import AclError
+from runtime.daemon import fail, run_daemon, serve
+from runtime.logsetup import LogSettings
 
 PROG = "mqnamesrv"
 

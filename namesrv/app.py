@@ -20,8 +20,8 @@ from namesrv.kv_config import KvConfig
 from namesrv.metrics import NamesrvMetrics
 from namesrv.route_table import RouteTable, monotonic_ms
 from protocol.remoting import HandlerRegistry, RemotingServer
-from protocol.remoting.acl_hook import NAMESRV_WRITE_CODES, AclWatcher
 from protocol.remoting.tls import server_context
+from runtime.acl.hook import NAMESRV_WRITE_CODES, AclWatcher
 
 _log = structlog.get_logger("rocketq.namesrv")
 

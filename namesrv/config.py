@@ -50,12 +50,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from protocol.config_loader import ConfigError as ConfigError
-from protocol.config_loader import Key as _Key
-from protocol.config_loader import KeyTable, metric_labels
-from protocol.config_loader import parse_properties as parse_properties
-from protocol.java_config_keys import NAMESRV_FILE_KEYS
-from protocol.remoting.logsetup import check_log_levels
+from runtime.config_loader import ConfigError as ConfigError
+from runtime.config_loader import Key as _Key
+from runtime.config_loader import KeyTable, metric_labels
+from runtime.config_loader import parse_properties as parse_properties
+from runtime.java_config_keys import NAMESRV_FILE_KEYS
+from runtime.logsetup import check_log_levels
 
 
 def _home_path(*parts: str) -> str:
@@ -171,7 +171,7 @@ def _bad_value(key: str, kind: type, value: str) -> str | None:
 
 
 _TABLE = KeyTable(NamesrvConfig, KEYS, NAMESRV_FILE_KEYS, aliases=ALIASES, bad_value=_bad_value)
-# Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; protocol.java_config_keys) that do
+# Keys RocketMQ 4.9's name server reads (NamesrvConfig, NettyServerConfig; runtime.java_config_keys) that do
 # nothing here: accepted with one warning line naming them.
 NO_EFFECT_KEYS: frozenset[str] = _TABLE.no_effect
 PATH_KEYS: frozenset[str] = frozenset(

@@ -17,7 +17,7 @@ import structlog
 from namesrv.config import LiveConfig
 from namesrv.route_table import RouteTable
 from protocol.remoting import Channel
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.namesrv.housekeeping")
 

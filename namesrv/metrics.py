@@ -13,7 +13,7 @@ from prometheus_client.registry import Collector
 
 from namesrv.config import NamesrvConfig
 from namesrv.route_table import RouteTable
-from protocol.remoting.exporter import DaemonMetrics, Readiness
+from runtime.exporter import DaemonMetrics, Readiness
 
 
 class NamesrvCollector(Collector):

@@ -1,6 +1,6 @@
 """PULL reply bodies to columns, gathered with numpy and Arrow: no Python work per message on the common path.
 
-A PULL body is records back to back (the layout is ``protocol.message``'s table; ``client.bulk.V4_FIELDS`` gives the
+A PULL body is records back to back (the layout is ``protocol.record``'s table; ``client.bulk.V4_FIELDS`` gives the
 fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts
 (``client.bulk.v4_record_starts``, one ``struct`` read per record), then reads each fixed field of all records with
 one numpy gather, and cuts the bodies and the properties out of the reply with one Arrow ``take`` each: the reply is

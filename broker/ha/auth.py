@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from protocol.acl.rules import AclRules
+from runtime.acl.rules import AclRules
 
 MAGIC: Final = b"RQHA"
 VERSION: Final = 1

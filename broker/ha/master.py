@@ -40,7 +40,7 @@ from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MA
 from broker.store.message_store import MessageStore
 from broker.store.results import PutMessageStatus
 from broker.store.waiters import OffsetWaiters
-from protocol.tasks import ignore_failure, stop_tasks
+from runtime.tasks import ignore_failure, stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 

@@ -36,7 +36,7 @@ from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerResponseHeader
 from protocol.remoting import HandlerRegistry, RemotingClient
 from protocol.remoting.handler import DeferredReply, Handler, RequestContext
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 

@@ -25,7 +25,7 @@ from broker.ha.auth import HAAuthError, HASecurity, answer_master
 from broker.ha.state import SlaveHAState
 from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
 from broker.store.message_store import MessageStore
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha.slave")
 

@@ -36,7 +36,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.remoting.client import RemotingClient
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha.sync")
 

@@ -13,7 +13,7 @@ code name                              behaviour
                                        CVE-2024-23321 era; J 4.9.8 removed the code)
 ==== ================================= ===========================================================================
 
-Every write goes through ``protocol.acl.files`` (atomic replace, dataVersion bumped) and the new rules apply at once.
+Every write goes through ``runtime.acl.files`` (atomic replace, dataVersion bumped) and the new rules apply at once.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from protocol.acl.files import AclFile
-from protocol.acl.rules import Account, AclError, is_valid_perm_text
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import Handler, RequestContext
+from runtime.acl.files import AclFile
+from runtime.acl.hook import AclWatcher
+from runtime.acl.rules import Account, AclError, is_valid_perm_text
 
 REDACTED = "******"
 _PERM_MSG = "The expected permissions are 'SUB' or 'PUB' or 'SUB|PUB' or 'PUB|SUB'"

@@ -1,6 +1,6 @@
 """The ACL 2.0 admin requests (RocketMQ 5.3+ ``AdminBrokerProcessor`` auth codes; ``mqadmin createUser`` …
 ``listAcl``), registered when ``aclEnable=true``: users and their ACL policies in ``<rocketmqHome>/conf/auth.json``
-(``protocol.acl.auth2``), checked by the same engine as the ACL 1.0 accounts. Admin-only (rule table).
+(``runtime.acl.auth2``), checked by the same engine as the ACL 1.0 accounts. Admin-only (rule table).
 
 ==== ============ ==================================================================================================
 code request      behaviour (J's replies: NO_PERMISSION 16 for a user/ACL that is or is not there, INVALID_PARAMETER
@@ -28,15 +28,6 @@ from collections.abc import Callable
 from typing import Any
 
 from broker.handlers._common import decode_header
-from protocol.acl.auth2 import (
-    AuthError,
-    compile_acl,
-    load_doc,
-    public_user,
-    save_doc,
-    subject_name,
-    user_info,
-)
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers.auth import (
@@ -46,8 +37,17 @@ from protocol.headers.auth import (
     ListUsersRequestHeader,
     UserRequestHeader,
 )
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
+from runtime.acl.auth2 import (
+    AuthError,
+    compile_acl,
+    load_doc,
+    public_user,
+    save_doc,
+    subject_name,
+    user_info,
+)
+from runtime.acl.hook import AclWatcher
 
 Doc = dict[str, list[dict[str, Any]]]
 

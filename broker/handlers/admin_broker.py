@@ -38,11 +38,12 @@ from broker.config import (
     format_config,
     parse_properties,
 )
-from broker.services.topic_config import DataVersion
+from broker.services.topic_config import new_data_version, next_data_version
+from protocol.bodies.properties_text import update_properties_text
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.properties import read_properties_file, update_properties_text, write_properties_file_atomically
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
+from runtime.properties_file import read_properties_file, write_properties_file_atomically
 
 _log = structlog.get_logger("rocketq.broker.admin")
 
@@ -74,7 +75,7 @@ class RuntimeConfig:
             raise ValueError(f"keys that must never change at runtime: {bad}")
         self.config = config
         self._appliers = dict(appliers)
-        self.data_version = DataVersion()
+        self.data_version = new_data_version()
 
     @property
     def allowed(self) -> frozenset[str]:
@@ -137,7 +138,7 @@ class RuntimeConfig:
             if key in self._appliers:
                 self._appliers[key](new)
         if changed:
-            self.data_version.next()
+            self.data_version = next_data_version(self.data_version)
         return changed
 
 

@@ -38,7 +38,8 @@ from protocol.bodies import ConsumeQueueData, QueryConsumeQueueResponseBody, Sub
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ConsumeMessageDirectlyResultRequestHeader, QueryConsumeQueueRequestHeader
-from protocol.message import check_record, decode_offset_msg_id
+from protocol.msg_id import decode_offset_msg_id
+from protocol.record import check_record
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 
@@ -63,14 +64,7 @@ class AdminQueueHandlers:
         sub = grp.subscriptions.get(topic) if grp is not None else None
         if sub is None:
             return None
-        return SubscriptionData(
-            topic=sub.topic,
-            sub_string=sub.sub_string,
-            tags_set=sorted(sub.tags),
-            code_set=sorted(sub.codes),
-            sub_version=sub.sub_version,
-            expression_type=sub.expression_type,
-        )
+        return sub.to_wire()
 
     async def query_consume_queue(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(QueryConsumeQueueRequestHeader, cmd)

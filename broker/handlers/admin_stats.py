@@ -221,18 +221,7 @@ class AdminStatsHandlers:
             "consumeFromWhere": grp.consume_from_where,
             "consumeType": grp.consume_type,
             "messageModel": grp.message_model,
-            "subscriptionTable": {
-                topic: {
-                    "classFilterMode": False,
-                    "codeSet": sorted(s.codes),
-                    "expressionType": s.expression_type,
-                    "subString": s.sub_string,
-                    "subVersion": s.sub_version,
-                    "tagsSet": sorted(s.tags),
-                    "topic": topic,
-                }
-                for topic, s in grp.subscriptions.items()
-            },
+            "subscriptionTable": {topic: s.to_wire().to_json() for topic, s in grp.subscriptions.items()},
         }
         return cmd.make_response(body=json.dumps(body, separators=(",", ":")).encode())
 

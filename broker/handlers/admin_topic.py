@@ -25,10 +25,9 @@ import structlog
 from broker import topics as T
 from broker.handlers._common import decode_header
 from broker.services.consumer_offsets import ConsumerOffsetTable
-from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from protocol.bodies import BodyDecodeError, CreateTopicListRequestBody
-from protocol.bodies import TopicConfig as WireTopicConfig
+from protocol.bodies import BodyDecodeError, CreateTopicListRequestBody, TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import CreateTopicRequestHeader, GetTopicConfigRequestHeader, TopicRequestHeader
@@ -74,7 +73,7 @@ class AdminTopicHandlers:
             modification = parse_modification(h.attributes)
         except TopicAttributeError as exc:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
-        wire = WireTopicConfig(
+        wire = TopicConfig(
             topic_name=h.topic,
             read_queue_nums=h.read_queue_nums,
             write_queue_nums=h.write_queue_nums,
@@ -100,7 +99,7 @@ class AdminTopicHandlers:
             self._log_put(tc, ctx)
         return cmd.make_response()
 
-    def _validated(self, wire: WireTopicConfig) -> TopicConfig:
+    def _validated(self, wire: TopicConfig) -> TopicConfig:
         """The topic config a create/update request asks for, its attribute modification applied to the current
         attributes; HandlerError with J's answer when it is refused."""
         topic = wire.topic_name
@@ -122,15 +121,12 @@ class AdminTopicHandlers:
                 ResponseCode.INVALID_PARAMETER if isinstance(exc, MixedMessageTypeError) else ResponseCode.SYSTEM_ERROR
             )
             raise HandlerError(code, str(exc)) from None
-        return TopicConfig(
-            topic,
-            wire.read_queue_nums,
-            wire.write_queue_nums,
-            wire.perm,
-            wire.topic_filter_type or "SINGLE_TAG",
-            wire.topic_sys_flag,
-            wire.order,
-            attributes,
+        return wire.model_copy(
+            update={
+                "topic_name": topic,
+                "topic_filter_type": wire.topic_filter_type or "SINGLE_TAG",
+                "attributes": attributes,
+            }
         )
 
     def _log_put(self, tc: TopicConfig, ctx: RequestContext) -> None:
@@ -149,7 +145,7 @@ class AdminTopicHandlers:
         tc = self._topics.get(h.topic)
         if tc is None:
             return cmd.make_response(ResponseCode.TOPIC_NOT_EXIST, f"No topic in this broker. topic: {h.topic}")
-        return cmd.make_response(body=tc.to_wire().encode())
+        return cmd.make_response(body=tc.encode())
 
     async def delete_topic(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(TopicRequestHeader, cmd)

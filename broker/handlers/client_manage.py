@@ -21,25 +21,30 @@ import time
 from broker import topics as T
 from broker.filter import SQL92, SubscriptionParseError, build_subscription, compile_sql, is_tag_type
 from broker.handlers._common import decode_header
-from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
+from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
-from protocol.bodies import BodyDecodeError, CheckClientRequestBody, HeartbeatData, encode_consumer_list
-from protocol.bodies import SubscriptionData as SubscriptionBody
+from protocol.bodies import (
+    BodyDecodeError,
+    CheckClientRequestBody,
+    HeartbeatData,
+    SubscriptionData,
+    encode_consumer_list,
+)
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import GetConsumerListByGroupRequestHeader, UnregisterClientRequestHeader
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 
-def _subscriptions(consumer_subs: list[SubscriptionBody]) -> list[SubscriptionData]:
+def _subscriptions(consumer_subs: list[SubscriptionData]) -> list[CompiledSubscription]:
     out = []
     for s in consumer_subs:
         try:
             out.append(build_subscription(s.topic, s.sub_string, int(s.sub_version or 0), s.expression_type or "TAG"))
         except SubscriptionParseError:
             kind = SQL92 if s.expression_type == SQL92 else "TAG"
-            out.append(SubscriptionData(s.topic, s.sub_string or "*", expression_type=kind))
+            out.append(CompiledSubscription(s.topic, s.sub_string or "*", expression_type=kind))
     return out
 
 

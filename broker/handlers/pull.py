@@ -43,13 +43,12 @@ and ``nextBeginOffset`` stays the offset asked for (J ``nextOffsetCorrection``).
 from __future__ import annotations
 
 import os
-import struct
 
 from broker import topics as T
 from broker.filter import MessageFilter, SubscriptionParseError, build_subscription, make_filter
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientRegistry, SubscriptionData
+from broker.services.client_registry import ClientRegistry, CompiledSubscription
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -58,6 +57,7 @@ from broker.store.message_store import MessageStore
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import PullMessageRequestHeader
+from protocol.record import last_physical_offset
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 FLAG_COMMIT_OFFSET = 0x1
@@ -65,9 +65,6 @@ FLAG_SUSPEND = 0x2
 FLAG_SUBSCRIPTION = 0x4
 MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
 _SUB_CACHE_MAX = 4096
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_POS_PHYSICALOFFSET = 28
 # statuses whose nextBeginOffset J corrects only on a master (nextOffsetCorrection)
 _CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
 
@@ -77,19 +74,6 @@ def physical_memory() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return 8 << 30
-
-
-def _last_phys(buffer: bytes) -> int:
-    """PHYSICALOFFSET of the last record in a pull body (records back to back)."""
-    pos = last = 0
-    while pos < len(buffer):
-        last = pos
-        (size,) = _I32.unpack_from(buffer, pos)
-        if size <= 0:
-            break
-        pos += size
-    (phys,) = _I64.unpack_from(buffer, last + _POS_PHYSICALOFFSET)
-    return int(phys)
 
 
 _STATUS_CODE: dict[str, ResponseCode] = {
@@ -140,7 +124,7 @@ class PullHandlers:
         self._is_slave = is_slave
         self._slave_read = slave_read_enable
         self._in_memory_max = physical_memory() * access_message_in_memory_max_ratio // 100
-        self._sub_cache: dict[tuple[str, str, str], SubscriptionData] = {}
+        self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
 
     def table(self) -> dict[int, Handler]:
         return {RequestCode.PULL_MESSAGE: self.pull}
@@ -184,7 +168,7 @@ class PullHandlers:
             return resp
         return await self._read(cmd, h, message_filter)
 
-    def _check_sql(self, sub: SubscriptionData) -> None:
+    def _check_sql(self, sub: CompiledSubscription) -> None:
         """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
         if sub.selector is None:
             raise HandlerError(
@@ -197,7 +181,7 @@ class PullHandlers:
                 f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
 
-    def _check(self, h: PullMessageRequestHeader) -> SubscriptionData:
+    def _check(self, h: PullMessageRequestHeader) -> CompiledSubscription:
         """Everything J checks before reading; returns the subscription to filter with."""
         if not self._readable:
             raise HandlerError(
@@ -237,7 +221,7 @@ class PullHandlers:
             raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
         return sub
 
-    def _parse_subscription(self, h: PullMessageRequestHeader) -> SubscriptionData:
+    def _parse_subscription(self, h: PullMessageRequestHeader) -> CompiledSubscription:
         expr = h.subscription or "*"
         kind = h.expression_type or "TAG"
         key = (h.topic, expr, kind)
@@ -281,7 +265,7 @@ class PullHandlers:
             if self._slave_read:
                 slow = (
                     code == ResponseCode.SUCCESS
-                    and self._store.commitlog.max_offset - _last_phys(result.buffer) > self._in_memory_max
+                    and self._store.commitlog.max_offset - last_physical_offset(result.buffer) > self._in_memory_max
                 )
                 suggest = (group.which_broker_when_consume_slowly if group is not None else 1) if slow else group_broker
             if self._is_slave:

@@ -25,11 +25,11 @@ from dataclasses import replace
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.reply import ReplyRequest, ReplyService
-from broker.services.topic_config import TopicConfig
 from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
+from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader

@@ -57,21 +57,18 @@ from broker.services.access import topic_send_refusal
 from broker.services.broker_stats import BrokerStats, message_type
 from broker.services.schedule import ScheduleService
 from broker.services.timer import TimerRejected
-from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.services.topic_config import TopicConfigTable
 from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageResult, PutMessageStatus, joined_msg_ids
+from protocol.batch import decode_batch
+from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
-from protocol.message import (
-    TRANSACTION_PREPARED_TYPE,
-    TRANSACTION_ROLLBACK_TYPE,
-    PropertyKey,
-    RecordError,
-    decode_batch,
-)
+from protocol.message_properties import PropertyKey
+from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE, RecordError
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 # stores a prepared send as a transaction half message (TransactionHandlers.send_half), with its decoded header

@@ -44,7 +44,7 @@ from broker.store.results import PutMessageStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ConsumerSendMsgBackRequestHeader
-from protocol.message import PropertyKey, encode_properties
+from protocol.message_properties import PropertyKey, encode_properties
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 DLQ_NUMS_PER_GROUP = 1

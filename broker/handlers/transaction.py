@@ -42,13 +42,9 @@ from protocol.headers import (
     ResumeCheckHalfMessageRequestHeader,
     SendMessageRequestHeader,
 )
-from protocol.message import (
-    TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_ROLLBACK_TYPE,
-    decode_offset_msg_id,
-    decode_properties,
-    transaction_type,
-)
+from protocol.message_properties import decode_properties
+from protocol.msg_id import decode_offset_msg_id
+from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_ROLLBACK_TYPE, transaction_type
 from protocol.remoting.handler import Handler, HandlerError, RequestContext
 
 _log = structlog.get_logger("rocketq.broker.transaction")

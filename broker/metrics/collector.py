@@ -36,7 +36,7 @@ rocketq_store_fsync_latency_milliseconds    histogram commit-log fsync duration,
 rocketq_store_forced_clean_messages_total   counter   messages a forced clean deleted, by topic and consumed=true|false
 =========================================== ========= =============================================================
 
-The RPC latency histogram comes from ``protocol.remoting.exporter.RpcLatencyCollector``. Replication lag per slave
+The RPC latency histogram comes from ``runtime.exporter.RpcLatencyCollector``. Replication lag per slave
 (HA) will hang off ``extra`` (a list of more collectors the HA service can add). Rows of deleted topics and groups
 are skipped here and pruned from BrokerStats, so cardinality follows the live tables.
 """

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from broker.metrics.collector import BrokerCollector
 from broker.services.broker_stats import BrokerStats
-from protocol.remoting.exporter import DaemonMetrics, Readiness
+from runtime.exporter import DaemonMetrics, Readiness
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig

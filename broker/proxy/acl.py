@@ -39,7 +39,7 @@ from typing import Any
 from broker.proxy import auth
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
-from protocol.acl.rules import ANY, PUB, RETRY_PREFIX, SUB, AclError, AclRules, host_of
+from runtime.acl.rules import ANY, PUB, RETRY_PREFIX, SUB, AclError, AclRules, host_of
 
 GRPC_CODE = 0  # gRPC requests carry no remoting request code: none of them is admin-only
 

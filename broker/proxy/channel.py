@@ -30,7 +30,7 @@ from broker.proxy.pb import service_pb2 as spb
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import ConnectionClosedError
-from protocol.message import decode_record
+from protocol.record_decode import decode_record
 from protocol.remoting.handler import Channel, ChannelState
 
 _log = structlog.get_logger("rocketq.broker.proxy")

@@ -36,7 +36,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from broker.proxy.pb import definition_pb2 as pb
 from protocol.codes import ResponseCode
-from protocol.message import SYSFLAG_COMPRESSED, MessageExt, PropertyKey
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record import SYSFLAG_COMPRESSED
 
 SHARDING_KEY: Final = "__SHARDINGKEY"
 TIMER_DELIVER_MS: Final = "TIMER_DELIVER_MS"

@@ -35,8 +35,9 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import GetMessageStatus
-from protocol.message import MessageExt, PropertyKey, encode_properties
-from protocol.tasks import stop_tasks
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, encode_properties
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.pop")
 

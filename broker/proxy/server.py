@@ -39,7 +39,7 @@ from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
 from broker.store.message_store import MessageStore
-from protocol.acl.rules import AclRules
+from runtime.acl.rules import AclRules
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 

@@ -53,7 +53,7 @@ from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
 from broker.services.access import send_refusal, topic_send_refusal
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
+from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.timer import TimerRejected
@@ -62,9 +62,9 @@ from broker.services.transactions import TransactionError, TransactionService
 from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from protocol.acl.rules import AclError
 from protocol.codes import ResponseCode
-from protocol.message import encode_properties, java_string_hash
+from protocol.message_properties import encode_properties, java_string_hash
+from runtime.acl.rules import AclError
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
@@ -236,7 +236,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             raise ClientError(pb.Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group {group} not found")
         # as a remoting heartbeat does (and J's proxy, whose heartbeat is one): mqadmin finds groups by this topic
         self._topics.create_if_absent(T.retry_topic(group), sub_group.retry_queue_nums, T.PERM_RW)
-        subs: list[SubscriptionData] = []
+        subs: list[CompiledSubscription] = []
         for entry in s.subscription.subscriptions:
             expr = entry.expression
             try:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from broker import topics as T
 from broker.store.message_store import MessageStore
 from protocol.codes import ResponseCode
-from protocol.message import PropertyKey
+from protocol.message_properties import PropertyKey
 
 
 def send_refusal(topic: str, *, writeable: bool, broker_ip: str) -> tuple[int, str] | None:

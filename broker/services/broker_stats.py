@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from broker import topics as T
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import DeferredReply, Handler, RequestContext
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 if TYPE_CHECKING:
     from broker.store.message_store import MessageStore

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 import structlog
 
 from broker.sql92 import Selector
+from protocol.bodies import SubscriptionData
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from protocol.remoting.handler import Channel
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.clients")
 
@@ -40,10 +41,11 @@ class ClientChannel:
 
 
 @dataclass(frozen=True, slots=True)
-class SubscriptionData:
-    """One subscribed topic with its expression, parsed once per heartbeat, not per pull: the tag strings and
+class CompiledSubscription:
+    """One subscribed topic with its expression, compiled once per heartbeat, not per pull: the tag strings and
     codes of a TAG expression, or the compiled ``selector`` of a SQL92 one (None when it did not compile: J's missing
-    ConsumerFilterData)."""
+    ConsumerFilterData). The broker's filtering form of the wire's ``protocol.bodies.SubscriptionData`` (a
+    heartbeat's subscription), which ``to_wire`` gives back."""
 
     topic: str
     sub_string: str
@@ -61,6 +63,16 @@ class SubscriptionData:
     def matches_all(self) -> bool:
         return not self.tags and not self.is_sql
 
+    def to_wire(self) -> SubscriptionData:
+        return SubscriptionData(
+            topic=self.topic,
+            sub_string=self.sub_string,
+            tags_set=sorted(self.tags),
+            code_set=sorted(self.codes),
+            sub_version=self.sub_version,
+            expression_type=self.expression_type,
+        )
+
 
 @dataclass(slots=True)
 class ConsumerGroupInfo:
@@ -68,7 +80,7 @@ class ConsumerGroupInfo:
     consume_type: str = "CONSUME_PASSIVELY"
     message_model: str = "CLUSTERING"
     consume_from_where: str = "CONSUME_FROM_LAST_OFFSET"
-    subscriptions: dict[str, SubscriptionData] = field(default_factory=dict)
+    subscriptions: dict[str, CompiledSubscription] = field(default_factory=dict)
     channels: dict[Channel, ClientChannel] = field(default_factory=dict)
     last_update: float = field(default_factory=time.monotonic)
 
@@ -172,7 +184,7 @@ class ClientRegistry:
         consume_type: str,
         message_model: str,
         consume_from_where: str,
-        subscriptions: Iterable[SubscriptionData],
+        subscriptions: Iterable[CompiledSubscription],
         *,
         notify: bool,
     ) -> bool:

@@ -20,7 +20,7 @@ import asyncio
 import structlog
 
 from broker.persistence import JsonFile, TableWriter, dumps
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.offsets")
 TOPIC_GROUP_SEPARATOR = "@"

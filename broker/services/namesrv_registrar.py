@@ -41,7 +41,7 @@ from protocol.crc import crc32
 from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerRequestHeader, RegisterBrokerResponseHeader, UnregisterBrokerRequestHeader
 from protocol.remoting.client import RemotingClient
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.registrar")
 
@@ -154,8 +154,10 @@ class NamesrvRegistrar:
         perm = None if T.is_readable(self._perm) and T.is_writeable(self._perm) else self._perm
         tcs = self._topics.all() if names is None else [tc for tc in map(self._topics.get, names) if tc is not None]
         wrapper = TopicConfigSerializeWrapper(
-            topic_config_table={tc.topic_name: tc.to_wire(perm) for tc in tcs},
-            data_version=self._topics.data_version.to_wire(),
+            topic_config_table={
+                tc.topic_name: tc if perm is None else tc.model_copy(update={"perm": perm}) for tc in tcs
+            },
+            data_version=self._topics.data_version,
         )
         return RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
 

@@ -27,7 +27,7 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import ReplyMessageRequestHeader, SendMessageRequestHeader
-from protocol.message import PropertyKey, decode_properties, encode_properties
+from protocol.message_properties import PropertyKey, decode_properties, encode_properties
 
 _log = structlog.get_logger("rocketq.broker.reply")
 

@@ -36,8 +36,9 @@ from broker.services.timer import TIMER_TOPIC, TimerService, has_timer, strip_ti
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
-from protocol.message import MessageExt, PropertyKey, decode_properties, encode_properties
-from protocol.tasks import stop_tasks
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, decode_properties, encode_properties
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.schedule")
 

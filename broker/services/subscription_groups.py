@@ -22,7 +22,7 @@ from typing import Any
 import structlog
 
 from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter, dumps
-from broker.services.topic_config import DataVersion
+from broker.services.topic_config import data_version_from_file, new_data_version, next_data_version
 
 _log = structlog.get_logger("rocketq.broker.groups")
 
@@ -78,7 +78,7 @@ class SubscriptionGroupTable:
     def __init__(self, config_dir: str, *, auto_create: bool) -> None:
         self._auto_create = auto_create
         self._groups: dict[str, SubscriptionGroupConfig] = {}
-        self.data_version = DataVersion()
+        self.data_version = new_data_version()
         self._file = JsonFile(f"{config_dir}/subscriptionGroup.json")
         self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
 
@@ -95,7 +95,7 @@ class SubscriptionGroupTable:
                             self._groups[name] = SubscriptionGroupConfig.from_json(name, raw)
                         except TypeError as exc:
                             _log.warning("bad subscription group entry skipped", group=name, error=str(exc))
-            self.data_version = DataVersion.from_json(doc.get("dataVersion"))
+            self.data_version = data_version_from_file(doc.get("dataVersion"))
 
     def encode(self) -> bytes:
         return dumps(
@@ -125,13 +125,13 @@ class SubscriptionGroupTable:
 
     def put(self, cfg: SubscriptionGroupConfig) -> None:
         self._groups[cfg.group_name] = cfg
-        self.data_version.next()
+        self.data_version = next_data_version(self.data_version)
         self._writer.mark_dirty()
 
     def delete(self, group: str) -> bool:
         if self._groups.pop(group, None) is None:
             return False
-        self.data_version.next()
+        self.data_version = next_data_version(self.data_version)
         self._writer.mark_dirty()
         return True
 
@@ -140,8 +140,8 @@ class SubscriptionGroupTable:
 
     def replace_from_master(self, doc: dict[str, Any]) -> bool:
         """SlaveSynchronize: adopt the master's whole table and dataVersion when its dataVersion differs; persisted."""
-        dv = DataVersion.from_json(doc.get("dataVersion"))
-        if dv.to_json() == self.data_version.to_json():
+        dv = data_version_from_file(doc.get("dataVersion"))
+        if dv == self.data_version:
             return False
         groups: dict[str, SubscriptionGroupConfig] = {}
         for name, raw in (doc.get("subscriptionGroupTable") or {}).items():

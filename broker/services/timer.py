@@ -55,8 +55,10 @@ from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
 from protocol.codes import ResponseCode
-from protocol.message import PropertyKey, decode_record, encode_properties, get_property, record_properties
-from protocol.tasks import stop_tasks
+from protocol.message_properties import PropertyKey, encode_properties, get_property
+from protocol.record import record_properties
+from protocol.record_decode import decode_record
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.timer")
 

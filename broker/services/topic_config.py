@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import structlog
@@ -31,8 +30,7 @@ import structlog
 from broker import topics as T
 from broker.config import FeaturesConfig, IdentityConfig
 from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter, dumps
-from protocol.bodies import DataVersion as WireDataVersion
-from protocol.bodies import TopicConfig as WireTopicConfig
+from protocol.bodies import DataVersion, TopicConfig
 
 _log = structlog.get_logger("rocketq.broker.topics")
 
@@ -40,98 +38,57 @@ SCHEDULE_QUEUE_NUMS = 18
 DEFAULT_QUEUE_NUMS = 16  # J TopicConfig.defaultReadQueueNums / defaultWriteQueueNums
 
 
-@dataclass(frozen=True, slots=True)
-class TopicConfig:
-    topic_name: str
-    read_queue_nums: int = DEFAULT_QUEUE_NUMS
-    write_queue_nums: int = DEFAULT_QUEUE_NUMS
-    perm: int = T.PERM_RW
-    topic_filter_type: str = "SINGLE_TAG"
-    topic_sys_flag: int = 0
-    order: bool = False
-    attributes: dict[str, str] = field(default_factory=dict)  # protocol.topic_attributes; never mutated in place
-
-    def to_wire(self, perm: int | None = None) -> WireTopicConfig:
-        """The one converter to the wire model (``protocol.bodies.TopicConfig``); ``perm`` overrides the topic's."""
-        return WireTopicConfig(
-            topic_name=self.topic_name,
-            read_queue_nums=self.read_queue_nums,
-            write_queue_nums=self.write_queue_nums,
-            perm=self.perm if perm is None else perm,
-            topic_filter_type=self.topic_filter_type,
-            topic_sys_flag=self.topic_sys_flag,
-            order=self.order,
-            attributes=self.attributes,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        """The file/wire object: the wire model's JSON (same keys, same order)."""
-        return self.to_wire().to_json()
-
-    @classmethod
-    def from_json(cls, name: str, d: dict[str, Any]) -> TopicConfig:
-        return cls(
-            topic_name=str(d.get("topicName") or name),
-            read_queue_nums=int(d.get("readQueueNums", DEFAULT_QUEUE_NUMS)),
-            write_queue_nums=int(d.get("writeQueueNums", DEFAULT_QUEUE_NUMS)),
-            perm=int(d.get("perm", T.PERM_RW)),
-            topic_filter_type=str(d.get("topicFilterType") or "SINGLE_TAG"),
-            topic_sys_flag=int(d.get("topicSysFlag", d.get("topicSynFlag", 0)) or 0),
-            order=bool(d.get("order", False)),
-            attributes=_attributes(d.get("attributes")),
-        )
+def topic_config_from_file(name: str, d: dict[str, Any]) -> TopicConfig:
+    """A ``topicConfigTable`` entry of topics.json (or of a master's table), leniently: the name from the key when
+    the entry has none, J 4.x's misspelt ``topicSynFlag``, attribute values as text."""
+    attributes = d.get("attributes")
+    return TopicConfig(
+        topic_name=str(d.get("topicName") or name),
+        read_queue_nums=int(d.get("readQueueNums", DEFAULT_QUEUE_NUMS)),
+        write_queue_nums=int(d.get("writeQueueNums", DEFAULT_QUEUE_NUMS)),
+        perm=int(d.get("perm", T.PERM_RW)),
+        topic_filter_type=str(d.get("topicFilterType") or "SINGLE_TAG"),
+        topic_sys_flag=int(d.get("topicSysFlag", d.get("topicSynFlag", 0)) or 0),
+        order=bool(d.get("order", False)),
+        attributes={str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, dict) else {},
+    )
 
 
-def _attributes(raw: Any) -> dict[str, str]:
-    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+def new_data_version() -> DataVersion:
+    """A table's first DataVersion (J ``new DataVersion()``: now, counter 0)."""
+    return DataVersion(counter=0, timestamp=int(time.time() * 1000))
 
 
-class DataVersion:
-    """J ``DataVersion``: (timestamp, counter); ``next()`` on every change. The tables' mutable counter; ``to_wire``
-    is its one converter to the wire model (``protocol.bodies.DataVersion``)."""
+def next_data_version(dv: DataVersion) -> DataVersion:
+    """J ``DataVersion.nextVersion()``: on every change of a table."""
+    return dv.bumped(int(time.time() * 1000))
 
-    __slots__ = ("counter", "timestamp")
 
-    def __init__(self, timestamp: int | None = None, counter: int = 0) -> None:
-        self.timestamp = int(time.time() * 1000) if timestamp is None else timestamp
-        self.counter = counter
-
-    def next(self) -> None:
-        self.timestamp = int(time.time() * 1000)
-        self.counter += 1
-
-    def to_json(self) -> dict[str, int]:
-        """The file form (J's key order: timestamp, counter)."""
-        return {"timestamp": self.timestamp, "counter": self.counter}
-
-    def to_wire(self) -> WireDataVersion:
-        return WireDataVersion(counter=self.counter, timestamp=self.timestamp)
-
-    @classmethod
-    def from_json(cls, d: Any) -> DataVersion:
-        if not isinstance(d, dict):
-            return cls()
-        return cls(int(d.get("timestamp", 0) or 0), int(d.get("counter", 0) or 0))
+def data_version_from_file(d: Any) -> DataVersion:
+    """The ``dataVersion`` of a table file, leniently (a missing or malformed one is a new version)."""
+    if not isinstance(d, dict):
+        return new_data_version()
+    return DataVersion(counter=int(d.get("counter", 0) or 0), timestamp=int(d.get("timestamp", 0) or 0))
 
 
 def system_topics(identity: IdentityConfig, features: FeaturesConfig) -> list[TopicConfig]:
     """The topics J's ``TopicConfigManager`` constructor creates, in its order."""
-    out = [TopicConfig(T.SELF_TEST_TOPIC, 1, 1)]
+    out = [TopicConfig.with_queues(T.SELF_TEST_TOPIC, 1)]
     if features.auto_create_topic_enable:
         n = features.default_topic_queue_nums
-        out.append(TopicConfig(T.AUTO_CREATE_TOPIC, n, n, T.PERM_INHERIT | T.PERM_RW))
-    out.append(TopicConfig(T.BENCHMARK_TOPIC, 1024, 1024))
+        out.append(TopicConfig.with_queues(T.AUTO_CREATE_TOPIC, n, T.PERM_INHERIT | T.PERM_RW))
+    out.append(TopicConfig.with_queues(T.BENCHMARK_TOPIC, 1024))
     cluster_perm = T.PERM_INHERIT | (T.PERM_RW if features.cluster_topic_enable else 0)
-    out.append(TopicConfig(identity.broker_cluster_name, perm=cluster_perm))
+    out.append(TopicConfig.with_queues(identity.broker_cluster_name, DEFAULT_QUEUE_NUMS, cluster_perm))
     broker_perm = T.PERM_INHERIT | (T.PERM_RW if features.broker_topic_enable else 0)
-    out.append(TopicConfig(identity.broker_name, 1, 1, broker_perm))
-    out.append(TopicConfig(T.OFFSET_MOVED_EVENT, 1, 1))
-    out.append(TopicConfig(T.SCHEDULE_TOPIC, SCHEDULE_QUEUE_NUMS, SCHEDULE_QUEUE_NUMS))
+    out.append(TopicConfig.with_queues(identity.broker_name, 1, broker_perm))
+    out.append(TopicConfig.with_queues(T.OFFSET_MOVED_EVENT, 1))
+    out.append(TopicConfig.with_queues(T.SCHEDULE_TOPIC, SCHEDULE_QUEUE_NUMS))
     if features.trace_topic_enable:
-        out.append(TopicConfig(features.msg_trace_topic_name, 1, 1))
-    out.append(TopicConfig(f"{identity.broker_cluster_name}_{T.REPLY_TOPIC_POSTFIX}", 1, 1))
-    out.append(TopicConfig(T.TRANS_HALF_TOPIC, 1, 1))
-    out.append(TopicConfig(T.TRANS_OP_HALF_TOPIC, 1, 1))
+        out.append(TopicConfig.with_queues(features.msg_trace_topic_name, 1))
+    out.append(TopicConfig.with_queues(f"{identity.broker_cluster_name}_{T.REPLY_TOPIC_POSTFIX}", 1))
+    out.append(TopicConfig.with_queues(T.TRANS_HALF_TOPIC, 1))
+    out.append(TopicConfig.with_queues(T.TRANS_OP_HALF_TOPIC, 1))
     return out
 
 
@@ -140,7 +97,7 @@ class TopicConfigTable:
         self._identity = identity
         self._features = features
         self._topics: dict[str, TopicConfig] = {}
-        self.data_version = DataVersion()
+        self.data_version = new_data_version()
         self._file = JsonFile(f"{config_dir}/topics.json")
         self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
         self._listeners: list[Callable[[], None]] = []
@@ -159,11 +116,11 @@ class TopicConfigTable:
             if isinstance(table, dict):
                 for name, raw in table.items():
                     if isinstance(raw, dict):
-                        self._topics[name] = TopicConfig.from_json(name, raw)
-            self.data_version = DataVersion.from_json(doc.get("dataVersion"))
+                        self._topics[name] = topic_config_from_file(name, raw)
+            self.data_version = data_version_from_file(doc.get("dataVersion"))
         unreadable = not isinstance(doc, dict) and (self._file.path.exists() or self._file.bak.exists())
         self._restore_from_queues(unreadable=unreadable)
-        self.data_version.next()
+        self.data_version = next_data_version(self.data_version)
         _log.info("topics loaded", count=len(self._topics), path=str(self._file.path))
 
     def _restore_from_queues(self, *, unreadable: bool) -> None:
@@ -192,7 +149,7 @@ class TopicConfigTable:
                 continue
             if qids:
                 n = max(qids) + 1 if topic.startswith(("%RETRY%", "%DLQ%")) else max(DEFAULT_QUEUE_NUMS, max(qids) + 1)
-                self._topics[topic] = TopicConfig(topic, n, n)
+                self._topics[topic] = TopicConfig.with_queues(topic, n)
                 found[topic] = n
         if unreadable:
             _log.warning(
@@ -267,7 +224,7 @@ class TopicConfigTable:
             self._unregistered = None
         elif self._unregistered is not None:
             self._unregistered.update(dict.fromkeys(names))
-        self.data_version.next()
+        self.data_version = next_data_version(self.data_version)
         self._writer.mark_dirty()
         for cb in self._listeners:
             try:
@@ -316,7 +273,13 @@ class TopicConfigTable:
             )
             return None
         nums = max(0, min(client_queue_nums, default.write_queue_nums))
-        tc = TopicConfig(topic, nums, nums, perm & ~T.PERM_INHERIT, default.topic_filter_type, topic_sys_flag)
+        tc = TopicConfig.with_queues(
+            topic,
+            nums,
+            perm & ~T.PERM_INHERIT,
+            topic_filter_type=default.topic_filter_type,
+            topic_sys_flag=topic_sys_flag,
+        )
         self._topics[topic] = tc
         _log.info("topic auto-created", topic=topic, queues=nums, producer=producer)
         self._changed(topic)
@@ -327,7 +290,7 @@ class TopicConfigTable:
         existing = self._topics.get(topic)
         if existing is not None:
             return existing
-        tc = TopicConfig(topic, queue_nums, queue_nums, perm, "SINGLE_TAG", topic_sys_flag)
+        tc = TopicConfig.with_queues(topic, queue_nums, perm, topic_sys_flag=topic_sys_flag)
         self._topics[topic] = tc
         _log.info("topic created", topic=topic, queues=queue_nums, perm=perm)
         self._changed(topic)
@@ -337,17 +300,17 @@ class TopicConfigTable:
         tc = self._topics.get(topic)
         if tc is None:
             return None
-        self.put(replace(tc, perm=perm))
+        self.put(tc.model_copy(update={"perm": perm}))
         return self._topics[topic]
 
     def replace_from_master(self, doc: dict[str, Any]) -> bool:
         """SlaveSynchronize: adopt the master's whole table and dataVersion when its dataVersion differs from ours;
         persisted. Listeners are not called (a slave's topics do not make routes). Returns whether it changed."""
-        dv = DataVersion.from_json(doc.get("dataVersion"))
-        if dv.to_json() == self.data_version.to_json():
+        dv = data_version_from_file(doc.get("dataVersion"))
+        if dv == self.data_version:
             return False
         table = doc.get("topicConfigTable") or {}
-        self._topics = {n: TopicConfig.from_json(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
+        self._topics = {n: topic_config_from_file(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
         self.data_version = dv
         self._unregistered = None
         self._writer.mark_dirty()
@@ -358,7 +321,7 @@ class TopicConfigTable:
         added = 0
         for name, raw in (doc.get("topicConfigTable") or {}).items():
             if isinstance(raw, dict) and name not in self._topics:
-                self._topics[name] = TopicConfig.from_json(name, raw)
+                self._topics[name] = topic_config_from_file(name, raw)
                 added += 1
         if added:
             self._changed()

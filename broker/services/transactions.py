@@ -52,16 +52,10 @@ from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import CheckTransactionStateRequestHeader
-from protocol.message import (
-    TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_NOT_TYPE,
-    MessageExt,
-    PropertyKey,
-    encode_properties,
-    encode_record,
-    reset_transaction_type,
-)
-from protocol.tasks import stop_tasks
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, encode_properties
+from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, encode_record, reset_transaction_type
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.broker.transactions")
 

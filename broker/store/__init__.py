@@ -1,6 +1,6 @@
 """The message store: commit log, consume queues, index, flush, recovery and retention (RocketMQ's design).
 
-Imports only the standard library and ``protocol.message`` (the pure record codec). The broker talks to the
+Imports only the standard library and the pure record codec (``protocol.record``, ``protocol.record_decode``, ``protocol.message_properties``, ``protocol.batch``, ``protocol.msg_id``). The broker talks to the
 ``MessageStore`` façade; see ``message_store.py``.
 """
 

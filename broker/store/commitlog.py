@@ -1,7 +1,7 @@
 """CommitLog: the one append-only log of every message, in fixed-size segment files.
 
 Files: ``commitlog/<20-digit start offset>``, each ``mapped_file_size_commit_log`` bytes; file ``k`` holds global
-offsets ``[start, start + size)``. Records use the MAGIC v1 layout of ``protocol.message`` (documented there, byte
+offsets ``[start, start + size)``. Records use the MAGIC v1 layout of ``protocol.record`` (documented there, byte
 by byte). As in RocketMQ (END_FILE_MIN_BLANK_LENGTH), a record goes into the current file only if at least 8 bytes
 are left after it; otherwise the rest of the file becomes a blank filler and the record starts the next file::
 
@@ -16,15 +16,13 @@ mapping.
 
 from __future__ import annotations
 
-import struct
 from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
-from protocol.message import BLANK_MAGIC, I32, RecordError, check_record
+from protocol.record import BLANK_MAGIC, SIZE_MAGIC, RecordError, check_record, record_size
 
-BLANK_HEAD: Final = struct.Struct(">ii")
-assert BLANK_HEAD.size == 8
+BLANK_HEAD: Final = SIZE_MAGIC  # the end-of-file filler's head: int32 size, int32 BLANK_MAGIC
 END_FILE_MIN_BLANK_LENGTH: Final = 8
 
 
@@ -92,8 +90,7 @@ class CommitLog:
         mf = self.queue.find(phys)
         if mf is None or phys - mf.start + 4 > mf.wrote:
             return None
-        (size,) = I32.unpack_from(mf.buf, phys - mf.start)
-        return int(size)
+        return record_size(mf.buf, phys - mf.start)
 
     def roll_next_file(self, phys: int) -> int:
         """Start offset of the file after the one that would hold ``phys``."""

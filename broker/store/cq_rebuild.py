@@ -27,7 +27,8 @@ from broker.store.cq_repair import iter_records
 from broker.store.dispatcher import dispatchable
 from broker.store.integrity import IntegrityReport
 from broker.store.results import PutMessageResult, PutMessageStatus
-from protocol.message import MessageExt, tag_hash
+from protocol.message_ext import MessageExt
+from protocol.message_properties import tag_hash
 
 _log = logging.getLogger("rocketq.store.cq_rebuild")
 

@@ -25,7 +25,10 @@ from broker.store.dispatcher import dispatchable
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.log_scan import check_at, resync
-from protocol.message import BLANK, MessageExt, PropertyKey, RecordError, decode_record, tag_hash
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, tag_hash
+from protocol.record import BLANK, RecordError
+from protocol.record_decode import decode_record
 
 _log = logging.getLogger("rocketq.store.cq_repair")
 

@@ -39,16 +39,9 @@ from typing import Any, Final
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.index import IndexService
-from protocol.message import (
-    TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_NOT_TYPE,
-    PropertyKey,
-    decode_properties,
-    decode_record,
-    get_property,
-    tag_hash,
-    transaction_type,
-)
+from protocol.message_properties import PropertyKey, decode_properties, get_property, tag_hash
+from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, transaction_type
+from protocol.record_decode import decode_record
 
 _log = logging.getLogger("rocketq.store.dispatcher")
 _NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})

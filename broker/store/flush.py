@@ -38,7 +38,7 @@ from typing import TypeVar
 
 from broker.store.stats import Histogram
 from broker.store.waiters import OffsetWaiters
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store.flush")
 T = TypeVar("T")

@@ -19,7 +19,16 @@ from broker.store.commitlog import CommitLog
 from broker.store.mapped_file import MappedFile
 from broker.store.record_check import verify
 from broker.store.sealed_ranges import LENIENT, SealedRanges
-from protocol.message import BLANK, BLANK_MAGIC, I32, I64, MAGIC_V1, POS_PHYSICALOFFSET, RecordError, check_record
+from protocol.record import (
+    BLANK,
+    BLANK_MAGIC,
+    I32,
+    MAGIC_V1,
+    RecordError,
+    check_record,
+    record_physical_offset,
+    record_size,
+)
 
 MAGIC_BYTES: Final = I32.pack(MAGIC_V1)
 BLANK_BYTES: Final = I32.pack(BLANK_MAGIC)
@@ -37,11 +46,11 @@ def check_at(mf: MappedFile, pos: int, *, check_crc: bool, seals: SealedRanges |
     else:
         n = check_record(buf, pos, check_crc=False)
     if n == BLANK:
-        (size,) = I32.unpack_from(buf, pos)
+        size = record_size(buf, pos)
         if size != mf.size - pos:
             raise RecordError(f"blank filler of size {size} at {pos} does not reach the end of the file")
         return BLANK
-    (phys,) = I64.unpack_from(buf, pos + POS_PHYSICALOFFSET)
+    phys = record_physical_offset(buf, pos)
     if phys != mf.start + pos:
         raise RecordError(f"record at {mf.start + pos} says it is at {phys}")
     return n

@@ -73,10 +73,8 @@ from broker.store.scrub import Scrubber
 from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
 from broker.store.warmer import SegmentWarmer
-from protocol.message import (
-    BatchItem,
-)
-from protocol.tasks import stop_tasks
+from protocol.batch import BatchItem
+from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
 

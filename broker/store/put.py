@@ -3,8 +3,8 @@
 Everything here is synchronous and runs on the event loop between two awaits, so appends are serialised without a
 lock (RocketMQ's put lock) and the physical offset, the queue offsets and the store timestamp are all known before
 a record is encoded. Each record is therefore packed exactly once, with its final values
-(``protocol.message.RECORD_HEAD_V4``: fields 1-15 in one ``struct`` call), then the body, topic and properties are
-joined into one ``bytes`` per append — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
+(``protocol.record.encode_record_v4``, the record module's fast path: fields 1-15 in one ``struct`` call), then
+the body, topic and properties are joined into one ``bytes`` per record — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
 parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
 
 Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
@@ -44,25 +44,22 @@ from broker.store.mapped_file import MappedFile
 from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
 from broker.store.request import Host, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
+from protocol.batch import BatchItem
 from protocol.crc import crc32
-from protocol.message import (
+from protocol.message_properties import PropertyKey, encode_properties
+from protocol.msg_id import offset_msg_id_prefix
+from protocol.record import (
     FIXED_SIZE_V4,
-    I16,
-    MAGIC_V1,
     MAX_PROPERTIES_BYTES,
     MAX_TOPIC_BYTES,
-    RECORD_HEAD_V4,
     SYSFLAG_BORNHOST_V6,
     SYSFLAG_STOREHOST_V6,
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_NOT_TYPE,
     TRANSACTION_PREPARED_TYPE,
-    BatchItem,
-    PropertyKey,
-    encode_properties,
     encode_record,
+    encode_record_v4,
     host_block_v4,
-    offset_msg_id_prefix,
 )
 
 _log = logging.getLogger("rocketq.store.put")
@@ -75,8 +72,7 @@ _TOPIC_CACHE_MAX: Final = 65536
 _TAGS: Final = PropertyKey.TAGS
 _KEYS: Final = PropertyKey.KEYS
 _UNIQ: Final = PropertyKey.UNIQ_KEY
-_pack_head = RECORD_HEAD_V4.pack
-_pack_i16 = I16.pack
+_encode_v4 = encode_record_v4
 _crc32 = crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
 _TRAILER: Final = TRAILER_PREFIX
@@ -352,17 +348,10 @@ class Appender:
         if now < self.last_store_ts:
             now = self.last_store_ts
         self.last_store_ts = now
-        crc = _crc32(body)
-        head = _pack_head(
-            size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp,
-            born_block, now, store_block, req.reconsume_times, req.prepared_transaction_offset, blen,
+        data = _encode_v4(
+            size, _crc32(body), queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp, born_block, now,
+            store_block, req.reconsume_times, req.prepared_transaction_offset, body, topic_block, props_b, trailer,
         )  # fmt: skip
-        if trailer:
-            # the digits by the inline % operator: a bound __mod__ costs ~70 ns more
-            tail = b"".join((topic_block, _pack_i16(plen), props_b, trailer))
-            data = b"".join((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
-        else:
-            data = b"".join((head, body, topic_block, _pack_i16(plen), props_b))
         try:
             mf.write(data)
         except OSError as exc:
@@ -457,7 +446,7 @@ class Appender:
         texts: list[Properties] = []
         encoded: list[bytes] = []
         sizes: list[int] = []
-        plens: list[int] = []  # stored properties length; the unsealed have no digits to add (negative)
+        trailers: list[bytes] = []  # the seal's name per record (empty: unsealed)
         total = 0
         for it in items:
             text = it.text
@@ -467,12 +456,12 @@ class Appender:
                 return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {n}")
             texts.append(text)
             if n <= seal_max:  # record_check.trailer_props, inlined
-                raw = raw + _TRAILER if not raw or raw[-1] == 2 else raw + _SEP_TRAILER
-                plen = len(raw) + _DIGITS
-                plens.append(plen)
+                trailer = _TRAILER if not raw or raw[-1] == 2 else _SEP_TRAILER
+                plen = n + len(trailer) + _DIGITS
             else:
+                trailer = b""
                 plen = n
-                plens.append(-n)
+            trailers.append(trailer)
             # J counts the whole stored record against maxMessageSize, the integrity trailer included
             size = fixed + len(it.body) + plen
             if size > max_size:
@@ -488,22 +477,18 @@ class Appender:
         phys0 = mf.start + mf.wrote
         now = self._now(clock)
         parts: list[bytes] = []
-        add = parts.extend
+        add = parts.append
         phys = phys0
         qoff = qoff0
         step = 1 if dispatch else 0
-        for it, raw, size, plen in zip(items, encoded, sizes, plens, strict=True):
+        for it, raw, size, trailer in zip(items, encoded, sizes, trailers, strict=True):
             body = it.body
-            crc = _crc32(body)
-            head = _pack_head(
-                size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, it.flag, qoff, phys, sys_flag,
-                born_timestamp, born_block, now, store_block, 0, 0, len(body),
+            add(
+                _encode_v4(
+                    size, _crc32(body), queue_id, it.flag, qoff, phys, sys_flag, born_timestamp, born_block, now,
+                    store_block, 0, 0, body, topic_block, raw, trailer,
+                )
             )  # fmt: skip
-            if plen > 0:
-                tail = b"".join((topic_block, _pack_i16(plen), raw))
-                add((head, body, tail, b"%010d\x02" % _crc32(head + tail, crc)))
-            else:
-                add((head, body, topic_block, _pack_i16(-plen), raw))
             phys += size
             qoff += step
         return self._commit(mf, b"".join(parts), topic, queue_id, dispatch, qoff0, phys0, sizes, sys_flag, now, texts)

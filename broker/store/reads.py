@@ -28,17 +28,10 @@ from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, verify
 from broker.store.results import ConsumeQueueSlice, ConsumeQueueUnit, GetMessageResult, GetMessageStatus
 from broker.store.sealed_ranges import SealedRanges
-from protocol.message import (
-    I32,
-    I64,
-    POS_STORETIMESTAMP_V4,
-    POS_SYSFLAG,
-    SYSFLAG_BORNHOST_V6,
-    MessageExt,
-    PropertyKey,
-    decode_record,
-    record_tags,
-)
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record import record_store_timestamp, record_tags
+from protocol.record_decode import decode_record
 
 _log = logging.getLogger("rocketq.store")
 
@@ -247,9 +240,7 @@ class StoreReads:
         view = self.commitlog.read(phys, size)
         if view is None:
             return None
-        (sys_flag,) = I32.unpack_from(view, POS_SYSFLAG)
-        (ts,) = I64.unpack_from(view, POS_STORETIMESTAMP_V4 + (12 if sys_flag & SYSFLAG_BORNHOST_V6 else 0))
-        return int(ts)
+        return record_store_timestamp(view)
 
     def _unit_store_time(self, cq: ConsumeQueue, qoff: int) -> int | None:
         u = cq.unit(qoff)

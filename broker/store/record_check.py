@@ -33,29 +33,26 @@ from typing import Final
 
 from broker.store.sealed_ranges import LENIENT, STRICT
 from protocol.crc import crc32
-from protocol.message import (
+from protocol.record import (
     BLANK,
+    HEAD_TO_QUEUEOFFSET,
     MAGIC_V1,
     MAX_PROPERTIES_BYTES,
-    POS_SYSFLAG,
-    SYSFLAG_BORNHOST_V6,
-    SYSFLAG_STOREHOST_V6,
+    SEAL_DIGITS_LEN,
+    SEAL_PREFIX,
+    SIZE_MAGIC_CRC,
     RecordError,
+    body_bounds,
     check_record,
 )
 
-TRAILER_PREFIX: Final = b"__CRC32#\x01"
+TRAILER_PREFIX: Final = SEAL_PREFIX  # b"__CRC32#\x01"
+DIGITS_LEN: Final = SEAL_DIGITS_LEN
 TRAILER_LEN: Final = 20
-DIGITS_LEN: Final = 10
 assert len(TRAILER_PREFIX) + DIGITS_LEN + 1 == TRAILER_LEN
 # properties longer than this cannot take the trailer (plus a possible separator) within the int16 length
 MAX_SEALABLE_PROPERTIES: Final = MAX_PROPERTIES_BYTES - TRAILER_LEN - 1
-_I32: Final = struct.Struct(">i")
-_HEAD3: Final = struct.Struct(">iii")  # TOTALSIZE, MAGICCODE, BODYCRC
 _MIN_SEALED: Final = 91 + TRAILER_LEN
-_READ_HEAD: Final = struct.Struct(">iiiiiq")  # TOTALSIZE MAGICCODE BODYCRC QUEUEID FLAG QUEUEOFFSET
-assert _READ_HEAD.size == 28
-_I16: Final = struct.Struct(">h")
 _crc32 = crc32
 
 
@@ -69,15 +66,6 @@ def trailer_props(props: bytes) -> bytes:
 def digits(crc: int) -> bytes:
     """The trailer's last 11 bytes for a record CRC."""
     return b"%010d\x02" % crc
-
-
-def body_bounds(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
-    """(body start, body length) of the record at ``pos`` (absolute positions; the record is assumed sized)."""
-    (sys_flag,) = _I32.unpack_from(buf, pos + POS_SYSFLAG)
-    p = pos + 48 + (20 if sys_flag & SYSFLAG_BORNHOST_V6 else 8) + 8
-    p += (20 if sys_flag & SYSFLAG_STOREHOST_V6 else 8) + 12
-    (blen,) = _I32.unpack_from(buf, p)
-    return p + 4, int(blen)
 
 
 def record_crc(buf: bytes | bytearray | memoryview, pos: int, size: int) -> int:
@@ -115,13 +103,13 @@ def verify(buf: bytes | bytearray | memoryview, pos: int, *, require_seal: int =
     A sealed record takes the fast path: the record CRC covers every length field, so once it matches, the layout
     is the one the writer produced and no field-by-field walk is needed."""
     try:
-        size, magic, bcrc = _HEAD3.unpack_from(buf, pos)
+        size, magic, bcrc = SIZE_MAGIC_CRC.unpack_from(buf, pos)
     except struct.error:  # maybe an 8-byte blank filler at the very end of a file: check_record decides
         size = magic = bcrc = 0
     end = pos + size
     if magic == MAGIC_V1 and size >= _MIN_SEALED and end <= len(buf):
         mv = memoryview(buf)
-        if mv[end - TRAILER_LEN : end - DIGITS_LEN - 1] == TRAILER_PREFIX:  # type: ignore[comparison-overlap]
+        if mv[end - TRAILER_LEN : end - DIGITS_LEN - 1] == TRAILER_PREFIX:
             start, blen = body_bounds(mv, pos)
             if blen >= 0 and start + blen <= end - TRAILER_LEN:
                 c = _crc32(mv[start : start + blen])
@@ -175,7 +163,7 @@ def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_se
     the record of (``queue_id``, ``queue_offset``), else what is wrong. One fused pass for sealed records."""
     n = len(view)
     try:
-        size, magic, bcrc, qid, _flag, qoff = _READ_HEAD.unpack_from(view, 0)
+        size, magic, bcrc, qid, _flag, qoff = HEAD_TO_QUEUEOFFSET.unpack_from(view, 0)
     except struct.error:
         return "record shorter than a header"
     if size != n:
@@ -183,7 +171,7 @@ def check_read(view: memoryview, queue_id: int, queue_offset: int, *, require_se
     if qid != queue_id or qoff != queue_offset:
         return f"record is queue {qid} offset {qoff}"
     trailer = view[n - TRAILER_LEN : n - DIGITS_LEN - 1]
-    if magic == MAGIC_V1 and n >= _MIN_SEALED and trailer == TRAILER_PREFIX:  # type: ignore[comparison-overlap]
+    if magic == MAGIC_V1 and n >= _MIN_SEALED and trailer == TRAILER_PREFIX:
         start, blen = body_bounds(view, 0)
         if blen >= 0 and start + blen <= n - TRAILER_LEN:
             c = _crc32(view[start : start + blen])

@@ -33,7 +33,7 @@ from broker.store.log_scan import check_at, scan
 from broker.store.mapped_file import MappedFile
 from broker.store.quarantine import Quarantine
 from broker.store.sealed_ranges import SealedRanges
-from protocol.message import RecordError
+from protocol.record import RecordError
 
 _log = logging.getLogger("rocketq.store.recovery")
 

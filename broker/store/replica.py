@@ -4,18 +4,9 @@ A replica (a slave, or a master catching up from a slave that is ahead of it) re
 arbitrary points: a chunk may end in the middle of a record, never crosses a segment file, and includes the BLANK
 filler at a file's end. ``ReplicaParser`` walks the bytes appended so far from its own position (``reput``,
 RocketMQ's ReputMessageService offset) and yields every record that is now whole, with the fields the dispatcher
-needs, read straight from the record layout of ``protocol.message``:
-
-=================  ===========================================================================
-what               where (record with IPv4 hosts; +12 per IPv6 host, flagged in sysFlag)
-=================  ===========================================================================
-totalSize, magic   bytes 0-8; magic BLANK_MAGIC = end-of-file filler → next file
-queueId            POS_QUEUEID (12)
-queueOffset        POS_QUEUEOFFSET (20)
-sysFlag            POS_SYSFLAG (36)
-storeTimestamp     ``store_timestamp_pos(sysFlag)``
-topic, properties  after the body: int8 topic length + topic, int16 length + properties
-=================  ===========================================================================
+needs, read with the record module's readers (``protocol.record``: ``SIZE_MAGIC`` for totalSize and magic —
+BLANK_MAGIC is the end-of-file filler, go to the next file — and ``index_fields`` for the queue, offsets, sysFlag,
+store time, topic and properties).
 
 A record that fails these checks stops the walk (it is logged once); nothing after it is dispatched until the bytes
 are replaced (the replica reconnects and the master resends from the replica's end).
@@ -24,30 +15,12 @@ are replaced (the replica reconnects and the master resends from the replica's e
 from __future__ import annotations
 
 import logging
-import struct
 from collections.abc import Iterator
-from typing import Final
 
 from broker.store.file_queue import MappedFileQueue
-from protocol.message import (
-    BLANK_MAGIC,
-    FIXED_SIZE_V4,
-    I16,
-    MAGIC_V1,
-    POS_BODYLEN_V4,
-    POS_QUEUEID,
-    POS_QUEUEOFFSET,
-    POS_SYSFLAG,
-    SYSFLAG_BORNHOST_V6,
-    SYSFLAG_STOREHOST_V6,
-    store_timestamp_pos,
-)
+from protocol.record import BLANK_MAGIC, FIXED_SIZE_V4, MAGIC_V1, SIZE_MAGIC, index_fields
 
 _log = logging.getLogger("rocketq.store.replica")
-
-SIZE_MAGIC: Final = struct.Struct(">ii")
-I32: Final = struct.Struct(">i")
-I64: Final = struct.Struct(">q")
 
 # (phys, size, topic, queue_id, queue_offset, sys_flag, store_ts, properties)
 ParsedRecord = tuple[int, int, str, int, int, int, int, str]
@@ -93,21 +66,6 @@ class ReplicaParser:
                 return
             if pos + size > mf.wrote:
                 return
-            (sys_flag,) = I32.unpack_from(buf, pos + POS_SYSFLAG)
-            (queue_id,) = I32.unpack_from(buf, pos + POS_QUEUEID)
-            (queue_offset,) = I64.unpack_from(buf, pos + POS_QUEUEOFFSET)
-            (store_ts,) = I64.unpack_from(buf, pos + store_timestamp_pos(sys_flag))
-            p = pos + POS_BODYLEN_V4
-            if sys_flag & SYSFLAG_BORNHOST_V6:
-                p += 12
-            if sys_flag & SYSFLAG_STOREHOST_V6:
-                p += 12
-            (blen,) = I32.unpack_from(buf, p)
-            p += 4 + blen
-            tlen = buf[p]
-            topic = str(buf[p + 1 : p + 1 + tlen], "utf-8")
-            p += 1 + tlen
-            (plen,) = I16.unpack_from(buf, p)
-            props = str(buf[p + 2 : p + 2 + plen], "utf-8")
+            f = index_fields(buf, pos)
             self.reput = off + size
-            yield off, size, topic, queue_id, queue_offset, sys_flag, store_ts, props
+            yield off, size, f.topic, f.queue_id, f.queue_offset, f.sys_flag, f.store_timestamp, f.properties

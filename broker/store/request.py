@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 Host = str | tuple[str, int]
 

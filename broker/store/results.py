@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from protocol.message import MessageExt, decode_records
+from protocol.message_ext import MessageExt
+from protocol.record_decode import decode_records
 
 
 class PutMessageStatus(Enum):
@@ -43,7 +44,7 @@ class AppendResult:
     queue_id: int
     queue_offset: int
     store_timestamp: int
-    msg_id_prefix: str = field(repr=False)  # hex of the store host (ip + port), see protocol.message
+    msg_id_prefix: str = field(repr=False)  # hex of the store host (ip + port), see protocol.msg_id
 
     @property
     def msg_id(self) -> str:

@@ -17,7 +17,7 @@ from broker.store.commitlog import CommitLog
 from broker.store.log_scan import check_at, resync
 from broker.store.quarantine import Quarantine
 from broker.store.sealed_ranges import SealedRanges
-from protocol.message import BLANK, RecordError
+from protocol.record import BLANK, RecordError
 
 _log = logging.getLogger("rocketq.store.scrub")
 

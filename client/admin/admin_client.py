@@ -54,8 +54,10 @@ from protocol.headers import (
     TopicRequestHeader,
     ViewMessageRequestHeader,
 )
-from protocol.message import MessageExt, decode_offset_msg_id, decode_records
+from protocol.message_ext import MessageExt
+from protocol.msg_id import decode_offset_msg_id
 from protocol.namespace import wrap
+from protocol.record_decode import decode_records
 
 
 def _system_topic(topic: str) -> bool:

@@ -37,7 +37,7 @@ from client.message import Message, MessageQueue
 from protocol.bodies import ConsumerConnection, ConsumeType, GroupList
 from protocol.codes import RequestCode, ResponseCode
 from protocol.errors import BrokerError, RemotingError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 # -- the message block and tracking table ---------------------------------------------------------------------------
 

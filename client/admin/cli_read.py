@@ -28,7 +28,8 @@ from client.errors import MQClientError
 from client.message import MessageQueue
 from protocol.codes import ResponseCode
 from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
-from protocol.message import MessageExt, decode_records
+from protocol.message_ext import MessageExt
+from protocol.record_decode import decode_records
 
 TOOLS_GROUP = "TOOLS_CONSUMER"
 

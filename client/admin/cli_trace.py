@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from client.admin.admin_client import AdminClient
 from client.admin.output import json_arg, print_json
 from client.admin.registry import command
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.trace import DEFAULT_TRACE_TOPIC, TraceType, decode_records
 
 TRACE_TOPIC = DEFAULT_TRACE_TOPIC

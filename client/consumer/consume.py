@@ -39,8 +39,8 @@ from client.consumer.offset_store import OffsetStore
 from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
 from client.results import ConsumeResult
-from protocol.message import MessageExt
-from protocol.tasks import stop_tasks
+from protocol.message_ext import MessageExt
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.consume")
 

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from client.results import ConsumeResult
 from protocol.bodies import CMResult, ConsumeMessageDirectlyResult
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 _CONCURRENT: dict[ConsumeResult, CMResult] = {
     ConsumeResult.SUCCESS: CMResult.CR_SUCCESS,

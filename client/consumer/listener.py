@@ -15,7 +15,7 @@ from typing import Any
 from client._log import get_logger
 from client.namespace import topics_unwrapped
 from client.results import ConsumeResult
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import wrap
 
 _log = get_logger("rocketq.client.push")

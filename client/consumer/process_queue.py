@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 class ProcessQueue:

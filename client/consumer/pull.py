@@ -48,9 +48,9 @@ from protocol.bodies import (
     MessageModel,
     encode_consumer_running_info,
 )
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import unwrap, wrap
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.pull")
 

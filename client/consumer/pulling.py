@@ -7,12 +7,14 @@ back through ``%RETRY%<group>`` get their original topic restored from the RETRY
 
 The address follows ``suggestWhichBrokerId`` of the previous reply for the queue and falls back to any replica
 (``ClientInstance.find_pull_addr``): with the master gone, pulls go to a slave, without the commit-offset bit.
+``start_offset`` is where a queue with no committed offset starts (J ``computePullFromWhere``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from client.consumer.offset_store import OffsetStore
 from client.consumer.selector import SQL92, MessageSelector, parse_tags
 from client.instance import ClientInstance
 from client.message import MessageQueue
@@ -24,7 +26,9 @@ from protocol.headers import (
     PULL_FLAG_SUSPEND,
     PullMessageRequestHeader,
 )
-from protocol.message import MessageExt, PropertyKey, decode_records
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.record_decode import decode_records
 
 RETRY_PREFIX = "%RETRY%"
 _MIN_OFFSET = PropertyKey.MIN_OFFSET
@@ -106,3 +110,20 @@ async def pull_once(
             for m in msgs:
                 restore_retry_topic(m, group)
     return PullResult(status, resp.next_begin_offset, resp.min_offset, resp.max_offset, msgs)
+
+
+async def start_offset(
+    instance: ClientInstance, offset_store: OffsetStore, mq: MessageQueue, where: str, timestamp: int
+) -> int:
+    """J ``computePullFromWhere``: where a queue's pulling starts — the committed offset, else per ``where``
+    (LAST_OFFSET: the queue's end, retry topics from 0; FIRST_OFFSET: 0, which the broker corrects to its min
+    offset; TIMESTAMP: the first offset stored at ``timestamp`` ms or later)."""
+    last = await offset_store.read_store(mq)
+    if last is not None and last >= 0:
+        return last
+    if mq.topic.startswith(RETRY_PREFIX) or where == "FIRST_OFFSET":
+        return 0
+    addr = await instance.find_broker_addr(mq, master_only=False)
+    if where == "TIMESTAMP":
+        return await instance.api.search_offset(addr, mq, timestamp, instance.request_timeout)
+    return await instance.api.get_max_offset(addr, mq, instance.request_timeout)

@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from typing import Unpack
 
 from client._aio import StartClose, log_stop_failure
-from client._dump import thread_dump
 from client._log import get_logger
 from client.config import PushConsumerConfig, split_options
 from client.consumer.allocate import allocate_averagely
@@ -39,8 +38,10 @@ from client.consumer.listener import ListenerRunner
 from client.consumer.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from client.consumer.options import PushConsumerOptions
 from client.consumer.process_queue import ProcessQueue
-from client.consumer.pulling import RETRY_PREFIX, pull_once, restore_retry_topic
+from client.consumer.pulling import RETRY_PREFIX, pull_once, restore_retry_topic, start_offset
+from client.consumer.queue_locks import lock_queues, unlock_queues
 from client.consumer.rebalance import Rebalancer
+from client.consumer.running_info import CONSUME_FROM_WHERE, encode_running_info
 from client.consumer.selector import ALL, MessageSelector, as_selector
 from client.errors import MQClientError
 from client.instance import ClientInstance
@@ -54,22 +55,16 @@ from protocol.bodies import (
     ConsumerData,
     ConsumeType,
     MessageModel,
-    encode_consumer_running_info,
 )
 from protocol.errors import RemotingError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.namespace import wrap
-from protocol.tasks import stop_tasks
 from protocol.trace import DEFAULT_TRACE_TOPIC as TRACE_TOPIC
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.push")
 
 
-_FROM_WHERE = {
-    "LAST_OFFSET": "CONSUME_FROM_LAST_OFFSET",
-    "FIRST_OFFSET": "CONSUME_FROM_FIRST_OFFSET",
-    "TIMESTAMP": "CONSUME_FROM_TIMESTAMP",
-}
 PULL_DELAY_ON_ERROR = 1.0  # J waits 3 s; a restarted broker is picked up sooner this way
 PULL_DELAY_NOT_LOCKED = 1.0
 FLOW_CONTROL_RECHECK = 1.0  # safety net: the consume side wakes the pull task, this only bounds a missed wake-up
@@ -200,7 +195,7 @@ class PushConsumer(StartClose):
             group_name=self.group,
             consume_type=ConsumeType.CONSUME_PASSIVELY,
             message_model=MessageModel(self.config.message_model),
-            consume_from_where=ConsumeFromWhere(_FROM_WHERE[self.config.consume_from_where]),
+            consume_from_where=ConsumeFromWhere(CONSUME_FROM_WHERE[self.config.consume_from_where]),
             subscription_data_set=[
                 sel.subscription(topic, self._sub_version) for topic, sel in sorted(self._all_subs().items())
             ],
@@ -379,29 +374,10 @@ class PushConsumer(StartClose):
     # -- locks (orderly) -------------------------------------------------------------------------------------------
 
     async def lock(self, mqs: list[MessageQueue]) -> set[MessageQueue]:
-        locked: set[MessageQueue] = set()
-        by_broker: dict[str, list[MessageQueue]] = {}
-        for mq in mqs:
-            by_broker.setdefault(mq.broker_name, []).append(mq)
-        for broker, qs in sorted(by_broker.items()):
-            try:
-                addr = await self.instance.find_broker_addr(qs[0])
-                locked |= await self.instance.api.lock_batch(
-                    addr, self.group, self.instance.client_id, qs, self.instance.request_timeout
-                )
-            except Exception as exc:
-                _log.warning("queue lock failed", broker=broker, error=str(exc))
-        return locked
+        return await lock_queues(self.instance, self.group, mqs)
 
     async def _unlock(self, mqs: list[MessageQueue]) -> None:
-        by_broker: dict[str, list[MessageQueue]] = {}
-        for mq in mqs:
-            by_broker.setdefault(mq.broker_name, []).append(mq)
-        for broker, qs in sorted(by_broker.items()):
-            addr = self.instance.broker_addr(broker)
-            if addr is not None:
-                with contextlib.suppress(Exception):
-                    await self.instance.api.unlock_batch(addr, self.group, self.instance.client_id, qs)
+        await unlock_queues(self.instance, self.group, mqs)
 
     # -- pulling ---------------------------------------------------------------------------------------------------
 
@@ -411,20 +387,9 @@ class PushConsumer(StartClose):
         return await self.instance.find_broker_addr(mq, master_only=False)
 
     async def _start_offset(self, mq: MessageQueue) -> int:
-        """J ``computePullFromWhere``: the committed offset, else per ``consume_from_where``."""
-        last = await self.offset_store.read_store(mq)
-        if last is not None and last >= 0:
-            return last
-        retry = mq.topic.startswith(RETRY_PREFIX)
-        where = self.config.consume_from_where
-        if retry or where == "FIRST_OFFSET":
-            return 0
-        addr = await self.instance.find_broker_addr(mq, master_only=False)
-        if where == "TIMESTAMP":
-            return await self.instance.api.search_offset(
-                addr, mq, self.consume_timestamp, self.instance.request_timeout
-            )
-        return await self.instance.api.get_max_offset(addr, mq, self.instance.request_timeout)
+        return await start_offset(
+            self.instance, self.offset_store, mq, self.config.consume_from_where, self.consume_timestamp
+        )
 
     def _pause_reason(self, pq: ProcessQueue) -> str | None:
         span = None if self.config.orderly else self.config.consume_concurrently_max_span
@@ -610,38 +575,17 @@ class PushConsumer(StartClose):
         }
 
     def running_info(self, jstack: bool = False) -> bytes:
-        """GET_CONSUMER_RUNNING_INFO in J's ``ConsumerRunningInfo`` shape (``protocol.bodies``). The statusTable
-        rates are averages since the consumer started (J's are over the last minute); RTs are per pull that found
-        messages and per listener call, in ms."""
-        props = {
-            "PROP_CONSUME_TYPE": "CONSUME_PASSIVELY",
-            "PROP_CONSUMEORDERLY": str(self.config.orderly).lower(),
-            "PROP_CLIENT_VERSION": "rocketq",
-            "PROP_NAMESERVER_ADDR": ";".join(self.instance.namesrv_addrs),
-            "PROP_THREADPOOL_CORE_SIZE": str(self.config.consume_thread_max),
-            "PROP_CONSUMER_START_TIMESTAMP": str(self._started_at),
-            "messageModel": self.config.message_model,
-            "consumeFromWhere": _FROM_WHERE[self.config.consume_from_where],
-        }
-        wall_ms, mono = int(time.time() * 1000), time.monotonic()
-        secs = max(mono - self._started_mono, 1e-3) if self._started_mono else 1.0
-        consumed = self._service.stats.topics if self._service is not None else {}
-        status: dict[str, dict[str, float]] = {}
-        for topic in self._all_subs():
-            ok, failed, rt, calls = consumed.get(topic, (0, 0, 0.0, 0))
-            pulled, pull_ms, pulls = self._pull_stats.get(topic, (0, 0.0, 0))
-            status[topic] = {
-                "pullRT": pull_ms / pulls if pulls else 0.0,
-                "pullTPS": pulled / secs,
-                "consumeRT": rt / calls if calls else 0.0,
-                "consumeOKTPS": ok / secs,
-                "consumeFailedTPS": failed / secs,
-                "consumeFailedMsgs": int(failed),
-            }
-        return encode_consumer_running_info(
-            props,
-            self.heartbeat_data().to_json()["subscriptionDataSet"],
-            {mq: pq.info(wall_ms, mono) for mq, pq in self._pqs.items()},
-            status,
-            thread_dump() if jstack else None,
+        """GET_CONSUMER_RUNNING_INFO in J's ``ConsumerRunningInfo`` shape (``running_info.py``)."""
+        mono = time.monotonic()
+        return encode_running_info(
+            self.config,
+            namesrv_addrs=self.instance.namesrv_addrs,
+            started_at=self._started_at,
+            uptime_secs=max(mono - self._started_mono, 1e-3) if self._started_mono else 1.0,
+            subscriptions=self.heartbeat_data(),
+            topics=self._all_subs(),
+            consumed=self._service.stats.topics if self._service is not None else {},
+            pull_stats=self._pull_stats,
+            queues=self._pqs,
+            jstack=jstack,
         )

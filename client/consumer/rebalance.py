@@ -30,7 +30,7 @@ from client.instance import ClientInstance
 from client.message import MessageQueue
 from client.route import TopicRoute
 from protocol.errors import RemotingError
-from protocol.tasks import stop_tasks
+from runtime.tasks import stop_tasks
 
 _log = get_logger("rocketq.client.rebalance")
 

@@ -46,6 +46,7 @@ from client.reply import is_reply
 from client.results import LocalTransactionState, SendResult, SendStatus
 from client.route import TopicRoute
 from client.trace import INNER_TRACE_GROUP_PREFIX, TraceDispatcher, pub_record
+from protocol.batch import encode_batch_texts
 from protocol.bodies import PERM_WRITE
 from protocol.command import RemotingCommand
 from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
@@ -55,21 +56,15 @@ from protocol.headers import (
     SendMessageRequestHeader,
     SendMessageResponseHeader,
 )
-from protocol.message import (
-    SYSFLAG_COMPRESSED,
-    TRANSACTION_PREPARED_TYPE,
-    MessageExt,
-    PropertyKey,
-    create_uniq_id,
-    create_uniq_ids,
-    decode_offset_msg_id,
-    encode_batch_texts,
-    encode_properties,
-)
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey, encode_properties
+from protocol.msg_id import decode_offset_msg_id
 from protocol.namespace import wrap
+from protocol.record import SYSFLAG_COMPRESSED, TRANSACTION_PREPARED_TYPE
 from protocol.remoting.handler import Channel
 from protocol.rules import AUTO_CREATE_TOPIC
 from protocol.trace import DEFAULT_TRACE_TOPIC
+from runtime.msg_id import create_uniq_id, create_uniq_ids
 
 _log = get_logger("rocketq.client.producer")
 _UNIQ_KEY: Final = PropertyKey.UNIQ_KEY

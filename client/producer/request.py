@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from client.errors import MQClientError, RemotingError, ReplyTimeoutError
 from client.message import Message, MessageQueue
 from client.reply import new_correlation_id, request_properties
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 if TYPE_CHECKING:
     from client.instance import ClientInstance

@@ -32,7 +32,7 @@ from protocol.bodies.base import (
     _none_is_empty_list,
 )
 from protocol.bodies.lenient import _enum_name
-from protocol.message import tag_hash
+from protocol.message_properties import tag_hash
 
 # -- heartbeats ------------------------------------------------------------------------------------------------------
 

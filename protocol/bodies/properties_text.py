@@ -1,18 +1,32 @@
-"""java.util.Properties text, the body of GET_BROKER_CONFIG replies and UPDATE_BROKER_CONFIG requests.
+"""java.util.Properties text, read and written with ``javaproperties`` (java.util.Properties' grammar, not a
+hand-written subset): the body of GET_BROKER_CONFIG / GET_NAMESRV_CONFIG replies and UPDATE_BROKER_CONFIG /
+UPDATE_NAMESRV_CONFIG requests, and the text of RocketMQ's config files (broker.conf, namesrv.conf; reading and
+rewriting those files is ``runtime.properties_file``).
 
 | body (class)                           | command(s)                                   | shape                                             |
 |----------------------------------------|----------------------------------------------|---------------------------------------------------|
-| properties text                        | GET_BROKER_CONFIG reply, UPDATE_BROKER_CONFIG| ``key=value\\n`` lines (java.util.Properties)      |
+| properties text                        | GET_BROKER_CONFIG reply, UPDATE_BROKER_CONFIG| ``key=value\\n`` lines (java.util.Properties)     |
+
+| input                                   | meaning                                                        |
+| --------------------------------------- | -------------------------------------------------------------- |
+| blank line, ``#``/``!`` comment         | skipped                                                        |
+| ``key=value``, ``key: value``, ``key value`` | the first ``=``, ``:`` or whitespace separates             |
+| a line ending in an odd number of ``\\`` | continues on the next line (leading blanks there dropped)     |
+| ``\\uXXXX``, ``\\t``, ``\\=`` …           | escapes, as Java decodes them                                  |
+| ``key`` alone                           | the key with an empty value (Java's rule)                      |
+| an empty key (``=value``)               | ``parse_properties``: an error naming the source and line      |
+
+``update_properties_text`` rewrites values in place, keeping comments and the order of the other lines, for writing
+runtime config changes back to the operator's file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Mapping
+
+import javaproperties
 
 from protocol.bodies.lenient import BodyBytes, _text
-
-# -- properties text (GET_BROKER_CONFIG / UPDATE_BROKER_CONFIG) -------------------------------------------------------
 
 
 def encode_properties_text(props: Mapping[str, object]) -> bytes:
@@ -26,71 +40,57 @@ def encode_properties_text(props: Mapping[str, object]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-_PROP_ESCAPES: Final = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out = []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            if n == "u" and i + 6 <= len(s):
-                try:
-                    out.append(chr(int(s[i + 2 : i + 6], 16)))
-                    i += 6
-                    continue
-                except ValueError:
-                    pass
-            out.append(_PROP_ESCAPES.get(n, n))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _logical_lines(text: str) -> Iterable[str]:
-    buf = ""
-    for raw in text.splitlines():
-        line = raw.lstrip(" \t\f")
-        if not buf and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:  # an odd number of backslashes continues the line
-            buf += line[:-1]
-            continue
-        yield buf + line
-        buf = ""
-    if buf:
-        yield buf
-
-
 def decode_properties_text(body: BodyBytes) -> dict[str, str]:
-    """``java.util.Properties.load`` for the common subset: comments (``#``/``!``), ``=``/``:``/space separators,
-    backslash continuations and escapes (``\\t``, ``\\n``, ``\\uXXXX``, ``\\=``…). Read as UTF-8."""
-    out: dict[str, str] = {}
-    for line in _logical_lines(_text(body)):
-        i = 0
-        n = len(line)
-        while i < n:
-            c = line[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c in "=: \t\f":
-                break
-            i += 1
-        key = line[:i]
-        j = i
-        while j < n and line[j] in " \t\f":
-            j += 1
-        if j < n and line[j] in "=:":
-            j += 1
-            while j < n and line[j] in " \t\f":
-                j += 1
-        out[_unescape(key)] = _unescape(line[j:])
+    """``java.util.Properties.load`` of a body (read as UTF-8): every key and value as Java reads them, later keys
+    winning."""
+    return {
+        elem.key: elem.value for elem in javaproperties.parse(_text(body)) if isinstance(elem, javaproperties.KeyValue)
+    }
+
+
+class PropertiesError(ValueError):
+    """Text that is not Java properties; the message names the source and the line."""
+
+
+def parse_properties(
+    text: str, source: str = "<config>", error: type[ValueError] = PropertiesError
+) -> list[tuple[int, str, str]]:
+    """Properties text → ``(line_no, key, value)`` in file order (``line_no`` is the key's first line); an empty
+    key raises ``error`` (the caller's config error)."""
+    out: list[tuple[int, str, str]] = []
+    line = 1
+    try:
+        elements = list(javaproperties.parse(text))
+    except ValueError as exc:  # e.g. an invalid \u escape
+        raise error(f"{source}: {exc}") from None
+    for elem in elements:
+        if isinstance(elem, javaproperties.KeyValue):
+            if not elem.key:
+                shown = elem.source.strip()
+                raise error(f"{source} line {line}: expected key=value, got {shown!r}")
+            out.append((line, elem.key, elem.value.strip()))
+        line += elem.source.count("\n")
     return out
+
+
+def update_properties_text(text: str, updates: Mapping[str, str]) -> str:
+    """``text`` with each key of ``updates`` set to its value: the key's last line is rewritten in place (earlier
+    duplicates dropped), keys not present are appended; comments and other lines are kept as they are."""
+    elements = list(javaproperties.parse(text))
+    last: dict[str, int] = {}
+    for i, elem in enumerate(elements):
+        if isinstance(elem, javaproperties.KeyValue) and elem.key in updates:
+            last[elem.key] = i
+    parts: list[str] = []
+    for i, elem in enumerate(elements):
+        if isinstance(elem, javaproperties.KeyValue) and elem.key in updates:
+            if last[elem.key] == i:
+                parts.append(javaproperties.join_key_value(elem.key, updates[elem.key]) + "\n")
+            continue
+        parts.append(elem.source)
+    if parts and not parts[-1].endswith("\n"):
+        parts[-1] += "\n"
+    for key, value in updates.items():
+        if key not in last:
+            parts.append(javaproperties.join_key_value(key, value) + "\n")
+    return "".join(parts)

@@ -72,6 +72,26 @@ class TopicConfig(JsonBody):
 
     _none_attrs = field_validator("attributes", mode="before")(_none_is_empty_dict)
 
+    @classmethod
+    def with_queues(
+        cls,
+        topic_name: str,
+        queue_nums: int = 16,
+        perm: int = PERM_RW,
+        *,
+        topic_filter_type: str = "SINGLE_TAG",
+        topic_sys_flag: int = 0,
+    ) -> TopicConfig:
+        """A topic with ``queue_nums`` read and write queues (how the broker makes the topics it creates)."""
+        return cls(
+            topic_name=topic_name,
+            read_queue_nums=queue_nums,
+            write_queue_nums=queue_nums,
+            perm=perm,
+            topic_filter_type=topic_filter_type,
+            topic_sys_flag=topic_sys_flag,
+        )
+
     def encode_line(self) -> str:
         """J ``TopicConfig.encode()``: ``name read write perm filterType [attributesJSON]`` (the compressed
         registration)."""

@@ -1,5 +1,5 @@
 """The ACL 2.0 admin headers (RocketMQ 5.3+ auth codes 3001–3010), declared with the generic codec
-(``protocol.headers.codec``); ``!`` = required. Bodies are ``UserInfo`` / ``AclInfo`` JSON (``protocol.acl.auth2``).
+(``protocol.headers.codec``); ``!`` = required. Bodies are ``UserInfo`` / ``AclInfo`` JSON (``runtime.acl.auth2``).
 
 | class                    | code(s)                                 | fields                            |
 |--------------------------|-----------------------------------------|-----------------------------------|

@@ -382,7 +382,7 @@ class GetConsumeStatsInBrokerHeader(WireHeader):
 @header
 class ConsumeMessageDirectlyResultRequestHeader(WireHeader):
     """CONSUME_MESSAGE_DIRECTLY (309): admin → broker, relayed broker → client with the stored message as the body.
-    ``msgId`` is an offset msgId (``protocol.message.decode_offset_msg_id``); the broker sets ``brokerName`` to its
+    ``msgId`` is an offset msgId (``protocol.msg_id.decode_offset_msg_id``); the broker sets ``brokerName`` to its
     own name before relaying. Only ``consumerGroup`` is required (J 4.9.7)."""
 
     consumer_group: str = wire("consumerGroup")

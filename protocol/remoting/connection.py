@@ -29,6 +29,8 @@ Invariants:
   client builds the others, instead of client, broker and fsync taking turns over the whole pass).
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
+* The server-wide cap on bytes held for incomplete frames is ``pending_budget.PendingBudget``; a handler that
+  suspends after running inline continues as a ``resumed.ResumedHandler`` Task.
 * A protocol error closes only this connection; closing fails every pending request with ``ConnectionClosedError``
   and runs the close callbacks exactly once.
 * ``last_activity`` is the loop time of the last byte read or frame written; ``partial_since`` the loop time at which
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -61,6 +63,8 @@ from protocol.remoting.handler import (
     HandlerRegistry,
     RequestContext,
 )
+from protocol.remoting.pending_budget import PendingBudget
+from protocol.remoting.resumed import ResumedHandler
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
@@ -85,86 +89,6 @@ def format_peer(addr: Any) -> str:
 
 class _Expired(Exception):
     pass
-
-
-class PendingBudget:
-    """A cap on the bytes all connections of one server hold for frames not yet complete (and frames held by
-    back-pressure). Over the cap, the connections holding the most are aborted, largest first, one log line each,
-    until the total fits: a peer that declares 16 MiB frames and trickles them cannot make the server hold
-    ``connections × 16 MiB``."""
-
-    __slots__ = ("cap", "evicted", "holders", "total")
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.total = 0
-        self.evicted = 0
-        self.holders: set[RemotingConnection] = set()
-
-    def charge(self, conn: RemotingConnection, buffered: int) -> None:
-        """``conn`` now holds ``buffered`` bytes."""
-        self.total += buffered - conn.charged
-        conn.charged = buffered
-        if buffered:
-            self.holders.add(conn)
-        else:
-            self.holders.discard(conn)
-        if self.total > self.cap:
-            self._evict()
-
-    def _evict(self) -> None:
-        for conn in sorted(self.holders, key=lambda c: c.charged, reverse=True):
-            if self.total <= self.cap:
-                return
-            held = conn.charged
-            self.evicted += 1
-            conn.log.warning(
-                "pending-frame budget exceeded, closing the connection holding the most",
-                held=held,
-                total=self.total,
-                cap=self.cap,
-            )
-            self.total -= held
-            conn.charged = 0
-            self.holders.discard(conn)
-            conn.drop_buffered()
-            conn.abort(f"pending-frame budget of {self.cap} bytes exceeded (held {held})")
-
-
-class _Resumed(Coroutine[Any, None, None]):
-    """A handler coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare
-    yield), as a coroutine a Task can run: the Task's first step hands it ``first`` to wait on, and every later
-    send or throw (a cancel, even one before that first step) goes straight to the handler, as if the Task had
-    run the handler from its start."""
-
-    __slots__ = ("_coro", "_first", "_started")
-
-    def __init__(self, coro: Coroutine[Any, None, None], first: Any) -> None:
-        self._coro = coro
-        self._first = first
-        self._started = False
-
-    def send(self, value: None) -> Any:
-        if not self._started:
-            self._started = True
-            return self._first
-        return self._coro.send(value)
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        self._started = True
-        if val is None and tb is None:
-            return self._coro.throw(typ)
-        return self._coro.throw(typ, val, tb)  # pragma: no cover - asyncio throws the one-argument form
-
-    def close(self) -> None:
-        self._coro.close()
-
-    @property
-    def __name__(self) -> str:  # what a Task's repr names: the handler
-        return str(getattr(self._coro, "__qualname__", "handler"))
-
-    def __await__(self) -> Generator[Any, None, None]:
-        raise TypeError("a _Resumed is run by a Task, not awaited")
 
 
 class RemotingConnection(ChannelState, asyncio.Protocol):
@@ -433,7 +357,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     def _dispatch(self, cmd: RemotingCommand) -> None:
         # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
         # their replies join this read's single write and no Task, done callback or task-set entry is made. A
-        # handler that suspends continues in a Task from the point it suspended (``_Resumed``); only then does it
+        # handler that suspends continues in a Task from the point it suspended (``ResumedHandler``, resumed.py); only then does it
         # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
         # one): such a handler must be on an ``inline=False`` connection or suspend first.
         coro = self._serve(cmd, self._read_at)
@@ -446,7 +370,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
                 self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
                 return
-            task = loop.create_task(_Resumed(coro, yielded))
+            task = loop.create_task(ResumedHandler(coro, yielded))
         else:
             task = loop.create_task(coro)
         self._tasks.add(task)

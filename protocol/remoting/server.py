@@ -24,8 +24,9 @@ import structlog
 
 from protocol.command import RemotingCommand
 from protocol.frame import MAX_FRAME
-from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, PendingBudget, RemotingConnection, RequestObserver
+from protocol.remoting.connection import DEFAULT_MAX_IN_FLIGHT, RemotingConnection, RequestObserver
 from protocol.remoting.handler import Channel, HandlerRegistry
+from protocol.remoting.pending_budget import PendingBudget
 from protocol.remoting.tls import TLS_HANDSHAKE, TlsMode
 
 _log = structlog.get_logger("rocketq.remoting.server")

@@ -24,7 +24,7 @@ from client import Message, Producer, SendStatus
 from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode
 from protocol.headers import QueryMessageRequestHeader
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from tests.compat.test_cpp_client import DRIVER
 from tests.harness import run_namesrv
 from tests.integration.client_support import until

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.compat.test_cpp_client import Consumer, expected, produce, wait_total
 from tests.servers import Servers, start_servers
 

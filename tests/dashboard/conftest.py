@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright
 
 from client import ConsumeResult, Message
 from client.sync import Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.dashboard.support import (
     BACKENDS,
     BOOT_TIMEOUT_S,

@@ -1,6 +1,6 @@
 """Raw-frame helpers for broker integration tests: the requests an official client sends, built field by field as
 docs/reference/protocol.md §b names them (long names for SEND_MESSAGE, one-letter names for V2), so the tests check the
-wire independently of ``protocol.headers``. Pull bodies are decoded with ``protocol.message``.
+wire independently of ``protocol.headers``. Pull bodies are decoded with ``protocol.record_decode``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from protocol.remoting import RemotingClient
 
 PULL_SUSPEND = 0x2

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from broker.app import BrokerApp
-from broker.services.topic_config import TopicConfig
 from client import ClientInstance
 from namesrv.app import NamesrvApp
+from protocol.bodies import TopicConfig
 from tests.eventually import eventually as until  # the suite's one poll-until helper, under its old name here
 
 # every delay level 1 s, so retries (level 3 + n) come back in about a second
@@ -30,7 +30,7 @@ class Cluster:
 
     async def create_topic(self, topic: str, queues: int = 4, *, broker: BrokerApp | None = None) -> None:
         """Create ``topic`` on the broker and wait until the name server routes it."""
-        (broker or self.broker).topics.put(TopicConfig(topic, queues, queues))
+        (broker or self.broker).topics.put(TopicConfig.with_queues(topic, queues))
         inst = ClientInstance(self.ns_addr, instance_name=f"route-probe-{topic}")
         try:
             await until(lambda: _has_route(inst, topic, broker or self.broker), timeout=10, what=f"route of {topic}")

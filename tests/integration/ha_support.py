@@ -21,7 +21,7 @@ from client.admin.admin_client import AdminClient
 from namesrv.app import NamesrvApp
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import PullMessageRequestHeader
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from tests.harness import run_broker
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from client import ConsumeResult, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 async def main(namesrv: str, group: str, topic: str, path: str) -> None:

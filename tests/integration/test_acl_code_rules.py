@@ -1,5 +1,5 @@
 """The ACL rule table against a real broker: one attempt per registered request code per account class (admin,
-normal limited to topicA/groupA, unsigned), generated from ``protocol.acl.code_rules``; then the insider attacks of
+normal limited to topicA/groupA, unsigned), generated from ``runtime.acl.code_rules``; then the insider attacks of
 issue 34, each named, with the effect checked (nothing stored, no account changed, no offset moved)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from broker.app import BrokerApp
-from protocol.acl.code_rules import CODE_RULES, Need, rule_for
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import decode_offset_msg_id
+from protocol.msg_id import decode_offset_msg_id
 from protocol.remoting import RemotingClient
+from runtime.acl.code_rules import CODE_RULES, Need, rule_for
 from tests.harness import run_broker
 from tests.integration.acl_support import ADMIN, NORMAL, create_topic_cmd, refused, signed, write_acl
 from tests.integration.broker_wire import batch_body, heartbeat_cmd, send_cmd, simple_cmd
@@ -105,7 +105,7 @@ async def test_every_registered_code_has_a_rule_and_each_account_class_gets_its_
     assert site.broker.wiring is not None
     registered = site.broker.wiring.registry.codes()
     missing = sorted(c for c in registered if c not in CODE_RULES)
-    assert not missing, f"request codes without a row in protocol.acl.code_rules: {missing}"
+    assert not missing, f"request codes without a row in runtime.acl.code_rules: {missing}"
     assert RequestCode.UPDATE_AND_CREATE_ACL_CONFIG in registered
     for code in sorted(registered):
         rule = rule_for(code)

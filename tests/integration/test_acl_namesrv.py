@@ -91,8 +91,8 @@ async def test_unsigned_broker_cannot_register(tmp_path: Path) -> None:
 async def test_acl2_users_on_the_name_server(tmp_path: Path) -> None:
     """ACL 2.0 users in the shared ``rocketmqHome`` (``conf/auth.json``) are checked by the name server too: a Super
     user may write, a Normal user gets RocketMQ 5.3's NO_PERMISSION."""
-    from protocol.acl.auth2 import save_doc
     from protocol.acl.signature import SessionCredentials
+    from runtime.acl.auth2 import save_doc
 
     home = tmp_path / "home"
     write_acl(home)

@@ -15,7 +15,7 @@ import yaml
 from client import ConsumeResult, Message, Producer, PushConsumer
 from client.errors import MQClientError
 from protocol.errors import RemotingError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.acl_support import ACL_EXC, write_acl

@@ -31,7 +31,9 @@ from protocol.bodies import (
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import BadHeaderFieldError, MissingHeaderFieldError
-from protocol.message import create_offset_msg_id, decode_offset_msg_id, decode_record, java_string_hash, tag_hash
+from protocol.message_properties import java_string_hash, tag_hash
+from protocol.msg_id import create_offset_msg_id, decode_offset_msg_id
+from protocol.record_decode import decode_record
 from protocol.remoting import HandlerRegistry, RemotingClient
 from tests.harness import run_broker
 from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd

@@ -17,7 +17,7 @@ import pytest
 from broker.app import BrokerApp
 from broker.config import ConfigError, load_config
 from client import Message, Producer
-from protocol.properties import parse_properties
+from protocol.bodies.properties_text import parse_properties
 from tests.harness import run_namesrv
 from tests.integration.test_mqadmin import REPO, mqadmin
 

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from broker.config import load_config
-from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.services.topic_config import TopicConfigTable
 from namesrv.app import NamesrvApp
+from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import CreateTopicRequestHeader
@@ -100,17 +101,17 @@ async def test_incremental_registration_and_the_whole_table_for_a_restarted_name
     async with run_namesrv(tmp_path / "ns1") as ns, run_broker(ns, tmp_path) as broker:
         port = int(ns.addr.rsplit(":", 1)[1])
         assert broker.registrar is not None
-        broker.topics.put(TopicConfig("Before1", 2, 2))
+        broker.topics.put(TopicConfig.with_queues("Before1", 2))
         await until(lambda: routed(ns, "Before1"), what="Before1 routed")
         # a topic the name server forgot (DELETE_TOPIC_IN_NAMESRV) stays forgotten by a registration that only
         # carries the next change: the registration after a change is incremental
         assert ns.route_table.delete_topic("Before1")
-        broker.topics.put(TopicConfig("Before2", 2, 2))
+        broker.topics.put(TopicConfig.with_queues("Before2", 2))
         await until(lambda: routed(ns, "Before2"), what="Before2 routed")
         assert not await routed(ns, "Before1")
         await ns.stop(grace=0.1)
         async with run_namesrv(tmp_path / "ns2", listenPort=port) as ns2:
-            broker.topics.put(TopicConfig("After", 2, 2))
+            broker.topics.put(TopicConfig.with_queues("After", 2))
             await until(lambda: routed(ns2, "After"), what="After routed on the restarted name server")
             # a new connection: the whole table went, not just the change
             assert await routed(ns2, "Before1") and await routed(ns2, "Before2")

@@ -13,7 +13,7 @@ from broker.services.rebalance_locks import RebalanceLockManager
 from client.admin.admin_client import parse_mq_table
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from protocol.remoting import RemotingClient
 from tests.harness import run_broker
 from tests.integration.broker_wire import heartbeat_cmd, messages, pull, send, simple_cmd

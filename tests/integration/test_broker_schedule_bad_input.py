@@ -104,9 +104,9 @@ async def test_bad_sends(tmp_path: Path, cmd_kwargs: dict[str, object], code: in
     client = RemotingClient()
     try:
         async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path, autoCreateTopicEnable=False) as broker:
-            from broker.services.topic_config import TopicConfig
+            from protocol.bodies import TopicConfig
 
-            broker.topics.put(TopicConfig("Known", 2, 2))
+            broker.topics.put(TopicConfig.with_queues("Known", 2))
             topic = str(cmd_kwargs.pop("topic"))
             resp = await client.invoke(broker.addr, send_cmd(topic, b"x", **cmd_kwargs))  # type: ignore[arg-type]
             assert resp.code == code

@@ -8,7 +8,6 @@ No fixed ports, no sleeps as synchronisation: waits poll with a bounded deadline
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -174,7 +173,7 @@ async def test_a_topic_change_after_sends_applies_to_the_next_send(tmp_path: Pat
         assert (await send(client, broker.addr, "CacheT", b"x", queue_id=3)).code == ResponseCode.SUCCESS
         tc = topics.get("CacheT")
         assert tc is not None
-        topics.put(dataclasses.replace(tc, write_queue_nums=2, read_queue_nums=2))
+        topics.put(tc.model_copy(update={"write_queue_nums": 2, "read_queue_nums": 2}))
         resp = await send(client, broker.addr, "CacheT", b"x", queue_id=3)
         assert resp.code == ResponseCode.SYSTEM_ERROR and "queueId[3] is illegal" in (resp.remark or "")
         assert topics.delete("CacheT")

@@ -14,7 +14,10 @@ from typing import Any
 from client import ConsumeResult, Message, MessageQueue, Producer, PullConsumer, PushConsumer, SendResult
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import MessageExt, PropertyKey, decode_offset_msg_id, decode_record
+from protocol.message_ext import MessageExt
+from protocol.message_properties import PropertyKey
+from protocol.msg_id import decode_offset_msg_id
+from protocol.record_decode import decode_record
 from protocol.remoting.client import RemotingClient
 from tests.integration.client_support import Cluster, until
 

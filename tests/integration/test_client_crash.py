@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.integration.client_support import Cluster, until
 
 VICTIM = Path(__file__).with_name("push_victim.py")

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.integration.client_support import Cluster, until
 
 

@@ -9,7 +9,7 @@ import random
 from collections import defaultdict
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.integration.client_support import Cluster, until
 
 

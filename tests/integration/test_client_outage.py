@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import client
-from broker.services.topic_config import TopicConfig
 from broker.store import GetMessageStatus, MessageStore
 from client import Message, Producer, SendResult
+from protocol.bodies import TopicConfig
 from protocol.errors import ProtocolError
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
@@ -36,7 +36,7 @@ async def test_sends_ride_out_a_5s_broker_restart(tmp_path: Path) -> None:
     ):
         broker = await first.enter_async_context(run_broker(ns, tmp_path / "b"))
         port = int(broker.addr.rsplit(":", 1)[1])
-        broker.topics.put(TopicConfig(TOPIC, 2, 2))
+        broker.topics.put(TopicConfig.with_queues(TOPIC, 2))
         await until(lambda: _routed(probe), what="the topic's route")
         budget_ms = int((OUTAGE_S + 10) * 1000)
         async with Producer("PG_outage", namesrv_addr=ns.addr, send_timeout_ms=budget_ms) as p:
@@ -84,7 +84,7 @@ def _stored(store: MessageStore, queue_id: int) -> set[bytes]:
 async def test_a_send_that_outlasts_its_budget_fails_with_the_remoting_error(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path / "ns") as ns:
         async with run_broker(ns, tmp_path / "b") as broker:
-            broker.topics.put(TopicConfig(TOPIC, 1, 1))
+            broker.topics.put(TopicConfig.with_queues(TOPIC, 1))
             async with Producer("PG_budget", namesrv_addr=ns.addr) as probe:
                 await until(lambda: _routed(probe), what="the topic's route")
         async with Producer("PG_budget", namesrv_addr=ns.addr, send_timeout_ms=300) as p:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.services.topic_config import TopicConfig
 from client import BrokerError, Message, MessageQueue, MQClientError, Producer, PullConsumer, PullStatus, SendStatus
-from protocol.message import SYSFLAG_COMPRESSED, MessageExt
+from protocol.bodies import TopicConfig
+from protocol.message_ext import MessageExt
+from protocol.record import SYSFLAG_COMPRESSED
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import Cluster, until
 
@@ -112,10 +113,10 @@ async def test_name_server_failover(cluster: Cluster) -> None:
 
 async def test_retries_on_another_broker(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path / "ns") as ns, run_broker(ns, tmp_path / "b", brokerName="broker-b") as b:
-        b.topics.put(TopicConfig("TopicHA", 2, 2))
+        b.topics.put(TopicConfig.with_queues("TopicHA", 2))
         async with Producer("PG_ha", namesrv_addr=ns.addr, send_latency_fault_enable=True) as p:
             async with run_broker(ns, tmp_path / "a", brokerName="broker-a") as a:
-                a.topics.put(TopicConfig("TopicHA", 2, 2))
+                a.topics.put(TopicConfig.with_queues("TopicHA", 2))
 
                 async def both_routed() -> bool:
                     route = await p.instance.get_route("TopicHA", refresh=True)
@@ -169,7 +170,7 @@ async def test_sends_follow_a_refreshed_route_at_once(cluster: Cluster) -> None:
     async with Producer("PG_shrink", namesrv_addr=cluster.ns_addr) as p:
         first = {(await p.send(Message("TopicShrink", b"x"))).message_queue.queue_id for _ in range(8)}
         assert first == {0, 1, 2, 3}
-        cluster.broker.topics.put(TopicConfig("TopicShrink", 2, 2))
+        cluster.broker.topics.put(TopicConfig.with_queues("TopicShrink", 2))
 
         async def shrunk() -> bool:
             route = await p.instance.get_route("TopicShrink", refresh=True)

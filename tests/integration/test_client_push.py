@@ -20,7 +20,7 @@ from protocol.headers import (
     GetConsumerStatusRequestHeader,
     ResetOffsetRequestHeader,
 )
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.remoting.client import RemotingClient
 from tests.integration.client_support import Cluster, client_tasks, until
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.services.topic_config import TopicConfig
 from client import ConsumeResult, Message, Producer, PushConsumer
 from namesrv.app import NamesrvApp
-from protocol.message import MessageExt
+from protocol.bodies import TopicConfig
+from protocol.message_ext import MessageExt
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 
@@ -34,7 +34,7 @@ async def test_consumer_and_producer_survive_a_broker_restart(tmp_path: Path) ->
 async def _scenario(ns: NamesrvApp, tmp_path: Path, p: Producer, c: PushConsumer, seen: set[bytes]) -> None:
     async with run_broker(ns, tmp_path / "b") as broker:
         port = int(broker.addr.rsplit(":", 1)[1])
-        broker.topics.put(TopicConfig("TopicRestart", 2, 2))
+        broker.topics.put(TopicConfig.with_queues("TopicRestart", 2))
         await until(lambda: _routed(p, "TopicRestart"), what="the topic's route")
         await c.start()
         for i in range(50):

@@ -8,7 +8,7 @@ import threading
 
 from client import ConsumeResult, Message, MessageQueue, SendStatus
 from client.sync import Producer, PullConsumer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.integration.client_support import Cluster
 
 

@@ -4,7 +4,7 @@ check-back (CHECK_TRANSACTION_STATE answered with END_TRANSACTION on the same co
 from __future__ import annotations
 
 from client import LocalTransactionState, Message, MessageQueue, Producer, PullConsumer, PullStatus
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.integration.client_support import Cluster, until
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.services.topic_config import TopicConfig
 from broker.store.request import PutRequest
+from protocol.bodies import TopicConfig
 from tests.harness import run_broker
 from tests.integration.disk_full_support import mount_tmpfs, one_run, unmount
 from tests.integration.test_metrics import METRICS, scrape, value
@@ -40,7 +40,7 @@ async def test_attack_fill_the_disk_with_sync_flush_sends(tmp_path: Path, tmpfs:
 async def test_forced_clean_of_unconsumed_messages_shows_in_metrics(tmp_path: Path) -> None:
     async with run_broker(None, tmp_path, mappedFileSizeCommitLog=64 * 1024, **METRICS) as broker:
         assert broker.store is not None and broker.metrics is not None
-        broker.topics.put(TopicConfig("FullT", 1, 1))
+        broker.topics.put(TopicConfig.with_queues("FullT", 1))
         for _ in range(40):
             res = await broker.store.put_message(PutRequest("FullT", 0, 0, 0, 0, "127.0.0.1:1", b"m" * 8000, ""))
             assert res.items

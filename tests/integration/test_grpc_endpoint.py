@@ -153,7 +153,7 @@ async def _in_flight(broker: BrokerApp, group: str) -> int:
 async def test_with_accounts_only_signed_requests_pass(broker: BrokerApp, stub: Any) -> None:
     from broker.proxy import auth
     from broker.proxy.acl import GrpcAcl
-    from protocol.acl.rules import Account, AclRules
+    from runtime.acl.rules import Account, AclRules
 
     assert broker.proxy is not None
     rules = AclRules({"AK1_key": Account.build("AK1_key", "sk1_secret", default_topic_perm="PUB")})

@@ -18,7 +18,7 @@ from client.admin.admin_client import AdminClient
 from client.consumer.push import ConsumeResult
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import QueryConsumerOffsetRequestHeader
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
 from tests.integration.ha_support import BrokerProc, check_replica, ha_status, read_bodies, start_broker_proc

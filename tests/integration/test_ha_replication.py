@@ -13,12 +13,12 @@ import pytest
 
 from broker.config import ConfigError, load_config
 from broker.services.subscription_groups import SubscriptionGroupConfig
-from broker.services.topic_config import TopicConfig
 from client import Message, Producer, SendStatus
 from client.admin.admin_client import AdminClient
+from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import PullMessageRequestHeader, QueryMessageRequestHeader, SendMessageRequestHeader
-from protocol.message import decode_records
+from protocol.record_decode import decode_records
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 from tests.integration.ha_support import log_bytes, queue_units, run_pair
@@ -64,7 +64,7 @@ async def test_slave_refuses_writes_and_learns_its_master(tmp_path: Path) -> Non
 
 async def test_10000_messages_replicated_byte_for_byte(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
-        master.topics.put(TopicConfig(TOPIC, 4, 4))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 4))
         async with Producer("PG_ha", namesrv_addr=ns.addr) as p:
             sem = asyncio.Semaphore(64)
 
@@ -112,7 +112,7 @@ async def test_10000_messages_replicated_byte_for_byte(tmp_path: Path) -> None:
 async def test_sync_master_waits_for_the_slave_and_reports_its_absence(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path) as ns:
         async with run_pair(ns, tmp_path, role="SYNC_MASTER", slaveTimeout=1000) as (master, slave):
-            master.topics.put(TopicConfig(TOPIC, 4, 4))
+            master.topics.put(TopicConfig.with_queues(TOPIC, 4))
             assert master.ha is not None and master.ha.master is not None
             await until(lambda: master.ha.master.state.links, what="slave connects")
             async with Producer("PG_sync", namesrv_addr=ns.addr) as p:
@@ -131,7 +131,7 @@ async def test_sync_master_waits_for_the_slave_and_reports_its_absence(tmp_path:
         async with run_broker(
             ns, tmp_path, brokerRole="SYNC_MASTER", brokerName="lonely", storePathRootDir=tmp_path / "lonely"
         ) as lonely:
-            lonely.topics.put(TopicConfig("TopicLonely", 1, 1))
+            lonely.topics.put(TopicConfig.with_queues("TopicLonely", 1))
             async with Producer("PG_lonely", namesrv_addr=ns.addr) as p:
                 r = await p.send(Message("TopicLonely", b"x"))
             assert r.send_status is SendStatus.SLAVE_NOT_AVAILABLE
@@ -139,7 +139,7 @@ async def test_sync_master_waits_for_the_slave_and_reports_its_absence(tmp_path:
 
 async def test_slave_synchronize_copies_metadata(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
-        master.topics.put(TopicConfig("TopicMeta", 3, 3))
+        master.topics.put(TopicConfig.with_queues("TopicMeta", 3))
         master.groups.put(SubscriptionGroupConfig("CG_meta", retry_max_times=5))
         master.offsets.commit("CG_meta", "TopicMeta", 1, 42)
         assert slave.ha is not None and slave.ha.sync is not None
@@ -187,7 +187,7 @@ async def test_two_slaves_each_get_the_log(tmp_path: Path) -> None:
     ):
         assert master.ha is not None and master.ha.master is not None
         await until(lambda: len(master.ha.master.state.links) == 2, what="both slaves connect")
-        master.topics.put(TopicConfig(TOPIC, 2, 2))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 2))
         async with Producer("PG_two", namesrv_addr=ns.addr) as p:
             rs = await asyncio.gather(*(p.send(Message(TOPIC, b"t%d" % i)) for i in range(300)))
         assert {r.send_status for r in rs} == {SendStatus.SEND_OK}
@@ -202,7 +202,7 @@ async def test_a_slave_ahead_of_a_writable_master_keeps_its_bytes(tmp_path: Path
     """haMasterForceWritable: a master restarted on an empty disk takes writes at once; the slave that holds more
     never truncates, keeps serving reads and says so."""
     async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
-        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 1))
         async with Producer("PG_div", namesrv_addr=ns.addr) as p:
             for i in range(50):
                 await p.send(Message(TOPIC, b"d%d" % i))
@@ -284,7 +284,7 @@ async def test_pull_suggestions_as_j(tmp_path: Path) -> None:
             slave,
         ),
     ):
-        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 1))
         async with Producer("PG_sug", namesrv_addr=ns.addr) as p:
             for i in range(5):
                 await p.send(Message(TOPIC, b"s%d" % i))
@@ -328,7 +328,7 @@ async def test_pull_suggestions_as_j(tmp_path: Path) -> None:
 
 async def test_default_pull_suggests_the_master(tmp_path: Path) -> None:
     async with run_namesrv(tmp_path) as ns, run_pair(ns, tmp_path) as (master, slave):
-        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 1))
         async with Producer("PG_sug0", namesrv_addr=ns.addr) as p:
             await p.send(Message(TOPIC, b"x"))
         assert slave.ha is not None and slave.ha.sync is not None and slave.store is not None
@@ -356,7 +356,7 @@ async def test_empty_master_takes_back_the_longest_of_two_slaves(tmp_path: Path)
         async with run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master:
             assert master.ha is not None and master.ha.master is not None and master.store is not None
             await until(lambda: len(master.ha.master.state.links) == 2, what="both slaves connect")
-            master.topics.put(TopicConfig(TOPIC, 2, 2))
+            master.topics.put(TopicConfig.with_queues(TOPIC, 2))
             async with Producer("PG_2s", namesrv_addr=ns.addr) as p:
                 for i in range(100):
                     await p.send(Message(TOPIC, b"first%d" % i))
@@ -400,7 +400,7 @@ async def test_sync_master_without_slave_delivers_a_delayed_message_once(tmp_pat
         run_namesrv(tmp_path) as ns,
         run_broker(ns, tmp_path, brokerRole="SYNC_MASTER", brokerName="b-delay", messageDelayLevel="1s 2s") as b,
     ):
-        b.topics.put(TopicConfig("TopicDelay", 1, 1))
+        b.topics.put(TopicConfig.with_queues("TopicDelay", 1))
         async with Producer("PG_delay", namesrv_addr=ns.addr) as p:
             r = await p.send(Message("TopicDelay", b"later", delay_level=1))
         assert r.send_status is SendStatus.SLAVE_NOT_AVAILABLE  # stored, no slave to confirm it
@@ -416,7 +416,7 @@ async def test_slave_restarted_mid_stream_resumes_from_its_end(tmp_path: Path) -
         run_namesrv(tmp_path) as ns,
         run_broker(ns, tmp_path, storePathRootDir=tmp_path / "m", **common) as master,
     ):
-        master.topics.put(TopicConfig(TOPIC, 2, 2))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 2))
         assert master.store is not None
         async with Producer("PG_rs", namesrv_addr=ns.addr) as p:
 
@@ -447,7 +447,7 @@ async def test_producers_skip_a_group_whose_master_is_down(tmp_path: Path) -> No
         run_broker(ns, tmp_path, brokerName="broker-other", storePathRootDir=tmp_path / "other") as other,
     ):
         for b in (master, other):
-            b.topics.put(TopicConfig("TopicTwoGroups", 2, 2))
+            b.topics.put(TopicConfig.with_queues("TopicTwoGroups", 2))
         async with Producer("PG_skip", namesrv_addr=ns.addr, poll_namesrv_interval=0.2) as p:
             first = await asyncio.gather(*(p.send(Message("TopicTwoGroups", b"%d" % i)) for i in range(40)))
             assert {r.message_queue.broker_name for r in first} == {"broker-ha", "broker-other"}

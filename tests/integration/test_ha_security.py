@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from broker.app import BrokerApp
-from broker.services.topic_config import TopicConfig
 from broker.store.request import PutRequest
 from namesrv.app import NamesrvApp
+from protocol.bodies import TopicConfig
 from tests.eventually import eventually as until
 from tests.harness import run_broker, run_namesrv
 from tests.integration.acl_support import write_acl
@@ -42,7 +42,7 @@ async def pair(
             ns, tmp_path, brokerRole="SLAVE", brokerId=1, storePathRootDir=tmp_path / "s", **common, **slave_conf
         ) as slave,
     ):  # fmt: skip
-        master.topics.put(TopicConfig(TOPIC, 1, 1))
+        master.topics.put(TopicConfig.with_queues(TOPIC, 1))
         yield master, slave
 
 

@@ -17,7 +17,9 @@ from broker.app import BrokerApp
 from client import ConsumeResult, Message, MessageQueue, Producer, PushConsumer, SendResult
 from client.admin.admin_client import RunningInfo
 from client.admin.formatting import print_running_info
-from protocol.message import MessageExt, decode_offset_msg_id, tag_hash
+from protocol.message_ext import MessageExt
+from protocol.message_properties import tag_hash
+from protocol.msg_id import decode_offset_msg_id
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import Cluster, until
 from tests.integration.test_mqadmin import mqadmin

@@ -20,11 +20,11 @@ import pytest
 import pytest_asyncio
 
 from broker.app import BrokerApp
-from broker.services.topic_config import TopicConfig
 from client import ConsumeResult, Message, Producer, PushConsumer, SendResult
 from client.errors import RouteNotFoundError
 from namesrv.app import NamesrvApp
-from protocol.message import MessageExt
+from protocol.bodies import TopicConfig
+from protocol.message_ext import MessageExt
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import until
 from tests.integration.test_mqadmin import mqadmin
@@ -58,8 +58,8 @@ async def _routed(ns_addr: str, topic: str) -> bool:
 async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Live]:
     tmp = tmp_path_factory.mktemp("ops")
     async with run_namesrv(tmp) as ns, run_broker(ns, tmp) as broker:
-        broker.topics.put(TopicConfig(TOPIC, 4, 4))
-        broker.topics.put(TopicConfig(PRINT, 2, 2))
+        broker.topics.put(TopicConfig.with_queues(TOPIC, 4))
+        broker.topics.put(TopicConfig.with_queues(PRINT, 2))
         await until(lambda: _routed(ns.addr, PRINT), timeout=15, what="the routes")
         seen: list[bytes] = []
 
@@ -192,7 +192,7 @@ async def test_wipe_and_add_write_perm_are_honoured_by_our_producer(live: Live) 
 
 async def test_update_topic_perm(live: Live) -> None:
     topic = "PermTopic"
-    live.broker.topics.put(TopicConfig(topic, 2, 2))
+    live.broker.topics.put(TopicConfig.with_queues(topic, 2))
     await until(lambda: _routed(live.ns_addr, topic), what="PermTopic's route")
     addr = live.broker.addr
     out = await ok("updateTopicPerm", "-n", live.ns_addr, "-b", addr, "-t", topic, "-p", "4")
@@ -256,7 +256,7 @@ async def test_send_msg_status_and_check_msg_send_rt(live: Live) -> None:
     out = await ok("sendMsgStatus", "-n", live.ns_addr, "-b", name, "-c", "2", "-s", "16")
     lines = out.splitlines()
     assert len(lines) == 2 and all(ln.startswith("rt=") and "sendStatus=SEND_OK" in ln for ln in lines)
-    live.broker.topics.put(TopicConfig("RtTopic", 2, 2))
+    live.broker.topics.put(TopicConfig.with_queues("RtTopic", 2))
     await until(lambda: _routed(live.ns_addr, "RtTopic"), what="RtTopic's route")
     out = await ok("checkMsgSendRT", "-n", live.ns_addr, "-t", "RtTopic", "-a", "4", "-s", "32")
     assert out.splitlines()[0].split() == ["#Broker", "Name", "#QID", "#Send", "Result", "#RT"]
@@ -393,7 +393,7 @@ async def test_maintenance_commands(live: Live) -> None:
     for cmd in ("cleanExpiredCQ", "deleteExpiredCommitLog"):
         out = await ok(cmd, "-n", live.ns_addr, "-b", addr)
         assert out.startswith(f"{addr}: success (0 ")  # nothing is old enough in a fresh store
-    live.broker.topics.put(TopicConfig("Leftover", 1, 1))
+    live.broker.topics.put(TopicConfig.with_queues("Leftover", 1))
     async with Producer("PG_left", namesrv_addr=live.ns_addr) as p:
         await p.send(Message("Leftover", b"x"))
     assert "Leftover" in live.broker.store.topics_and_queues()
@@ -509,7 +509,7 @@ async def test_query_msg_trace_by_id(live: Live) -> None:
 
 async def test_query_msg_by_id_resends(live: Live) -> None:
     topic = "ResendTopic"
-    live.broker.topics.put(TopicConfig(topic, 1, 1))
+    live.broker.topics.put(TopicConfig.with_queues(topic, 1))
     await until(lambda: _routed(live.ns_addr, topic), what="ResendTopic's route")
     async with Producer("PG_resend", namesrv_addr=live.ns_addr) as p:
         r = await p.send(Message(topic, b"again", tags="T", keys="rk"))

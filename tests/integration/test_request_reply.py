@@ -14,7 +14,8 @@ from client.errors import ReplyTimeoutError
 from client.reply import create_reply_message
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import MessageExt, decode_properties
+from protocol.message_ext import MessageExt
+from protocol.message_properties import decode_properties
 from protocol.remoting import HandlerRegistry, RemotingClient
 from protocol.remoting.handler import RequestContext
 from tests.eventually import eventually

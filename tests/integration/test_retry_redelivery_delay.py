@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 

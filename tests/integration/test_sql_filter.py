@@ -15,7 +15,7 @@ from client.errors import MQClientError
 from client.results import PullStatus
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.remoting import RemotingClient
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv

@@ -20,7 +20,7 @@ from client import Message, MessageQueue, Producer, PullConsumer
 from client.errors import BrokerError, MQClientError
 from protocol.codes import ResponseCode
 from protocol.errors import RemotingError
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.client_support import Cluster

@@ -13,7 +13,7 @@ import re
 
 from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.codes import RequestCode, ResponseCode
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from protocol.remoting import RemotingClient
 from tests.integration.broker_wire import simple_cmd
 from tests.integration.client_support import Cluster, until

@@ -28,7 +28,17 @@ from tests.servers import REPO, free_port, spare_port
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
 
-SOURCES = ("pyproject.toml", "README.md", "rocketq", "protocol", "namesrv", "broker", "client", "spark_connector")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "rocketq",
+    "protocol",
+    "runtime",
+    "namesrv",
+    "broker",
+    "client",
+    "spark_connector",
+)
 
 
 def _run(*args: str | Path, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None) -> str:
@@ -108,9 +118,9 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-    for pkg in ("rocketq", "protocol", "namesrv", "broker", "client", "spark_connector"):
+    for pkg in ("rocketq", "protocol", "runtime", "namesrv", "broker", "client", "spark_connector"):
         assert f"{pkg}/__init__.py" in names, pkg
-    assert {"rocketq/py.typed", "client/py.typed", "protocol/py.typed"} <= set(names)
+    assert {"rocketq/py.typed", "client/py.typed", "protocol/py.typed", "runtime/py.typed"} <= set(names)
     assert not any(n.startswith(("tests/", "bench/", "scripts/")) for n in names)
 
     venv = tmp_path / "venv"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 from tests.reference.compare import assert_same, messages
 from tests.reference.conftest import Target
 from tests.reference.peers import Driver

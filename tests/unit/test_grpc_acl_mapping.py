@@ -12,7 +12,7 @@ from broker.proxy import auth
 from broker.proxy.acl import GrpcAcl, required_resources
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
-from protocol.acl.rules import ANY, PUB, SUB, Account, AclError, AclRules, parse_address_pattern
+from runtime.acl.rules import ANY, PUB, SUB, Account, AclError, AclRules, parse_address_pattern
 
 
 def _res(msg: Any, field: str, name: str) -> None:

@@ -18,8 +18,8 @@ import structlog
 
 from broker.__main__ import log_settings
 from broker.config import ConfigError, load_config
-from protocol.remoting import logsetup
-from protocol.remoting.logsetup import LogSettings, parse_log_levels
+from runtime import logsetup
+from runtime.logsetup import LogSettings, parse_log_levels
 
 REPO = Path(__file__).resolve().parents[2]
 

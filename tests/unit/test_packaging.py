@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocol", "namesrv", "broker", "client", "spark_connector")
+PACKAGES = ("protocol", "runtime", "namesrv", "broker", "client", "spark_connector")
 
 # broker.conf keys from docs/reference/operations.md §2 (RocketMQ 4.9.8 names). TODO(lead): use the broker's key table.
 KNOWN_BROKER_KEYS = frozenset(

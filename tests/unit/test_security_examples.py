@@ -6,7 +6,7 @@ from pathlib import Path
 
 from broker.config import load_config as load_broker
 from namesrv.config import load_config as load_namesrv
-from protocol.acl.files import AclConfig
+from runtime.acl.files import AclConfig
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "conf" / "acl-example"
 

@@ -25,14 +25,15 @@ from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
-from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.wiring import Wiring, wire
+from protocol.bodies import TopicConfig
 from protocol.codes import LanguageCode
 from protocol.command import RemotingCommand
 from protocol.remoting import HandlerRegistry, RemotingClient
-from protocol.remoting.acl_hook import AclWatcher
 from protocol.remoting.handler import DeferredReply, HandlerError, RequestContext
+from runtime.acl.hook import AclWatcher
 
 
 class FakeChannel:
@@ -189,7 +190,7 @@ def put_topic(name: str, perm: int = T.PERM_RW, queues: int = 4) -> Callable[[Wi
     """A setup step: topic ``name`` exists with ``queues`` read and write queues."""
 
     def setup(b: WiredBroker) -> None:
-        b.topics.put(TopicConfig(name, queues, queues, perm))
+        b.topics.put(TopicConfig.with_queues(name, queues, perm))
 
     return setup
 

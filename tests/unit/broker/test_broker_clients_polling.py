@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
+from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.long_polling import LongPollingService, Wake
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
@@ -37,10 +37,10 @@ class FakeChannel:
                 cb(self)
 
 
-SUBS = [SubscriptionData("T", "*")]
+SUBS = [CompiledSubscription("T", "*")]
 
 
-def _register(reg: ClientRegistry, ch: FakeChannel, cid: str, subs: list[SubscriptionData] = SUBS) -> bool:
+def _register(reg: ClientRegistry, ch: FakeChannel, cid: str, subs: list[CompiledSubscription] = SUBS) -> bool:
     info = ClientChannel(ch, cid, LanguageCode.CPP, 63)  # type: ignore[arg-type]
     return reg.register_consumer(
         "G", info, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", subs, notify=True
@@ -67,7 +67,7 @@ def test_subscription_change_notifies() -> None:
     reg = ClientRegistry(120_000)
     a = FakeChannel("a:1")
     _register(reg, a, "A")
-    assert _register(reg, a, "A", [*SUBS, SubscriptionData("U", "x", frozenset({"x"}))])
+    assert _register(reg, a, "A", [*SUBS, CompiledSubscription("U", "x", frozenset({"x"}))])
     grp = reg.consumer_group("G")
     assert grp is not None and set(grp.subscriptions) == {"T", "U"}
 

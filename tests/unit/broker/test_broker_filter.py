@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from broker.filter import SubscriptionParseError, build_subscription, make_filter, parse_tags
-from protocol.message import tag_hash
+from protocol.message_properties import tag_hash
 
 
 def test_parse_tags() -> None:

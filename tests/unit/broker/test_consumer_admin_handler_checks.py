@@ -15,7 +15,7 @@ import pytest
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RequestTimeoutError
-from protocol.message import create_offset_msg_id
+from protocol.msg_id import create_offset_msg_id
 from tests.integration.broker_wire import heartbeat_cmd, send_cmd, simple_cmd
 from tests.unit.broker.handler_support import (
     CheckRow,

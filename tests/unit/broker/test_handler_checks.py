@@ -14,7 +14,7 @@ import pytest
 
 from broker import topics as T
 from broker.services.subscription_groups import SubscriptionGroupConfig
-from broker.services.topic_config import TopicConfig
+from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from tests.integration.broker_wire import (
@@ -32,7 +32,7 @@ R = ResponseCode
 
 def _topic(name: str, perm: int = T.PERM_RW, queues: int = 4) -> Callable[[WiredBroker], None]:
     def setup(b: WiredBroker) -> None:
-        b.topics.put(TopicConfig(name, queues, queues, perm))
+        b.topics.put(TopicConfig.with_queues(name, queues, perm))
 
     return setup
 

@@ -9,7 +9,7 @@ import pytest
 from broker.proxy import convert
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pop_state import HandleStatus, PopState, parse_handle
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 LIMITS = convert.Limits(4 << 20, 128, 16384, 64, 86_400_000)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from broker.config import load_config
 from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
-from broker.services.topic_config import TopicConfig, TopicConfigTable
+from broker.services.topic_config import TopicConfigTable
+from protocol.bodies import TopicConfig
 
 
 def _topics(tmp_path: Path) -> TopicConfigTable:
@@ -26,7 +27,7 @@ async def test_burst_of_creations_writes_a_bounded_number_of_times(tmp_path: Pat
     n = 2000
     t0 = time.monotonic()
     for i in range(n):
-        t.put(TopicConfig(f"Burst{i}", 4, 4))
+        t.put(TopicConfig.with_queues(f"Burst{i}", 4))
         await asyncio.sleep(0)  # each creation in its own loop turn, as separate requests are
     elapsed = time.monotonic() - t0
     await t.flush()
@@ -90,7 +91,7 @@ async def test_clean_stop_loses_nothing(tmp_path: Path) -> None:
     g = SubscriptionGroupTable(cfg.store.config_dir, auto_create=True)
     g.load()
     for i in range(300):
-        t.put(TopicConfig(f"Kept{i}", 2, 2))
+        t.put(TopicConfig.with_queues(f"Kept{i}", 2))
         g.put(SubscriptionGroupConfig(f"CG_kept{i}"))
     await t.flush()
     await g.flush()
@@ -105,7 +106,7 @@ async def test_clean_stop_loses_nothing(tmp_path: Path) -> None:
 async def test_take_changed_names_the_topics_since_the_last_call(tmp_path: Path) -> None:
     t = _topics(tmp_path)
     t.take_changed()
-    t.put(TopicConfig("A", 1, 1))
+    t.put(TopicConfig.with_queues("A", 1))
     t.create_if_absent("B", 1, 6)
     t.create_if_absent("B", 1, 6)  # exists: no change
     t.delete("A")

@@ -7,7 +7,8 @@ import zlib
 import pytest
 
 from client.bulk import decode_columns
-from protocol.message import SYSFLAG_COMPRESSED, decode_records, encode_record
+from protocol.record import SYSFLAG_COMPRESSED, encode_record
+from protocol.record_decode import decode_records
 
 
 def _records() -> bytes:
@@ -63,7 +64,7 @@ def test_offset_bounds_and_appending() -> None:
 
 
 def test_a_truncated_body_raises() -> None:
-    from protocol.message import RecordError
+    from protocol.record import RecordError
 
     with pytest.raises(RecordError):
         decode_columns(_records()[:-5])

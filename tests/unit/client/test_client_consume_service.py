@@ -15,7 +15,7 @@ from client.consumer.offset_store import LocalFileOffsetStore
 from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
 from client.results import ConsumeResult
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 MQ = MessageQueue("T", "broker-a", 0)
 

@@ -9,14 +9,9 @@ import pytest
 
 from client import Message, MessageTooLargeError, MQClientError, Producer
 from client.message import validate_group, validate_topic
-from protocol.message import (
-    SYSFLAG_COMPRESSED,
-    BatchItem,
-    decode_batch,
-    decode_properties,
-    encode_batch,
-    encode_properties,
-)
+from protocol.batch import BatchItem, decode_batch, encode_batch
+from protocol.message_properties import decode_properties, encode_properties
+from protocol.record import SYSFLAG_COMPRESSED
 
 
 @pytest.fixture

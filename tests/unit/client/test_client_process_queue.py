@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from client.consumer.process_queue import ProcessQueue
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 def msgs(*offsets: int, size: int = 10) -> list[MessageExt]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from client.consumer.offset_store import LocalFileOffsetStore
 from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 def _msgs(offsets: list[int], size: int = 10) -> list[MessageExt]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.acl.rules import Account, AclError, AclRules
 from protocol.acl.signature import SIGNATURE, SessionCredentials, calc_signature, signature_content, verify_signature
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
+from runtime.acl.rules import Account, AclError, AclRules
 
 CREDS = SessionCredentials("fastUser1", "fastSecret1")
 

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from protocol.acl.rules import (
+from protocol.acl.signature import SessionCredentials, signature_content, verify_signature
+from protocol.codes import RequestCode
+from protocol.command import RemotingCommand
+from protocol.frame import FrameDecoder
+from runtime.acl.rules import (
     DENY,
     PUB,
     SUB,
@@ -18,10 +22,6 @@ from protocol.acl.rules import (
     parse_address_pattern,
     parse_perm,
 )
-from protocol.acl.signature import SessionCredentials, signature_content, verify_signature
-from protocol.codes import RequestCode
-from protocol.command import RemotingCommand
-from protocol.frame import FrameDecoder
 
 
 def _acl_frames(golden_dir: Path) -> list[RemotingCommand]:

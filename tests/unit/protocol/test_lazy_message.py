@@ -11,17 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.message import (
-    STORE_CRC_PROPERTY,
-    SYSFLAG_COMPRESSED,
-    LazyMessageExt,
-    MessageExt,
-    PropertyKey,
-    RecordError,
-    decode_records,
-    encode_properties,
-    encode_record,
-)
+from protocol.message_ext import LazyMessageExt, MessageExt
+from protocol.message_properties import PropertyKey, encode_properties
+from protocol.record import STORE_CRC_PROPERTY, SYSFLAG_COMPRESSED, RecordError, encode_record
+from protocol.record_decode import decode_records
 
 PROPS = {
     PropertyKey.TAGS: "TagA",

@@ -1,4 +1,4 @@
-"""protocol.message: the stored-record codec, properties, ids, tag hash and the SEND_BATCH body."""
+"""protocol.record / record_decode / message_properties / msg_id / batch (and runtime.msg_id): the stored-record codec, properties, ids, tag hash and the SEND_BATCH body."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.message import (
+from protocol.batch import BatchItem, decode_batch, encode_batch, encode_batch_texts
+from protocol.message_properties import decode_properties, encode_properties, tag_hash
+from protocol.msg_id import create_offset_msg_id, decode_offset_msg_id
+from protocol.record import (
     BLANK,
     BLANK_MAGIC,
     FIXED_SIZE_V4,
@@ -23,24 +26,13 @@ from protocol.message import (
     POS_STORETIMESTAMP_V4,
     SYSFLAG_BORNHOST_V6,
     SYSFLAG_STOREHOST_V6,
-    BatchItem,
     RecordError,
     body_crc,
     check_record,
-    create_offset_msg_id,
-    create_uniq_id,
-    create_uniq_ids,
-    decode_batch,
-    decode_offset_msg_id,
-    decode_properties,
-    decode_record,
-    decode_records,
-    encode_batch,
-    encode_batch_texts,
-    encode_properties,
     encode_record,
-    tag_hash,
 )
+from protocol.record_decode import decode_record, decode_records
+from runtime.msg_id import create_uniq_id, create_uniq_ids
 
 # -- strategies ------------------------------------------------------------------------------------------------------
 

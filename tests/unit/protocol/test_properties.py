@@ -1,4 +1,4 @@
-"""protocol.properties: the Java-properties lines of broker.conf / namesrv.conf and config-update bodies."""
+"""protocol.bodies.properties_text and runtime.properties_file: the Java-properties lines of broker.conf / namesrv.conf and config-update bodies."""
 
 from __future__ import annotations
 
@@ -6,13 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from protocol.properties import (
-    PropertiesError,
-    parse_properties,
-    read_properties_file,
-    update_properties_text,
-    write_properties_file_atomically,
-)
+from protocol.bodies.properties_text import PropertiesError, parse_properties, update_properties_text
+from runtime.properties_file import read_properties_file, write_properties_file_atomically
 
 
 def test_pairs_comments_and_both_separators() -> None:

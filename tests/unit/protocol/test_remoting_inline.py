@@ -1,4 +1,4 @@
-"""A handler whose first step ran inline and then suspended continues in a Task (``_Resumed``) exactly as if the
+"""A handler whose first step ran inline and then suspended continues in a Task (``ResumedHandler``) exactly as if the
 Task had run it from its start: woken, it runs in that Task (asyncio.timeout works); cancelled, even before the
 Task's first step, it sees the CancelledError at its await and its finally runs."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from protocol.remoting.connection import _Resumed
+from protocol.remoting.resumed import ResumedHandler
 
 
 async def handler(ev: asyncio.Event, log: list[str]) -> str:
@@ -32,7 +32,7 @@ def start(log: list[str]) -> tuple[asyncio.Event, asyncio.Task[str]]:
     coro = handler(ev, log)
     first = coro.send(None)  # the inline first step: suspends on the event's future
     assert log == ["start"] and asyncio.isfuture(first)
-    return ev, asyncio.get_running_loop().create_task(_Resumed(coro, first))  # type: ignore[arg-type]
+    return ev, asyncio.get_running_loop().create_task(ResumedHandler(coro, first))  # type: ignore[arg-type]
 
 
 async def test_woken_handler_finishes_in_its_task() -> None:

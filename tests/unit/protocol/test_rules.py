@@ -8,7 +8,7 @@ import pytest
 from protocol import rules
 from protocol.bodies import BrokerData, SubscriptionData
 from protocol.headers import SEND_V2_AS_V1, MissingHeaderFieldError, SendMessageRequestHeader
-from protocol.message import tag_hash
+from protocol.message_properties import tag_hash
 
 
 @pytest.mark.parametrize(

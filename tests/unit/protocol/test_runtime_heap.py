@@ -1,4 +1,4 @@
-"""A daemon's heap after start-up (``protocol.remoting.runtime.settle_heap``, called by ``serve``): start-up's garbage
+"""A daemon's heap after start-up (``runtime.daemon.settle_heap``, called by ``serve``): start-up's garbage
 is collected, what survives is frozen out of later collections."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from protocol.remoting.runtime import serve, settle_heap
+from runtime.daemon import serve, settle_heap
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""``protocol.tasks.stop_tasks``: the tasks end cancelled, their other failures are raised or reported, and a
+"""``runtime.tasks.stop_tasks``: the tasks end cancelled, their other failures are raised or reported, and a
 cancellation aimed at the caller while it waits is never swallowed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from protocol.tasks import ignore_failure, stop_tasks
+from runtime.tasks import ignore_failure, stop_tasks
 
 
 async def _forever() -> None:

@@ -17,7 +17,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, Read
 
 from client.bulk import RawPullResult
 from client.results import PullStatus
-from protocol.message import encode_record
+from protocol.record import encode_record
 from spark_connector import _client, reader
 from spark_connector.offsets import QueueKey, to_json_dict
 from spark_connector.options import parse_source_options

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pyarrow")
 
 from client.bulk import RecordColumns, RecordError, decode_columns
-from protocol.message import MAGIC_V2, SYSFLAG_COMPRESSED, encode_record
+from protocol.record import MAGIC_V2, SYSFLAG_COMPRESSED, encode_record
 from spark_connector.records import RecordArrays, concat, decode_records
 
 

@@ -38,7 +38,7 @@ def test_schema_columns() -> None:
 
 
 def _columns() -> RecordArrays:
-    from protocol.message import encode_record
+    from protocol.record import encode_record
 
     records = []
     for i in range(4):

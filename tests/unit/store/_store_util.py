@@ -9,7 +9,7 @@ from typing import Any
 
 from broker.store import GetMessageStatus, MessageStore, StoreConfig
 from broker.store.request import PutRequest
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 BORN = ("10.1.2.3", 5555)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from _store_util import BORN, get_all, small_config
 
 from broker.store import MessageStore
-from protocol.message import BatchItem, decode_batch, encode_batch
+from protocol.batch import BatchItem, decode_batch, encode_batch
 
 T = "BatchT"
 
@@ -98,7 +98,7 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
     import asyncio
 
     from broker.services.long_polling import LongPollingService, Wake
-    from protocol.message import tag_hash
+    from protocol.message_properties import tag_hash
 
     store = MessageStore.open(small_config(tmp_path))
     polling = LongPollingService()

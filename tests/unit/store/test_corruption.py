@@ -19,9 +19,10 @@ import pytest
 from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
-from broker.store.record_check import body_bounds, is_sealed, seal, trailer_props, verify
+from broker.store.record_check import is_sealed, seal, trailer_props, verify
 from broker.store.request import PutRequest
-from protocol.message import MessageExt, RecordError, encode_record
+from protocol.message_ext import MessageExt
+from protocol.record import RecordError, body_bounds, encode_record
 
 T = "TopicCorrupt"
 FILE = 4096

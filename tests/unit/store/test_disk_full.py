@@ -15,7 +15,7 @@ from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
 from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW
 from broker.store.request import PutRequest
-from protocol.message import BatchItem
+from protocol.batch import BatchItem
 
 T = "TopicDiskFull"
 

@@ -14,7 +14,7 @@ import pytest
 from _store_util import get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
-from protocol.message import tag_hash
+from protocol.message_properties import tag_hash
 
 S = GetMessageStatus
 T = "TopicTest"

@@ -7,7 +7,7 @@ from pathlib import Path
 from _store_util import BORN, small_config
 
 from broker.store import MessageStore, PutMessageStatus, PutRequest
-from protocol.message import MessageExt
+from protocol.message_ext import MessageExt
 
 
 def test_from_ext_copies_the_message_and_applies_changes() -> None:

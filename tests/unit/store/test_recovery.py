@@ -12,7 +12,7 @@ import pytest
 from _store_util import BORN, get_all, put, small_config
 
 from broker.store import MessageStore
-from protocol.message import encode_record
+from protocol.record import encode_record
 
 T = "TopicRec"
 FILE = 4096

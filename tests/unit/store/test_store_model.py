@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from broker.store import GetMessageStatus, MessageStore
 from broker.store.request import PutRequest
-from protocol.message import BatchItem
+from protocol.batch import BatchItem
 
 TOPICS = ["A", "Topic-B"]
 QIDS = [0, 1, 2]

@@ -13,7 +13,7 @@ Check order (docs/reference/acl.md §4): global whitelist → AccessKey present 
 signature and perms) → signature → PUB on RMQ_SYS_TRACE_TOPIC allowed → admin-only codes → resource perms, groups
 checked as their ``%RETRY%`` topic.
 
-Request code → resources and the admin-only codes: the rule table in ``protocol.acl.code_rules`` (every code the
+Request code → resources and the admin-only codes: the rule table in ``runtime.acl.code_rules`` (every code the
 broker serves has a row; a code without one is admin-only). A name server passes its own ``admin_codes``.
 
 Remote-address patterns (``parse_address_pattern``): blank → matches nothing; ``*``, ``*.*.*.*``,
@@ -29,8 +29,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from protocol.acl.auth2 import Entry, decide
-from protocol.acl.code_rules import (
+from protocol.acl.signature import ACCESS_KEY, Mac, keyed_mac, verify_signature
+from protocol.codes import RequestCode
+from protocol.command import RemotingCommand
+from runtime.acl.auth2 import Entry, decide
+from runtime.acl.code_rules import (
     ADMIN_CODES,
     ANY,
     DENY,
@@ -41,9 +44,6 @@ from protocol.acl.code_rules import (
     RuleError,
     required_resources,
 )
-from protocol.acl.signature import ACCESS_KEY, Mac, keyed_mac, verify_signature
-from protocol.codes import RequestCode
-from protocol.command import RemotingCommand
 
 __all__ = ["ADMIN_CODES", "ANY", "DENY", "PUB", "RETRY_PREFIX", "SUB", "required_resources"]
 
@@ -251,7 +251,7 @@ class Account:
     # (code, topic, group) of requests this account was allowed: the check is a pure function of the account
     # (rebuilt on reload) and those fields, so it is done once per kind of request (``_PERM_FIELDS`` codes)
     allowed: set[tuple[int, str | None, str | None]] = field(default_factory=set, compare=False, repr=False)
-    # ACL 2.0 users (``protocol.acl.auth2``): their policy entries (None: an ACL 1.0 account); ``ip_bound`` when an
+    # ACL 2.0 users (``runtime.acl.auth2``): their policy entries (None: an ACL 1.0 account); ``ip_bound`` when an
     # entry names source addresses (then no decision is remembered: it depends on the caller's address)
     policy: tuple[Entry, ...] | None = field(default=None, compare=False, repr=False)
     ip_bound: bool = field(default=False, compare=False, repr=False)

@@ -1,6 +1,6 @@
 """The ``plain_acl.yml`` files (J 4.9.3+ multi-file layout): find, read, compile into ``AclRules``, and write back
 admin updates atomically to the file that owns the account. Synchronous file IO only; the watcher that polls these
-files lives in ``protocol.remoting.acl_hook``.
+files lives in ``runtime.acl.hook``.
 
 Files, in load order (docs/reference/acl.md §1): every ``*.yml`` / ``*.yaml`` under ``<home>/conf/acl/`` (recursive,
 sorted, ``tools.yml`` skipped), then ``<home>/conf/plain_acl.yml`` (the default file, where new accounts go). An
@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped]
 
-from protocol.acl.auth2 import AuthError, Entry, compile_acl, load_doc, subject_name
-from protocol.acl.rules import Account, AclError, AclRules, parse_address_pattern
+from runtime.acl.auth2 import AuthError, Entry, compile_acl, load_doc, subject_name
+from runtime.acl.rules import Account, AclError, AclRules, parse_address_pattern
 
 DEFAULT_FILE = "conf/plain_acl.yml"
 ACL_DIR = "conf/acl"
@@ -136,7 +136,7 @@ class AclFile:
 
 
 def _add_users(root: Path, accounts: dict[str, Account]) -> None:
-    """The enabled ACL 2.0 users of ``<home>/conf/auth.json`` with their policies (``protocol.acl.auth2``); an
+    """The enabled ACL 2.0 users of ``<home>/conf/auth.json`` with their policies (``runtime.acl.auth2``); an
     ACL 1.0 account of the same key wins. AclError when the file or an ACL in it cannot be read."""
     try:
         doc = load_doc(root)

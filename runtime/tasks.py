@@ -1,5 +1,5 @@
 """The one way every rocketq service stops its background tasks: ``stop_tasks``. Standard library only, so the
-store (which may import no other protocol module but ``protocol.message``) uses it too.
+store (which may import no other module of ours but the record codec) uses it too.
 
 Why not ``task.cancel(); with suppress(CancelledError): await task``: that also swallows a cancellation aimed at the
 *caller* while it waits, which leaves the caller running after its owner cancelled it (a close that never finishes).

@@ -8,8 +8,7 @@ messages flow; the only full collections are during start-up (13-48 ms each on a
 comes later (a long run, a burst of new topics) would walk those ~50k start-up objects again without the freeze.
 
 ``configure_logging`` renders to the console when stderr is a TTY and to JSON lines otherwise (docs/DESIGN.md).
-``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise. ``stop_tasks`` is
-re-exported from ``protocol.tasks`` (the one way services stop their background tasks).
+``run`` runs a coroutine on uvloop when it is installed, on asyncio's default loop otherwise.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from protocol.remoting import logsetup
-from protocol.remoting.logsetup import LogSettings
-from protocol.tasks import stop_tasks
+from runtime import logsetup
+from runtime.logsetup import LogSettings
 
 __all__ = [
     "Daemon",
@@ -34,7 +32,6 @@ __all__ = [
     "run",
     "serve",
     "settle_heap",
-    "stop_tasks",
 ]
 
 T = TypeVar("T")

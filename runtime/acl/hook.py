@@ -18,14 +18,14 @@ from pathlib import Path
 
 import structlog
 
-from protocol.acl.auth2 import auth_path
-from protocol.acl.code_rules import RecordTopic
-from protocol.acl.files import AclConfig, acl_files
-from protocol.acl.rules import AclError, AclRules, host_of
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting.handler import Channel
-from protocol.tasks import stop_tasks
+from runtime.acl.auth2 import auth_path
+from runtime.acl.code_rules import RecordTopic
+from runtime.acl.files import AclConfig, acl_files
+from runtime.acl.rules import AclError, AclRules, host_of
+from runtime.tasks import stop_tasks
 
 _log = structlog.get_logger("rocketq.acl")
 

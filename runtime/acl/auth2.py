@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from protocol.acl.code_rules import ANY, PUB, RETRY_PREFIX, SUB
+from runtime.acl.code_rules import ANY, PUB, RETRY_PREFIX, SUB
 
 AUTH_FILE: Final = "conf/auth.json"
 ACTIONS: Final = ("All", "Any", "Pub", "Sub", "Create", "Update", "Delete", "Get", "List")

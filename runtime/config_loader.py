@@ -4,7 +4,7 @@
 
 | step              | rule                                                                                      |
 | ----------------- | ----------------------------------------------------------------------------------------- |
-| parse             | ``protocol.properties`` (Java's grammar); a bad line is a ``ConfigError`` naming the line |
+| parse             | ``protocol.bodies.properties_text`` (Java's grammar); a bad line is a ``ConfigError`` naming the line |
 | key name          | RocketMQ name, an alias (old J spelling) or the python field name; unknown → ``ConfigError`` with "did you mean" |
 | no-effect key     | a key J reads that does nothing here: its value checked against J's kind, then one warning line naming all of them |
 | value             | ``int`` / ``bool`` (``true``/``false``, any case) / ``str``; a non-string override is kept (numbers become text for ``str`` keys) |
@@ -24,9 +24,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from protocol.java_config_keys import check_value, did_you_mean
-from protocol.properties import parse_properties as _parse_properties
-from protocol.properties import read_properties_file
+from protocol.bodies.properties_text import parse_properties as _parse_properties
+from runtime.java_config_keys import check_value, did_you_mean
+from runtime.properties_file import read_properties_file
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -46,7 +46,7 @@ class Key:
 
 
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
-    """Java-properties text → ``(line_no, key, value)`` (``protocol.properties``); a bad line is a ConfigError."""
+    """Java-properties text → ``(line_no, key, value)`` (``protocol.bodies.properties_text``); a bad line is a ConfigError."""
     return _parse_properties(text, source, ConfigError)
 
 
@@ -65,7 +65,7 @@ def metric_labels(text: str) -> dict[str, str]:
 
 
 def bad_value_j(key: str, kind: type, value: str) -> str | None:
-    """J's form of a bad value: ``key=value: expected <form>`` (``protocol.java_config_keys.check_value``)."""
+    """J's form of a bad value: ``key=value: expected <form>`` (``runtime.java_config_keys.check_value``)."""
     return check_value(key, kind, value)
 
 

@@ -1,0 +1,129 @@
+"""The SEND_BATCH_MESSAGE body (J ``MessageDecoder.encodeMessages``): records concatenated, each
+
+| field        | size   | notes                                             |
+|--------------|--------|---------------------------------------------------|
+| TOTALSIZE    | int32  | this entry, this field included                   |
+| MAGICCODE    | int32  | 0                                                 |
+| BODYCRC      | int32  | 0                                                 |
+| FLAG         | int32  | user flag                                         |
+| BODYLEN+BODY | int32 + bytes |                                            |
+| PROPSLEN+PROPERTIES | int16 + bytes | the properties string (``protocol.message_properties``) |
+
+Topic and queue come from the request header. ``BatchItem`` keeps an entry's properties string as received, so the
+broker's batch path never parses and re-encodes them.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from typing import Final
+
+from protocol.message_properties import decode_properties, encode_properties
+from protocol.record import I16, RecordError
+
+_BATCH_HEAD: Final = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag, bodyLen
+assert _BATCH_HEAD.size == 20
+
+
+class BatchItem:
+    """One message of a SEND_BATCH_MESSAGE body (topic and queue come from the request header).
+
+    Its properties exist as the properties string (``text``: what the wire carries and the store writes verbatim)
+    and as a dict (``properties``); each is made from the other on first use, so the broker's batch path —
+    ``decode_batch`` then the store — never parses and re-encodes them. Build one with either; do not mutate the
+    dict after ``text`` was read."""
+
+    __slots__ = ("_props", "_text", "body", "flag")
+
+    def __init__(
+        self, body: bytes, properties: dict[str, str] | None = None, flag: int = 0, *, text: str | None = None
+    ) -> None:
+        self.body = body
+        self.flag = flag
+        self._props = properties if properties is not None or text is not None else {}
+        self._text = text
+
+    @property
+    def properties(self) -> dict[str, str]:
+        props = self._props
+        if props is None:
+            props = self._props = decode_properties(self._text or "")
+        return props
+
+    @properties.setter
+    def properties(self, props: dict[str, str]) -> None:
+        self._props = props
+        self._text = None
+
+    @property
+    def text(self) -> str:
+        """The properties string (``name\\x01value\\x02`` pairs)."""
+        text = self._text
+        if text is None:
+            text = self._text = encode_properties(self._props or {})
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BatchItem):
+            return NotImplemented
+        return self.body == other.body and self.flag == other.flag and self.properties == other.properties
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BatchItem(body={self.body!r}, properties={self.properties!r}, flag={self.flag})"
+
+
+def encode_batch(items: Iterable[BatchItem | tuple[int, bytes, dict[str, str]]]) -> bytes:
+    """The SEND_BATCH_MESSAGE body: ``BatchItem``s or ``(flag, body, properties)`` tuples."""
+    return encode_batch_texts(
+        (it.flag, it.body, it.text) if isinstance(it, BatchItem) else (it[0], it[1], encode_properties(it[2]))
+        for it in items
+    )
+
+
+def encode_batch_texts(items: Iterable[tuple[int, bytes, str]]) -> bytes:
+    """The SEND_BATCH_MESSAGE body from ``(flag, body, properties string)`` items: the producer's batch path, with
+    no BatchItem or properties dict per message."""
+    parts: list[bytes] = []
+    add = parts.extend
+    pack_head = _BATCH_HEAD.pack
+    pack_len = I16.pack
+    for flag, data, text in items:
+        props = text.encode()
+        plen = len(props)
+        blen = len(data)
+        add((pack_head(22 + blen + plen, 0, 0, flag, blen), data, pack_len(plen), props))
+    return b"".join(parts)
+
+
+def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
+    """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths or properties that are not UTF-8.
+    Each item keeps its properties string as received (parsed only if ``properties`` is read)."""
+    out: list[BatchItem] = []
+    add = out.append
+    unpack_head = _BATCH_HEAD.unpack_from
+    unpack_len = I16.unpack_from
+    item = BatchItem
+    if not isinstance(body, bytes):
+        body = bytes(body)  # one copy; slices of bytes are the items' own bytes
+    pos = 0
+    end = len(body)
+    try:
+        while pos < end:
+            total, _magic, _crc, flag, blen = unpack_head(body, pos)
+            nxt = pos + total
+            p = pos + 20 + blen  # the properties length
+            if total < 22 or nxt > end or blen < 0 or p + 2 > nxt:
+                raise RecordError(f"bad batch entry at {pos}")
+            plen = unpack_len(body, p)[0]
+            if plen < 0 or p + 2 + plen != nxt:
+                raise RecordError(f"bad batch entry properties at {pos}")
+            add(item(body[pos + 20 : p], None, flag, text=str(body[p + 2 : nxt], "utf-8") if plen else ""))
+            pos = nxt
+    except struct.error as exc:
+        raise RecordError(f"truncated batch entry at {pos}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"undecodable batch properties at {pos}: {exc}") from None
+    return out
