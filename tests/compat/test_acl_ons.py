@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.compat.test_acl_cpp import acl_servers
+from tests.compat.cpp_support import acl_servers
 from tests.servers import REPO, Proc, Servers
 
 ONS = Path(__file__).with_name("ons")

@@ -13,16 +13,15 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client import Message, Producer
-from tests.compat.test_cpp_part2 import FAST_LEVELS
-from tests.compat.test_mixed_clients import consume_ours
-from tests.servers import REPO, Proc, Servers, start_servers
+from tests.compat.cpp_support import FAST_LEVELS
+from tests.compat.sdk_support import consume_ours
+from tests.servers import REPO, Proc, Servers
 
 ONS = Path(__file__).with_name("ons")
 DRIVER = ONS / "driver.js"
@@ -36,10 +35,7 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("ons"), FAST_LEVELS) as s:
-        yield s
+BROKER_CONF = FAST_LEVELS  # the servers fixture's broker
 
 
 def create_topic(servers: Servers, topic: str) -> None:
