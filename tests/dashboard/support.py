@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,18 +78,6 @@ class Env:
     url: str
     traffic: Traffic
     artifacts: Path
-
-
-def wait(check: Any, timeout: float, what: str) -> Any:
-    """Poll ``check()`` until truthy (bounded); for the synchronous fixtures (tests.eventually is for async code)."""
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
 
 
 def http_ok(url: str) -> bool:

@@ -11,17 +11,11 @@ from pathlib import Path
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import PULL_SUBSCRIPTION, PULL_SUSPEND, messages, pull, send, simple_cmd
 
 HOLD = PULL_SUSPEND | PULL_SUBSCRIPTION
-
-
-async def wait_held(broker: object, n: int = 1, deadline: float = 5.0) -> None:
-    end = time.monotonic() + deadline
-    while broker.polling.held_count < n:  # type: ignore[attr-defined]
-        assert time.monotonic() < end, "pull was not held"
-        await asyncio.sleep(0.005)
 
 
 async def test_held_pull_answered_right_after_send(tmp_path: Path) -> None:
@@ -33,7 +27,7 @@ async def test_held_pull_answered_right_after_send(tmp_path: Path) -> None:
             held = asyncio.create_task(
                 pull(client, broker.addr, "G", "LP", 0, 1, sys_flag=HOLD, suspend_ms=15000, timeout=30)
             )
-            await wait_held(broker)
+            await eventually(lambda: broker.polling.held_count >= 1, timeout=5, what="the pull held")
             # the same connection keeps serving other requests while the pull is held
             mx = await client.invoke(broker.addr, simple_cmd(RequestCode.GET_MAX_OFFSET, topic="LP", queueId=0))
             assert mx.ext_fields["offset"] == "1" and not held.done()
@@ -59,7 +53,7 @@ async def test_held_pull_is_answered_by_the_arrival_not_an_interval(tmp_path: Pa
             held = asyncio.create_task(
                 pull(client, broker.addr, "G", "LPA", 0, 1, sys_flag=HOLD, suspend_ms=3_600_000, timeout=3_700)
             )
-            await wait_held(broker)
+            await eventually(lambda: broker.polling.held_count >= 1, timeout=5, what="the pull held")
             assert not held.done()
             assert (await send(client, broker.addr, "LPA", b"second")).code == ResponseCode.SUCCESS
             async with asyncio.timeout(20):
@@ -79,7 +73,7 @@ async def test_non_matching_tag_does_not_wake(tmp_path: Path) -> None:
             held = asyncio.create_task(
                 pull(client, broker.addr, "G", "LPT", 0, 1, sub="TagA", sys_flag=HOLD, suspend_ms=15000, timeout=30)
             )
-            await wait_held(broker)
+            await eventually(lambda: broker.polling.held_count >= 1, timeout=5, what="the pull held")
             await send(client, broker.addr, "LPT", b"b", tags="TagB")
             await asyncio.sleep(0.2)  # give a wrong wake-up the chance to happen (not synchronisation)
             assert not held.done()
@@ -134,7 +128,7 @@ async def test_shutdown_releases_held_pulls(tmp_path: Path) -> None:
                     )
                     for q in (1, 2, 3)
                 ]
-                await wait_held(broker, 3)
+                await eventually(lambda: broker.polling.held_count >= 3, timeout=5, what="3 pulls held")
                 t0 = time.monotonic()
             results = await asyncio.wait_for(asyncio.gather(*held), 5)
             assert all(r.code == ResponseCode.PULL_NOT_FOUND for r in results)
