@@ -1,5 +1,6 @@
-"""Issue 7 with the official C++ client: RECONSUME_LATER comes back through the retry topic, send_orderly keeps
-per-key order through an orderly push consumer, and a reset offset by timestamp reaches a running consumer."""
+"""The official C++ client's retries, order and offset resets: RECONSUME_LATER comes back through the retry topic,
+send_orderly keeps per-key order through an orderly push consumer, and a reset offset by timestamp reaches a running
+consumer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""More of the official C++ client against our servers: batch sends, delay levels, bodies the C++ producer
+"""The official C++ client against our servers: batch sends, delay levels, bodies the C++ producer
 compresses (read back by the C++ consumer and by ours), and a push consumer with a tag expression."""
 
 from __future__ import annotations
