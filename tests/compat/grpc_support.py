@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 
 from client.admin.admin_client import AdminClient
 from protocol.errors import RemotingError
+from tests.compat.driver_events import events
 from tests.eventually import eventually_sync
 from tests.servers import Proc, Servers
 
@@ -82,22 +82,6 @@ def wait_online(env: Env, group: str) -> None:
 def route(env: Env, topic: str) -> Any:
     """The name server's route for ``topic`` (``RemotingError`` while it has none)."""
     return admin(env, lambda a: a.topic_route(topic))
-
-
-def events(proc: Proc, until: Any, deadline: float = 90) -> list[dict[str, Any]]:
-    """JSON events from ``proc`` up to and including the first for which ``until(event, seen)`` is true."""
-    seen: list[dict[str, Any]] = []
-
-    def take(line: str) -> bool:
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            return False
-        seen.append(ev)
-        return bool(until(ev, seen))
-
-    proc.wait_line(take, deadline)
-    return seen
 
 
 def produce(env: Env, topic: str, count: int, prefix: str, *extra: str) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from client import ConsumeResult, PushConsumer
 from protocol.message import MessageExt
@@ -10,8 +11,11 @@ from protocol.message import MessageExt
 N = 100
 
 
-async def consume_ours(ns: str, topic: str, n: int = N, group: str = "CID_mixed_py") -> dict[str, MessageExt]:
-    """Our push consumer from the first offset until ``n`` distinct keys are in; the messages by key."""
+async def consume_ours(
+    ns: str, topic: str, n: int = N, group: str = "CID_mixed_py", **options: Any
+) -> dict[str, MessageExt]:
+    """Our push consumer (with ``options``) from the first offset until ``n`` distinct keys are in; the messages by
+    key."""
     got: dict[str, MessageExt] = {}
     done = asyncio.Event()
 
@@ -22,7 +26,7 @@ async def consume_ours(ns: str, topic: str, n: int = N, group: str = "CID_mixed_
             done.set()
         return ConsumeResult.SUCCESS
 
-    consumer = PushConsumer(group, namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
+    consumer = PushConsumer(group, namesrv_addr=ns, consume_from_where="FIRST_OFFSET", **options)
     consumer.subscribe(topic, "*", on_msgs)
     async with consumer:
         await asyncio.wait_for(done.wait(), 60)

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from protocol.codes import RequestCode
-from tests.compat.grpc_support import Env, admin, events, msgs
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import Env, admin, msgs
 from tests.servers import Proc
 
 pytestmark = pytest.mark.compat

@@ -19,12 +19,12 @@ from protocol.errors import RemotingError
 from tests.compat.cpp_support import Consumer as CppConsumer
 from tests.compat.cpp_support import expected, received
 from tests.compat.cpp_support import produce as cpp_produce
+from tests.compat.driver_events import events
 from tests.compat.grpc_support import (
     Env,
     admin,
     create_group,
     create_topic,
-    events,
     mqadmin,
     msgs,
     produce,
@@ -289,16 +289,9 @@ def test_client_vanishing_mid_receive_leaves_the_broker_serving(env: Env, stub: 
     create_topic(env, topic, 1)
     create_group(env, group)
     # register the consumer (Telemetry settings) so the group's pop offsets start before anything is sent
-    settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
-    settings.subscription.group.name = group
-    sub = settings.subscription.subscriptions.add()
-    sub.topic.name = topic
-    sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
-    telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
-    reply = next(iter(telemetry))
-    assert reply.status.code == pb.Code.OK and reply.settings.backoff_policy.max_attempts == 17
+    reply = register_simple(stub, group, topic)
+    assert reply.settings.backoff_policy.max_attempts == 17
     assert reply.settings.subscription.receive_batch_size == 32
-    telemetry.cancel()
     held = stub.ReceiveMessage(_receive_request(topic, group, poll_s=20), metadata=MD, timeout=25)
     held.cancel()  # the client goes away mid long-poll
     with pytest.raises(Exception, match=r"CANCELLED|Cancelled"):
@@ -392,7 +385,8 @@ def restart_broker(servers: Servers) -> None:
     br.wait_line(lambda ln: "boot success" in ln, 30)
 
 
-def register_simple(stub: Any, group: str, topic: str) -> None:
+def register_simple(stub: Any, group: str, topic: str) -> Any:
+    """Register a simple consumer of ``group`` on ``topic`` (a Telemetry settings command); the broker's settings."""
     from broker.proxy.pb import definition_pb2 as pb
     from broker.proxy.pb import service_pb2 as spb
 
@@ -402,8 +396,10 @@ def register_simple(stub: Any, group: str, topic: str) -> None:
     sub.topic.name = topic
     sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
     telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
-    assert next(iter(telemetry)).status.code == pb.Code.OK
+    reply = next(iter(telemetry))
+    assert reply.status.code == pb.Code.OK
     telemetry.cancel()
+    return reply
 
 
 def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stub: Any) -> None:

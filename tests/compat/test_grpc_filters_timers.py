@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compat.grpc_support import Env, create_group, create_topic, events, msgs, produce
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import Env, create_group, create_topic, msgs, produce
 from tests.compat.grpc_support import start_consumer as start
 
 pytestmark = pytest.mark.compat

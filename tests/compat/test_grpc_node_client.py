@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.compat.driver_events import events
 from tests.compat.grpc_support import (
     Env,
     create_group,
     create_topic,
-    events,
     msgs,
     start_consumer,
     wait_online,

@@ -33,13 +33,6 @@ async def broker(tmp_path: Path) -> AsyncIterator[BrokerApp]:
         yield b
 
 
-@pytest.fixture()
-async def stub(broker: BrokerApp) -> AsyncIterator[Any]:
-    assert broker.proxy is not None
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{broker.proxy.port}") as ch:
-        yield service_pb2_grpc.MessagingServiceStub(ch)
-
-
 def _settings(kind: int, group: str = "", topic: str = "GT") -> spb.TelemetryCommand:
     s = pb.Settings(client_type=kind)  # type: ignore[arg-type]
     if kind == pb.ClientType.PRODUCER:
