@@ -4,61 +4,21 @@ are refused (the client reports the failure, nothing is stored); routes stay rea
 
 from __future__ import annotations
 
-import contextlib
-import json
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.compat.test_cpp_client import DRIVER, Consumer
-from tests.integration.acl_support import write_acl
-from tests.servers import Proc, Servers, start_servers
+from tests.compat.cpp_support import Consumer, acl_servers, received
+from tests.compat.cpp_support import produce as cpp_produce
+from tests.eventually import eventually_sync
+from tests.servers import Servers, start_servers
 
 pytestmark = pytest.mark.compat
 
 
-@contextlib.contextmanager
-def acl_servers(tmp: Path, broker_acl: bool = True) -> Iterator[Servers]:
-    home = tmp / "home"
-    write_acl(home)
-    with start_servers(
-        tmp,
-        broker_extra=f"aclEnable={str(broker_acl).lower()}\nrocketmqHome={home}\n"
-        "innerAccessKey=rocketmq2\ninnerSecretKey=12345678\n",
-        namesrv_extra=f"aclEnable=true\nrocketmqHome={home}\n",
-    ) as s:
-        yield s
-
-
 def produce(s: Servers, topic: str, prefix: str, count: int, *creds: str) -> dict[str, Any]:
-    p = Proc(
-        [
-            sys.executable,
-            str(DRIVER),
-            "produce",
-            "--namesrv",
-            s.ns_addr,
-            "--topic",
-            topic,
-            "--prefix",
-            prefix,
-            "--count",
-            str(count),
-            "--mode",
-            "sync",
-            *creds,
-        ],
-        s.tmp / f"produce-{topic}-{prefix}.log",
-    )
-    try:
-        done = json.loads(p.wait_line(lambda ln: '"event":"done"' in ln, 120))
-    finally:
-        p.stop()
-    return done  # type: ignore[no-any-return]
+    return cpp_produce(s, topic, "sync", prefix, count, *creds)
 
 
 def test_cpp_client_with_credentials(tmp_path: Path) -> None:
@@ -77,11 +37,9 @@ def test_cpp_client_with_credentials(tmp_path: Path) -> None:
         assert produce(s, "topicA", "good", 10, *good) == {"event": "done", "ok": 10, "failed": 0}
         c = Consumer(s, "topicA", "groupA", "acl-consumer", "--ak", "RocketMQ", "--sk", "12345678")
         try:
-            end = time.monotonic() + 60
-            while len({m["keys"] for m in c.msgs}) < 10:
-                assert time.monotonic() < end, f"consumed {len(c.msgs)}"
-                time.sleep(0.2)
-                c.drain()
+            eventually_sync(
+                lambda: len(received([c])) >= 10, timeout=60, what=lambda: f"10 messages, got {len(c.msgs)}"
+            )
             c.drain()  # nothing refused was stored: only the good prefix ever arrives
             assert {m["keys"].split("-key-")[0] for m in c.msgs} == {"good"}
         finally:
@@ -91,11 +49,12 @@ def test_cpp_client_with_credentials(tmp_path: Path) -> None:
         seen = len(broker_log.read_text(errors="replace"))
         anon = Consumer(s, "topicA", "groupA", "anon-consumer")
         try:
-            end = time.monotonic() + 30
             # C++ always sends AccessKey, empty without credentials: J's "No acl config for "
-            while "No acl config for" not in broker_log.read_text(errors="replace")[seen:]:
-                assert time.monotonic() < end
-                time.sleep(0.2)
+            eventually_sync(
+                lambda: "No acl config for" in broker_log.read_text(errors="replace")[seen:],
+                timeout=30,
+                what="the broker refusing the unsigned consumer",
+            )
             anon.drain()
             assert anon.msgs == []
         finally:
@@ -105,8 +64,6 @@ def test_cpp_client_with_credentials(tmp_path: Path) -> None:
 def test_cpp_client_plain_against_a_permissive_tls_broker(tmp_path: Path) -> None:
     """tls.server.mode=permissive: the C++ client (plain) keeps producing and consuming on the TLS-capable port."""
     import trustme
-
-    from tests.servers import start_servers
 
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")
@@ -120,11 +77,7 @@ def test_cpp_client_plain_against_a_permissive_tls_broker(tmp_path: Path) -> Non
         assert produce(s, "TlsPermissive", "p", 5) == {"event": "done", "ok": 5, "failed": 0}
         c = Consumer(s, "TlsPermissive", "CG_tls_permissive", "tls-consumer")
         try:
-            end = time.monotonic() + 60
-            while len({m["keys"] for m in c.msgs}) < 5:
-                assert time.monotonic() < end, f"consumed {len(c.msgs)}"
-                time.sleep(0.2)
-                c.drain()
+            eventually_sync(lambda: len(received([c])) >= 5, timeout=60, what=lambda: f"5 messages, got {len(c.msgs)}")
         finally:
             c.stop()
 
@@ -136,10 +89,6 @@ def test_unsigned_cpp_client_reads_routes_from_a_name_server_with_accounts(tmp_p
         assert produce(s, "OpenRoutes", "r", 5) == {"event": "done", "ok": 5, "failed": 0}
         c = Consumer(s, "OpenRoutes", "CG_open_routes", "open-routes-consumer")
         try:
-            end = time.monotonic() + 60
-            while len({m["keys"] for m in c.msgs}) < 5:
-                assert time.monotonic() < end, f"consumed {len(c.msgs)}"
-                time.sleep(0.2)
-                c.drain()
+            eventually_sync(lambda: len(received([c])) >= 5, timeout=60, what=lambda: f"5 messages, got {len(c.msgs)}")
         finally:
             c.stop()

@@ -25,7 +25,7 @@ from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode
 from protocol.headers import QueryMessageRequestHeader
 from protocol.record_decode import decode_records
-from tests.compat.test_cpp_client import DRIVER
+from tests.compat.cpp_support import DRIVER
 from tests.harness import run_namesrv
 from tests.integration.client_support import until
 from tests.integration.ha_support import BrokerProc, check_replica, ha_status, start_broker_proc

@@ -4,23 +4,17 @@ the group gets every message) against our name server and broker."""
 
 from __future__ import annotations
 
+import itertools
 import json
-import time
-from collections.abc import Iterator
 
 import pytest
 
-from tests.compat.test_cpp_client import Consumer, driver, expected, produce
-from tests.servers import Servers, start_servers
+from tests.compat.cpp_support import Consumer, driver, expected, produce
+from tests.eventually import eventually_sync
+from tests.servers import Servers
 
 pytestmark = pytest.mark.compat
 N = 60
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("compat3")) as s:
-        yield s
 
 
 def cpp_pull(servers: Servers, topic: str, group: str, expr: str) -> list[dict[str, object]]:
@@ -69,27 +63,25 @@ def test_cpp_broadcasting_consumers_each_get_everything(servers: Servers) -> Non
     try:
         # A broadcasting consumer with no local offset starts at each queue's max offset when it first pulls it,
         # so wait until both pull every queue: probes until each has seen a probe from all four queues.
-        end = time.monotonic() + 60
-        for rnd in range(1000):
-            assert produce(servers, topic, "sync", f"probe{rnd}", count=8)["ok"] == 8
-            for c in consumers:
-                c.drain()
-            if all(
-                {m["queue_id"] for m in c.msgs if str(m["keys"]).startswith("probe")} == {0, 1, 2, 3} for c in consumers
-            ):
-                break
-            assert time.monotonic() < end, "the broadcasting consumers did not start pulling every queue"
+        rounds = itertools.count()
+
+        def probed_every_queue() -> bool:
+            assert produce(servers, topic, "sync", f"probe{next(rounds)}", count=8)["ok"] == 8
+            queues = [{m["queue_id"] for m in c.collect() if str(m["keys"]).startswith("probe")} for c in consumers]
+            return all(q == {0, 1, 2, 3} for q in queues)
+
+        eventually_sync(probed_every_queue, timeout=60, what="the broadcasting consumers pulling every queue")
         assert produce(servers, topic, "sync", "b", count=N)["ok"] == N
         want = {expected("b", i)["keys"] for i in range(N)}
-        end = time.monotonic() + 60
-        while True:
-            for c in consumers:
-                c.drain()
-            got = [{m["keys"] for m in c.msgs} & want for c in consumers]
-            if all(g == want for g in got):
-                break
-            assert time.monotonic() < end, f"each consumer should get all {N}: got {[len(g) for g in got]}"
-            time.sleep(0.05)
+
+        def got() -> list[set[str]]:
+            return [{m["keys"] for m in c.collect()} & want for c in consumers]
+
+        eventually_sync(
+            lambda: all(g == want for g in got()),
+            timeout=60,
+            what=lambda: f"each consumer to get all {N}: got {[len(g) for g in got()]}",
+        )
         for c in consumers:
             mine = [m for m in c.msgs if m["keys"] in want]
             assert len(mine) == N, "no message twice to the same broadcasting consumer"

@@ -4,19 +4,11 @@ push consumer gets every message exactly as sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from tests.compat.cpp_support import send_every_way_then_consume
+from tests.servers import Servers
 
-import pytest
-
-from tests.compat.test_cpp_client import send_every_way_then_consume
-from tests.servers import Servers, start_servers
+BROKER_CONF = "flushDiskType=SYNC_FLUSH\n"  # the servers fixture's broker
 
 
-@pytest.fixture(scope="module")
-def sync_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("compat-sync"), broker_extra="flushDiskType=SYNC_FLUSH\n") as s:
-        yield s
-
-
-def test_cpp_sends_to_a_sync_flush_broker_are_all_acknowledged_and_delivered(sync_servers: Servers) -> None:
-    send_every_way_then_consume(sync_servers, "CompatSync", "CID_sync")
+def test_cpp_sends_to_a_sync_flush_broker_are_all_acknowledged_and_delivered(servers: Servers) -> None:
+    send_every_way_then_consume(servers, "CompatSync", "CID_sync")

@@ -5,43 +5,24 @@ it) and nothing they sent is stored. The Node 5.x client (uppercase hex signatur
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode
-from tests.compat.test_grpc_client import Env, events, msgs
-from tests.integration.acl_support import ADMIN, write_acl
-from tests.servers import Proc, free_port, start_servers
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import Env, admin, msgs
+from tests.servers import Proc
 
 pytestmark = pytest.mark.compat
 
+BROKER_CONF = ""  # the env fixture's broker: the default settings, with ACL (its admin calls signed as the admin)
+ACL = True
+
 GOOD = ("--ak", "RocketMQ", "--sk", "12345678")
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    tmp = tmp_path_factory.mktemp("grpcacl")
-    home = tmp / "home"
-    write_acl(home)
-    port = free_port()
-    extra = f"grpcServerPort={port}\naclEnable=true\nrocketmqHome={home}\n"
-    with start_servers(tmp, extra, ("--enable-proxy",)) as s:
-        yield Env(s, f"127.0.0.1:{port}")
-
-
-def admin(env: Env, fn: Any) -> Any:
-    async def run() -> Any:
-        async with AdminClient(env.servers.ns_addr, access_key=ADMIN.access_key, secret_key=ADMIN.secret_key) as a:
-            return await fn(a)
-
-    return asyncio.run(run())
 
 
 def max_offsets(env: Env, topic: str) -> int:

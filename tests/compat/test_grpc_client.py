@@ -10,146 +10,33 @@ a 1 s transaction check, so the retry, DLQ, delay and orphaned-transaction cases
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from client.admin.admin_client import AdminClient
 from protocol.errors import RemotingError
-from tests.compat.test_cpp_client import Consumer as CppConsumer
-from tests.compat.test_cpp_client import expected, wait_total
-from tests.compat.test_cpp_client import produce as cpp_produce
-from tests.compat.test_mixed_clients import consume_ours
-from tests.servers import Proc, Servers, free_port, start_servers
+from tests.compat.cpp_support import Consumer as CppConsumer
+from tests.compat.cpp_support import expected, received
+from tests.compat.cpp_support import produce as cpp_produce
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import (
+    Env,
+    admin,
+    create_group,
+    create_topic,
+    mqadmin,
+    msgs,
+    produce,
+    route,
+    start_consumer,
+    wait_online,
+)
+from tests.compat.sdk_support import consume_ours
+from tests.eventually import eventually_sync
+from tests.servers import Proc, Servers
 
 pytestmark = pytest.mark.compat
-
-DRIVER = Path(__file__).with_name("grpc_driver.py")
-BROKER_EXTRA = "messageDelayLevel=1s 2s 3s 4s 5s\ntransactionTimeOut=1000\ntransactionCheckInterval=1000\n"
-
-
-@dataclass
-class Env:
-    servers: Servers
-    endpoint: str
-
-    def driver(self, cmd: str, *args: str, name: str) -> Proc:
-        return Proc(
-            [sys.executable, str(DRIVER), cmd, "--endpoint", self.endpoint, *args],
-            self.servers.tmp / f"{name}.log",
-        )
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    tmp = tmp_path_factory.mktemp("grpc")
-    port = free_port()
-    with start_servers(tmp, f"grpcServerPort={port}\n{BROKER_EXTRA}", ("--enable-proxy",)) as s:
-        yield Env(s, f"127.0.0.1:{port}")
-
-
-def admin(env: Env, fn: Any) -> Any:
-    async def run() -> Any:
-        async with AdminClient(env.servers.ns_addr) as a:
-            return await fn(a)
-
-    return asyncio.run(run())
-
-
-def mqadmin(env: Env, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "client.admin", args[0], "-n", env.servers.ns_addr, *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=str(Path(__file__).resolve().parents[2]),
-        check=True,
-    )
-    return out.stdout
-
-
-def create_topic(env: Env, topic: str, queues: int = 4) -> None:
-    admin(env, lambda a: a.create_topic(env.servers.broker_addr, topic, queues, queues, 6, False))
-
-
-def create_group(env: Env, group: str, *, retry_max: int = 16, orderly: bool = False) -> None:
-    cfg: dict[str, Any] = {"groupName": group, "retryMaxTimes": retry_max, "consumeEnable": True}
-    if orderly:
-        cfg["consumeMessageOrderly"] = True
-    admin(env, lambda a: a.create_group(env.servers.broker_addr, cfg))
-
-
-def wait_online(env: Env, group: str, deadline: float = 30) -> None:
-    """Poll the broker until ``group`` has a consumer online (its pop offsets are set by then)."""
-    end = time.monotonic() + deadline
-    while True:
-        try:
-            conn = admin(env, lambda a: a.consumer_connections(env.servers.broker_addr, group))
-            if conn.connection_set:
-                return
-        except RemotingError:
-            pass
-        assert time.monotonic() < end, f"consumer group {group} not online within {deadline}s"
-        time.sleep(0.1)
-
-
-def wait_topic(env: Env, topic: str, deadline: float = 60) -> None:
-    """Poll the name server until ``topic`` has a route (a dead-letter topic appears with its first message)."""
-    end = time.monotonic() + deadline
-    while True:
-        try:
-            admin(env, lambda a: a.topic_route(topic))
-            return
-        except RemotingError:
-            pass
-        assert time.monotonic() < end, f"topic {topic} has no route within {deadline}s"
-        time.sleep(0.1)
-
-
-def events(proc: Proc, until: Any, deadline: float = 90) -> list[dict[str, Any]]:
-    """JSON events from ``proc`` up to and including the first for which ``until(event, seen)`` is true."""
-    seen: list[dict[str, Any]] = []
-
-    def take(line: str) -> bool:
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            return False
-        seen.append(ev)
-        return bool(until(ev, seen))
-
-    proc.wait_line(take, deadline)
-    return seen
-
-
-def produce(env: Env, topic: str, count: int, prefix: str, *extra: str) -> list[dict[str, Any]]:
-    p = env.driver(
-        "produce", "--topic", topic, "--count", str(count), "--prefix", prefix, *extra, name=f"produce-{prefix}"
-    )
-    try:
-        evs = events(p, lambda ev, _s: ev["event"] == "stopped", 120)
-    finally:
-        p.stop()
-    assert [e["ok"] for e in evs if e["event"] == "done"] == [count]
-    return [e for e in evs if e["event"] == "sent"]
-
-
-def start_consumer(env: Env, kind: str, topic: str, group: str, *extra: str) -> Proc:
-    c = env.driver(kind, "--topic", topic, "--group", group, *extra, name=f"{kind}-{group}")
-    events(c, lambda ev, _s: ev["event"] == "started", 60)
-    wait_online(env, group)
-    return c
-
-
-def msgs(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in evs if e["event"] == "msg"]
 
 
 def test_producer_to_simple_consumer_1000_exactly_once(env: Env) -> None:
@@ -214,7 +101,8 @@ def test_push_consumer_consumes_all_retries_failures_then_dead_letters(env: Env)
         evs = events(c, finished, 120)
         # the failures reach the group's dead-letter queue once their last nack expires: read it with our 4.x SDK
         # (5.x → 4.x over one store) while the push consumer is still up
-        wait_topic(env, f"%DLQ%{group}")
+        # (a dead-letter topic is routed once its first message is in)
+        eventually_sync(lambda: route(env, f"%DLQ%{group}"), timeout=60, what="a DLQ route", ignoring=(RemotingError,))
         dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", len(failing), "CID_g5_dlq_reader"))
     finally:
         if c.p.stdin is not None:
@@ -262,7 +150,8 @@ def test_fifo_failure_is_retried_locally_then_forwarded_to_the_dlq_and_the_group
     try:
         produce(env, topic, n, "ff", "--kind", "fifo", "--groups", "2")
         evs = events(c, lambda _ev, seen: len({m["keys"] for m in msgs(seen) if not m["failed"]}) == n - 1, 120)
-        wait_topic(env, f"%DLQ%{group}")
+        # (a dead-letter topic is routed once its first message is in)
+        eventually_sync(lambda: route(env, f"%DLQ%{group}"), timeout=60, what="a DLQ route", ignoring=(RemotingError,))
         dlq = asyncio.run(consume_ours(env.servers.ns_addr, f"%DLQ%{group}", 1, "CID_g5_fifo_dlq_reader"))
     finally:
         if c.p.stdin is not None:
@@ -318,16 +207,6 @@ def test_delay_message_arrives_after_its_delay(env: Env) -> None:
 # -- bad input: raw v2 requests with our stubs, from this process (the broker is another process) --------------------
 
 MD = (("x-mq-client-id", "compat-raw@1@0@x"), ("x-mq-language", "PYTHON"), ("x-mq-client-version", "5.1.2"))
-
-
-@pytest.fixture()
-def stub(env: Env) -> Iterator[Any]:
-    import grpc
-
-    from broker.proxy.pb import service_pb2_grpc
-
-    with grpc.insecure_channel(env.endpoint) as ch:
-        yield service_pb2_grpc.MessagingServiceStub(ch)
 
 
 def _message(topic: str, body: bytes, msg_id: str = "01ABCDEF") -> Any:
@@ -410,16 +289,9 @@ def test_client_vanishing_mid_receive_leaves_the_broker_serving(env: Env, stub: 
     create_topic(env, topic, 1)
     create_group(env, group)
     # register the consumer (Telemetry settings) so the group's pop offsets start before anything is sent
-    settings = pb.Settings(client_type=pb.ClientType.SIMPLE_CONSUMER)
-    settings.subscription.group.name = group
-    sub = settings.subscription.subscriptions.add()
-    sub.topic.name = topic
-    sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
-    telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
-    reply = next(iter(telemetry))
-    assert reply.status.code == pb.Code.OK and reply.settings.backoff_policy.max_attempts == 17
+    reply = register_simple(stub, group, topic)
+    assert reply.settings.backoff_policy.max_attempts == 17
     assert reply.settings.subscription.receive_batch_size == 32
-    telemetry.cancel()
     held = stub.ReceiveMessage(_receive_request(topic, group, poll_s=20), metadata=MD, timeout=25)
     held.cancel()  # the client goes away mid long-poll
     with pytest.raises(Exception, match=r"CANCELLED|Cancelled"):
@@ -477,7 +349,7 @@ def test_5x_producer_to_our_4x_consumer_and_the_cpp_consumer(env: Env) -> None:
         ours = asyncio.run(consume_ours(env.servers.ns_addr, topic, n, "CID_g5_to_ours"))
         cpp = CppConsumer(env.servers, topic, "CID_g5_to_cpp", "g5-cpp")
         try:
-            wait_total([cpp], n, 90)
+            eventually_sync(lambda: len(received([cpp])) >= n, timeout=90, what=f"{n} messages at the C++ consumer")
         finally:
             cpp.stop()
         five_evs = events(five, lambda ev, _s: ev["event"] == "stopped", 90)
@@ -513,7 +385,8 @@ def restart_broker(servers: Servers) -> None:
     br.wait_line(lambda ln: "boot success" in ln, 30)
 
 
-def register_simple(stub: Any, group: str, topic: str) -> None:
+def register_simple(stub: Any, group: str, topic: str) -> Any:
+    """Register a simple consumer of ``group`` on ``topic`` (a Telemetry settings command); the broker's settings."""
     from broker.proxy.pb import definition_pb2 as pb
     from broker.proxy.pb import service_pb2 as spb
 
@@ -523,8 +396,10 @@ def register_simple(stub: Any, group: str, topic: str) -> None:
     sub.topic.name = topic
     sub.expression.type, sub.expression.expression = pb.FilterType.TAG, "*"
     telemetry = stub.Telemetry(iter([spb.TelemetryCommand(settings=settings)]), metadata=MD, timeout=10)
-    assert next(iter(telemetry)).status.code == pb.Code.OK
+    reply = next(iter(telemetry))
+    assert reply.status.code == pb.Code.OK
     telemetry.cancel()
+    return reply
 
 
 def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stub: Any) -> None:
@@ -555,12 +430,12 @@ def test_in_flight_messages_handles_and_attempts_survive_a_restart(env: Env, stu
     assert ack(got[0]) == pb.Code.OK
     restart_broker(env.servers)
     assert ack(got[1]) == pb.Code.OK  # a handle issued before the restart still acks
-    end = time.monotonic() + 60
-    again: list[Any] = []
-    while not again:
-        assert time.monotonic() < end, "the un-acked message did not come back"
-        resp = list(stub.ReceiveMessage(_receive_request(topic, group), metadata=MD, timeout=10))
-        again = [r.message for r in resp if r.HasField("message")]
+
+    def receive() -> list[Any]:
+        resp = stub.ReceiveMessage(_receive_request(topic, group), metadata=MD, timeout=10)
+        return [r.message for r in resp if r.HasField("message")]
+
+    again = eventually_sync(receive, timeout=60, what="the un-acked message to come back", step=0)
     assert [(m.body, m.system_properties.delivery_attempt) for m in again] == [(b"r2", 2)]
     assert again[0].system_properties.message_id == "01RESTART2"
     assert ack(again[0]) == pb.Code.OK

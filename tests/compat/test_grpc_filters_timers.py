@@ -4,23 +4,13 @@ does not compile is refused with ILLEGAL_FILTER_EXPRESSION. Processes and waits 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.compat.test_grpc_client import BROKER_EXTRA, Env, create_group, create_topic, events, msgs, produce
-from tests.compat.test_grpc_client import start_consumer as start
-from tests.servers import free_port, start_servers
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import Env, create_group, create_topic, msgs, produce
+from tests.compat.grpc_support import start_consumer as start
 
 pytestmark = pytest.mark.compat
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    tmp = tmp_path_factory.mktemp("grpc_filters")
-    port = free_port()
-    with start_servers(tmp, f"grpcServerPort={port}\n{BROKER_EXTRA}", ("--enable-proxy",)) as s:
-        yield Env(s, f"127.0.0.1:{port}")
 
 
 def test_simple_consumer_with_sql_filter(env: Env) -> None:

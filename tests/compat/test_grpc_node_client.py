@@ -7,23 +7,21 @@ without it these tests skip with that reason. ``tests/compat/node5/driver.js`` r
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.compat.test_grpc_client import (
-    BROKER_EXTRA,
+from tests.compat.driver_events import events
+from tests.compat.grpc_support import (
     Env,
     create_group,
     create_topic,
-    events,
     msgs,
     start_consumer,
     wait_online,
 )
-from tests.servers import Proc, free_port, start_servers
+from tests.servers import Proc
 
 NODE5 = Path(__file__).with_name("node5")
 DRIVER = NODE5 / "driver.js"
@@ -36,14 +34,6 @@ pytestmark = [
         reason="rocketmq-client-nodejs is not installed: run `make node5` (needs npm)",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
-    tmp = tmp_path_factory.mktemp("grpc-node")
-    port = free_port()
-    with start_servers(tmp, f"grpcServerPort={port}\n{BROKER_EXTRA}", ("--enable-proxy",)) as s:
-        yield Env(s, f"127.0.0.1:{port}")
 
 
 def node(env: Env, *args: str, name: str) -> Proc:

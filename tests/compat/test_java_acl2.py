@@ -10,17 +10,17 @@ import asyncio
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode
-from tests.integration.acl_support import ADMIN, write_acl
-from tests.servers import Servers, start_servers
+from tests.integration.acl_support import ADMIN
+from tests.servers import Servers
 
 pytestmark = pytest.mark.compat
+ACL = True  # the servers fixture's broker checks the accounts write_acl writes
 
 SRC = Path(__file__).with_name("java_acl")
 
@@ -44,15 +44,6 @@ def java_cp(tmp_path_factory: pytest.TempPathFactory) -> str:
     classes = out / "classes"
     subprocess.run(["javac", "-cp", cp, "-d", str(classes), str(SRC / "AclDriver.java")], check=True, timeout=300)
     return f"{classes}:{cp}"
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    tmp = tmp_path_factory.mktemp("javaacl-servers")
-    home = tmp / "home"
-    write_acl(home)
-    with start_servers(tmp, f"aclEnable=true\nrocketmqHome={home}\n") as s:
-        yield s
 
 
 def _admin(s: Servers, code: int, ext: dict[str, str], body: object) -> None:

@@ -4,23 +4,16 @@ same bodies, keys, tags and properties on both sides."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
-from client import ConsumeResult, Message, Producer, PushConsumer
-from protocol.message_ext import MessageExt
-from tests.compat.test_cpp_client import Consumer, expected, produce, wait_total
-from tests.servers import Servers, start_servers
+from client import Message, Producer
+from tests.compat.cpp_support import Consumer, expected, produce, received
+from tests.compat.sdk_support import N, consume_ours
+from tests.eventually import eventually_sync
+from tests.servers import Servers
 
 pytestmark = pytest.mark.compat
-N = 100
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("mixed")) as s:
-        yield s
 
 
 async def send_ours(ns: str, topic: str) -> None:
@@ -41,7 +34,7 @@ def test_our_producer_to_the_cpp_push_consumer(servers: Servers) -> None:
     asyncio.run(send_ours(servers.ns_addr, "MixedToCpp"))
     c = Consumer(servers, "MixedToCpp", "CID_mixed_cpp", "mixed-cpp")
     try:
-        wait_total([c], N, 90)
+        eventually_sync(lambda: len(received([c])) >= N, timeout=90, what=f"{N} messages at the C++ consumer")
     finally:
         c.stop()
     got = {m["keys"]: m for m in c.msgs}
@@ -54,25 +47,6 @@ def test_our_producer_to_the_cpp_push_consumer(servers: Servers) -> None:
             want["props"],
             "MixedToCpp",
         )
-
-
-async def consume_ours(ns: str, topic: str, n: int = N, group: str = "CID_mixed_py") -> dict[str, MessageExt]:
-    """Our push consumer from the first offset until ``n`` distinct keys are in; the messages by key."""
-    got: dict[str, MessageExt] = {}
-    done = asyncio.Event()
-
-    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
-        for m in msgs:
-            got[m.keys[0]] = m
-        if len(got) >= n:
-            done.set()
-        return ConsumeResult.SUCCESS
-
-    consumer = PushConsumer(group, namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
-    consumer.subscribe(topic, "*", on_msgs)
-    async with consumer:
-        await asyncio.wait_for(done.wait(), 60)
-    return got
 
 
 def test_cpp_producer_to_our_push_consumer(servers: Servers) -> None:

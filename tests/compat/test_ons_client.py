@@ -9,75 +9,31 @@ it these tests skip with that reason. ``tests/compat/ons/driver.js`` reports JSO
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client import Message, Producer
-from tests.compat.test_cpp_part2 import FAST_LEVELS
-from tests.compat.test_mixed_clients import consume_ours
-from tests.servers import REPO, Proc, Servers, start_servers
+from tests.compat.cpp_support import FAST_LEVELS
+from tests.compat.ons_support import NEEDS_ONS, create_topic, run_node
+from tests.compat.sdk_support import consume_ours
+from tests.servers import Servers
 
-ONS = Path(__file__).with_name("ons")
-DRIVER = ONS / "driver.js"
+pytestmark = [pytest.mark.compat, *NEEDS_ONS]
 
-pytestmark = [
-    pytest.mark.compat,
-    pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH"),
-    pytest.mark.skipif(
-        not (ONS / "node_modules" / "ali-ons").is_dir(), reason="ali-ons is not installed: run `make ons` (needs npm)"
-    ),
-]
+BROKER_CONF = FAST_LEVELS  # the servers fixture's broker
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("ons"), FAST_LEVELS) as s:
-        yield s
-
-
-def create_topic(servers: Servers, topic: str) -> None:
-    """ali-ons does not auto-create topics (it stops at the name server's TOPIC_NOT_EXIST), as against a J broker."""
-    args = ["-n", servers.ns_addr, "-c", "CompatCluster", "-t", topic, "-r", "4", "-w", "4"]
-    out = subprocess.run(
-        [sys.executable, "-m", "client.admin", "updateTopic", *args], cwd=REPO, capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stderr
-
-
-def node(servers: Servers, *args: str, name: str) -> Proc:
-    return Proc(["node", str(DRIVER), *args], servers.tmp / f"{name}.log")
-
-
-def lines(proc: Proc, until_event: str, deadline: float) -> list[dict[str, Any]]:
-    """Every JSON line up to and including the first with ``until_event``; fails on a "fatal" line."""
-    out: list[dict[str, Any]] = []
-
-    def take(line: str) -> bool:
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            return False
-        out.append(ev)
-        assert ev.get("event") != "fatal", ev
-        return bool(ev.get("event") == until_event)
-
-    try:
-        proc.wait_line(take, deadline)
-    finally:
-        proc.stop()
-    return out
+def lines(servers: Servers, *args: str, name: str, deadline: float) -> list[dict[str, Any]]:
+    """The driver's events up to its "done"; fails on a "fatal" one."""
+    evs = run_node(servers, *args, name=name, until=("done", "fatal"), deadline=deadline)
+    assert evs[-1]["event"] == "done", evs[-1]
+    return evs
 
 
 def produce_ons(servers: Servers, topic: str, prefix: str, count: int) -> list[dict[str, Any]]:
     evs = lines(
-        node(servers, "produce", servers.ns_addr, topic, prefix, str(count), name=f"ons-produce-{prefix}"), "done", 90
+        servers, "produce", servers.ns_addr, topic, prefix, str(count), name=f"ons-produce-{prefix}", deadline=90
     )
     assert evs[-1] == {"event": "done", "ok": count}
     return [e for e in evs if e["event"] == "sent"]
@@ -87,7 +43,7 @@ def consume_ons(
     servers: Servers, topic: str, group: str, expr: str, want: int, fail_key: str = ""
 ) -> list[dict[str, Any]]:
     args = ["consume", servers.ns_addr, topic, group, expr, str(want)] + ([fail_key] if fail_key else [])
-    return lines(node(servers, *args, name=f"ons-consume-{group}"), "done", 120)
+    return lines(servers, *args, name=f"ons-consume-{group}", deadline=120)
 
 
 def test_ons_producer_to_ons_consumer_with_a_tag_filter_and_a_retry(servers: Servers) -> None:

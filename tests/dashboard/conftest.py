@@ -35,8 +35,8 @@ from tests.dashboard.support import (
     Traffic,
     dashboard_jar,
     http_ok,
-    wait,
 )
+from tests.eventually import eventually_sync
 from tests.reference import peers
 from tests.servers import REPO, Proc, free_port, free_port_pair, launch
 
@@ -114,7 +114,7 @@ def traffic(servers: Cluster) -> Iterator[Traffic]:
         lag_seen: set[str] = set()
         lag.subscribe(TOPIC, "*", lambda msgs: (lag_seen.update(m.msg_id for m in msgs), ConsumeResult.SUCCESS)[1])
         lag.start()
-        wait(lambda: len(lag_seen) >= MESSAGES, 60, "the lag group to consume everything")
+        eventually_sync(lambda: len(lag_seen) >= MESSAGES, 60, "the lag group to consume everything")
         lag.close()  # persists its offsets
         consumer = PushConsumer(GROUP, namesrv_addr=ns, consume_from_where="FIRST_OFFSET")
         clients.append(consumer)
@@ -126,8 +126,8 @@ def traffic(servers: Cluster) -> Iterator[Traffic]:
         clients.append(dlq_consumer)
         dlq_consumer.subscribe(DLQ_TOPIC, "*", dlq)
         dlq_consumer.start()
-        wait(lambda: len(consumed) >= MESSAGES, 60, "the push consumer to consume everything")
-        wait(lambda: len(t.dlq_seen) >= 3, 60, "the DLQ consumer to fail its messages")
+        eventually_sync(lambda: len(consumed) >= MESSAGES, 60, "the push consumer to consume everything")
+        eventually_sync(lambda: len(t.dlq_seen) >= 3, 60, "the DLQ consumer to fail its messages")
         yield t
     finally:
         for c in reversed(clients):
@@ -166,7 +166,9 @@ def dashboard(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait(lambda: proc.p.poll() is not None or http_ok(url), BOOT_TIMEOUT_S, "the Dashboard to serve HTTP")
+        eventually_sync(
+            lambda: proc.p.poll() is not None or http_ok(url), BOOT_TIMEOUT_S, "the Dashboard to serve HTTP"
+        )
         assert proc.p.poll() is None, f"the Dashboard exited; see {data / 'dashboard.log'}"
         yield Env(servers, url, traffic, artifacts)
     finally:

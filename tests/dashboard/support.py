@@ -94,18 +94,6 @@ class Env:
     artifacts: Path
 
 
-def wait(check: Any, timeout: float, what: str) -> Any:
-    """Poll ``check()`` until truthy (bounded); for the synchronous fixtures (tests.eventually is for async code)."""
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
-
-
 def http_ok(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=5) as r:

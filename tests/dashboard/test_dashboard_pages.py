@@ -25,8 +25,8 @@ from tests.dashboard.support import (
     open_page,
     search_page,
     settle,
-    wait,
 )
+from tests.eventually import eventually_sync
 
 pytestmark = [pytest.mark.dashboard, pytest.mark.timeout(600)]  # the first test waits for the JVM
 
@@ -150,7 +150,7 @@ def send_test_message(page: Any) -> str:
 
 def test_send_test_message_and_find_it_by_key(page: Any, dashboard: Env) -> None:
     msg_id = send_test_message(page)
-    found = wait(
+    found = eventually_sync(
         lambda: ok(page, f"/message/queryMessageByTopicAndKey.query?topic={TOPIC}&key=dash-test-key"),
         30,
         "the message by key",
@@ -173,7 +173,7 @@ def test_reset_offset_changes_lag(page: Any, dashboard: Env) -> None:
     reset = {"consumerGroupList": [LAG_GROUP], "topic": TOPIC, "resetTime": 0, "force": True}
     result = ok(page, "/consumer/resetOffset.do", reset)
     assert result[LAG_GROUP]["status"], result
-    wait(lambda: lag() >= MESSAGES + before, 30, "the lag to grow by every message the group consumed")
+    eventually_sync(lambda: lag() >= MESSAGES + before, 30, "the lag to grow by every message the group consumed")
     after = lag()
     # the group's own REFRESH (the page's top REFRESH asks the configured proxy address, 127.0.0.1:8080 by default,
     # for connections even with "Enable Proxy" off: a Dashboard quirk, not ours)
@@ -217,7 +217,7 @@ def test_view_message_trace(page: Any, dashboard: Env) -> None:
         data = doc.get("data", doc) if isinstance(doc, dict) else None
         return data if isinstance(data, dict) and data.get("producerNode") else None
 
-    g = wait(graph, 60, "the message's trace")
+    g = eventually_sync(graph, 60, "the message's trace")
     assert g["producerNode"]["groupName"]
     assert g["producerNode"]["msgId"] == msg_id
     assert g["producerNode"]["topic"] == TOPIC

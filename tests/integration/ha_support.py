@@ -22,6 +22,7 @@ from namesrv.app import NamesrvApp
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import PullMessageRequestHeader
 from protocol.record_decode import decode_records
+from tests.eventually import eventually
 from tests.harness import run_broker
 
 
@@ -104,19 +105,24 @@ async def start_broker_proc(tmp_path: Path, name: str, ns_addr: str, **conf: Any
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "broker", "-c", str(path), cwd=REPO, stdout=sink, stderr=asyncio.subprocess.STDOUT
         )
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
     seen = out.stat().st_size if out.exists() else 0
     pattern = re.compile(rb"boot success.*?|The broker\[[^,]+, ([0-9.]+:[0-9]+)\] boot success")
-    while True:
-        text = out.read_bytes()
-        for m in pattern.finditer(text, max(0, seen - 200)):
+
+    def booted_addr() -> str | None:
+        """The address from this run's "boot success" line, once printed; fails if the broker exited."""
+        for m in pattern.finditer(out.read_bytes(), max(0, seen - 200)):
             if m.group(1):
-                return BrokerProc(proc, m.group(1).decode(), path, out)
-        if proc.returncode is not None or loop.time() > deadline:
-            proc.returncode is None and proc.kill()
-            raise AssertionError(f"broker {name} did not start: {text[-2000:].decode(errors='replace')}")
-        await asyncio.sleep(0.05)
+                return str(m.group(1).decode())
+        assert proc.returncode is None, f"broker {name} exited: {out.read_bytes()[-2000:].decode(errors='replace')}"
+        return None
+
+    try:
+        addr = await eventually(booted_addr, timeout=60, what=f"broker {name} to start (see {out})", step=0.05)
+    except AssertionError:
+        if proc.returncode is None:
+            proc.kill()
+        raise
+    return BrokerProc(proc, addr, path, out)
 
 
 async def read_bodies(
@@ -165,11 +171,7 @@ async def check_replica(
         end = (await ha_status(admin, master.addr))["masterCommitLogMaxOffset"]
         return bool((await ha_status(admin, slave.addr))["haClientRuntimeInfo"]["maxOffset"] >= end)
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while not await synced():
-        assert loop.time() < deadline, "slave did not catch up"
-        await asyncio.sleep(0.05)
+    await eventually(synced, timeout=60, what="the slave to catch up", step=0.05)
     assert store_files(slave_dir / "commitlog") == store_files(master_dir / "commitlog")
     cq = store_files(master_dir / "consumequeue" / topic)
     assert cq and store_files(slave_dir / "consumequeue" / topic) == cq

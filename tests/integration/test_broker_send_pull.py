@@ -36,13 +36,9 @@ async def route(client: RemotingClient, ns_addr: str, topic: str) -> dict[str, A
     return json.loads(resp.body)  # type: ignore[no-any-return]
 
 
-async def wait_route(client: RemotingClient, ns_addr: str, topic: str, deadline: float = 5.0) -> dict[str, Any]:
-    return await eventually(lambda: route(client, ns_addr, topic), timeout=deadline, what=f"a route for {topic}")
-
-
 async def test_auto_created_topic_reaches_namesrv(tmp_path: Path, client: RemotingClient) -> None:
     async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
-        tbw = await wait_route(client, ns.addr, "TBW102")
+        tbw = await eventually(lambda: route(client, ns.addr, "TBW102"), timeout=5, what="a route for TBW102")
         assert tbw["brokerDatas"][0]["brokerAddrs"]["0"] == broker.addr
         assert tbw["queueDatas"][0]["perm"] == 7
         resp = await send(client, broker.addr, "AutoTopic", b"hello", tags="TagA", queue_nums=4)
@@ -50,7 +46,7 @@ async def test_auto_created_topic_reaches_namesrv(tmp_path: Path, client: Remoti
         ext = resp.ext_fields
         assert ext["queueId"] == "0" and ext["queueOffset"] == "0"
         assert len(ext["msgId"]) == 32 and ext["MSG_REGION"] == "DefaultRegion" and ext["TRACE_ON"] == "true"
-        r = await wait_route(client, ns.addr, "AutoTopic")
+        r = await eventually(lambda: route(client, ns.addr, "AutoTopic"), timeout=5, what="a route for AutoTopic")
         qd = r["queueDatas"][0]
         assert (qd["readQueueNums"], qd["writeQueueNums"], qd["perm"]) == (4, 4, 6)
 

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from client import Message, MessageQueue, MQClientError, Producer, PullConsumer, PullStatus
+from tests.eventually import eventually
 from tests.integration.client_support import Cluster, until
 
 
@@ -18,11 +19,14 @@ async def produce(ns: str, topic: str, n: int, queue: MessageQueue | None = None
 
 
 async def poll_n(c: PullConsumer, n: int, timeout: float = 10) -> list[bytes]:
+    """Poll until ``n`` bodies are in (fails after ``timeout``); the bodies."""
     out: list[bytes] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while len(out) < n and loop.time() < deadline:
+
+    async def enough() -> bool:
         out.extend(m.body for m in await c.poll(timeout=1.0))
+        return len(out) >= n
+
+    await eventually(enough, timeout=timeout, what=lambda: f"{n} messages, got {len(out)}", step=0)
     return out
 
 

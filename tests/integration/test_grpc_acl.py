@@ -9,14 +9,12 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-import grpc
 import pytest
 
 from broker.app import BrokerApp
 from broker.proxy import auth
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
-from broker.proxy.pb import service_pb2_grpc
 from tests.harness import run_broker
 from tests.integration.acl_support import ACCOUNTS, write_acl
 
@@ -66,13 +64,6 @@ async def broker(tmp_path: Path) -> AsyncIterator[BrokerApp]:
     async with run_broker(None, tmp_path, aclEnable=True, rocketmqHome=home, enableProxy=True, grpcServerPort=0) as b:
         b.topics.create_if_absent("topicA", 2, 6)
         yield b
-
-
-@pytest.fixture()
-async def stub(broker: BrokerApp) -> AsyncIterator[Any]:
-    assert broker.proxy is not None
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{broker.proxy.port}") as ch:
-        yield service_pb2_grpc.MessagingServiceStub(ch)
 
 
 def send_req(topic: str, body: bytes) -> spb.SendMessageRequest:

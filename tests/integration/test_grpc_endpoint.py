@@ -18,6 +18,7 @@ from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc
 from client.admin.admin_client import AdminClient
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker
 from tests.integration.broker_wire import messages, pull
 
@@ -30,13 +31,6 @@ async def broker(tmp_path: Path) -> AsyncIterator[BrokerApp]:
     async with run_broker(None, tmp_path, enableProxy=True, grpcServerPort=0, messageDelayLevel="1s") as b:
         b.topics.create_if_absent("GT", 2, 6)
         yield b
-
-
-@pytest.fixture()
-async def stub(broker: BrokerApp) -> AsyncIterator[Any]:
-    assert broker.proxy is not None
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{broker.proxy.port}") as ch:
-        yield service_pb2_grpc.MessagingServiceStub(ch)
 
 
 def _settings(kind: int, group: str = "", topic: str = "GT") -> spb.TelemetryCommand:
@@ -277,10 +271,7 @@ async def test_a_receive_beyond_max_pop_polling_size_gets_too_many_requests(tmp_
             stub = service_pb2_grpc.MessagingServiceStub(ch)
             held = stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=10), metadata=MD)
             held_task = asyncio.ensure_future(held.read())
-            end = asyncio.get_running_loop().time() + 10
-            while b.proxy.pop.held == 0:  # poll until the broker holds it
-                assert asyncio.get_running_loop().time() < end
-                await asyncio.sleep(0.01)
+            await eventually(lambda: b.proxy.pop.held > 0, timeout=10, what="the broker holding the receive")
             second = [r async for r in stub.ReceiveMessage(_recv("GID_full", auto_renew=False, poll_s=5), metadata=MD)]
             assert [r.status.code for r in second] == [pb.Code.TOO_MANY_REQUESTS]
             held.cancel()

@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from protocol.codes import RequestCode, ResponseCode
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import heartbeat_cmd, pull, send, simple_cmd
 
@@ -180,10 +181,11 @@ async def test_healthz_and_readyz_follow_registration(tmp_path: Path) -> None:
         status, body = await http_get(mport, "/readyz")
         assert status == 503 and "not registered" in body
         async with run_namesrv(tmp_path / "ns", listenPort=port):
-            deadline = asyncio.get_running_loop().time() + 10
-            while (await http_get(mport, "/readyz"))[0] != 200:
-                assert asyncio.get_running_loop().time() < deadline, "broker never became ready"
-                await asyncio.sleep(0.05)
+
+            async def ready() -> bool:
+                return (await http_get(mport, "/readyz"))[0] == 200
+
+            await eventually(ready, timeout=10, what="the broker to become ready", step=0.05)
         assert (await http_get(mport, "/nope"))[0] == 404
 
 

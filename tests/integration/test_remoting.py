@@ -180,37 +180,29 @@ async def test_a_handler_that_suspends_runs_in_a_task(server: Served) -> None:
     await client.close()
 
 
-async def test_a_handler_that_never_suspends_runs_inline_without_a_task(server: Served) -> None:
-    client = RemotingClient()
-    try:
-        resp = await client.invoke(server.addr, RemotingCommand.request(WHERE), 3)
-        assert resp.code == ResponseCode.SUCCESS and resp.remark == "inline 0"
-        # while another request of the connection is held in a Task, a non-suspending one still runs inline
-        held = asyncio.ensure_future(client.invoke(server.addr, RemotingCommand.request(HOLD), 10))
-        await server.h.held.wait()
-        resp = await client.invoke(server.addr, RemotingCommand.request(WHERE), 3)
-        assert resp.remark == "inline 1"
-        assert server.accepted[0].in_flight == 1
-        server.h.release.set()
-        assert (await held).body == b"held"
-        assert server.accepted[0].in_flight == 0
-    finally:
-        await client.close()
+async def test_a_handler_that_never_suspends_runs_inline_without_a_task(server: Served, client: RemotingClient) -> None:
+    resp = await client.invoke(server.addr, RemotingCommand.request(WHERE), 3)
+    assert resp.code == ResponseCode.SUCCESS and resp.remark == "inline 0"
+    # while another request of the connection is held in a Task, a non-suspending one still runs inline
+    held = asyncio.ensure_future(client.invoke(server.addr, RemotingCommand.request(HOLD), 10))
+    await server.h.held.wait()
+    resp = await client.invoke(server.addr, RemotingCommand.request(WHERE), 3)
+    assert resp.remark == "inline 1"
+    assert server.accepted[0].in_flight == 1
+    server.h.release.set()
+    assert (await held).body == b"held"
+    assert server.accepted[0].in_flight == 0
 
 
-async def test_a_handler_cancelled_after_it_suspended_sees_the_cancel(server: Served) -> None:
-    client = RemotingClient()
-    try:
-        held = asyncio.ensure_future(client.invoke(server.addr, RemotingCommand.request(HOLD), 10))
-        await server.h.held.wait()
-        assert server.h.holding == 1
-        server.accepted[0].cancel_in_flight()
-        await server.accepted[0].wait_idle()
-        assert server.h.holding == 0  # its finally ran: the CancelledError reached the handler's await
-        assert server.accepted[0].in_flight == 0
-        held.cancel()
-    finally:
-        await client.close()
+async def test_a_handler_cancelled_after_it_suspended_sees_the_cancel(server: Served, client: RemotingClient) -> None:
+    held = asyncio.ensure_future(client.invoke(server.addr, RemotingCommand.request(HOLD), 10))
+    await server.h.held.wait()
+    assert server.h.holding == 1
+    server.accepted[0].cancel_in_flight()
+    await server.accepted[0].wait_idle()
+    assert server.h.holding == 0  # its finally ran: the CancelledError reached the handler's await
+    assert server.accepted[0].in_flight == 0
+    held.cancel()
 
 
 # -- hostile input ----------------------------------------------------------------------------------------------------

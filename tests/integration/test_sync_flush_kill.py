@@ -18,6 +18,7 @@ import pytest
 from client import Message, MessageQueue, Producer, PullConsumer, SendStatus
 from client.errors import MQClientError, RouteNotFoundError
 from protocol.errors import RemotingError
+from tests.eventually import eventually
 from tests.servers import launch
 
 T = "KillSyncFlush"
@@ -32,12 +33,10 @@ async def test_sigkill_under_sync_flush_loses_no_acknowledged_message(tmp_path: 
         acked: dict[tuple[int, int], bytes] = {}
         enough, stop = asyncio.Event(), asyncio.Event()
         async with Producer("PG_kill", namesrv_addr=s.ns_addr, send_timeout_ms=2000) as p:
-            for _ in range(100):  # the first send creates the topic; the route may lag the broker's registration
-                try:
-                    await p.send(Message(T, b"first"))
-                    break
-                except RouteNotFoundError:
-                    await asyncio.sleep(0.1)
+            # the first send creates the topic; the route may lag the broker's registration
+            await eventually(
+                lambda: p.send(Message(T, b"first")), what="a first send", step=0.1, ignoring=(RouteNotFoundError,)
+            )
 
             async def sender(w: int) -> None:
                 i = 0
@@ -70,12 +69,14 @@ async def test_sigkill_under_sync_flush_loses_no_acknowledged_message(tmp_path: 
             for qid in queues:
                 mq = MessageQueue(T, s.broker_name, qid)
                 offset = 0
-                for _ in range(300):  # ~30 s for the restarted broker's route
-                    try:
-                        got = await pc.pull(mq, offset, 32)
-                    except (MQClientError, RemotingError):  # the restarted broker is still registering
-                        await asyncio.sleep(0.1)
-                        continue
+                while True:
+                    got = await eventually(
+                        lambda: pc.pull(mq, offset, 32),  # noqa: B023 (awaited before the loop goes on)
+                        timeout=30,
+                        what="a pull from the restarted broker",
+                        step=0.1,
+                        ignoring=(MQClientError, RemotingError),  # the restarted broker is still registering
+                    )
                     if not got.msg_found_list:
                         break
                     for m in got.msg_found_list:

@@ -6,7 +6,6 @@ only "not delivered before its time" (the stored delivery's store timestamp agai
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 from collections.abc import AsyncIterator
@@ -159,12 +158,10 @@ async def test_pending_timers_survive_sigkill(tmp_path: Path) -> None:
     try:
         sent: list[bytes] = []
         async with Producer("PG_timer_kill", namesrv_addr=s.ns_addr, send_timeout_ms=3000) as p:
-            for _ in range(100):  # the first send creates the topic; its route may lag
-                try:
-                    await p.send(Message(TOPIC, b"first"))
-                    break
-                except MQClientError:
-                    await asyncio.sleep(0.1)
+            # the first send creates the topic; its route may lag
+            await eventually(
+                lambda: p.send(Message(TOPIC, b"first")), what="a first send", step=0.1, ignoring=(MQClientError,)
+            )
             for i in range(200):
                 body = f"k{i}".encode()
                 await p.send(Message(TOPIC, body, delay_ms=3000 + 10 * i))

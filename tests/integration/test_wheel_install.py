@@ -10,13 +10,13 @@ extra-only dependency fails here; ``pip check`` confirms the wheel's requirement
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
-import time
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from tests.eventually import eventually_sync
 from tests.servers import REPO, free_port, spare_port
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
@@ -105,13 +106,12 @@ def _link_closure(reqs: list[Requirement], into: Path) -> list[str]:
     return sorted(seen)
 
 
-def _wait_for_boot(p: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
-    """Until the daemon's "... boot success ..." line (it prints it once it serves), or its exit, or the timeout."""
-    deadline = time.monotonic() + timeout
-    while b"boot success" not in log.read_bytes():
-        if p.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(f"{p.args[0]} did not boot (exit {p.poll()}):\n{log.read_text()[-2000:]}")
-        time.sleep(0.1)
+def _booted(p: subprocess.Popen[bytes], log: Path) -> bool:
+    """Whether the daemon printed its "... boot success ..." line (it does once it serves); fails if it exited."""
+    if b"boot success" in log.read_bytes():
+        return True
+    assert p.poll() is None, f"{p.args[0]} did not boot (exit {p.poll()}):\n{log.read_text()[-2000:]}"
+    return False
 
 
 def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
             with log.open("wb") as out:  # a file, not a pipe: nobody has to keep draining it
                 p = subprocess.Popen([str(a) for a in argv], cwd=work, env=_clean_env(), stdout=out, stderr=out)
             procs.append((p, log))
-            _wait_for_boot(p, log)
+            eventually_sync(functools.partial(_booted, p, log), timeout=60, what=f"{p.args[0]} to boot (output: {log})")
         out = _run(
             bin_dir / "mqadmin", "sendMessage", "-n", f"127.0.0.1:{ns_port}", "-t", "WheelT", "-p", "hi", cwd=work
         )

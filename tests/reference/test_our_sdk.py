@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from client import ConsumeResult, Message, Producer, PushConsumer
+from client import Message, Producer
 from protocol.message_ext import MessageExt
+from tests.compat.sdk_support import consume_ours
 from tests.reference.compare import assert_same, messages
 from tests.reference.conftest import Target
 from tests.reference.peers import Driver
@@ -44,20 +45,7 @@ async def round_trip(t: Target, topic: str, group: str, **options: Any) -> dict[
                 topic, f"sdk-body-{i}".encode(), tags=TAGS[i % 3], keys=[f"sdk-key-{i}"], properties={"seq": str(i)}
             )
             statuses.append((await asyncio.wait_for(p.send(msg), 30)).send_status.name)
-    got: dict[str, MessageExt] = {}
-    done = asyncio.Event()
-
-    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
-        for m in msgs:
-            got[m.keys[0]] = m
-        if len(got) >= N:
-            done.set()
-        return ConsumeResult.SUCCESS
-
-    consumer = PushConsumer(group, namesrv_addr=t.ns_addr, consume_from_where="FIRST_OFFSET", **options)
-    consumer.subscribe(topic, "*", on_msgs)
-    async with consumer:
-        await asyncio.wait_for(done.wait(), 60)
+    got = await consume_ours(t.ns_addr, topic, N, group, **options)
     return {"sent": statuses, "got": messages([event(m) for m in got.values()], t.name)}
 
 

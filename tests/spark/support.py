@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.eventually import eventually, eventually_sync
 from tests.servers import REPO as ROOT
 from tests.servers import Servers as Cluster
 from tests.servers import launch
@@ -93,11 +94,14 @@ def consume_all(cluster: Cluster, topic: str, *, expected: int, timeout_s: float
             consumer.assign(queues)
             for q in queues:
                 await consumer.seek(q, 0)
-            deadline = asyncio.get_running_loop().time() + timeout_s
-            while len(got) < expected and asyncio.get_running_loop().time() < deadline:
+
+            async def enough() -> bool:
                 for m in await consumer.poll(timeout=1.0):
                     keys = " ".join(m.keys) if isinstance(m.keys, list | tuple) else m.keys
                     got.append(Received(bytes(m.body), m.tags, keys or None, dict(m.properties)))
+                return len(got) >= expected
+
+            await eventually(enough, timeout=timeout_s, what=lambda: f"{expected} messages, got {len(got)}", step=0)
         return got
 
     return asyncio.run(read())
@@ -106,5 +110,4 @@ def consume_all(cluster: Cluster, topic: str, *, expected: int, timeout_s: float
 def wait_for_clock_tick() -> None:
     """Return once the wall clock (ms) moved past the current millisecond, so later store timestamps are larger."""
     start = time.time_ns() // 1_000_000
-    while time.time_ns() // 1_000_000 <= start + 1:
-        time.sleep(0.001)
+    eventually_sync(lambda: time.time_ns() // 1_000_000 > start + 1, timeout=1, what="the clock to tick", step=0.001)

@@ -5,8 +5,6 @@ transaction rows that need a half message store one first with a prepared SEND_M
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from broker import topics as T
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
+from tests.eventually import eventually
 from tests.integration.broker_wire import send_cmd, simple_cmd
 from tests.unit.broker.handler_support import (
     CheckRow,
@@ -111,12 +110,12 @@ async def test_view_and_query_a_stored_message(tmp_path: Path) -> None:
         assert (view.code, view.remark) == (R.SUCCESS, None)
         assert b"payload" in view.body
         # the key index is written by the store's dispatcher, after the put returns: poll
-        deadline = time.monotonic() + 5.0
-        while True:
+
+        async def found() -> RemotingCommand | None:
             resp = await dispatch(broker, _query())
-            if resp.code == R.SUCCESS or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.02)
+            return resp if resp.code == R.SUCCESS else None
+
+        resp = await eventually(found, timeout=5, what="the key indexed")
         assert (resp.code, resp.remark) == (R.SUCCESS, None)
         assert b"payload" in resp.body
 

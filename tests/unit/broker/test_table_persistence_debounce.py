@@ -13,6 +13,7 @@ from broker.persistence import TABLE_DEBOUNCE_S, JsonFile, TableWriter
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from protocol.bodies import TopicConfig
+from tests.eventually import eventually
 
 
 def _topics(tmp_path: Path) -> TopicConfigTable:
@@ -60,12 +61,10 @@ async def test_changes_during_a_write_get_a_write_of_their_own(tmp_path: Path) -
     table: dict[str, int] = {"a": 1}
     w = TableWriter(f, lambda: json.dumps(table).encode(), debounce=0.001)
     w.mark_dirty()
-    while w.writes == 0:
-        await asyncio.sleep(0.001)
+    await eventually(lambda: w.writes >= 1, what="the first write", step=0.001)
     table["b"] = 2
     w.mark_dirty()
-    while w.writes < 2:
-        await asyncio.sleep(0.001)
+    await eventually(lambda: w.writes >= 2, what="a write of its own", step=0.001)
     assert json.loads(f.path.read_text()) == {"a": 1, "b": 2}
 
 

@@ -16,6 +16,7 @@ from client.consumer.process_queue import ProcessQueue
 from client.message import MessageQueue
 from client.results import ConsumeResult
 from protocol.message_ext import MessageExt
+from tests.eventually import eventually
 
 MQ = MessageQueue("T", "broker-a", 0)
 
@@ -57,12 +58,6 @@ class Hooks:
         return set(mqs) & self.locked
 
 
-async def until(cond, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.005)
-
-
 async def run_concurrent(
     hooks: Hooks, batch: list[MessageExt], **cfg: object
 ) -> tuple[ConcurrentConsumeService, ProcessQueue]:
@@ -78,7 +73,7 @@ async def run_concurrent(
 async def test_success_commits_past_the_batch() -> None:
     hooks = Hooks()
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2, 3), consume_message_batch_max_size=2)
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert sorted(hooks.calls) == [[0, 1], [2, 3]]
     assert hooks.offset_store.read_memory(MQ) == 4
     assert svc.stats.ok == 4
@@ -88,7 +83,7 @@ async def test_success_commits_past_the_batch() -> None:
 async def test_reconsume_later_sends_back_and_moves_on() -> None:
     hooks = Hooks({1: [ConsumeResult.RECONSUME_LATER]})
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2))
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.sent_back == [(1, 0)]  # delay level 0: the broker picks 3 + reconsume times
     assert hooks.offset_store.read_memory(MQ) == 3
     await svc.close(1.0)
@@ -98,7 +93,7 @@ async def test_failed_send_back_is_consumed_again_locally(monkeypatch: pytest.Mo
     monkeypatch.setattr(consume, "LOCAL_RETRY_DELAY", 0.05)
     hooks = Hooks({1: [ConsumeResult.RECONSUME_LATER]}, send_back_ok=False)
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2))
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.calls.count([1]) == 2  # once failed, once again locally
     assert hooks.offset_store.read_memory(MQ) == 3
     assert svc.stats.local_retries == 1
@@ -109,10 +104,10 @@ async def test_offset_waits_for_the_slowest_message() -> None:
     hooks = Hooks()
     hooks.block = asyncio.Event()
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2), consume_thread_max=1)
-    await until(lambda: hooks.calls == [[0]])
+    await eventually(lambda: hooks.calls == [[0]])
     assert hooks.offset_store.read_memory(MQ) is None  # nothing committed while 0 is in the listener
     hooks.block.set()
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.offset_store.read_memory(MQ) == 3
     await svc.close(1.0)
 
@@ -121,13 +116,13 @@ async def test_consume_timeout_sends_back_and_releases_the_offset() -> None:
     hooks = Hooks()
     hooks.block = asyncio.Event()
     svc, pq = await run_concurrent(hooks, msgs(0, 1), consume_thread_max=1, consume_timeout=0.0001)
-    await until(lambda: hooks.calls == [[0]])
+    await eventually(lambda: hooks.calls == [[0]])
     await asyncio.sleep(0.01)  # let the 6 ms timeout pass (a real duration under test, not synchronisation)
     await svc.clean_expired()
     assert (0, 3) in hooks.sent_back  # sent back at level 3
     assert 0 not in pq and hooks.offset_store.read_memory(MQ) == 1
     hooks.block.set()
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     await svc.close(1.0)
 
 
@@ -135,7 +130,7 @@ async def test_close_drops_queued_batches() -> None:
     hooks = Hooks()
     hooks.block = asyncio.Event()
     svc, _pq = await run_concurrent(hooks, msgs(0, 1, 2), consume_thread_max=1)
-    await until(lambda: hooks.calls == [[0]])
+    await eventually(lambda: hooks.calls == [[0]])
     hooks.block.set()
     await svc.close(1.0)  # drops [1] and [2] at once, lets [0] finish
     assert hooks.calls == [[0]]
@@ -153,7 +148,7 @@ async def test_orderly_keeps_order_and_retries_in_place() -> None:
     pq.put(batch)
     hooks.pqs[MQ] = pq
     svc.submit(MQ, pq, batch)
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.calls == [[0], [1], [2], [2], [2], [3], [4]]
     assert hooks.sent_back == []
     assert hooks.offset_store.read_memory(MQ) == 5
@@ -169,7 +164,7 @@ async def test_orderly_poison_message_goes_to_the_dlq() -> None:
     batch = msgs(0, 1, 2)
     pq.put(batch)
     svc.submit(MQ, pq, batch)
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.calls == [[0], [1], [1], [1], [2]]
     assert hooks.sent_back == [(1, -1)]
     await svc.close(1.0)
@@ -188,6 +183,6 @@ async def test_orderly_waits_for_the_lock() -> None:
     assert hooks.calls == []  # not locked: nothing consumed
     hooks.locked = {MQ}
     await svc.renew_locks()
-    await until(lambda: len(pq) == 0)
+    await eventually(lambda: len(pq) == 0)
     assert hooks.calls == [[0], [1]]
     await svc.close(1.0)

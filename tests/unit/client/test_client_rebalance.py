@@ -3,13 +3,13 @@ not list us yet, revoke unsubscribed topics, and retry an undecided round soon i
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from client.consumer.allocate import allocate_averagely
 from client.consumer.rebalance import Rebalancer
 from client.message import MessageQueue
 from client.route import BrokerData, QueueData, TopicRoute
+from tests.eventually import eventually
 
 
 def route(topic: str, queues: int) -> TopicRoute:
@@ -123,12 +123,8 @@ async def test_an_undecided_round_is_retried_soon(monkeypatch: Any) -> None:
     rb.start()
     try:
         rb.trigger()
-        async with asyncio.timeout(5):
-            while rb.rounds < 2:
-                await asyncio.sleep(0.005)
+        await eventually(lambda: rb.rounds >= 2, timeout=5, what="a second round", step=0.005)
         target.refuse.clear()
-        async with asyncio.timeout(5):
-            while len(rb.assignment()) < 2:
-                await asyncio.sleep(0.005)
+        await eventually(lambda: len(rb.assignment()) >= 2, timeout=5, what="both queues assigned", step=0.005)
     finally:
         await rb.stop()

@@ -12,6 +12,7 @@ from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting.connection import RemotingConnection
 from protocol.remoting.handler import HandlerRegistry, RequestContext
+from tests.eventually import eventually
 
 CODE = 11  # PULL_MESSAGE
 
@@ -42,8 +43,8 @@ async def test_held_reply_is_flushed_in_the_pass_that_woke_it(long_polling: bool
     _, client = await loop.create_connection(lambda: RemotingConnection(None, role="client"), "127.0.0.1", port)
     try:
         reply = asyncio.ensure_future(client.invoke(RemotingCommand.request(CODE, {}), 10))
-        while not accepted or accepted[0].in_flight == 0:  # the request was read and its handler suspended
-            await asyncio.sleep(0)
+        # the request was read and its handler suspended
+        await eventually(lambda: accepted and accepted[0].in_flight > 0, what="the request in flight", step=0)
         server_conn = accepted[0]
         wake.set_result(None)
         await woken  # the handler's task resumed in this pass and has written its reply

@@ -12,6 +12,7 @@ from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting.connection import RemotingConnection
 from protocol.remoting.handler import HandlerRegistry, RequestContext
+from tests.eventually import eventually
 
 CODE = 11  # PULL_MESSAGE
 
@@ -32,8 +33,7 @@ async def test_a_request_sent_now_leaves_in_the_pass_that_sent_it(now: bool) -> 
     _, client = await loop.create_connection(lambda: RemotingConnection(None, role="client"), "127.0.0.1", port)
     try:
         first = asyncio.ensure_future(client.invoke(RemotingCommand.request(CODE, {"n": "1"}), 10))
-        while not client._pending:
-            await asyncio.sleep(0)
+        await eventually(lambda: client._pending, what="the first request pending", step=0)
         assert client._out == []  # the only request in flight leaves at once either way
         second = asyncio.ensure_future(client.invoke(RemotingCommand.request(CODE, {"n": "2"}), 10, now=now))
         await asyncio.sleep(0)  # the second request's task ran in the pass before this one resumed

@@ -7,7 +7,6 @@ every undamaged message (counted), never serves the damaged one, and says what i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import os
@@ -23,6 +22,7 @@ from broker.store.record_check import is_sealed, seal, trailer_props, verify
 from broker.store.request import PutRequest
 from protocol.message_ext import MessageExt
 from protocol.record import RecordError, body_bounds, encode_record
+from tests.eventually import eventually
 
 T = "TopicCorrupt"
 FILE = 4096
@@ -281,13 +281,9 @@ async def test_bogus_unit_met_by_a_read_is_repaired(tmp_path: Path, caplog) -> N
         await store.close()
 
 
-async def _scrubbed(store: MessageStore) -> None:
-    """Wait (with a deadline) until the start-up scrub has finished."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
-    while not any(t.get_name() == "store-scrub" and t.done() for t in store._tasks):
-        assert loop.time() < deadline, "scrub did not finish"
-        await asyncio.sleep(0.01)
+def _scrubbed(store: MessageStore) -> bool:
+    """Whether the start-up scrub has finished."""
+    return any(t.get_name() == "store-scrub" and t.done() for t in store._tasks)
 
 
 @pytest.mark.parametrize("damaged", [False, True])
@@ -302,7 +298,7 @@ async def test_scrub_verifies_older_records_and_stops_at_damage(tmp_path: Path, 
     try:
         assert store._trusted_from == store.get_commit_log_max_offset()  # clean stop: nothing older verified yet
         await store.start()
-        await _scrubbed(store)
+        await eventually(lambda: _scrubbed(store), timeout=30, what="the start-up scrub", step=0.01)
         if damaged:
             assert store._trusted_from > victim.at.wrote_offset  # never trusted past the damage
             assert (root / "quarantine" / f"{victim.at.wrote_offset:020d}.bin").exists()

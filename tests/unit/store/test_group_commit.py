@@ -79,10 +79,6 @@ class _GatedLog:
         return self.log.max_offset
 
 
-async def _wait(ev: threading.Event) -> None:
-    assert await asyncio.get_running_loop().run_in_executor(None, ev.wait, 30)
-
-
 async def test_puts_appended_during_a_sync_are_covered_by_one_more_sync_right_after_it(tmp_path: Path) -> None:
     g = _GatedLog(tmp_path)
     gc = GroupCommit(g.flush, 30)
@@ -90,7 +86,7 @@ async def test_puts_appended_during_a_sync_are_covered_by_one_more_sync_right_af
     try:
         first = gc.request(g.append())
         assert first is not None
-        await _wait(g.entered)  # the first sync took its end and is in flight
+        assert await asyncio.to_thread(g.entered.wait, 30)  # the first sync took its end and is in flight
         g.entered.clear()
         later = [gc.request(g.append()) for _ in range(10)]
         assert all(f is not None for f in later)
@@ -127,7 +123,7 @@ async def test_stop_lets_the_sync_in_flight_finish_and_answers_its_waiters(tmp_p
     gc.start()
     fut = gc.request(g.append())
     assert fut is not None
-    await _wait(g.entered)
+    assert await asyncio.to_thread(g.entered.wait, 30)
     stopping = asyncio.ensure_future(gc.stop())
     await asyncio.sleep(0)
     assert not stopping.done() and not fut.done()  # waits for the sync in flight
@@ -146,7 +142,7 @@ def test_the_flush_thread_ends_when_its_loop_closed_without_a_stop(tmp_path: Pat
     async def main() -> None:
         gc.start()
         assert gc.request(g.append()) is not None
-        await _wait(g.entered)
+        assert await asyncio.to_thread(g.entered.wait, 30)
 
     asyncio.run(main())  # the loop closes with the sync in flight and nobody stopping the group commit
     g.gate.set()

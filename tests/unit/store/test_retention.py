@@ -12,6 +12,7 @@ import pytest
 from _store_util import commit_log_files, get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
+from tests.eventually import eventually
 
 S = GetMessageStatus
 T = "TopicRetention"
@@ -181,16 +182,15 @@ async def test_min_offset_survives_restart(tmp_path: Path) -> None:
 
 async def test_retention_loop_runs_in_background(tmp_path: Path) -> None:
     """start() runs clean_expired on its interval; close() stops it. Synchronised on the file count, not sleeps."""
-    import asyncio
 
     clock = Clock(at_hour(4))
     store = _open(tmp_path / "s", clock, clean_resource_interval_ms=10)
     await store.start()
     try:
         await _fill(store, n=60, queues=1)
-        async with asyncio.timeout(10):
-            while len(commit_log_files(tmp_path / "s")) > 1:
-                await asyncio.sleep(0.01)
+        await eventually(
+            lambda: len(commit_log_files(tmp_path / "s")) <= 1, what="the expired files deleted", step=0.01
+        )
         assert store.get_min_offset_in_queue(T, 0) > 0
     finally:
         await store.close()

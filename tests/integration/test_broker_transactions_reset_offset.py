@@ -121,8 +121,8 @@ async def test_reset_offset_by_time(tmp_path: Path, client: RemotingClient) -> N
             await send(client, broker.addr, "RT", f"old{i}".encode(), queue_nums=1)
         r = await pull(client, broker.addr, "G", "RT", 0, 2, suspend_ms=0)
         t = messages(r)[0].store_timestamp + 1  # 1 ms after the last old message, before the new ones
-        while time.time() * 1000 < t + 1:  # store times are whole ms: the new ones are stored at t + 1 or later
-            await asyncio.sleep(0.001)
+        # store times are whole ms: let the clock pass t, so the new ones are stored at t + 1 or later
+        await eventually(lambda: time.time() * 1000 >= t + 1, what="the clock past t", step=0.001)
         for i in range(2):
             await send(client, broker.addr, "RT", f"new{i}".encode(), queue_nums=1)
         await client.invoke(
@@ -262,8 +262,7 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
                 if broker.store.get_max_offset_in_queue("LiveReset", q) > 0
             )
             t = last_ts + 1
-            while time.time() * 1000 <= t:
-                await asyncio.sleep(0.001)
+            await eventually(lambda: time.time() * 1000 > t, what="the clock past t", step=0.001)
             for i in range(2):
                 await p.send(Message("LiveReset", f"new{i}".encode()))
             await eventually(lambda: len(seen) == 5)

@@ -37,7 +37,7 @@ def one_error_line(err: str, *parts: str) -> None:
         assert part in lines[0], (part, lines[0])
 
 
-async def send(ns_addr: str, topic: str, n: int, *, group: str = "PG_more", tags: str = "TagA") -> list[SendResult]:
+async def send(ns_addr: str, topic: str, n: int, *, group: str = "PG_diag", tags: str = "TagA") -> list[SendResult]:
     async with Producer(group, namesrv_addr=ns_addr) as p:
         return [await p.send(Message(topic, f"{topic}-{i}".encode(), tags=tags)) for i in range(n)]
 

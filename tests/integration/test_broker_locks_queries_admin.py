@@ -1,4 +1,4 @@
-"""Broker part 2 over raw frames: queue locks, VIEW_MESSAGE_BY_ID / QUERY_MESSAGE / view-by-queue-offset (PULL),
+"""The broker over raw frames: queue locks, VIEW_MESSAGE_BY_ID / QUERY_MESSAGE / view-by-queue-offset (PULL),
 topic and group administration, consume stats with lag, runtime info, and the UPDATE_BROKER_CONFIG allow-list
 (CVE-2023-33246).
 """

@@ -1,11 +1,11 @@
-"""Issue 7 with the official C++ client: RECONSUME_LATER comes back through the retry topic, send_orderly keeps
-per-key order through an orderly push consumer, and a reset offset by timestamp reaches a running consumer."""
+"""The official C++ client's retries, order and offset resets: RECONSUME_LATER comes back through the retry topic,
+send_orderly keeps per-key order through an orderly push consumer, and a reset offset by timestamp reaches a running
+consumer."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,35 +14,20 @@ from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import ResetOffsetRequestHeader
 from protocol.remoting import RemotingClient
-from tests.compat.test_cpp_client import Consumer, produce
-from tests.servers import Servers, start_servers
+from tests.compat.cpp_support import FAST_LEVELS, Consumer, produce, received
+from tests.eventually import eventually_sync
+from tests.servers import Servers
 
 pytestmark = pytest.mark.compat
 
-FAST_LEVELS = "messageDelayLevel=" + " ".join(["1s"] * 18) + "\n"
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("compat2"), FAST_LEVELS) as s:
-        yield s
-
-
-def wait_for(consumer: Consumer, pred: object, deadline: float, what: str) -> None:
-    end = time.monotonic() + deadline
-    while True:
-        consumer.drain()
-        if pred():  # type: ignore[operator]
-            return
-        assert time.monotonic() < end, f"{what} not seen within {deadline}s"
-        time.sleep(0.05)
+BROKER_CONF = FAST_LEVELS
 
 
 def test_reconsume_later_comes_back_with_reconsume_times_1(servers: Servers) -> None:
     assert produce(servers, "CompatRetry", "sync", "r", count=10)["ok"] == 10
     c = Consumer(servers, "CompatRetry", "CID_retry", "retry", "--fail-first")
     try:
-        wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 10, 90, "10 redelivered messages")
+        eventually_sync(lambda: len(received([c])) >= 10, timeout=90, what="10 redelivered messages")
     finally:
         c.stop()
     # The C++ client hands messages to the listener in small batches and sends a whole batch back when the
@@ -60,7 +45,7 @@ def test_send_orderly_keeps_per_key_order_through_an_orderly_consumer(servers: S
     c = Consumer(servers, "CompatOrder", "CID_order", "order", "--orderly")
     try:
         assert produce(servers, "CompatOrder", "orderly", "o", count=200)["ok"] == 200
-        wait_for(c, lambda: len(c.msgs) >= 200, 90, "200 ordered messages")
+        eventually_sync(lambda: len(c.collect()) >= 200, timeout=90, what="200 ordered messages")
     finally:
         c.stop()
     by_shard: dict[str, list[int]] = {}
@@ -96,17 +81,21 @@ def test_reset_offset_by_timestamp_reaches_a_running_cpp_consumer(servers: Serve
     assert produce(servers, "CompatReset", "sync", "a", count=20)["ok"] == 20
     c = Consumer(servers, "CompatReset", "CID_reset", "reset")
     try:
-        wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 20, 90, "the first 20 messages")
+        eventually_sync(lambda: len(received([c])) >= 20, timeout=90, what="the first 20 messages")
         time.sleep(0.01)  # store timestamps are in ms: keep the two batches apart
         assert produce(servers, "CompatReset", "sync", "b", count=10)["ok"] == 10
-        wait_for(c, lambda: len({m["keys"] for m in c.msgs}) >= 30, 90, "the next 10 messages")
+        eventually_sync(lambda: len(received([c])) >= 30, timeout=90, what="the next 10 messages")
         # reset to the first b message's store time: the broker answers each queue's first message stored at or after
         # it (J 5.5, BoundaryType.LOWER), its first b
         mark = asyncio.run(first_store_time(servers, "CompatReset", [f"b-key-{i}" for i in range(10)]))
         before = len(c.msgs)
         resp = asyncio.run(reset(servers, "CompatReset", "CID_reset", mark))
         assert resp.code == ResponseCode.SUCCESS, resp.remark
-        wait_for(c, lambda: len(c.msgs) >= before + 10, 90, "the 10 messages after the reset point again")
+        eventually_sync(
+            lambda: len(c.collect()) >= before + 10,
+            timeout=90,
+            what="the 10 messages after the reset point again",
+        )
     finally:
         c.stop()
     replayed = [m["keys"] for m in c.msgs[before:]]

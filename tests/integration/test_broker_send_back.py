@@ -15,6 +15,7 @@ from client import ConsumeResult, Message, Producer, PushConsumer
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.remoting import RemotingClient
+from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
 from tests.integration.broker_wire import messages, pull, send, simple_cmd
 
@@ -55,10 +56,7 @@ async def test_retry_then_dlq_with_real_client(tmp_path: Path, client: RemotingC
                 await asyncio.wait_for(third.wait(), 30)
                 # the third failure sends it to the DLQ (reconsumeTimes 2 >= max 2)
                 dlq = f"%DLQ%{group}"
-                for _ in range(200):
-                    if broker.store.get_max_offset_in_queue(dlq, 0) >= 1:
-                        break
-                    await asyncio.sleep(0.05)
+                await eventually(lambda: broker.store.get_max_offset_in_queue(dlq, 0) >= 1, what="the DLQ message")
         assert [(t, r) for t, r, _k, _b in seen[:3]] == [("RetryTopic", 0), ("RetryTopic", 1), ("RetryTopic", 2)]
         assert all(k == "k-poison" and b == b"poison" for _t, _r, k, b in seen)
         assert broker.topics.get(dlq).perm == 6 and broker.topics.get(dlq).read_queue_nums == 1
@@ -88,10 +86,7 @@ async def test_send_back_wire_rules(tmp_path: Path, client: RemotingClient) -> N
         assert r.code == ResponseCode.SUCCESS
         assert broker.store.get_max_offset_in_queue("%DLQ%CID_g", 0) == 1
         retry = "%RETRY%CID_g"
-        for _ in range(200):
-            if broker.store.get_max_offset_in_queue(retry, 0) >= 1:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: broker.store.get_max_offset_in_queue(retry, 0) >= 1, what="the retry message")
         r = await pull(client, broker.addr, "CID_g", retry, 0, 0, suspend_ms=0)
         [m] = messages(r)
         assert m.topic == retry and m.reconsume_times == 1 and m.properties["RETRY_TOPIC"] == "SB"

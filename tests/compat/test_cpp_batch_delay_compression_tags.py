@@ -1,27 +1,22 @@
-"""More of the official C++ client against our servers: batch sends, delay levels, bodies the C++ producer
+"""The official C++ client against our servers: batch sends, delay levels, bodies the C++ producer
 compresses (read back by the C++ consumer and by ours), and a push consumer with a tag expression."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterator
 
 import pytest
 
 from tests.compat.cpp_driver import make_body
-from tests.compat.test_cpp_client import Consumer, expected, produce, wait_total
-from tests.compat.test_cpp_part2 import FAST_LEVELS
-from tests.compat.test_mixed_clients import consume_ours
-from tests.servers import Servers, start_servers
+from tests.compat.cpp_support import FAST_LEVELS, Consumer, expected, produce, received
+from tests.compat.sdk_support import consume_ours
+from tests.eventually import eventually_sync
+from tests.servers import Servers
 
 pytestmark = pytest.mark.compat
 
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    with start_servers(tmp_path_factory.mktemp("compat_more"), FAST_LEVELS) as s:
-        yield s
+BROKER_CONF = FAST_LEVELS
 
 
 def sha(body: bytes) -> str:
@@ -34,7 +29,7 @@ def test_send_batch_reaches_the_push_consumer_whole(servers: Servers) -> None:
     assert done["ok"] == n and done["failed"] == 0, done
     c = Consumer(servers, "CompatBatch", "CID_batch", "batch")
     try:
-        wait_total([c], n, 90)
+        eventually_sync(lambda: len(received([c])) >= n, timeout=90, what=f"{n} messages")
     finally:
         c.stop()
     got = {m["keys"]: m for m in c.msgs}
@@ -60,7 +55,7 @@ def test_a_delay_level_holds_the_message_back_then_delivers_it_to_its_topic(serv
     try:
         done = produce(servers, "CompatDelay", "sync", "dl", 6, "--delay", "3")
         assert done["ok"] == 6, done
-        wait_total([c], 6, 90)
+        eventually_sync(lambda: len(received([c])) >= 6, timeout=90, what="6 messages")
     finally:
         c.stop()
     for m in c.msgs:
@@ -75,7 +70,7 @@ def test_bodies_the_cpp_producer_compresses_come_back_intact_to_both_consumers(s
     assert done["ok"] == n, done
     c = Consumer(servers, "CompatBig", "CID_big_cpp", "big")
     try:
-        wait_total([c], n, 90)
+        eventually_sync(lambda: len(received([c])) >= n, timeout=90, what=f"{n} messages")
     finally:
         c.stop()
     want = {f"big-key-{i}": sha(make_body("big", i, size)) for i in range(n)}
@@ -90,10 +85,11 @@ def test_a_tag_expression_delivers_only_those_tags(servers: Servers) -> None:
     assert produce(servers, "CompatTags", "sync", "tg", n)["ok"] == n
     c = Consumer(servers, "CompatTags", "CID_tags", "tags", "--expr", "TagA || TagC")
     try:
-        wait_total([c], 20, 90)
+        eventually_sync(lambda: len(received([c])) >= 20, timeout=90, what="20 messages")
         # markers after everything, on every queue: once they are in, any TagB let through would be in too
         assert produce(servers, "CompatTags", "sync", "tz", markers)["ok"] == markers
-        wait_total([c], 20 + sum(1 for i in range(markers) if i % 3 != 1), 90)
+        total = 20 + sum(1 for i in range(markers) if i % 3 != 1)
+        eventually_sync(lambda: len(received([c])) >= total, timeout=90, what=f"{total} messages with the markers")
         c.drain()
     finally:
         c.stop()
