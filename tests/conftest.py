@@ -19,6 +19,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests assert behaviour, never timing: Hypothesis's default 200 ms per-example deadline turned a loaded
+# machine into failures ("Unreliable test timings", a CI run with several servers busy on 2 cores). Tests that set
+# their own ``deadline=`` keep it; the rest run without one.
+settings.register_profile("rocketq", deadline=None)
+settings.load_profile("rocketq")
 
 # This process forks for every server and client process the tests start and for the Spark JVM, and only ever to
 # exec. With gRPC threads alive (the 5.x-client and proxy tests run in this process) gRPC's fork handlers can break
