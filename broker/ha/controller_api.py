@@ -81,7 +81,9 @@ class ControllerApi:
 
     async def next_broker_id(self, addr: str) -> int:
         resp = await self._call(
-            addr, RequestCode.CONTROLLER_GET_NEXT_BROKER_ID, GetNextBrokerIdRequestHeader(self.cluster, self.broker_name)
+            addr,
+            RequestCode.CONTROLLER_GET_NEXT_BROKER_ID,
+            GetNextBrokerIdRequestHeader(self.cluster, self.broker_name),
         )
         h = GetNextBrokerIdResponseHeader.from_ext_fields(resp.ext_fields)
         if h.next_broker_id is None:
@@ -135,7 +137,9 @@ class ControllerApi:
             ids = frozenset(body.sync_state_set)
         except BodyDecodeError:
             ids = frozenset()
-        return MasterView(h.master_broker_id, h.master_address or "", h.master_epoch or 0, ids, h.sync_state_set_epoch or 0)
+        return MasterView(
+            h.master_broker_id, h.master_address or "", h.master_epoch or 0, ids, h.sync_state_set_epoch or 0
+        )
 
     async def alter_sync_state_set(
         self, addr: str, master_id: int, master_epoch: int, new_set: set[int], sss_epoch: int

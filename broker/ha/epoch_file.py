@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 from protocol.crc import crc32
@@ -86,7 +87,7 @@ def decode(data: bytes) -> list[tuple[int, int]]:
     lines = "".join(line + "\n" for line in body.splitlines())
     if crc != 0 and crc32(lines.encode()) & 0x7FFFFFFF != crc:
         raise EpochFileError("entries fail their CRC")
-    for (e1, s1), (e2, s2) in zip(pairs, pairs[1:], strict=False):
+    for (e1, s1), (e2, s2) in pairwise(pairs):
         if e2 <= e1 or s2 < s1:
             raise EpochFileError(f"entries out of order: {e1}-{s1} then {e2}-{s2}")
     return pairs

@@ -234,7 +234,11 @@ class HAMaster:
             first = await self._report(reader)
             if self.epochs is not None:
                 if first != EPOCH_QUERY or not self.serving:
-                    _log.warning("HA connection from %s closed: %s", link.peer, "no epoch handshake" if first != EPOCH_QUERY else "not the master")
+                    _log.warning(
+                        "HA connection from %s closed: %s",
+                        link.peer,
+                        "no epoch handshake" if first != EPOCH_QUERY else "not the master",
+                    )
                     return
                 first = await self._handshake(reader, writer, link)
             end = self.store.commitlog.max_offset
@@ -291,8 +295,10 @@ class HAMaster:
         state = self.state
         policy = self.transfer.policy
         if policy is not None:
-            if ack >= link.mark_offset:
-                link.caught_up_at = link.mark_at
+            if ack >= self.store.commitlog.max_offset:
+                link.caught_up_at = time.time()
+            elif ack >= link.mark_offset:
+                link.caught_up_at = max(link.caught_up_at, link.mark_at)
             policy.on_ack(link)
             confirmed = policy.confirmed(list(state.links.values()), self.store.commitlog.max_offset)
             if confirmed > state.push2slave_max:

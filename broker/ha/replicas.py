@@ -114,7 +114,8 @@ class ReplicasManager:
         self._side: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
         self.elections_seen = 0
-        self._margin = cfg.heartbeat_timeout_s * 2 + cfg.heartbeat_s
+        # the answer's delay (at most the heartbeat timeout) plus one tick of the loop, twice over; at most half the lease
+        self._margin = min(cfg.heartbeat_timeout_s * 2 + cfg.heartbeat_s, cfg.lease_s / 2)
         master.epochs = epochs.pairs
         master.serving = False
         master.transfer.policy = self.tracker
@@ -187,7 +188,12 @@ class ReplicasManager:
                 doc = json.load(f)
             if doc.get("clusterName") == self.cfg.cluster and doc.get("brokerName") == self.cfg.broker_name:
                 return int(doc["brokerId"])
-            _log.error("%s names another broker group (%s/%s): asking the controller for a new id", path, doc.get("clusterName"), doc.get("brokerName"))
+            _log.error(
+                "%s names another broker group (%s/%s): asking the controller for a new id",
+                path,
+                doc.get("clusterName"),
+                doc.get("brokerName"),
+            )
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError) as exc:
@@ -267,7 +273,9 @@ class ReplicasManager:
 
     @property
     def writable(self) -> bool:
-        return self.role == "MASTER" and self.store.puts_refused is None and time.monotonic() <= self.store.write_deadline
+        return (
+            self.role == "MASTER" and self.store.puts_refused is None and time.monotonic() <= self.store.write_deadline
+        )
 
     # -- metadata ------------------------------------------------------------------------------------------------------
 
@@ -284,15 +292,14 @@ class ReplicasManager:
         except RemotingError as exc:
             _log.info("replica info from %s failed: %s", self.leader, exc)
             return
-        if view.master_broker_id is None or not view.master_address:
-            if view.master_epoch >= self.master_epoch:
-                self.role = "NONE" if self.role == "MASTER" else self.role
-                self._gate()
-                try:
-                    view = await self.api.elect(self.leader, self.broker_id)
-                except (RemotingError, ControllerError) as exc:
-                    _log.info("election request refused: %s", exc)
-                    return
+        if (view.master_broker_id is None or not view.master_address) and view.master_epoch >= self.master_epoch:
+            self.role = "NONE" if self.role == "MASTER" else self.role
+            self._gate()
+            try:
+                view = await self.api.elect(self.leader, self.broker_id)
+            except (RemotingError, ControllerError) as exc:
+                _log.info("election request refused: %s", exc)
+                return
         await self.apply(view, asked)
 
     async def apply(self, view: MasterView, asked_at: float | None = None) -> None:
@@ -307,10 +314,17 @@ class ReplicasManager:
                     await self._become_master(view)
                 else:
                     await self._become_slave(view)
-            elif self.role == "MASTER" and view.master_broker_id == self.broker_id:
-                if self.tracker.adopt(view.sync_state_set, view.sync_state_set_epoch):
-                    _log.info("SyncStateSet %s (epoch %d)", sorted(view.sync_state_set), view.sync_state_set_epoch)
-            if self.role == "MASTER" and view.master_broker_id == self.broker_id and view.master_epoch == self.master_epoch:
+            elif (
+                self.role == "MASTER"
+                and view.master_broker_id == self.broker_id
+                and self.tracker.adopt(view.sync_state_set, view.sync_state_set_epoch)
+            ):
+                _log.info("SyncStateSet %s (epoch %d)", sorted(view.sync_state_set), view.sync_state_set_epoch)
+            if (
+                self.role == "MASTER"
+                and view.master_broker_id == self.broker_id
+                and view.master_epoch == self.master_epoch
+            ):
                 self._grant_lease(asked)
             self._gate()
 
@@ -324,9 +338,11 @@ class ReplicasManager:
         if end < store.commitlog.max_offset:
             store.truncate_to(end)  # a partial record copied last
         end = store.commitlog.max_offset
-        self.epochs.truncate_suffix_by_offset(end + 1)
-        self.epochs.truncate_suffix_by_epoch(view.master_epoch)
-        self.epochs.append(view.master_epoch, end)
+        self.epochs.truncate_suffix_by_offset(end + 1)  # epochs this replica had heard of but holds nothing of
+        if self.epochs.last_epoch > view.master_epoch:
+            self.epochs.truncate_suffix_by_epoch(view.master_epoch + 1)
+        if self.epochs.last_epoch != view.master_epoch:  # the same epoch again (a restart): its start stays
+            self.epochs.append(view.master_epoch, end)
         self.master.drop_all()
         self.master.serving = True
         self.master_epoch, self.master_id, self.master_addr = view.master_epoch, self.broker_id, self._own_addr()
@@ -341,7 +357,11 @@ class ReplicasManager:
         self._lease_valid = False
         was_master = self.role == "MASTER"
         self.role = "SLAVE"
-        self.master_epoch, self.master_id, self.master_addr = view.master_epoch, view.master_broker_id, view.master_address
+        self.master_epoch, self.master_id, self.master_addr = (
+            view.master_epoch,
+            view.master_broker_id,
+            view.master_address,
+        )
         self._gate()
         self.master.serving = False
         self.master.drop_all()
@@ -360,7 +380,9 @@ class ReplicasManager:
             raise ValueError("not a slave any more")
         last = table[-1][0] if table else -1
         if last != self.master_epoch:
-            raise ValueError(f"that master's last epoch is {last}, the controller's master has epoch {self.master_epoch}")
+            raise ValueError(
+                f"that master's last epoch is {last}, the controller's master has epoch {self.master_epoch}"
+            )
         store = self.store
         local_end = store.commitlog.max_offset
         cut = truncation_point(self.epochs.entries(), local_end, entries_of(table), master_end)
@@ -403,7 +425,7 @@ class ReplicasManager:
             )
         except (RemotingError, ControllerError) as exc:
             _log.warning("ALTER_SYNC_STATE_SET %s refused: %s", sorted(new), exc)
-            self.tracker.pending_clear()
+            self.tracker.refused(self.cfg.check_sss_s)
             return
         if self.tracker.adopt(frozenset(got.sync_state_set), got.sync_state_set_epoch):
             _log.info("SyncStateSet now %s (epoch %d)", sorted(got.sync_state_set), got.sync_state_set_epoch)

@@ -139,7 +139,9 @@ class HAService:
         assert self.master is not None
         slave = self.slave = HAClient(
             self.store,
-            SlaveConfig(ha.ha_send_heartbeat_interval / 1000, ha.ha_housekeeping_interval / 1000, ha.ha_transfer_batch_size),
+            SlaveConfig(
+                ha.ha_send_heartbeat_interval / 1000, ha.ha_housekeeping_interval / 1000, ha.ha_transfer_batch_size
+            ),
             on_lost=reregister,
             security=security,
         )
@@ -439,7 +441,10 @@ class HAService:
             cluster_name=ident.broker_cluster_name,
             broker_name=ident.broker_name,
             broker_id=r.broker_id,
-            epoch_list=[EpochEntry(epoch=e.epoch, start_offset=e.start_offset, end_offset=e.end_offset) for e in r.epochs.entries()],
+            epoch_list=[
+                EpochEntry(epoch=e.epoch, start_offset=e.start_offset, end_offset=e.end_offset)
+                for e in r.epochs.entries()
+            ],
             max_offset=self.store.commitlog.max_offset,
         )
         return cmd.make_response(body=body.encode())

@@ -51,6 +51,7 @@ class SyncStateTracker:
         self.epoch = 0
         self._links: list[SlaveLink] = []
         self._pending: frozenset[int] | None = None  # a change sent to the controller, not answered yet
+        self.hold_until = 0.0  # monotonic: no expansion before (set after a refused change)
 
     def adopt(self, members: frozenset[int], epoch: int) -> bool:
         """The controller's set (register / replica info / alter reply / role notification); True if it changed."""
@@ -89,11 +90,19 @@ class SyncStateTracker:
         """Expand: a replica outside the set that has caught up joins (reported at once)."""
         if link.broker_id < 0 or link.broker_id in self.members or self._pending is not None:
             return
+        if time.monotonic() < self.hold_until:  # the controller refused the last change: not on every ack
+            return
         links = self._links if link in self._links else [*self._links, link]
         confirm = self.confirm_offset(links, self._master_end())
         if link.ack_offset >= confirm and link.ack_offset >= self._epoch_start():
             new = set(self.members) | {link.broker_id, self._local_id()}
-            _log.info("replica %d caught up (ack %d): SyncStateSet %s → %s", link.broker_id, link.ack_offset, sorted(self.members), sorted(new))
+            _log.info(
+                "replica %d caught up (ack %d): SyncStateSet %s → %s",
+                link.broker_id,
+                link.ack_offset,
+                sorted(self.members),
+                sorted(new),
+            )
             self._pending = frozenset(new)
             self._report(new)
 
@@ -116,5 +125,7 @@ class SyncStateTracker:
             return None
         return new
 
-    def pending_clear(self) -> None:
+    def refused(self, hold_s: float) -> None:
+        """The controller refused the change: try again after ``hold_s`` (the next ack past it)."""
         self._pending = None
+        self.hold_until = time.monotonic() + hold_s

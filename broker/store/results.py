@@ -7,7 +7,6 @@ from enum import Enum
 
 from protocol.message import MessageExt, decode_records
 
-
 # the prefix of every put refusal controller mode sets (``broker.ha.replicas``); the send reply shows those reasons
 CONTROLLER_REFUSAL = "controller mode: "
 
