@@ -74,6 +74,10 @@ class ControllerApi:
             raise ControllerError(resp.code, resp.remark)
         return resp
 
+    def connection(self, addr: str) -> object | None:
+        """The open connection to ``addr`` (its identity tells a reconnect apart), None when there is none."""
+        return self._client.open_connection(addr)
+
     async def leader(self, addr: str) -> str | None:
         resp = await self._call(addr, RequestCode.CONTROLLER_GET_METADATA_INFO, None)
         h = GetMetaDataResponseHeader.from_ext_fields(resp.ext_fields)

@@ -35,8 +35,9 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from broker.ha.controller_api import ControllerApi, ControllerError, MasterView
 from broker.ha.epoch_file import EpochFile, entries_of, truncation_point
@@ -88,7 +89,7 @@ class ReplicasManager:
         slave: HAClient,
         epochs: EpochFile,
         own_addr: Callable[[], str],
-        on_role: Callable[[int], Awaitable[None]],
+        on_role: Callable[[int], Coroutine[Any, Any, None]],
     ) -> None:
         self.cfg = cfg
         self.api = api
@@ -108,6 +109,7 @@ class ReplicasManager:
             rule, lambda: self.broker_id, self._epoch_start, lambda: store.commitlog.max_offset, self._report_sss
         )
         self._last_hb_ok = -math.inf  # monotonic send time of the last answered heartbeat
+        self._hb_conn: object | None = None  # the connection that answered it
         self._lease_until = -math.inf
         self._lease_valid = False
         self._task: asyncio.Task[None] | None = None
@@ -155,11 +157,12 @@ class ReplicasManager:
             if self.broker_id < 0:
                 self.broker_id = await self._obtain_id()
             self.slave.broker_id = self.broker_id
+            asked = time.monotonic()  # the lease needs a confirmation asked after an answered heartbeat: not this one
             view = await self.api.register(self.leader, self.broker_id, self._own_addr())
             await self._heartbeat()
             if view.master_broker_id is None:
                 view = await self.api.elect(self.leader, self.broker_id)
-            await self.apply(view)
+            await self.apply(view, asked)
             return self.role != "NONE"
         except (RemotingError, ControllerError, OSError) as exc:
             _log.warning("controller registration failed (retrying): %s", exc)
@@ -241,6 +244,10 @@ class ReplicasManager:
                 await self._find_leader()
             return False
         self._last_hb_ok = sent
+        conn = self.api.connection(self.leader)
+        if conn is not self._hb_conn:  # a new connection: the controller may have seen the old one close and elected
+            self._hb_conn = conn
+            self._lease_valid = False
         if self._lease_valid and sent <= self._lease_until:
             self._lease_until = sent + self.cfg.lease_s - self._margin
         else:
@@ -351,7 +358,7 @@ class ReplicasManager:
             "now MASTER of %s at epoch %d (log end %d, SyncStateSet %s)",
             self.cfg.broker_name, view.master_epoch, end, sorted(view.sync_state_set),
         )  # fmt: skip
-        await self._on_role(0)
+        self._spawn(self._on_role(0), "register-as-master")
 
     async def _become_slave(self, view: MasterView) -> None:
         self._lease_valid = False
@@ -372,7 +379,7 @@ class ReplicasManager:
         await self.slave.stop()
         self.slave.state.master_addr = view.master_address
         self.slave.start()
-        await self._on_role(self.broker_id)
+        self._spawn(self._on_role(self.broker_id), "register-as-slave")
 
     def handshake(self, master_end: int, table: list[tuple[int, int]]) -> None:
         """Called by the HA client with its master's end and epoch table: cut this log where they stop agreeing."""
@@ -414,7 +421,11 @@ class ReplicasManager:
             self._report_sss(new)
 
     def _report_sss(self, new: set[int]) -> None:
-        task = asyncio.get_running_loop().create_task(self._alter(new), name="alter-sync-state-set")
+        self._spawn(self._alter(new), "alter-sync-state-set")
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        """Off the heartbeat loop: a slow name server or controller call must not stall the lease."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
         self._side.add(task)
         task.add_done_callback(self._side.discard)
 

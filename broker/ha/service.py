@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -427,7 +428,7 @@ class HAService:
                 h.sync_state_set_epoch or sss.sync_state_set_epoch,
             )
             try:
-                await self.replicas.apply(view)
+                await self.replicas.apply(view, asked_at=-math.inf)  # grants no lease: the next check does
             except (ControllerError, RemotingError, OSError, ValueError) as exc:
                 return cmd.make_response(ResponseCode.SYSTEM_ERROR, remark=f"role change failed: {exc}")
         return cmd.make_response()

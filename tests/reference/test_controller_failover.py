@@ -18,12 +18,14 @@ import pytest
 
 from client import Message, Producer, SendStatus
 from client.admin.admin_client import AdminClient
+from protocol.bodies.controller import EpochEntryCache
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import SendMessageRequestHeader
 from tests.eventually import eventually
 from tests.integration.ha_support import BrokerProc, ha_status, read_bodies, start_broker_proc
+from tests.integration.test_mqadmin import mqadmin
 from tests.reference.peers import ApacheController, missing, start_apache_controller
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
@@ -124,6 +126,7 @@ async def test_kill_master_a_slave_takes_over_with_every_acked_message(
         await _create_topic(admin, procs, topic)
         await eventually(lambda: _route_master(admin, topic), timeout=30, what="a route with a master")
         assert await _route_master(admin, topic) == master.addr
+        await _check_views(admin, controller, master, procs)
         acked: list[bytes] = []
         producer = Producer("PG_ctrl_kill", controller.ns_addr)
         await producer.start()
@@ -173,6 +176,28 @@ async def test_kill_master_a_slave_takes_over_with_every_acked_message(
         await eventually(
             lambda: _same_bodies(admin, new.addr, back.addr, topic), timeout=60, what="the old master caught up"
         )
+
+
+async def _check_views(admin: AdminClient, ctl: ApacheController, master: BrokerProc, procs: list[BrokerProc]) -> None:
+    """mqadmin haStatus / clusterList, GET_BROKER_EPOCH_CACHE and the metrics-facing runtime table show the epoch
+    and the SyncStateSet."""
+    view = await _controller_view(admin, master.addr)
+    rc, out, err = await mqadmin("haStatus", "-n", ctl.ns_addr, "-b", master.addr)
+    assert rc == 0, err
+    assert "#ControllerRole: MASTER" in out and f"#MasterEpoch: {view['masterEpoch']}" in out
+    assert f"#SyncStateSet: {view['syncStateSet']}" in out and "#Writable: true" in out
+    rc, out, err = await mqadmin("clusterList", "-n", ctl.ns_addr)
+    assert rc == 0, err
+    rows = {line.split()[3]: line for line in out.splitlines()[1:] if line.strip()}
+    assert (
+        f"epoch={view['masterEpoch']}" in rows[master.addr]
+        and f"sss=[{','.join(map(str, view['syncStateSet']))}]" in rows[master.addr]
+    )
+    assert len(rows) == 3
+    resp = await admin.call(master.addr, RequestCode.GET_BROKER_EPOCH_CACHE)
+    cache = EpochEntryCache.decode(resp.body)
+    assert cache.epoch_list and cache.epoch_list[-1].epoch == view["masterEpoch"]
+    assert cache.broker_id == view["brokerControllerId"]
 
 
 async def _route_master_is(admin: AdminClient, topic: str, addr: str) -> bool:
