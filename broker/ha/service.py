@@ -57,6 +57,19 @@ SLAVE_REFUSAL = "messages are put to the slave"
 FENCE_REASON = "the name server lists a slave of this broker; waiting for its offset (a slave may hold more)"
 
 
+def _slave_sync(
+    client: RemotingClient,
+    master_addr: Callable[[], str | None],
+    own_addr: Callable[[], str],
+    tables: tuple[TopicConfigTable, ConsumerOffsetTable, ScheduleService, SubscriptionGroupTable],
+    slave: HAClient,
+) -> SlaveSynchronize:
+    """A slave's metadata copy from ``master_addr``, only while its HA client replicates."""
+    return SlaveSynchronize(
+        client, master_addr, own_addr, *tables, replicating=lambda: slave.state.state == "REPLICATING"
+    )
+
+
 class HAService:
     def __init__(
         self,
@@ -96,15 +109,8 @@ class HAService:
                 security=security,
             )
             slave = self.slave
-            self.sync = SlaveSynchronize(
-                client,
-                lambda: slave.state.master_addr,
-                own_addr,
-                topics,
-                offsets,
-                schedule,
-                groups,
-                replicating=lambda: slave.state.state == "REPLICATING",
+            self.sync = _slave_sync(
+                client, lambda: slave.state.master_addr, own_addr, (topics, offsets, schedule, groups), slave
             )
         else:
             self.master = HAMaster(
@@ -175,15 +181,12 @@ class HAService:
             own_addr,
             self._role_changed,
         )
-        self.sync = SlaveSynchronize(
+        self.sync = _slave_sync(
             self._client,
             lambda: slave.state.master_addr if replicas.role == "SLAVE" else None,
             own_addr,
-            topics,
-            offsets,
-            schedule,
-            groups,
-            replicating=lambda: slave.state.state == "REPLICATING",
+            (topics, offsets, schedule, groups),
+            slave,
         )
 
     async def _role_changed(self, register_id: int) -> None:
