@@ -7,6 +7,7 @@ and cuts exactly that tail; a master that cannot reach the controller stops taki
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import time
@@ -138,11 +139,19 @@ async def test_kill_master_a_slave_takes_over_with_every_acked_message(
             view = await _controller_view(admin, master.addr)
             old_epoch = view["masterEpoch"]
 
+            # sends go on while the master dies: every SEND_OK among them must survive too
+            stop = asyncio.Event()
+            sender = asyncio.ensure_future(_send_until(producer, topic, acked, stop))
+            await eventually(lambda: len(acked) >= 100, timeout=30, what="sends under way")
             killed_at = time.monotonic()
             await master.kill()
             rest = [p for p in procs if p is not master]
             new = await eventually(lambda: _master(admin, rest, sss=1), timeout=30, what="a new writable master")
             took = time.monotonic() - killed_at
+            n = len(acked)
+            await eventually(lambda: len(acked) >= n + 20, timeout=30, what="sends acknowledged by the new master")
+            stop.set()
+            await sender
             new_view = await _controller_view(admin, new.addr)
             assert new_view["masterEpoch"] > old_epoch
             await eventually(
@@ -198,6 +207,20 @@ async def _check_views(admin: AdminClient, ctl: ApacheController, master: Broker
     cache = EpochEntryCache.decode(resp.body)
     assert cache.epoch_list and cache.epoch_list[-1].epoch == view["masterEpoch"]
     assert cache.broker_id == view["brokerControllerId"]
+
+
+async def _send_until(producer: Producer, topic: str, acked: list[bytes], stop: asyncio.Event) -> None:
+    i = 0
+    while not stop.is_set():
+        body = f"during-{i}".encode()
+        i += 1
+        try:
+            r = await producer.send(Message(topic, body), timeout=3)
+        except Exception:  # the master is gone: the next send goes to whatever the route names
+            await asyncio.sleep(0.05)
+            continue
+        if r.send_status is SendStatus.SEND_OK:
+            acked.append(body)
 
 
 async def _route_master_is(admin: AdminClient, topic: str, addr: str) -> bool:
