@@ -70,6 +70,10 @@ def _slave_sync(
     )
 
 
+# controller mode: J reports a controller-elected master as SYNC_MASTER; a broker with no role yet as NONE
+_ROLE_NAMES = {"MASTER": "SYNC_MASTER", "SLAVE": "SLAVE", "NONE": "NONE"}
+
+
 class HAService:
     def __init__(
         self,
@@ -340,8 +344,8 @@ class HAService:
                 for link in st.links.values()
             ]
             return HARuntimeInfo(
-                master=True,
-                broker_role="SYNC_MASTER" if rep is not None else self.config.identity.broker_role,
+                master=rep is None or rep.role == "MASTER",
+                broker_role=self.config.identity.broker_role if rep is None else _ROLE_NAMES[rep.role],
                 master_commit_log_max_offset=end,
                 push2slave_max_offset=st.push2slave_max,
                 in_sync_slave_nums=sum(1 for c in conns if c.in_sync),
