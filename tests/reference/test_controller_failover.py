@@ -129,7 +129,7 @@ async def test_kill_master_a_slave_takes_over_with_every_acked_message(
         assert await _route_master(admin, topic) == master.addr
         await _check_views(admin, controller, master, procs)
         acked: list[bytes] = []
-        producer = Producer("PG_ctrl_kill", controller.ns_addr)
+        producer = Producer("PG_ctrl_kill", controller.ns_addr, poll_namesrv_interval=1.0)  # J polls every 30 s
         await producer.start()
         try:
             for i in range(60):
