@@ -423,6 +423,9 @@ class BrokerApp:
         self.topics.add_listener(registrar.trigger)
         self.topics.set_registration(registrar.registered)
         registrar.on_reply = ha.on_register_reply
+        if ha.controller_mode:  # J: no registration until the controller gives a role (broker.ha.replicas)
+            ha.register_as = lambda bid: registrar.register_as(bid, self.addr, ha.ha_addr())
+            return
         await registrar.start(self.addr, ha.ha_addr())
 
     async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, wiring: Wiring) -> None:

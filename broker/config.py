@@ -289,6 +289,23 @@ class HASection(_Section):
     access_message_in_memory_max_ratio: int = Field(40, ge=0, le=100)
     # ours: a master that waits for a slave's offsets at start (the name server lists a slave) takes writes anyway
     ha_master_force_writable: bool = False
+    # 5.x controller mode (RIP-44; ``broker.ha.replicas``): J's BrokerConfig / MessageStoreConfig keys and defaults
+    enable_controller_mode: bool = False
+    controller_addr: str = ""
+    fetch_controller_addr_by_dns_lookup: bool = False
+    controller_heart_beat_timeout_mills: int = Field(10_000, gt=0)
+    broker_heartbeat_interval: int = Field(1000, gt=0)
+    send_heartbeat_timeout_millis: int = Field(1000, gt=0)
+    sync_broker_metadata_period: int = Field(5000, gt=0)
+    check_sync_state_set_period: int = Field(5000, gt=0)
+    sync_controller_metadata_period: int = Field(10_000, gt=0)
+    broker_election_priority: int = 2**31 - 1
+    ha_max_time_slave_not_catchup: int = Field(15_000, gt=0)
+    in_sync_replicas: int = Field(1, ge=1)
+    min_in_sync_replicas: int = Field(1, ge=1)
+    all_ack_in_sync_state_set: bool = False
+    store_path_epoch_file: str = ""
+    store_path_broker_identity: str = ""
 
     @field_validator("ha_master_address")
     @classmethod
@@ -446,6 +463,22 @@ KEYS: dict[str, Key] = {
     "slaveReadEnable": _k("ha", "slave_read_enable", bool),
     "accessMessageInMemoryMaxRatio": _k("ha", "access_message_in_memory_max_ratio", int),
     "haMasterForceWritable": _k("ha", "ha_master_force_writable", bool),
+    "enableControllerMode": _k("ha", "enable_controller_mode", bool),
+    "controllerAddr": _k("ha", "controller_addr", str),
+    "fetchControllerAddrByDnsLookup": _k("ha", "fetch_controller_addr_by_dns_lookup", bool),
+    "controllerHeartBeatTimeoutMills": _k("ha", "controller_heart_beat_timeout_mills", int),
+    "brokerHeartbeatInterval": _k("ha", "broker_heartbeat_interval", int),
+    "sendHeartbeatTimeoutMillis": _k("ha", "send_heartbeat_timeout_millis", int),
+    "syncBrokerMetadataPeriod": _k("ha", "sync_broker_metadata_period", int),
+    "checkSyncStateSetPeriod": _k("ha", "check_sync_state_set_period", int),
+    "syncControllerMetadataPeriod": _k("ha", "sync_controller_metadata_period", int),
+    "brokerElectionPriority": _k("ha", "broker_election_priority", int),
+    "haMaxTimeSlaveNotCatchup": _k("ha", "ha_max_time_slave_not_catchup", int),
+    "inSyncReplicas": _k("ha", "in_sync_replicas", int),
+    "minInSyncReplicas": _k("ha", "min_in_sync_replicas", int),
+    "allAckInSyncStateSet": _k("ha", "all_ack_in_sync_state_set", bool),
+    "storePathEpochFile": _k("ha", "store_path_epoch_file", str),
+    "storePathBrokerIdentity": _k("ha", "store_path_broker_identity", str),
     "aclReloadInterval": _k("security", "acl_reload_interval", int),
     "innerAccessKey": _k("security", "inner_access_key", str),
     "innerSecretKey": _k("security", "inner_secret_key", str),

@@ -31,12 +31,25 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from broker.ha.auth import HAAuthError, HASecurity, challenge_slave
 from broker.ha.state import MasterHAState, SlaveLink
-from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
+from broker.ha.wire import (
+    BROKER_ID,
+    COUNT,
+    DIVERGED,
+    EPOCH_ENTRY,
+    EPOCH_QUERY,
+    EPOCH_TABLE,
+    HEADER,
+    PULL_FROM_SLAVE,
+    REPORT,
+    REVERSE_MARK,
+)
 from broker.store.message_store import MessageStore
 from broker.store.results import PutMessageStatus
 from broker.store.waiters import OffsetWaiters
@@ -45,6 +58,17 @@ from runtime.tasks import ignore_failure, stop_tasks
 _log = logging.getLogger("rocketq.broker.ha")
 
 _IDLE_POLL_S = 0.02  # an ASYNC_MASTER's writer looks for new bytes this often when idle (J parks 100 ms)
+
+
+class AckPolicy(Protocol):
+    """Controller mode's SYNC rule (``broker.ha.sync_state``): which offset enough in-sync replicas have acked,
+    and what to do on each ack."""
+
+    def needs_slaves(self) -> bool: ...
+
+    def confirmed(self, links: list[SlaveLink], end: int) -> int: ...
+
+    def on_ack(self, link: SlaveLink) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +92,7 @@ class GroupTransfer:
         self._waiters: OffsetWaiters[PutMessageStatus] = OffsetWaiters(
             PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_SLAVE_TIMEOUT
         )
+        self.policy: AckPolicy | None = None
 
     @property
     def timeouts(self) -> int:
@@ -79,6 +104,12 @@ class GroupTransfer:
     def request(self, end: int) -> PutMessageStatus | asyncio.Future[PutMessageStatus]:
         """The store's replica hook: called right after the append that ends at ``end``."""
         state = self._state
+        if self.policy is not None:
+            if not self.policy.needs_slaves() or end <= state.push2slave_max:
+                return PutMessageStatus.PUT_OK
+            fut = self._waiters.add(end, self._cfg.slave_timeout_s)
+            self._wake()
+            return fut
         if not state.links or end - state.push2slave_max >= self._cfg.fallbehind_max:  # J: masterPutWhere - push2Slave
             return PutMessageStatus.SLAVE_NOT_AVAILABLE
         if end <= state.push2slave_max:
@@ -112,6 +143,10 @@ class HAMaster:
         self.port = 0
         # awaited after a catch-up from a slave (that slave's remoting tables come back), before the fence lifts
         self.before_lift: Callable[[str], Awaitable[None]] | None = None
+        # controller mode (``broker.ha.replicas``): slaves open with the epoch handshake (``epochs`` gives this
+        # master's table), only while ``serving`` (this broker is the elected master); ``policy`` decides the acks
+        self.epochs: Callable[[], list[tuple[int, int]]] | None = None
+        self.serving = True
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -197,6 +232,15 @@ class HAMaster:
                     return
                 _log.info("slave %s authenticated (%s)", link.peer, f"access key {who}" if who else "haAuthSecret")
             first = await self._report(reader)
+            if self.epochs is not None:
+                if first != EPOCH_QUERY or not self.serving:
+                    _log.warning(
+                        "HA connection from %s closed: %s",
+                        link.peer,
+                        "no epoch handshake" if first != EPOCH_QUERY else "not the master",
+                    )
+                    return
+                first = await self._handshake(reader, writer, link)
             end = self.store.commitlog.max_offset
             if first > end:
                 await self._slave_ahead(first, reader, writer, link)
@@ -222,6 +266,24 @@ class HAMaster:
             await stop_tasks(pusher, on_error=ignore_failure)
             writer.close()
 
+    async def _handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, link: SlaveLink) -> int:
+        """Controller mode: the slave names itself, gets this master's end and epoch table, cuts its own log to
+        agree, then reports its end as usual (returned)."""
+        assert self.epochs is not None
+        async with asyncio.timeout(self.cfg.housekeeping_s):
+            (link.broker_id,) = BROKER_ID.unpack(await reader.readexactly(BROKER_ID.size))
+        table = self.epochs()
+        writer.write(HEADER.pack(self.store.commitlog.max_offset, EPOCH_TABLE) + COUNT.pack(len(table)))
+        writer.write(b"".join(EPOCH_ENTRY.pack(e, s) for e, s in table))
+        await writer.drain()
+        return await self._report(reader)
+
+    def drop_all(self) -> None:
+        """Close every slave connection (this broker stops being the master, or starts a new epoch: each slave
+        reconnects and checks its log against the new table)."""
+        for task in list(self._conns):
+            task.cancel()
+
     async def _report(self, reader: asyncio.StreamReader) -> int:
         async with asyncio.timeout(self.cfg.housekeeping_s):
             (value,) = REPORT.unpack(await reader.readexactly(REPORT.size))
@@ -231,6 +293,18 @@ class HAMaster:
         link.ack_offset = ack
         link.last_report_at = asyncio.get_running_loop().time()
         state = self.state
+        policy = self.transfer.policy
+        if policy is not None:
+            if ack >= self.store.commitlog.max_offset:
+                link.caught_up_at = time.time()
+            elif ack >= link.mark_offset:
+                link.caught_up_at = max(link.caught_up_at, link.mark_at)
+            policy.on_ack(link)
+            confirmed = policy.confirmed(list(state.links.values()), self.store.commitlog.max_offset)
+            if confirmed > state.push2slave_max:
+                state.push2slave_max = confirmed
+                self.transfer.on_ack(confirmed)
+            return
         if ack > state.push2slave_max:
             state.push2slave_max = ack
             self.transfer.on_ack(ack)
@@ -254,6 +328,8 @@ class HAMaster:
                     writer.write(chunk)
                     offset += len(chunk)
                     link.transferred += len(chunk)
+                    if link.mark_offset <= link.ack_offset or link.mark_offset == 2**63 - 1:
+                        link.mark_offset, link.mark_at = store.commitlog.max_offset, time.time()
                     await writer.drain()
                     last_write = loop.time()
                     continue
@@ -261,6 +337,8 @@ class HAMaster:
                     _log.error("slave %s needs offset %d, which this master no longer holds", link.peer, offset)
                     writer.close()
                     return
+                if link.mark_offset <= link.ack_offset or link.mark_offset == 2**63 - 1:
+                    link.mark_offset, link.mark_at = offset, time.time()  # all sent: acking it is catching up
                 now = loop.time()
                 if now - last_write >= heartbeat:
                     writer.write(HEADER.pack(offset, 0))

@@ -23,7 +23,18 @@ from dataclasses import dataclass
 
 from broker.ha.auth import HAAuthError, HASecurity, answer_master
 from broker.ha.state import SlaveHAState
-from broker.ha.wire import DIVERGED, HEADER, PULL_FROM_SLAVE, REPORT, REVERSE_MARK
+from broker.ha.wire import (
+    BROKER_ID,
+    COUNT,
+    DIVERGED,
+    EPOCH_ENTRY,
+    EPOCH_QUERY,
+    EPOCH_TABLE,
+    HEADER,
+    PULL_FROM_SLAVE,
+    REPORT,
+    REVERSE_MARK,
+)
 from broker.store.message_store import MessageStore
 from runtime.tasks import stop_tasks
 
@@ -59,6 +70,10 @@ class HAClient:
         self._task: asyncio.Task[None] | None = None
         if cfg.fixed_master:
             self.state.master_ha_addr = cfg.fixed_master
+        # controller mode (``broker.ha.replicas``): open each connection with the epoch handshake as replica
+        # ``broker_id``; ``handshake(master_end, master_epochs)`` cuts this log to agree (ValueError: refuse)
+        self.handshake: Callable[[int, list[tuple[int, int]]], None] | None = None
+        self.broker_id = -1
 
     def set_master(self, ha_addr: str | None, master_addr: str | None) -> None:
         """From a REGISTER_BROKER reply: the master's HA address (ignored with ``haMasterAddress``) and its
@@ -134,6 +149,8 @@ class HAClient:
         store = self.store
         st = self.state
         loop = asyncio.get_running_loop()
+        if self.handshake is not None:
+            await self._epoch_handshake(reader, writer)
         reported = store.commitlog.max_offset
         writer.write(REPORT.pack(reported))
         await writer.drain()
@@ -188,6 +205,21 @@ class HAClient:
                 transport = writer.transport
                 if transport.get_write_buffer_size() > 65536:
                     await writer.drain()
+
+    async def _epoch_handshake(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self.handshake is not None
+        writer.write(REPORT.pack(EPOCH_QUERY) + BROKER_ID.pack(self.broker_id))
+        await writer.drain()
+        async with asyncio.timeout(self.cfg.housekeeping_s):
+            master_end, kind = HEADER.unpack(await reader.readexactly(HEADER.size))
+            if kind != EPOCH_TABLE:
+                raise ValueError(f"expected the master's epoch table, got a header of size {kind}")
+            (n,) = COUNT.unpack(await reader.readexactly(COUNT.size))
+            if not 0 <= n <= 1 << 20:
+                raise ValueError(f"epoch table of {n} entries")
+            raw = await reader.readexactly(n * EPOCH_ENTRY.size)
+        table = [EPOCH_ENTRY.unpack_from(raw, i * EPOCH_ENTRY.size) for i in range(n)]
+        self.handshake(master_end, [(int(e), int(o)) for e, o in table])
 
     async def _serve_master(self, offset: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """The master's log ends at ``offset`` and ours goes further: stream ours from there."""

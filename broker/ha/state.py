@@ -23,6 +23,12 @@ class SlaveLink:
     ack_offset: int = -1  # the slave's last reported commit-log end (-1: no report yet)
     last_report_at: float = 0.0
     transferred: int = 0  # bytes sent to it on this connection
+    # controller mode: the replica's broker id (from its epoch handshake), and when it last caught up — its ack
+    # reached the master's end as of ``mark_at`` (J's lastCaughtUpTime), which the SyncStateSet shrink reads
+    broker_id: int = -1
+    mark_offset: int = 2**63 - 1
+    mark_at: float = 0.0
+    caught_up_at: float = 0.0
 
 
 @dataclass(slots=True)

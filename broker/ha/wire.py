@@ -20,6 +20,13 @@ slave →     ``REPORT`` of ``-1`` (``REVERSE_MARK``)     *ours*: the answer to 
 master                                                  connection carries ``HEADER`` + body frames slave → master,
                                                         from the offset asked, until the slave's end; then the
                                                         master closes it and the slave reconnects as usual.
+slave →     ``REPORT`` of ``-2`` (``EPOCH_QUERY``) +     *ours*, controller mode only, first on a connection: "I am
+master      ``int64 brokerId``                          replica ``brokerId``; show me your epochs".
+master →    ``HEADER`` with ``bodySize = -3``           *ours*, the answer: ``phyOffset`` = the master's log end,
+slave       (``EPOCH_TABLE``) + ``int32 n`` + ``n`` ×    then its epoch table (``broker.ha.epoch_file``). The slave
+            ``(int32 epoch, int64 startOffset)``        cuts its log where the tables stop agreeing, then sends an
+            (``EPOCH_ENTRY``)                           ordinary ``REPORT`` and replication goes on as above. A
+                                                        master that is not (or no longer) the master closes instead.
 ==========  ==========================================  =============================================================
 
 A J slave never sees the extensions: a master sends them only to a slave whose first report is beyond its own end,
@@ -32,9 +39,14 @@ import struct
 from typing import Final
 
 REPORT: Final = struct.Struct(">q")
+BROKER_ID: Final = struct.Struct(">q")
+COUNT: Final = struct.Struct(">i")
+EPOCH_ENTRY: Final = struct.Struct(">iq")
 HEADER: Final = struct.Struct(">qi")
 assert REPORT.size == 8 and HEADER.size == 12
 
 PULL_FROM_SLAVE: Final = -1
 DIVERGED: Final = -2
 REVERSE_MARK: Final = -1
+EPOCH_QUERY: Final = -2
+EPOCH_TABLE: Final = -3

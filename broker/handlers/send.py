@@ -61,7 +61,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from broker.store.results import PutMessageResult, PutMessageStatus, joined_msg_ids
+from broker.store.results import CONTROLLER_REFUSAL, PutMessageResult, PutMessageStatus, joined_msg_ids
 from protocol.batch import decode_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
@@ -104,6 +104,12 @@ _PUT_STATUS: dict[str, tuple[ResponseCode, str | None]] = {
     "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
     "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
+
+
+def _with_reason(remark: str, reason: str) -> str:
+    """J's fixed remark, plus the store's reason when it is controller mode's fence (a stale or lease-less master,
+    a slave of the controller): the operator sees why; other reasons keep J's text exactly."""
+    return f"{remark} ({reason})" if reason.startswith(CONTROLLER_REFUSAL) else remark
 
 
 class _FlushedReply(DeferredReply):
@@ -272,7 +278,7 @@ class SendHandlers:
             )
         if self._store.puts_refused is not None:  # a slave, or a master catching up from one: before auto-create
             code, remark = _PUT_STATUS["SERVICE_NOT_AVAILABLE"]
-            raise HandlerError(code, remark or "")
+            raise HandlerError(code, _with_reason(remark or "", self._store.puts_refused))
         tc = self._check(ctx, h)
         if self._fresh and h.topic in self._fresh:
             self._fresh.discard(h.topic)
@@ -356,6 +362,8 @@ class SendHandlers:
             code, remark = ResponseCode.SUCCESS, None
         else:
             code, remark = _PUT_STATUS.get(status.name, (ResponseCode.SYSTEM_ERROR, status.name))
+            if remark is not None and result.remark:
+                remark = _with_reason(remark, result.remark)
         if remark is not None:
             raise HandlerError(code, remark)
         items_put = result.items

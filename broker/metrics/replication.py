@@ -9,9 +9,15 @@ name                                         type  labels      value
 rocketq_ha_slave_lag_bytes                   gauge slave       master: commit-log end minus the slave's acked offset
 rocketq_ha_slave_ack_offset_bytes            gauge slave       master: the slave's last acked commit-log offset
 rocketq_ha_connected_slaves                  gauge             master: slave connections (acked or not yet)
-rocketq_ha_writes_fenced                     gauge             master: 1 while it takes no writes (a slave may be ahead)
+rocketq_ha_writes_fenced                     gauge             master: 1 while it takes no writes (a slave may be
+                                                               ahead; controller mode: no lease or too few in sync)
 rocketq_ha_replica_behind_bytes              gauge             slave: the master's end (last transfer header) minus ours
 rocketq_ha_replica_ahead_bytes               gauge             slave: bytes held beyond a master that refused them
+rocketq_ha_controller_role                   gauge role        controller mode: 1 for the role the controller gave
+                                                               (MASTER, SLAVE, NONE)
+rocketq_ha_master_epoch                      gauge             controller mode: the master epoch this broker follows
+rocketq_ha_sync_state_set_size               gauge             controller mode, master: replicas in the SyncStateSet
+rocketq_ha_elections_seen                    gauge             controller mode: master epochs adopted since start
 ============================================ ===== =========== ==========================================================
 
 Every series also carries the broker's constant labels (``cluster``, ``node_type``, ``node_id``, …).
@@ -57,7 +63,8 @@ class ReplicationCollector(Collector):
             fenced = self._gauge(
                 "rocketq_ha_writes_fenced", "1 while the master takes no writes (a slave may be ahead)"
             )
-            fenced.add_metric(c, 1 if st.fenced is not None else 0)
+            rep = self._ha.replicas
+            fenced.add_metric(c, 1 if st.fenced is not None or (rep is not None and not rep.writable) else 0)
             yield fenced
         slave = self._ha.slave
         if slave is not None:
@@ -67,3 +74,18 @@ class ReplicationCollector(Collector):
             ahead = self._gauge("rocketq_ha_replica_ahead_bytes", "Bytes this slave holds beyond its master")
             ahead.add_metric(c, slave.state.ahead_by)
             yield ahead
+        rep = self._ha.replicas
+        if rep is not None:
+            role = self._gauge("rocketq_ha_controller_role", "1 for the role the controller gave this broker", ["role"])
+            for name in ("MASTER", "SLAVE", "NONE"):
+                role.add_metric([*c, name], 1 if rep.role == name else 0)
+            yield role
+            epoch = self._gauge("rocketq_ha_master_epoch", "The master epoch this broker follows")
+            epoch.add_metric(c, rep.master_epoch)
+            yield epoch
+            sss = self._gauge("rocketq_ha_sync_state_set_size", "Replicas in the SyncStateSet (on its master)")
+            sss.add_metric(c, len(rep.tracker.members) if rep.role == "MASTER" else 0)
+            yield sss
+            seen = self._gauge("rocketq_ha_elections_seen", "Master epochs this broker adopted since it started")
+            seen.add_metric(c, rep.elections_seen)
+            yield seen

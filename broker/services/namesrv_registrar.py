@@ -93,6 +93,15 @@ class NamesrvRegistrar:
         await self.register_all()
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="namesrv-registrar")
 
+    async def register_as(self, broker_id: int, broker_addr: str, ha_addr: str) -> None:
+        """Controller mode: register under ``broker_id`` now (0 when the controller made this broker master, its
+        replica id otherwise) with the whole table; the first call starts the periodic registration."""
+        self._id = broker_id
+        if self._task is None:
+            await self.start(broker_addr, ha_addr)
+        else:
+            await self.register_all()
+
     def trigger(self) -> None:
         """Register with every name server as soon as possible (topic table changed)."""
         self._requested += 1

@@ -173,6 +173,9 @@ class ScheduleService:
         wake = self._wake[level]
         while True:
             wake.clear()
+            if self._store.puts_refused is not None:  # a slave (controller mode) or a fenced master: nothing to re-put
+                await asyncio.sleep(_RETRY_AFTER_S)
+                continue
             try:
                 wait_s = await self._deliver_due(level, delay_ms)
             except asyncio.CancelledError:

@@ -29,6 +29,7 @@ import asyncio
 import concurrent.futures
 import fcntl
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -72,6 +73,7 @@ from broker.store.retention import (
 from broker.store.scrub import Scrubber
 from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
+from broker.store.truncate import truncate_log
 from broker.store.warmer import SegmentWarmer
 from protocol.batch import BatchItem
 from runtime.tasks import stop_tasks
@@ -134,6 +136,10 @@ class MessageStore(StoreReads):
         self._bad_logged: set[int] = set()
         self.stats = StoreStats()  # group-commit size, fsync latency (read by the broker's metrics)
         self.puts_refused: str | None = None
+        # controller mode's write lease (``broker.ha.replicas``): past this ``time.monotonic()`` value puts are
+        # refused with ``lease_remark`` — checked on each put, so a master paused past its lease refuses at once
+        self.write_deadline = math.inf
+        self.lease_remark = ""
         # forced cleans (retention.forced_clean_report): what they deleted, and the slowest group's committed offset
         # per (topic, queue) the broker supplies to tell consumed from unconsumed
         self.forced_clean = ForcedCleanStats()
@@ -411,10 +417,8 @@ class MessageStore(StoreReads):
         longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``.
 
         Not ``put_messages`` of one: a batch of one costs ~15% more CPU than this path (same-run A/B, 60k puts)."""
-        if self._closed or self.puts_refused is not None:
-            return PutMessageResult(
-                PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
-            )
+        if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
+            return self._refused()
         if self._rebuild is not None and self._rebuild.busy(req.topic, req.queue_id):
             return self._rebuild.refusal(req.topic, req.queue_id)
         appender = self._appender
@@ -425,6 +429,10 @@ class MessageStore(StoreReads):
         if wait and (self._group_commit is not None or self._replica_wait is not None):
             return await self._after_append(res, wait)
         return res
+
+    def _refused(self) -> PutMessageResult:
+        remark = self.puts_refused or ("store is closed" if self._closed else self.lease_remark)
+        return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=remark)
 
     async def put_messages(
         self,
@@ -438,10 +446,8 @@ class MessageStore(StoreReads):
         wait: bool = True,
     ) -> PutMessageResult:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
-        if self._closed or self.puts_refused is not None:
-            return PutMessageResult(
-                PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
-            )
+        if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
+            return self._refused()
         if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
             return self._rebuild.refusal(topic, queue_id)
         appender = self._appender
@@ -485,6 +491,20 @@ class MessageStore(StoreReads):
         self.puts_refused = reason
         if reason is None:
             self._replica_parser = None  # puts move the end on; a later replica append parses from there
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop the commit log from ``offset`` on (a record boundary), with the consume-queue units and index
+        entries of what is dropped (``broker.store.truncate``); returns the bytes dropped."""
+        path = os.path.join(self._config.store_path_root_dir, "checkpoint")
+        dropped = truncate_log(
+            offset, self.commitlog, self._queues.values(), self.index, self.dispatcher, (path, self._checkpoint),
+            self.integrity,
+        )  # fmt: skip
+        if dropped:
+            for key, cq in self._queues.items():
+                self._queue_offsets[key] = cq.max_offset
+            self._replica_parser = None
+        return dropped
 
     def set_replica_wait(self, wait: ReplicaWait | None) -> None:
         """Called with the end offset of every put that waits (``wait=True``); answers a status at once (PUT_OK,

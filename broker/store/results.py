@@ -8,6 +8,9 @@ from enum import Enum
 from protocol.message_ext import MessageExt
 from protocol.record_decode import decode_records
 
+# the prefix of every put refusal controller mode sets (``broker.ha.replicas``); the send reply shows those reasons
+CONTROLLER_REFUSAL = "controller mode: "
+
 
 class PutMessageStatus(Enum):
     PUT_OK = 0

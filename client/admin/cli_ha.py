@@ -21,7 +21,12 @@ async def role_columns(admin: AdminClient, addr: str) -> tuple[str, str, str]:
         return "-", "unreachable", "-"
     role = rt.get("brokerRole", "-")
     behind = rt.get("haBehindMasterBytes") if role == "SLAVE" else rt.get("haSlaveBehindBytes")
-    return role, rt.get("haState", "-"), behind if behind not in (None, "-1") else "-"
+    state = rt.get("haState", "-")
+    if "masterEpoch" in rt:  # controller mode: the epoch it follows and (on the master) the SyncStateSet
+        state += f" epoch={rt['masterEpoch']}"
+        if rt.get("controllerRole") == "MASTER":
+            state += f" sss=[{rt.get('syncStateSet', '')}]"
+    return role, state, behind if behind not in (None, "-1") else "-"
 
 
 def _ha_args(p: argparse.ArgumentParser) -> None:
@@ -37,6 +42,13 @@ async def ha_status(admin: AdminClient, a: argparse.Namespace) -> int:
             print(json.dumps({"brokerAddr": addr, **st.to_json()}, sort_keys=True))
             continue
         print(f"#Broker: {addr}  #Role: {st.broker_role or '-'}")
+        if st.controller is not None:  # controller mode
+            ctl = st.controller
+            print(f"#ControllerRole: {ctl.get('role')}  #BrokerControllerId: {ctl.get('brokerControllerId')}")
+            print(f"#MasterEpoch: {ctl.get('masterEpoch')}  #MasterBrokerId: {ctl.get('masterBrokerId')}")
+            print(f"#SyncStateSet: {ctl.get('syncStateSet')}  #SyncStateSetEpoch: {ctl.get('syncStateSetEpoch')}")
+            print(f"#Epochs: {ctl.get('epochs')}")
+            print(f"#Writable: {str(ctl.get('writable')).lower()}  {ctl.get('fence') or ''}".rstrip())
         if st.master:
             print(f"#MasterCommitLogMaxOffset: {st.master_commit_log_max_offset}")
             print(f"#Push2SlaveMaxOffset: {st.push2slave_max_offset}")

@@ -33,6 +33,7 @@ class HAConnectionInfo(JsonBody):
     diff: int = 0
     in_sync: bool = _f("inSync", False)
     transferred_bytes: int = _f("transferredBytes", 0)
+    slave_broker_id: int = _f("slaveBrokerId", -1)  # controller mode: the replica id from its epoch handshake
 
 
 class HAClientRuntimeInfo(JsonBody):
@@ -65,3 +66,6 @@ class HARuntimeInfo(JsonBody):
     ha_server_addr: str = _f("haServerAddr", "")
     ha_client_runtime_info: HAClientRuntimeInfo | None = _f("haClientRuntimeInfo", None)
     metadata_syncs: int = _f("metadataSyncs", 0)
+    # controller mode (``enableControllerMode``): role, masterEpoch, SyncStateSet and its epoch, epoch entries,
+    # whether this broker takes writes and why not
+    controller: dict[str, Any] | None = None

@@ -142,6 +142,7 @@ _ADMIN_CODES: Final = (
     RequestCode.UPDATE_AND_CREATE_TOPIC_LIST,
     RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST,
     RequestCode.RESUME_CHECK_HALF_MESSAGE,  # puts a half message back to be checked again
+    RequestCode.NOTIFY_BROKER_ROLE_CHANGED,  # controller mode: the controller changes this broker's role
     *(c for c in RequestCode if 3001 <= c <= 3010),  # ACL 2.0 users and ACLs (J: Cluster Update/Get)
 )
 
@@ -159,6 +160,7 @@ _SIGNATURE_ONLY: Final = (
     RequestCode.GET_BROKER_CONSUME_STATS,
     RequestCode.GET_ALL_PRODUCER_INFO,
     RequestCode.GET_BROKER_HA_STATUS,
+    RequestCode.GET_BROKER_EPOCH_CACHE,  # controller mode: epoch entries (mqadmin getBrokerEpoch)
     RequestCode.CHECK_STORE,
 )
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from client.admin.admin_client import AdminClient
 from tests.eventually import eventually
-from tests.servers import Proc, Servers, free_port, launch
+from tests.servers import Proc, Servers, free_port, launch, spare_port
 
 PEERS = Path(os.environ.get("ROCKETQ_PEERS", Path.home() / ".cache" / "rocketq"))
 RMQ_LIB = PEERS / "rocketmq-5.5.0" / "lib"
@@ -365,3 +365,36 @@ class Driver:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class ApacheController:
+    """Apache RocketMQ 5.5.0's name server with its controller embedded (``enableControllerInNamesrv=true``, one
+    DLedger peer): brokers register routes at ``ns_addr`` and talk to the controller at ``controller_addr`` (the
+    DLedger port, where J's controller serves its request codes)."""
+
+    ns_addr: str
+    controller_addr: str
+    proc: Proc
+
+    def stop(self) -> None:
+        self.proc.stop(timeout=5)
+
+
+def start_apache_controller(work: Path, extra: str = "") -> ApacheController:
+    work.mkdir(parents=True, exist_ok=True)
+    ns_port = free_port()
+    ctl_port = spare_port(ns_port)
+    (work / "namesrv.conf").write_text(
+        f"listenPort={ns_port}\nenableControllerInNamesrv=true\ncontrollerDLegerGroup=group1\n"
+        f"controllerDLegerPeers=n0-127.0.0.1:{ctl_port}\ncontrollerDLegerSelfId=n0\n"
+        f"controllerStorePath={work}/controller\nscanNotActiveBrokerInterval=1000\n{extra}"
+    )
+    proc = _boot_java(
+        "org.apache.rocketmq.namesrv.NamesrvStartup",
+        ["-c", str(work / "namesrv.conf")],
+        work,
+        "namesrv-controller",
+        "ControllerManager boot success",
+    )
+    return ApacheController(f"127.0.0.1:{ns_port}", f"127.0.0.1:{ctl_port}", proc)
