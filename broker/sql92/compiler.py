@@ -458,13 +458,36 @@ class Selector:
             return False
 
 
+# JavaCC's ``tokenImage`` of the literal token kinds (the others are their own text in quotes, keywords upper-cased)
+_TOKEN_IMAGES = {
+    "DECIMAL": "<DECIMAL_LITERAL>",
+    "FLOAT": "<FLOATING_POINT_LITERAL>",
+    "STRING": "<STRING_LITERAL>",
+    "ID": "<ID>",
+}
+
+
+def _token_image(tok: Token) -> str:
+    image = _TOKEN_IMAGES.get(tok.type)
+    if image is not None:
+        return image
+    if tok.type.startswith("_"):  # a keyword: _NOT → "NOT"
+        return f'"{tok.type[1:]}"'
+    return f'"{tok}"'
+
+
 def _syntax_message(exc: UnexpectedInput) -> str:
+    """The first line of JavaCC's ``ParseException`` / ``TokenMgrError`` message (J's "Was expecting one of" list
+    that follows it is not reproduced: docs/reference-differences.md)."""
     tok = getattr(exc, "token", None)
     if isinstance(tok, Token):
-        shown = "<EOF>" if tok.type == "$END" else str(tok)
-        return f'Encountered "{shown}" at line {exc.line}, column {exc.column}.'
+        if tok.type == "$END":
+            return f'Encountered "<EOF>" at line {exc.line}, column {exc.column}.'
+        shown = str(tok).replace("\\", "\\\\").replace('"', '\\"')
+        return f'Encountered " {_token_image(tok)} "{shown} "" at line {exc.line}, column {exc.column}.'
     char = getattr(exc, "char", "")
-    return f'Lexical error at line {exc.line}, column {exc.column}.  Encountered: "{char}"'
+    code = f" ({ord(char)})" if len(char) == 1 else ""
+    return f'Lexical error at line {exc.line}, column {exc.column}.  Encountered: "{char}"{code}, after : ""'
 
 
 def parse_selector(text: str) -> Selector:
