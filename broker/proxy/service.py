@@ -522,7 +522,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             try:
                 sub = build_subscription(tc.topic_name, fe.expression or "*", 0, expression_type(fe))
             except SubscriptionParseError as exc:
-                if fe.type == pb.FilterType.SQL:  # J: the broker's POP answers SUBSCRIPTION_PARSE_FAILED, the proxy 50001
+                if (
+                    fe.type == pb.FilterType.SQL
+                ):  # J: the broker's POP answers SUBSCRIPTION_PARSE_FAILED, the proxy 50001
                     raise ClientError(pb.Code.INTERNAL_SERVER_ERROR, POP_PARSE_FAILED) from None
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             if request.auto_renew or not request.HasField("invisible_duration"):

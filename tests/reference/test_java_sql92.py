@@ -124,8 +124,14 @@ def test_java5_sql92_errors(
     def attempt(t: Target, topic: str, expr: str) -> Any:
         create(java4, t, topic)
         got = java5.run(
-            cmd="simple", endpoint=t.grpc_endpoint, topic=topic, group=f"{topic}C", expr=expr, exprType="SQL92",
-            expect=1, timeoutMs=5000,
+            cmd="simple",
+            endpoint=t.grpc_endpoint,
+            topic=topic,
+            group=f"{topic}C",
+            expr=expr,
+            exprType="SQL92",
+            expect=1,
+            timeoutMs=5000,
         )
         return {"got": view(got), "errors": _error_view(got)}
 

@@ -215,7 +215,12 @@ public final class Driver5 {
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {
-        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()));
+        StringBuilder causes = new StringBuilder();
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+          causes.append(t.getClass().getSimpleName()).append(": ").append(t.getMessage()).append("; ");
+        }
+        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()),
+            "causes", causes.toString());
       }
       emit("event", "done");
     }
