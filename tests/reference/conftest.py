@@ -6,8 +6,8 @@ with the common settings; ``filter_targets`` (a second pair, only when a SQL92 s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
