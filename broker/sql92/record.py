@@ -3,14 +3,15 @@ record's raw properties bytes, and only their values are decoded.
 
 The properties block of a record (``protocol.message``'s record table: its offsets are used from there) is ``name \\x01 value \\x02`` repeated; a name
 matches at the block's start or right after a ``\\x02`` and the last occurrence wins (as ``decode_properties``).
-Per record: three header reads to find the block, one copy of it (a few hundred bytes), then per name the
-expression asks for one ``rfind`` and the decode of that value alone; nothing when the selector is decided without
-it (``AND``/``OR`` short-circuit). A record that cannot be read, or whose evaluation fails (J's exceptions), does not
+Per record: one header read to find the block, one copy of it (a few hundred bytes), a look in the result cache
+(below), then per name the expression asks for one ``rfind`` and the decode of that value alone; nothing when the
+selector is decided without it (``AND``/``OR`` short-circuit). A record that cannot be read, or whose evaluation fails (J's exceptions), does not
 match.
 """
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Callable
 
@@ -21,6 +22,18 @@ _HOST_V6 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6  # each adds 12 bytes to t
 
 # name → (b"\x02name\x01", b"name\x01"): the byte patterns of a property name, built once
 _KEYS: dict[str, tuple[bytes, bytes]] = {}
+# (selector number, properties bytes) → result: a message read again with the same selector (another group or a
+# broadcast consumer with that expression, a re-pull after a rebalance, a POP re-scan) is not evaluated again. Keyed by
+# the bytes themselves, so a rewritten offset can never hit a stale entry; bounded (cleared when full, ~8 MB).
+_RESULTS: dict[tuple[int, bytes], bool] = {}
+RESULTS_MAX = 16_384
+_SELECTOR_NUMBERS: dict[str, int] = {}  # selector text → its number; numbers are never reused
+_NEXT_NUMBER = itertools.count()
+
+
+def clear_results() -> None:
+    """Forget every cached result (the next read of each message evaluates it)."""
+    _RESULTS.clear()
 
 
 def _keys(name: str) -> tuple[bytes, bytes]:
@@ -31,14 +44,17 @@ def _keys(name: str) -> tuple[bytes, bytes]:
     return k
 
 
+# size (0), sysFlag (36) and, with IPv4 hosts, the body length (84): one unpack for the common record
+_HEAD_V4 = struct.Struct(f">i{POS_SYSFLAG - 4}xi{POS_BODYLEN_V4 - POS_SYSFLAG - 4}xi")
+
+
 def _properties_bytes(view: memoryview) -> bytes:
     """The properties block of the (valid) record at the start of ``view``."""
-    (size,) = I32.unpack_from(view, 0)
-    (sys_flag,) = I32.unpack_from(view, POS_SYSFLAG)
+    size, sys_flag, blen = _HEAD_V4.unpack_from(view, 0)
     p = POS_BODYLEN_V4
     if sys_flag & _HOST_V6:
         p += (12 if sys_flag & SYSFLAG_BORNHOST_V6 else 0) + (12 if sys_flag & SYSFLAG_STOREHOST_V6 else 0)
-    (blen,) = I32.unpack_from(view, p)
+        (blen,) = I32.unpack_from(view, p)
     p += 4 + blen
     p += 1 + view[p] + 2  # topic length byte, topic, properties length (short)
     return view[p:size].tobytes()
@@ -49,15 +65,36 @@ def record_matcher(selector: Selector) -> Callable[[memoryview], bool]:
     properties."""
     evaluate = selector.evaluate
     keys = _keys
+    known = _KEYS
+    results = _RESULTS
+    number = _SELECTOR_NUMBERS.get(selector.text)
+    if number is None:
+        if len(_SELECTOR_NUMBERS) >= RESULTS_MAX:  # many distinct texts: start over (fresh numbers, no stale hit)
+            _SELECTOR_NUMBERS.clear()
+            _RESULTS.clear()
+        number = _SELECTOR_NUMBERS[selector.text] = next(_NEXT_NUMBER)
 
     def match(view: memoryview) -> bool:
         try:
             raw = _properties_bytes(view)
         except (struct.error, IndexError, ValueError):
             return False
+        cache_key = (number, raw)
+        hit = results.get(cache_key)
+        if hit is not None:
+            return hit
+        ok = _evaluate(raw)
+        if len(results) >= RESULTS_MAX:
+            results.clear()
+        results[cache_key] = ok
+        return ok
 
+    def _evaluate(raw: bytes) -> bool:
         def get(name: str) -> str | None:
-            sep_key, key = keys(name)
+            try:
+                sep_key, key = known[name]
+            except KeyError:
+                sep_key, key = keys(name)
             i = raw.rfind(sep_key)
             if i >= 0:
                 start = i + len(sep_key)
