@@ -9,9 +9,8 @@ Two levels, same data (each message has properties ``a`` = i, ``b`` = 'x'|'y', t
   expression in the header), 32 per pull, reply bodies not decoded.
 
 Per arm it prints messages scanned/s and delivered/s and µs per delivered message; the figure to compare is the
-cost per *delivered* message of a filter that matches everything with the unfiltered pull's, on a first read (the
-SQL92 result cache forgotten) and on a read of messages read before. "sql TagA + a >= 0" shows the consume queue's
-tag-hash pre-filter of a selector that needs a tag.
+cost per *delivered* message of a filter that matches everything with the unfiltered pull's. "sql TagA + a >= 0"
+shows the consume queue's tag-hash pre-filter of a selector that needs a tag.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from broker.filter import build_subscription, make_filter  # noqa: E402
-from broker.sql92.record import clear_results  # noqa: E402
 from broker.store import MessageStore, PutRequest  # noqa: E402
 from protocol.codes import RequestCode, ResponseCode  # noqa: E402
 from protocol.command import RemotingCommand  # noqa: E402
@@ -37,20 +35,13 @@ from protocol.remoting import RemotingClient  # noqa: E402
 
 TOPIC = "FilterBench"
 BODY = b"x" * 256
-# "first read" arms forget the SQL92 result cache before each read (broker.sql92.record: a message read again with
-# the same selector is not evaluated again), so they show the cost of evaluating; the others read data they have
-# read before, as a second group or a broadcast consumer with the same expression would
 ARMS: list[tuple[str, str, str]] = [
     ("unfiltered", "*", "TAG"),
     ("tag TagA (half)", "TagA", "TAG"),
     ("sql match all", "a >= 0", "SQL92"),
-    ("sql match all, first read", "a >= 0", "SQL92"),
     ("sql match all, 3 terms", "a >= 0 AND b IN ('x', 'y') AND TAGS IS NOT NULL", "SQL92"),
-    ("sql 3 terms, first read", "a >= 0 AND b IN ('x', 'y') AND TAGS IS NOT NULL", "SQL92"),
     ("sql match half", "b = 'x'", "SQL92"),
-    ("sql match half, first read", "b = 'x'", "SQL92"),
     ("sql match none", "a < 0", "SQL92"),
-    ("sql match none, first read", "a < 0", "SQL92"),
     ("sql TagA + a >= 0 (half)", "TAGS = 'TagA' AND a >= 0", "SQL92"),
 ]
 
@@ -129,8 +120,6 @@ async def _alternate(level: str, n: int, rounds: int, arm: Callable[[str, str], 
     runs: dict[str, list[tuple[float, int]]] = {name: [] for name, _e, _k in ARMS}
     for _ in range(rounds):
         for name, expr, kind in ARMS:
-            if name.endswith("first read"):
-                clear_results()
             runs[name].append(await arm(expr, kind))
     for name, _e, _k in ARMS:
         _line(level, name, n, [t for t, _ in runs[name]], runs[name][0][1])

@@ -1,17 +1,17 @@
 """A compiled selector applied to a stored record: only the properties the expression names are looked up, in the
 record's raw properties bytes, and only their values are decoded.
 
-The properties block of a record (``protocol.message``'s record table: its offsets are used from there) is ``name \\x01 value \\x02`` repeated; a name
-matches at the block's start or right after a ``\\x02`` and the last occurrence wins (as ``decode_properties``).
-Per record: one header read to find the block, one copy of it (a few hundred bytes), a look in the result cache
-(below), then per name the expression asks for one ``rfind`` and the decode of that value alone; nothing when the
-selector is decided without it (``AND``/``OR`` short-circuit). A record that cannot be read, or whose evaluation fails (J's exceptions), does not
+The properties block of a record (``protocol.message``'s record table: its offsets are used from there) is
+``name \\x01 value \\x02`` repeated; a name matches at the block's start or right after a ``\\x02`` and the last
+occurrence wins (as ``decode_properties``).
+Per record: one header read to find the block, one copy of it (a few hundred bytes), then per name the expression
+asks for one ``rfind`` and the decode of that value alone; nothing when the selector is decided without it
+(``AND``/``OR`` short-circuit). A record that cannot be read, or whose evaluation fails (J's exceptions), does not
 match.
 """
 
 from __future__ import annotations
 
-import itertools
 import struct
 from collections.abc import Callable
 
@@ -22,18 +22,6 @@ _HOST_V6 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6  # each adds 12 bytes to t
 
 # name → (b"\x02name\x01", b"name\x01"): the byte patterns of a property name, built once
 _KEYS: dict[str, tuple[bytes, bytes]] = {}
-# (selector number, properties bytes) → result: a message read again with the same selector (another group or a
-# broadcast consumer with that expression, a re-pull after a rebalance, a POP re-scan) is not evaluated again. Keyed by
-# the bytes themselves, so a rewritten offset can never hit a stale entry; bounded (cleared when full, ~8 MB).
-_RESULTS: dict[tuple[int, bytes], bool] = {}
-RESULTS_MAX = 16_384
-_SELECTOR_NUMBERS: dict[str, int] = {}  # selector text → its number; numbers are never reused
-_NEXT_NUMBER = itertools.count()
-
-
-def clear_results() -> None:
-    """Forget every cached result (the next read of each message evaluates it)."""
-    _RESULTS.clear()
 
 
 def _keys(name: str) -> tuple[bytes, bytes]:
@@ -66,30 +54,13 @@ def record_matcher(selector: Selector) -> Callable[[memoryview], bool]:
     evaluate = selector.evaluate
     keys = _keys
     known = _KEYS
-    results = _RESULTS
-    number = _SELECTOR_NUMBERS.get(selector.text)
-    if number is None:
-        if len(_SELECTOR_NUMBERS) >= RESULTS_MAX:  # many distinct texts: start over (fresh numbers, no stale hit)
-            _SELECTOR_NUMBERS.clear()
-            _RESULTS.clear()
-        number = _SELECTOR_NUMBERS[selector.text] = next(_NEXT_NUMBER)
 
     def match(view: memoryview) -> bool:
         try:
             raw = _properties_bytes(view)
         except (struct.error, IndexError, ValueError):
             return False
-        cache_key = (number, raw)
-        hit = results.get(cache_key)
-        if hit is not None:
-            return hit
-        ok = _evaluate(raw)
-        if len(results) >= RESULTS_MAX:
-            results.clear()
-        results[cache_key] = ok
-        return ok
 
-    def _evaluate(raw: bytes) -> bool:
         def get(name: str) -> str | None:
             try:
                 sep_key, key = known[name]

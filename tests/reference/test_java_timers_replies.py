@@ -187,8 +187,13 @@ def test_java4_message_trace(java4: Driver, targets: dict[str, Target]) -> None:
 
     def run(t: Target) -> Any:
         create(java4, t, "RefTrace")
-        ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefTrace", group="RefTraceP", count=2, trace=True))
-        ok(java4.run(cmd="consume", ns=t.ns_addr, topic="RefTrace", group="RefTraceC", expect=2, trace=True))
+        # lingerMs: the client sends its trace records asynchronously and drops what is pending at shutdown
+        ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefTrace", group="RefTraceP", count=2, trace=True, lingerMs=3000))
+        ok(
+            java4.run(
+                cmd="consume", ns=t.ns_addr, topic="RefTrace", group="RefTraceC", expect=2, trace=True, settleMs=3000
+            )
+        )
         got = ok(
             java4.run(
                 cmd="consume",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from broker.filter import SubscriptionParseError, build_subscription, compile_sql, make_filter, parse_tags
-from broker.sql92.record import _RESULTS, clear_results, record_matcher
+from broker.sql92.record import record_matcher
 from protocol.message import encode_record, tag_hash
 
 
@@ -86,15 +86,3 @@ def test_sql_tag_prefilter(expr: str, tags: set[str] | None) -> None:
         assert f.match_code is not None
         assert all(f.match_code(tag_hash(t)) for t in tags)
         assert not f.match_code(tag_hash("Other")) and not f.match_code(0)
-
-
-def test_record_results_are_cached_by_content_not_by_position() -> None:
-    """A second read of the same record with the same selector is answered from the cache; another record (even one
-    rewritten where the first was) is evaluated on its own bytes."""
-    clear_results()
-    match = record_matcher(compile_sql("a = 1"))
-    one = memoryview(bytes(encode_record(topic="T", body=b"", properties={"a": "1"})))
-    two = memoryview(bytes(encode_record(topic="T", body=b"", properties={"a": "2"})))
-    assert match(one) and match(one) and not match(two)
-    assert record_matcher(compile_sql("a = 2"))(two)  # another selector: its own entries
-    assert len(_RESULTS) == 3

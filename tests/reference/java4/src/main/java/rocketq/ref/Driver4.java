@@ -204,6 +204,9 @@ public final class Driver4 {
       if (!pending.await(60, TimeUnit.SECONDS)) {
         emit("event", "error", "type", "Timeout", "message", "async sends unanswered");
       }
+      if (c.has("lingerMs")) {
+        Thread.sleep(num(c, "lingerMs", 0));  // time for what the client sends in the background (trace records)
+      }
     } finally {
       p.shutdown();
     }
