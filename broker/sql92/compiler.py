@@ -540,8 +540,8 @@ def parse_selector(text: str) -> Selector:
         raise _fail(str(orig)) from None
     if not isinstance(node, Node):
         raise SelectorError(PARSE_EXCEPTION, f"Expression will not result in a boolean value: {node}")
-    node = _as_boolean(node)
-    return Selector(text, node.fn, node.tags)
+    top = _as_boolean(node)
+    return Selector(text, top.fn, top.tags)
 
 
 _CACHE: dict[str, Selector | SelectorError] = {}
