@@ -162,7 +162,7 @@ def test_java5_namespace(java4: Driver, java5: Driver, targets: dict[str, Target
     assert_same(seen)
 
 
-def _trace_records(events: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+def trace_records(events: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     """The Java client's trace records (TraceDataEncoder: fields split by \\x01, records ended by \\x02) without what
     is per run (times, ids, hosts, costs): Pub (group, topic, tags, keys, body length, type, success), SubBefore
     (group, retry times, keys), SubAfter (success, keys)."""
@@ -204,7 +204,7 @@ def test_java4_message_trace(java4: Driver, targets: dict[str, Target]) -> None:
                 settleMs=5000,
             )
         )
-        return _trace_records(got)
+        return trace_records(got)
 
     seen = on_both(targets, run)
     assert [r[0] for r in seen["apache"]].count("Pub") == 2
