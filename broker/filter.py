@@ -8,21 +8,23 @@ consume-queue unit's tag hash with the wanted hashes; stage 2 (``match_tags``) c
 exactly, to drop hash collisions.
 
 SQL92 (``MessageSelector.bySql``): the expression is compiled once (``broker.sql92``, cached by text) when the
-subscription is built, and evaluated per record over its properties (``match_record``; ``TAGS``, ``KEYS`` … are
-properties too). There is no consume-queue stage: J's only one is the optional bloom bitmap of the consume-queue
-extension (``enableCalcFilterBitMap``), which this store does not have. Expression types as J's ``ExpressionType``:
+subscription is built, and evaluated per record over the properties it names, read from the record's raw
+properties bytes (``match_record``, ``broker.sql92.record``; ``TAGS``, ``KEYS`` … are properties too). When every
+way the expression can be TRUE needs a TAGS value from a known set (``TAGS = 'a'``, ``TAGS IN (...)`` under AND/OR),
+the consume queue's tag hash is the first stage (``match_code``), so other tags' records are not even read; J's
+consume-queue stage is instead the optional bloom bitmap of the consume-queue extension
+(``enableCalcFilterBitMap``), which this store does not have. Expression types as J's ``ExpressionType``:
 None, ``""`` and ``"TAG"`` are TAG; ``"SQL92"``; anything else does not parse.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 from broker.services.client_registry import CompiledSubscription
 from broker.sql92 import Selector, SelectorError, compile_selector
-from protocol.message_properties import get_property, tag_hash
-from protocol.record import record_properties
+from broker.sql92.record import record_matcher
+from protocol.message_properties import tag_hash
 
 SUB_ALL = "*"
 TAG = "TAG"
@@ -76,19 +78,6 @@ def build_subscription(
     )
 
 
-def record_selector(selector: Selector) -> Callable[[memoryview], bool]:
-    """The per-record test of a SQL92 selector: its properties, looked up by name as the expression asks."""
-    evaluate = selector.evaluate
-
-    def match(view: memoryview) -> bool:  # Selector.matches inlined: once per record read
-        try:
-            return evaluate(partial(get_property, record_properties(view))) is True
-        except Exception:  # an unreadable record or a failed evaluation: no match (J logs and skips it)
-            return False
-
-    return match
-
-
 class MessageFilter:
     """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
     (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply."""
@@ -115,7 +104,9 @@ def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
     if sub.matches_all:
         return None
     if sub.selector is not None:
-        return MessageFilter(None, None, record_selector(sub.selector))
+        tags = sub.selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
+        codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
+        return MessageFilter(codes, None, record_matcher(sub.selector))
     if sub.is_sql:  # a SQL92 subscription that did not compile: the handlers refuse it before reading
         return MessageFilter(None, None, lambda view: False)
     return MessageFilter(sub.codes.__contains__, _tag_match(sub.tags), None)

@@ -17,7 +17,9 @@ SendMessage                    one entry per message; queue = hash(message_group
                                → TIMER_DELIVER_MS, the timer (exact, no delay level); TRANSACTION → half message
 QueryAssignment                queue -1 per broker (non-FIFO group) or every readable queue (FIFO group)
 ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline; the filter
-                               is TAG or SQL92 (J's POP path does not check ``enablePropertyFilter``); bad → 40010
+                               is TAG or SQL92 (J's POP path does not check ``enablePropertyFilter``); a bad
+                               SQL92 → 50001 "parse the consumer's subscription failed" (J's POP, through the
+                               proxy), another bad filter → 40010
 AckMessage                     per entry; stale/expired handle → 40013
 ChangeInvisibleDuration        new receipt handle
 ForwardMessageToDeadLetterQueue %DLQ%<group>, acked
@@ -111,6 +113,9 @@ def _ms_duration(ms: int) -> Duration:
     d = Duration()
     d.FromMilliseconds(ms)
     return d
+
+
+POP_PARSE_FAILED = "parse the consumer's subscription failed"
 
 
 class ClientError(Exception):
@@ -517,6 +522,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             try:
                 sub = build_subscription(tc.topic_name, fe.expression or "*", 0, expression_type(fe))
             except SubscriptionParseError as exc:
+                if (
+                    fe.type == pb.FilterType.SQL
+                ):  # J: the broker's POP answers SUBSCRIPTION_PARSE_FAILED, the proxy 50001
+                    raise ClientError(pb.Code.INTERNAL_SERVER_ERROR, POP_PARSE_FAILED) from None
                 raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
             if request.auto_renew or not request.HasField("invisible_duration"):
                 invisible_ms = cfg.default_invisible_time_mills

@@ -20,8 +20,9 @@ Wheel: the enqueue task reads the timer topic's consume queue from its checkpoin
 into the slot of its TIMER_OUT_MS (``broker.services.timer_wheel``: a memory-mapped slot table and an append-only
 unit log, so pending timers live on disk). The dequeue task delivers slot ``S`` once the clock reaches
 ``S + precision`` (so never before the delivery time, at most one precision after it): each message is stored again
-to REAL_TOPIC / REAL_QID with ``TIMER_ENQUEUE_MS`` and ``TIMER_DEQUEUE_MS`` added and REAL_TOPIC / REAL_QID removed
-(J ``convertMessage``), as a normal message. A message whose slot has already passed when it is enqueued (a
+to REAL_TOPIC / REAL_QID with ``TIMER_ENQUEUE_MS`` and ``TIMER_DEQUEUE_MS`` added, REAL_TOPIC / REAL_QID kept (J's
+``convertMessage`` clears them from the property map but the stored copy still carries them: seen with the Java
+client on Apache RocketMQ 5.5.0), as a normal message. A message whose slot has already passed when it is enqueued (a
 restart after its time) is delivered at once.
 
 Checkpoint ``<storePathRootDir>/config/timercheck`` (JSON, written after each delivered slot and every second while
@@ -395,8 +396,8 @@ class TimerService:
             return
         m = decode_record(raw)[0]
         props = dict(m.properties)
-        topic = props.pop(PropertyKey.REAL_TOPIC, "")
-        qid = int(props.pop(PropertyKey.REAL_QID, "0") or 0)
+        topic = props.get(PropertyKey.REAL_TOPIC, "")  # kept on the delivered copy, as Apache RocketMQ 5.5.0 does
+        qid = int(props.get(PropertyKey.REAL_QID, "0") or 0)
         if u.pos >= 0:
             self.timing[topic] = max(0, self.timing.get(topic, 0) - 1)
         if not topic:

@@ -59,6 +59,7 @@ Get = Callable[[str], "str | None"]
 Eval = Callable[[Get], Any]
 
 PARSE_EXCEPTION = "org.apache.rocketmq.filter.parser.ParseException"
+TAGS = "TAGS"
 RUNTIME_EXCEPTION = "java.lang.RuntimeException"
 
 _GRAMMAR = r"""
@@ -146,6 +147,7 @@ class Node:
     const: bool = False
     value: Any = None
     prop: str | None = None
+    tags: frozenset[str] | None = None  # when TRUE, the message's TAGS is one of these (the consume-queue pre-filter)
 
 
 def _const(value: Any, boolean: bool = False) -> Node:
@@ -227,7 +229,8 @@ def _prop_equals_string(name: str, const: str) -> Eval:
 def _equal_node(left: Node, right: Node, text: str) -> Node:
     if left.prop is not None and right.const:
         if type(right.value) is str:  # String.equals, else compareTo != 0: plain equality
-            return Node(_prop_equals_string(left.prop, right.value), text, True)
+            tags = frozenset({right.value}) if left.prop == TAGS else None
+            return Node(_prop_equals_string(left.prop, right.value), text, True, tags=tags)
         if type(right.value) in (int, JLong):
             return Node(_prop_vs_integer(left.prop, right.value, operator.eq), text, True)
     lf, rf = left.fn, right.fn
@@ -268,7 +271,11 @@ def _and(a: Node, b: Node) -> Node:
             return False
         return None if lv is None or rv is None else True
 
-    return Node(ev, f"({a.text} && {b.text})", True)
+    if a.tags is not None and b.tags is not None:
+        tags: frozenset[str] | None = a.tags & b.tags
+    else:
+        tags = a.tags if a.tags is not None else b.tags
+    return Node(ev, f"({a.text} && {b.text})", True, tags=tags)
 
 
 def _or(a: Node, b: Node) -> Node:
@@ -284,7 +291,8 @@ def _or(a: Node, b: Node) -> Node:
             return True
         return None if lv is None or rv is None else False
 
-    return Node(ev, f"({a.text} || {b.text})", True)
+    tags = a.tags | b.tags if a.tags is not None and b.tags is not None else None
+    return Node(ev, f"({a.text} || {b.text})", True, tags=tags)
 
 
 def _string_test(left: Node, search: str, sym: str, test: Callable[[str, str], bool], negate: bool) -> Node:
@@ -314,7 +322,8 @@ def _in(left: Node, items: list[str], negate: bool) -> Node:
         return (v in wanted) is not negate
 
     sym = "NOT IN" if negate else "IN"
-    return Node(ev, f"{name} {sym} ( {', '.join(items)} )", True)
+    tags = wanted if name == TAGS and not negate else None
+    return Node(ev, f"{name} {sym} ( {', '.join(items)} )", True, tags=tags)
 
 
 def _between(value: Node, lo: Node, hi: Node) -> Node:
@@ -330,7 +339,34 @@ def _between(value: Node, lo: Node, hi: Node) -> Node:
                 f"Illegal values of between, left value({to_text(lo.value)}) must less than or equal to right "
                 f"value({to_text(hi.value)})"
             )
-    return _and(_compare_node(value, lo, ">=", _GE), _compare_node(value, hi, "<=", _LE))
+    fast = _prop_between(value, lo, hi, False)
+    return fast or _and(_compare_node(value, lo, ">=", _GE), _compare_node(value, hi, "<=", _LE))
+
+
+def _not_between(value: Node, lo: Node, hi: Node) -> Node:
+    fast = _prop_between(value, lo, hi, True)
+    return fast or _or(_compare_node(value, lo, "<", _LT), _compare_node(value, hi, ">", _GT))
+
+
+def _prop_between(value: Node, lo: Node, hi: Node, negate: bool) -> Node | None:
+    """``prop [NOT] BETWEEN 1 AND 5`` with two integer literals of one Java type: the property parsed once (the same
+    result, failures included, as the two comparisons it stands for)."""
+    kind = type(lo.value)
+    if value.prop is None or not (lo.const and hi.const) or kind not in (int, JLong) or type(hi.value) is not kind:
+        return None
+    _check_less_than(value)
+    name, low, high = value.prop, lo.value, hi.value
+    bounds = (LONG_MIN, LONG_MAX) if kind is JLong else (INT_MIN, INT_MAX)
+
+    def ev(get: Get) -> bool | None:
+        v = get(name)
+        if v is None:
+            return None
+        return (low <= java_integer(v, *bounds) <= high) is not negate
+
+    v = value.text  # the text of the two comparisons it stands for (error messages quote it)
+    text = f"(({v} < {lo.text}) || ({v} > {hi.text}))" if negate else f"(({v} >= {lo.text}) && ({v} <= {hi.text}))"
+    return Node(ev, text, True)
 
 
 def _negate(n: Node) -> Node:
@@ -413,7 +449,7 @@ _ACTIONS: dict[str, Callable[..., Node | str]] = {
     "endswith": lambda a, s: _string_test(a, s, "ENDSWITH", str.endswith, False),
     "not_endswith": lambda a, s: _string_test(a, s, "NOT ENDSWITH", str.endswith, True),
     "between": _between,
-    "not_between": lambda v, lo, hi: _or(_compare_node(v, lo, "<", _LT), _compare_node(v, hi, ">", _GT)),
+    "not_between": _not_between,
     "in_": lambda a, *items: _in(a, list(items), False),
     "not_in": lambda a, *items: _in(a, list(items), True),
     "pos": lambda a: a,
@@ -450,6 +486,7 @@ class Selector:
 
     text: str
     evaluate: Eval
+    required_tags: frozenset[str] | None = None  # a match has one of these TAGS (None: any, or none at all)
 
     def matches(self, get: Get) -> bool:
         try:
@@ -458,13 +495,36 @@ class Selector:
             return False
 
 
+# JavaCC's ``tokenImage`` of the literal token kinds (the others are their own text in quotes, keywords upper-cased)
+_TOKEN_IMAGES = {
+    "DECIMAL": "<DECIMAL_LITERAL>",
+    "FLOAT": "<FLOATING_POINT_LITERAL>",
+    "STRING": "<STRING_LITERAL>",
+    "ID": "<ID>",
+}
+
+
+def _token_image(tok: Token) -> str:
+    image = _TOKEN_IMAGES.get(tok.type)
+    if image is not None:
+        return image
+    if tok.type.startswith("_"):  # a keyword: _NOT → "NOT"
+        return f'"{tok.type[1:]}"'
+    return f'"{tok}"'
+
+
 def _syntax_message(exc: UnexpectedInput) -> str:
+    """The first line of JavaCC's ``ParseException`` / ``TokenMgrError`` message (J's "Was expecting one of" list
+    that follows it is not reproduced: docs/reference-differences.md)."""
     tok = getattr(exc, "token", None)
     if isinstance(tok, Token):
-        shown = "<EOF>" if tok.type == "$END" else str(tok)
-        return f'Encountered "{shown}" at line {exc.line}, column {exc.column}.'
+        if tok.type == "$END":
+            return f'Encountered "<EOF>" at line {exc.line}, column {exc.column}.'
+        shown = str(tok).replace("\\", "\\\\").replace('"', '\\"')
+        return f'Encountered " {_token_image(tok)} "{shown} "" at line {exc.line}, column {exc.column}.'
     char = getattr(exc, "char", "")
-    return f'Lexical error at line {exc.line}, column {exc.column}.  Encountered: "{char}"'
+    code = f" ({ord(char)})" if len(char) == 1 else ""
+    return f'Lexical error at line {exc.line}, column {exc.column}.  Encountered: "{char}"{code}, after : ""'
 
 
 def parse_selector(text: str) -> Selector:
@@ -480,7 +540,8 @@ def parse_selector(text: str) -> Selector:
         raise _fail(str(orig)) from None
     if not isinstance(node, Node):
         raise SelectorError(PARSE_EXCEPTION, f"Expression will not result in a boolean value: {node}")
-    return Selector(text, _as_boolean(node).fn)
+    top = _as_boolean(node)
+    return Selector(text, top.fn, top.tags)
 
 
 _CACHE: dict[str, Selector | SelectorError] = {}

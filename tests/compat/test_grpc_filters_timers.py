@@ -1,6 +1,7 @@
 """The official RocketMQ 5.x Python client (gRPC) with SQL92 filters: a SimpleConsumer whose FilterExpression is SQL
 receives exactly the messages whose properties match (``seq`` and the ``TAGS`` pseudo-property), and a filter that
-does not compile is refused with ILLEGAL_FILTER_EXPRESSION. Processes and waits as in test_grpc_client."""
+does not compile is refused at receive as Apache RocketMQ's proxy does (50001, "parse the consumer's subscription
+failed"). Processes and waits as in test_grpc_client."""
 
 from __future__ import annotations
 
@@ -38,4 +39,5 @@ def test_sql_filter_that_does_not_compile_is_refused(env: Env) -> None:
     finally:
         c.stop()
     failures = [e for e in evs if e["event"] in ("startup_failed", "receive_failed")]
-    assert failures and "40010" in failures[0]["error"], evs
+    assert failures and "50001" in failures[0]["error"], evs
+    assert "parse the consumer's subscription failed" in failures[0]["error"], evs

@@ -258,7 +258,9 @@ async def test_tag_filter_delivers_only_matching_tags(broker: BrokerApp, stub: A
     replies = [r async for r in stub.ReceiveMessage(bad, metadata=MD)]
     assert len(replies) == 1
     first = replies[0]
-    assert first.status.code == pb.Code.ILLEGAL_FILTER_EXPRESSION
+    # J: the broker's POP answers SUBSCRIPTION_PARSE_FAILED and the proxy passes it on as 50001 (tests/reference)
+    assert first.status.code == pb.Code.INTERNAL_SERVER_ERROR
+    assert first.status.message == "parse the consumer's subscription failed"
 
 
 async def test_a_receive_beyond_max_pop_polling_size_gets_too_many_requests(tmp_path: Path) -> None:

@@ -1,11 +1,15 @@
 """Session fixtures of the reference suite: Apache RocketMQ 5.5.0 and rocketq started side by side (in parallel, the
-JVMs take ~30 s on 2 cores), and one driver process per official client shared by every scenario."""
+JVMs take ~30 s on 2 cores), and one driver process per official client shared by every scenario. ``targets`` run
+with the common settings; ``filter_targets`` (a second pair, only when a SQL92 scenario asks) with
+``enablePropertyFilter=true``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -28,14 +32,12 @@ def _need(peer: str) -> None:
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
-    """Both clusters, keyed by name; Apache RocketMQ first in iteration order."""
-    _need("apache")
-    work = tmp_path_factory.mktemp("reference")
+@contextmanager
+def clusters(work: Path, broker_extra: str = "") -> Iterator[dict[str, Target]]:
+    """Both clusters with the same extra broker settings, keyed by name; Apache RocketMQ first in iteration order."""
     with ThreadPoolExecutor(2) as pool:
-        apache_f = pool.submit(start_apache, work / "apache")
-        ours_f = pool.submit(start_rocketq, work / "rocketq")
+        apache_f = pool.submit(start_apache, work / "apache", broker_extra)
+        ours_f = pool.submit(start_rocketq, work / "rocketq", broker_extra)
         apache: Apache | None = None
         ours: Servers | None = None
         try:
@@ -54,6 +56,22 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Targ
                 apache.stop()
             if ours is not None:
                 ours.stop()
+
+
+@pytest.fixture(scope="session")
+def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
+    """Both clusters with the common settings (``enablePropertyFilter`` off, the default of both)."""
+    _need("apache")
+    with clusters(tmp_path_factory.mktemp("reference")) as both:
+        yield both
+
+
+@pytest.fixture(scope="session")
+def filter_targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
+    """Both clusters with ``enablePropertyFilter=true`` (SQL92 subscriptions), started when a scenario needs them."""
+    _need("apache")
+    with clusters(tmp_path_factory.mktemp("reference-filter"), "enablePropertyFilter=true\n") as both:
+        yield both
 
 
 @pytest.fixture(scope="session")

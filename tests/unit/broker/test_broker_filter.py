@@ -1,11 +1,14 @@
-"""Tag subscriptions: expression parsing and the two filter stages (hash, then exact tag string)."""
+"""Tag subscriptions: expression parsing and the two filter stages (hash, then exact tag string); SQL92 filters:
+the record matcher over raw properties bytes and the TAGS pre-filter on the consume queue's hash."""
 
 from __future__ import annotations
 
 import pytest
 
-from broker.filter import SubscriptionParseError, build_subscription, make_filter, parse_tags
+from broker.filter import SubscriptionParseError, build_subscription, compile_sql, make_filter, parse_tags
+from broker.sql92.record import record_matcher
 from protocol.message_properties import tag_hash
+from protocol.record import encode_record
 
 
 def test_parse_tags() -> None:
@@ -27,3 +30,60 @@ def test_filter_ignores_client_codes_and_checks_strings() -> None:
         build_subscription("T", "a >", expression_type="SQL92")
     with pytest.raises(SubscriptionParseError):
         build_subscription("T", "a > 1", expression_type="CLASS")
+
+
+RECORD_PROPS = {"a": "12", "TAGS": "TagA", "b": "x\u00e9", "UNIQ_KEY": "K", "pa": "9"}
+RECORD_EXPRESSIONS = [
+    "a BETWEEN 10 AND 14",
+    "a NOT BETWEEN 10 AND 14",
+    "b = 'x\u00e9' AND TAGS IN ('TagA', 'TagB')",
+    "a = 9",  # 'pa' ends in 'a': only a whole name matches
+    "missing IS NULL AND a > 1",
+    "b > 1",  # a failed conversion: no match
+    "TAGS = 'TagB' OR pa = 9",
+]
+
+
+@pytest.mark.parametrize("v6", [False, True])
+@pytest.mark.parametrize("expr", RECORD_EXPRESSIONS)
+def test_record_matcher_agrees_with_the_decoded_properties(expr: str, v6: bool) -> None:
+    """The raw-bytes lookup gives the selector what the decoded properties would, whatever the hosts' form."""
+    host = ("::1", 5000) if v6 else ("127.0.0.1", 5000)
+    rec = encode_record(topic="T", body=b"body", properties=RECORD_PROPS, born_host=host, store_host=host)
+    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    assert f is not None and f.match_record is not None
+    assert f.match_record(memoryview(bytes(rec))) is compile_sql(expr).matches(RECORD_PROPS.get)
+
+
+def test_record_matcher_takes_the_last_of_a_repeated_name_and_refuses_garbage() -> None:
+    props = "a\x011\x02b\x02a\x017\x02"  # 'a' twice (the last wins) and a piece without a value
+    rec = memoryview(bytes(encode_record(topic="T", body=b"", properties=props)))
+    assert record_matcher(compile_sql("a = 7"))(rec)
+    assert not record_matcher(compile_sql("a = 1"))(rec)
+    assert not record_matcher(compile_sql("a = 7"))(memoryview(b"\x00\x00\x00\x08garbage!"))
+
+
+@pytest.mark.parametrize(
+    ("expr", "tags"),
+    [
+        ("TAGS = 'TagA'", {"TagA"}),
+        ("TAGS IN ('TagA', 'TagB') AND a > 1", {"TagA", "TagB"}),
+        ("a > 1 AND (TAGS = 'TagA' OR TAGS = 'TagC')", {"TagA", "TagC"}),
+        ("(TAGS = 'A' OR TAGS = 'B') AND (TAGS = 'B' OR TAGS = 'C')", {"B"}),
+        ("TAGS = 'TagA' OR a > 1", None),  # TRUE without TAGS: no pre-filter
+        ("NOT TAGS = 'TagA'", None),
+        ("TAGS NOT IN ('TagA')", None),
+        ("TAGS <> 'TagA'", None),
+        ("a > 1", None),
+    ],
+)
+def test_sql_tag_prefilter(expr: str, tags: set[str] | None) -> None:
+    """When every way to TRUE needs a TAGS from a set, the consume queue's tag hash skips the other units."""
+    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    assert f is not None
+    if tags is None:
+        assert f.match_code is None
+    else:
+        assert f.match_code is not None
+        assert all(f.match_code(tag_hash(t)) for t in tags)
+        assert not f.match_code(tag_hash("Other")) and not f.match_code(0)

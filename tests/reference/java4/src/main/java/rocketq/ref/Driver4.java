@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.PullResult;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
@@ -32,6 +33,7 @@ import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.TransactionListener;
 import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.client.utils.MessageUtil;
 import org.apache.rocketmq.common.TopicConfig;
 import org.apache.rocketmq.common.admin.TopicOffset;
 import org.apache.rocketmq.common.admin.TopicStatsTable;
@@ -80,6 +82,7 @@ public final class Driver4 {
     e.put("queueOffset", m.getQueueOffset());
     e.put("reconsumeTimes", m.getReconsumeTimes());
     e.put("storeMinusBornMs", m.getStoreTimestamp() - m.getBornTimestamp());
+    e.put("arrivedMinusBornMs", System.currentTimeMillis() - m.getBornTimestamp());
     e.put("props", new TreeMap<>(m.getProperties()));
     return e;
   }
@@ -111,6 +114,20 @@ public final class Driver4 {
     if (c.has("delay")) {
       msg.setDelayTimeLevel(c.get("delay").getAsInt());
     }
+    if (c.has("props")) {  // user properties, "{i}" in a value replaced by the message's index
+      for (Map.Entry<String, com.google.gson.JsonElement> p : c.getAsJsonObject("props").entrySet()) {
+        msg.putUserProperty(p.getKey(), p.getValue().getAsString().replace("{i}", Integer.toString(i)));
+      }
+    }
+    if (c.has("timer")) {  // RocketMQ 5's timer properties (4.9.8 has no setter): [[name, value], ...] cycled over i;
+      // a TIMER_DELIVER_MS value is relative to now
+      com.google.gson.JsonArray spec = c.getAsJsonArray("timer").get(i % c.getAsJsonArray("timer").size())
+          .getAsJsonArray();
+      String name = spec.get(0).getAsString();
+      long value = spec.get(1).getAsLong();
+      msg.putUserProperty(name, Long.toString(name.equals("TIMER_DELIVER_MS") ? System.currentTimeMillis() + value
+          : value));
+    }
     if (c.has("bodySize")) {
       byte[] body = new byte[c.get("bodySize").getAsInt()];
       new java.util.Random(i).nextBytes(body);  // incompressible: the client compresses bodies over 4 KiB
@@ -125,9 +142,17 @@ public final class Driver4 {
         "hasOffsetMsgId", r.getOffsetMsgId() != null && !r.getOffsetMsgId().isEmpty());
   }
 
-  static void send(JsonObject c) throws Exception {
-    DefaultMQProducer p = new DefaultMQProducer(str(c, "group", "ref-producer"));
+  static DefaultMQProducer producer(JsonObject c, String group) {
+    DefaultMQProducer p = new DefaultMQProducer(group, flag(c, "trace"));
     p.setNamesrvAddr(str(c, "ns", ""));
+    if (c.has("namespace")) {
+      p.setNamespace(str(c, "namespace", ""));
+    }
+    return p;
+  }
+
+  static void send(JsonObject c) throws Exception {
+    DefaultMQProducer p = producer(c, str(c, "group", "ref-producer"));
     p.setInstanceName(instance());
     p.setRetryTimesWhenSendFailed(0);
     p.setSendMsgTimeout(10_000);
@@ -179,19 +204,34 @@ public final class Driver4 {
       if (!pending.await(60, TimeUnit.SECONDS)) {
         emit("event", "error", "type", "Timeout", "message", "async sends unanswered");
       }
+      if (c.has("lingerMs")) {
+        Thread.sleep(num(c, "lingerMs", 0));  // time for what the client sends in the background (trace records)
+      }
     } finally {
       p.shutdown();
     }
   }
 
-  static void consume(JsonObject c) throws Exception {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(str(c, "group", ""));
+  static DefaultMQPushConsumer pushConsumer(JsonObject c, String group) throws MQClientException {
+    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group, flag(c, "trace"));
     consumer.setNamesrvAddr(str(c, "ns", ""));
     consumer.setInstanceName(instance());
+    if (c.has("namespace")) {
+      consumer.setNamespace(str(c, "namespace", ""));
+    }
     consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
     // shutdown waits for listeners in flight, so their results (a send-back, an offset) reach the broker
     consumer.setAwaitTerminationMillisWhenShutdown(10_000);
-    consumer.subscribe(str(c, "topic", ""), str(c, "expr", "*"));
+    if (c.has("sql")) {
+      consumer.subscribe(str(c, "topic", ""), MessageSelector.bySql(str(c, "sql", "")));
+    } else {
+      consumer.subscribe(str(c, "topic", ""), str(c, "expr", "*"));
+    }
+    return consumer;
+  }
+
+  static void consume(JsonObject c) throws Exception {
+    DefaultMQPushConsumer consumer = pushConsumer(c, str(c, "group", ""));
     if (flag(c, "broadcast")) {
       consumer.setMessageModel(MessageModel.BROADCASTING);
     }
@@ -227,9 +267,50 @@ public final class Driver4 {
       if (!latch.await(num(c, "timeoutMs", 30_000), TimeUnit.MILLISECONDS)) {
         emit("event", "timeout", "missing", latch.getCount());
         dumpThreads();
+      } else if (c.has("settleMs")) {
+        Thread.sleep(num(c, "settleMs", 0));  // a window in which a message that should not come would show up
       }
     } finally {
       consumer.shutdown();
+    }
+  }
+
+  /**
+   * Request-reply (RIP-16): a responder (push consumer + producer) answers each request with
+   * MessageUtil.createReplyMessage; a producer sends ``count`` requests with request() and reports each reply.
+   */
+  static void request(JsonObject c) throws Exception {
+    DefaultMQProducer replier = producer(c, str(c, "group", "") + "Replier");
+    replier.setInstanceName(instance());
+    replier.start();
+    DefaultMQPushConsumer responder = pushConsumer(c, str(c, "group", ""));
+    responder.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+      for (MessageExt m : msgs) {
+        try {
+          Message reply = MessageUtil.createReplyMessage(m,
+              ("reply-" + new String(m.getBody(), StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8));
+          replier.send(reply);
+          emit("event", "served", "keys", m.getKeys(), "replyTopic", reply.getTopic());
+        } catch (Exception e) {
+          error(e);
+        }
+      }
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    responder.start();
+    DefaultMQProducer requester = producer(c, "RefRequester");
+    requester.setInstanceName(instance());
+    requester.start();
+    try {
+      for (int i = 0; i < num(c, "count", 1); i++) {
+        Message r = requester.request(message(c, i), num(c, "timeoutMs", 15_000));
+        emit("event", "reply", "topic", r.getTopic(), "body", new String(r.getBody(), StandardCharsets.UTF_8),
+            "props", new TreeMap<>(r.getProperties()));
+      }
+    } finally {
+      requester.shutdown();
+      responder.shutdown();
+      replier.shutdown();
     }
   }
 
@@ -443,6 +524,7 @@ public final class Driver4 {
         switch (c.get("cmd").getAsString()) {
           case "send": send(c); break;
           case "consume": consume(c); break;
+          case "request": request(c); break;
           case "lite_pull": litePull(c); break;
           case "pull": pull(c); break;
           case "transaction": transaction(c); break;

@@ -60,8 +60,12 @@ public final class Driver5 {
   }
 
   static ClientConfiguration config(JsonObject c) {
-    return ClientConfiguration.newBuilder().setEndpoints(str(c, "endpoint", "")).enableSsl(false)
-        .setRequestTimeout(Duration.ofSeconds(10)).build();
+    org.apache.rocketmq.client.apis.ClientConfigurationBuilder b = ClientConfiguration.newBuilder()
+        .setEndpoints(str(c, "endpoint", "")).enableSsl(false).setRequestTimeout(Duration.ofSeconds(10));
+    if (c.has("namespace")) {
+      b.setNamespace(str(c, "namespace", ""));
+    }
+    return b.build();
   }
 
   static void emitMsg(MessageView m) {
@@ -72,7 +76,8 @@ public final class Driver5 {
     emit("event", "msg", "topic", m.getTopic(), "tags", m.getTag().orElse(null), "keys", String.join(" ", keys),
         "body", new String(body, StandardCharsets.UTF_8), "props", new TreeMap<>(m.getProperties()),
         "deliveryAttempt", m.getDeliveryAttempt(), "messageGroup", m.getMessageGroup().orElse(null),
-        "hasDeliveryTimestamp", m.getDeliveryTimestamp().isPresent());
+        "hasDeliveryTimestamp", m.getDeliveryTimestamp().isPresent(),
+        "lateMs", m.getDeliveryTimestamp().map(t -> System.currentTimeMillis() - t).orElse(null));
   }
 
   static Message message(JsonObject c, int i) {
@@ -86,6 +91,15 @@ public final class Driver5 {
     }
     if (c.has("delayMs")) {
       b.setDeliveryTimestamp(System.currentTimeMillis() + c.get("delayMs").getAsLong());
+    }
+    if (c.has("delaysMs")) {  // a delivery time per message, cycled over i
+      com.google.gson.JsonArray d = c.getAsJsonArray("delaysMs");
+      b.setDeliveryTimestamp(System.currentTimeMillis() + d.get(i % d.size()).getAsLong());
+    }
+    if (c.has("props")) {  // user properties, "{i}" in a value replaced by the message's index
+      for (Map.Entry<String, com.google.gson.JsonElement> p : c.getAsJsonObject("props").entrySet()) {
+        b.addProperty(p.getKey(), p.getValue().getAsString().replace("{i}", Integer.toString(i)));
+      }
     }
     return b.build();
   }
@@ -131,7 +145,7 @@ public final class Driver5 {
 
   static Map<String, FilterExpression> subscription(JsonObject c) {
     return Collections.singletonMap(str(c, "topic", ""),
-        new FilterExpression(str(c, "expr", "*"), FilterExpressionType.TAG));
+        new FilterExpression(str(c, "expr", "*"), FilterExpressionType.valueOf(str(c, "exprType", "TAG"))));
   }
 
   static void simple(JsonObject c) throws Exception {
@@ -152,6 +166,13 @@ public final class Driver5 {
       }
       if (got < want) {
         emit("event", "timeout", "missing", want - got);
+      }
+      long settle = System.currentTimeMillis() + num(c, "settleMs", 0);
+      while (System.currentTimeMillis() < settle) {  // a window in which a message that should not come would show up
+        for (MessageView m : consumer.receive(16, Duration.ofSeconds(15))) {
+          emitMsg(m);
+          consumer.ack(m);
+        }
       }
     }
   }
@@ -194,7 +215,12 @@ public final class Driver5 {
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {
-        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()));
+        StringBuilder causes = new StringBuilder();
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+          causes.append(t.getClass().getSimpleName()).append(": ").append(t.getMessage()).append("; ");
+        }
+        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()),
+            "causes", causes.toString());
       }
       emit("event", "done");
     }
