@@ -133,10 +133,6 @@ def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets:
     assert_same(seen)
 
 
-@pytest.mark.xfail(
-    reason="rocketq: the 5.x client's transaction checker is not always called within 30 s (seen when this scenario "
-    "runs first in a session; it passed after the other Java 5.x scenarios); open, see docs/reference-differences.md"
-)
 def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
     """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it."""
 
@@ -146,6 +142,9 @@ def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, T
             cmd="transaction", endpoint=t.grpc_endpoint, topic="Ref5Tx", group="Ref5TxC", count=2, end="none", expect=2
         )
         checks = sorted(e["keys"] for e in got if e["event"] == "check")
+        for e in got:  # how many checks went out before the answer is timing (Apache's proxy: until it routes one)
+            if e["event"] == "msg" and e["props"].get("TRANSACTION_CHECK_TIMES", "0").isdigit():
+                e["props"]["TRANSACTION_CHECK_TIMES"] = ">=1" if int(e["props"]["TRANSACTION_CHECK_TIMES"]) else "0"
         return {"checks": checks, "got": view(ok(got))}
 
     seen = on_both(targets, run)
