@@ -308,17 +308,19 @@ async def test_half_in_its_immunity_window_is_put_back_and_the_pass_goes_on(tmp_
         checked.append(msg.body.decode())
         return LocalTransactionState.COMMIT_MESSAGE
 
-    async with run_namesrv(tmp_path) as ns:
-        async with run_broker(ns, tmp_path, transactionCheckInterval=100, transactionTimeOut=200) as broker:
-            async with Producer("PID_imm", namesrv_addr=ns.addr, check_listener=check) as p:
-                immune = Message("TxImm", b"immune", properties={"CHECK_IMMUNITY_TIME_IN_SECONDS": "60"})
-                for m in (immune, Message("TxImm", b"plain")):
-                    await p.send_message_in_transaction(m, lambda m, a: LocalTransactionState.UNKNOW)
-                await eventually(lambda: checked == ["plain"])
-                half = "RMQ_SYS_TRANS_HALF_TOPIC"
-                await eventually(lambda: broker.store.get_max_offset_in_queue(half, 0) >= 5)  # put back, again
-                assert checked == ["plain"]
-                r = await broker.store.get_message("G", half, 0, 2, 32, 1 << 20)
-                copies = [m for m in r.messages() if m.body == b"immune"]
-                assert copies and all(m.properties["TRAN_PREPARED_QUEUE_OFFSET"] == "0" for m in copies)
-                assert all("TRANSACTION_CHECK_TIMES" not in m.properties for m in copies)
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, transactionCheckInterval=100, transactionTimeOut=200) as broker,
+        Producer("PID_imm", namesrv_addr=ns.addr, check_listener=check) as p,
+    ):
+        immune = Message("TxImm", b"immune", properties={"CHECK_IMMUNITY_TIME_IN_SECONDS": "60"})
+        for m in (immune, Message("TxImm", b"plain")):
+            await p.send_message_in_transaction(m, lambda m, a: LocalTransactionState.UNKNOW)
+        await eventually(lambda: checked == ["plain"])
+        half = "RMQ_SYS_TRANS_HALF_TOPIC"
+        await eventually(lambda: broker.store.get_max_offset_in_queue(half, 0) >= 5)  # put back, again
+        assert checked == ["plain"]
+        r = await broker.store.get_message("G", half, 0, 2, 32, 1 << 20)
+        copies = [m for m in r.messages() if m.body == b"immune"]
+        assert copies and all(m.properties["TRAN_PREPARED_QUEUE_OFFSET"] == "0" for m in copies)
+        assert all("TRANSACTION_CHECK_TIMES" not in m.properties for m in copies)

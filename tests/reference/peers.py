@@ -113,12 +113,12 @@ class Apache:
             p.stop(timeout=5)  # SIGKILL after that: nothing of theirs needs keeping
 
 
-def _boot_java(main: str, args: list[str], work: Path, name: str, ready: str) -> Proc:
+def _boot_java(main: str, args: list[str], work: Path, name: str, ready: str, jvm_opts: list[str]) -> Proc:
     cp = f"{RMQ_LIB}/*"
     proc = Proc(
         [
             "java",
-            *JVM_OPTS,
+            *jvm_opts,
             f"-Duser.home={work}",
             f"-Drocketmq.home.dir={work}",
             "-cp",
@@ -163,8 +163,12 @@ def wait_route(ns_addr: str, topic: str) -> None:
     asyncio.run(_routed(ns_addr, topic))
 
 
-def start_apache(work: Path, broker_extra: str = "") -> Apache:
-    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line."""
+def start_apache(
+    work: Path, broker_extra: str = "", *, jvm_opts: list[str] | None = None, proxy: bool = True
+) -> Apache:
+    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line
+    (``jvm_opts``: instead of ``JVM_OPTS``; ``proxy``: False leaves the gRPC proxy out, ``grpc_endpoint`` empty)."""
+    opts = JVM_OPTS if jvm_opts is None else jvm_opts
     work.mkdir(parents=True, exist_ok=True)
     ns_port = free_port()
     (work / "namesrv.conf").write_text(f"listenPort={ns_port}\n")
@@ -178,6 +182,7 @@ def start_apache(work: Path, broker_extra: str = "") -> Apache:
                 work,
                 "namesrv",
                 "boot success",
+                opts,
             )
         )
         port = port_block((-2, 0, 1))
@@ -195,9 +200,12 @@ def start_apache(work: Path, broker_extra: str = "") -> Apache:
                 work,
                 "broker",
                 "boot success",
+                opts,
             )
         )
         asyncio.run(_registered(ns_addr, "RefCluster"))
+        if not proxy:
+            return cluster
         grpc_port, remoting_port = free_port(), free_port()
         (work / "rmq-proxy.json").write_text(
             json.dumps(
@@ -217,6 +225,7 @@ def start_apache(work: Path, broker_extra: str = "") -> Apache:
                 work,
                 "proxy",
                 "startup successfully",
+                opts,
             )
         )
     except BaseException:
@@ -288,11 +297,13 @@ class Driver:
         assert first.get("event") == "ready", first
 
     @classmethod
-    def java(cls, home: Path, main: str, log: Path) -> Driver:
+    def java(cls, home: Path, main: str, log: Path, jvm_opts: list[str] | None = None) -> Driver:
+        """``jvm_opts``: instead of the small, C1-only heap the tests use (which starts fastest)."""
         work = log.parent / (log.stem + "-home")
         work.mkdir(parents=True, exist_ok=True)
         cp = f"{home}/classes:{home}/lib/*"
-        opts = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Duser.home={work}"]
+        small = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+        opts = [*(small if jvm_opts is None else jvm_opts), f"-Duser.home={work}"]
         props = [f"-Drocketmq.client.logRoot={work}/logs", "-Drocketmq.client.logLevel=WARN"]
         return cls(["java", *opts, *props, "-cp", cp, main], log)
 
@@ -301,8 +312,8 @@ class Driver:
         return cls.java(JAVA4, "rocketq.ref.Driver4", log)
 
     @classmethod
-    def java5(cls, log: Path) -> Driver:
-        return cls.java(JAVA5, "rocketq.ref.Driver5", log)
+    def java5(cls, log: Path, jvm_opts: list[str] | None = None) -> Driver:
+        return cls.java(JAVA5, "rocketq.ref.Driver5", log, jvm_opts)
 
     @classmethod
     def go(cls, log: Path) -> Driver:
