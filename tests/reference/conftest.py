@@ -23,7 +23,7 @@ class Target:
     grpc_endpoint: str
 
 
-def _need(peer: str) -> None:
+def need(peer: str) -> None:
     if reason := missing(peer):
         pytest.skip(reason)
 
@@ -31,7 +31,7 @@ def _need(peer: str) -> None:
 @pytest.fixture(scope="session")
 def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
     """Both clusters, keyed by name; Apache RocketMQ first in iteration order."""
-    _need("apache")
+    need("apache")
     work = tmp_path_factory.mktemp("reference")
     with ThreadPoolExecutor(2) as pool:
         apache_f = pool.submit(start_apache, work / "apache")
@@ -58,20 +58,20 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Targ
 
 @pytest.fixture(scope="session")
 def java4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("java4")
+    need("java4")
     with Driver.java4(tmp_path_factory.mktemp("java4") / "driver.log") as d:
         yield d
 
 
 @pytest.fixture(scope="session")
 def java5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("java5")
+    need("java5")
     with Driver.java5(tmp_path_factory.mktemp("java5") / "driver.log") as d:
         yield d
 
 
 @pytest.fixture(scope="session")
 def godriver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("go")
+    need("go")
     with Driver.go(tmp_path_factory.mktemp("go") / "driver.log") as d:
         yield d

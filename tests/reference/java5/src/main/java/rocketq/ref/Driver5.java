@@ -84,6 +84,9 @@ public final class Driver5 {
     if (c.has("groups")) {
       b.setMessageGroup("g" + (i % c.get("groups").getAsInt()));
     }
+    if (c.has("bodySize")) {
+      b.setBody(new byte[c.get("bodySize").getAsInt()]);
+    }
     if (c.has("delayMs")) {
       b.setDeliveryTimestamp(System.currentTimeMillis() + c.get("delayMs").getAsLong());
     }
@@ -91,7 +94,10 @@ public final class Driver5 {
   }
 
   static Producer producer(JsonObject c, boolean transactional) throws Exception {
-    ProducerBuilder b = PROVIDER.newProducerBuilder().setClientConfiguration(config(c)).setTopics(str(c, "topic", ""));
+    ProducerBuilder b = PROVIDER.newProducerBuilder().setClientConfiguration(config(c));
+    if (!c.has("prefetch") || c.get("prefetch").getAsBoolean()) {  // false: the first send looks the route up
+      b.setTopics(str(c, "topic", ""));
+    }
     if (transactional) {
       b.setTransactionChecker(v -> {
         emit("event", "check", "keys", String.join(" ", v.getKeys()));
@@ -241,7 +247,11 @@ public final class Driver5 {
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {
-        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()));
+        Throwable t = e;
+        while (!(t instanceof org.apache.rocketmq.client.apis.ClientException) && t.getCause() != null) {
+          t = t.getCause();
+        }
+        emit("event", "error", "type", t.getClass().getSimpleName(), "remark", String.valueOf(t.getMessage()));
       }
       emit("event", "done");
     }
