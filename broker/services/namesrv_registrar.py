@@ -93,6 +93,13 @@ class NamesrvRegistrar:
         await self.register_all()
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="namesrv-registrar")
 
+    def set_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime: every topic is registered again, with a new data version."""
+        self._perm = perm
+        self._topics.data_version.next()
+        self._full_conn.clear()
+        self.trigger()
+
     def trigger(self) -> None:
         """Register with every name server as soon as possible (topic table changed)."""
         self._requested += 1
