@@ -33,6 +33,7 @@ PEERS = Path(os.environ.get("ROCKETQ_PEERS", Path.home() / ".cache" / "rocketq")
 RMQ_LIB = PEERS / "rocketmq-5.5.0" / "lib"
 JAVA4 = PEERS / "java4-driver-4.9.8"
 JAVA5 = PEERS / "java5-driver-5.0.8"
+SPRING = PEERS / "spring-driver-2.3.1"
 GODRIVER_MOD = Path(__file__).with_name("godriver") / "go.mod"
 JVM_BOOT_TIMEOUT_S = 120.0
 
@@ -67,12 +68,12 @@ def go_driver() -> Path:
 
 
 def missing(peer: str) -> str | None:
-    """Why ``peer`` ("apache", "java4", "java5", "go") cannot run here, or None."""
+    """Why ``peer`` ("apache", "java4", "java5", "spring", "go") cannot run here, or None."""
     if peer == "go":
         return None if go_driver().exists() else f"{go_driver()} not built (make peers; needs go)"
     if shutil.which("java") is None:
         return "java is not on PATH"
-    where = {"apache": RMQ_LIB.parent, "java4": JAVA4, "java5": JAVA5}[peer]
+    where = {"apache": RMQ_LIB.parent, "java4": JAVA4, "java5": JAVA5, "spring": SPRING}[peer]
     return None if (where / ".stamp").exists() else f"{where} not built (make peers; needs mvn)"
 
 
