@@ -3,9 +3,11 @@ JVMs take ~30 s on 2 cores), and one driver process per official client shared b
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,32 @@ class Target:
 def need(peer: str) -> None:
     if reason := missing(peer):
         pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def cluster_pair(work: Path, apache_extra: str, rocketq_extra: str) -> Iterator[dict[str, Target]]:
+    """A second pair of clusters for one module, without proxies: Apache RocketMQ with ``apache_extra`` and
+    rocketq with ``rocketq_extra`` broker config lines, started side by side."""
+    need("apache")
+    with ThreadPoolExecutor(2) as pool:
+        apache_f = pool.submit(start_apache, work / "apache", apache_extra, proxy=False)
+        ours_f = pool.submit(start_rocketq, work / "rocketq", rocketq_extra)
+        try:
+            apache, (ours, _) = apache_f.result(), ours_f.result()
+        except BaseException:
+            if apache_f.exception() is None:
+                apache_f.result().stop()
+            if ours_f.exception() is None:
+                ours_f.result()[0].stop()
+            raise
+    try:
+        yield {
+            "apache": Target("apache", apache.ns_addr, apache.broker_addr, ""),
+            "rocketq": Target("rocketq", ours.ns_addr, ours.broker_addr, ""),
+        }
+    finally:
+        apache.stop()
+        ours.stop()
 
 
 @pytest.fixture(scope="session")

@@ -9,15 +9,14 @@ succeed on both and refused ones be refused on both; the refusal's code differs 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.reference.compare import assert_same, errors, messages, sent_view
-from tests.reference.conftest import Target, need
-from tests.reference.peers import Driver, start_apache, start_rocketq
+from tests.reference.conftest import Target, cluster_pair
+from tests.reference.peers import Driver
 from tests.reference.test_java4_client import on_both
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
@@ -62,28 +61,11 @@ def _home(work: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
-    need("apache")
     work = tmp_path_factory.mktemp("acl")
-    apache_home, ours_home = _home(work / "apache"), _home(work / "rocketq")
-    with ThreadPoolExecutor(2) as pool:
-        apache_f = pool.submit(start_apache, apache_home, APACHE_AUTH, proxy=False)
-        ours_f = pool.submit(start_rocketq, ours_home, f"aclEnable=true\nrocketmqHome={ours_home}\n")
-        try:
-            apache, (ours, _) = apache_f.result(), ours_f.result()
-        except BaseException:
-            for f in (apache_f, ours_f):
-                if f.exception() is None:
-                    r = f.result()
-                    (r[0] if isinstance(r, tuple) else r).stop()
-            raise
-    try:
-        yield {
-            "apache": Target("apache", apache.ns_addr, apache.broker_addr, ""),
-            "rocketq": Target("rocketq", ours.ns_addr, ours.broker_addr, ""),
-        }
-    finally:
-        apache.stop()
-        ours.stop()
+    _home(work / "apache")
+    ours_home = _home(work / "rocketq")
+    with cluster_pair(work, APACHE_AUTH, f"aclEnable=true\nrocketmqHome={ours_home}\n") as pair:
+        yield pair
 
 
 def refusals(events: list[dict[str, Any]], target: str) -> list[str]:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from tests.reference.compare import assert_same, errors, sent_view
-from tests.reference.conftest import Target, need
-from tests.reference.peers import Driver, start_apache, start_rocketq
+from tests.reference.conftest import Target, cluster_pair
+from tests.reference.peers import Driver
 from tests.reference.test_java4_client import create, on_both
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(600)]
@@ -23,27 +22,8 @@ NO_AUTO_CREATE = "autoCreateTopicEnable=false\n"
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
-    need("apache")
-    work = tmp_path_factory.mktemp("no-auto-create")
-    with ThreadPoolExecutor(2) as pool:
-        apache_f = pool.submit(start_apache, work / "apache", NO_AUTO_CREATE, proxy=False)
-        ours_f = pool.submit(start_rocketq, work / "rocketq", NO_AUTO_CREATE)
-        try:
-            apache, (ours, _) = apache_f.result(), ours_f.result()
-        except BaseException:
-            for f in (apache_f, ours_f):
-                if f.exception() is None:
-                    r = f.result()
-                    (r[0] if isinstance(r, tuple) else r).stop()
-            raise
-    try:
-        yield {
-            "apache": Target("apache", apache.ns_addr, apache.broker_addr, ""),
-            "rocketq": Target("rocketq", ours.ns_addr, ours.broker_addr, ""),
-        }
-    finally:
-        apache.stop()
-        ours.stop()
+    with cluster_pair(tmp_path_factory.mktemp("no-auto-create"), NO_AUTO_CREATE, NO_AUTO_CREATE) as pair:
+        yield pair
 
 
 def failures(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
