@@ -168,8 +168,20 @@ def start_apache(
     work: Path, broker_extra: str = "", *, jvm_opts: list[str] | None = None, proxy: bool = True
 ) -> Apache:
     """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line
-    (``jvm_opts``: instead of ``JVM_OPTS``; ``proxy``: False leaves the gRPC proxy out, ``grpc_endpoint`` empty)."""
-    opts = JVM_OPTS if jvm_opts is None else jvm_opts
+    (``jvm_opts``: instead of ``JVM_OPTS``; ``proxy``: False leaves the gRPC proxy out, ``grpc_endpoint`` empty).
+    A port taken between choosing it and the JVM binding it (another server starting beside it on a busy machine)
+    means new ports and another try."""
+    for attempt in range(3):
+        try:
+            return _start_apache(work, broker_extra, JVM_OPTS if jvm_opts is None else jvm_opts, proxy)
+        except AssertionError:
+            logs = [f.read_text(errors="replace") for f in work.glob("*.log")]
+            if attempt == 2 or not any("Address already in use" in text for text in logs):
+                raise
+    raise AssertionError("not reached")
+
+
+def _start_apache(work: Path, broker_extra: str, opts: list[str], proxy: bool) -> Apache:
     work.mkdir(parents=True, exist_ok=True)
     ns_port = free_port()
     (work / "namesrv.conf").write_text(f"listenPort={ns_port}\n")
