@@ -59,9 +59,11 @@ from typing import Any
 
 try:
     from bench import _systems as systems
+    from bench._java5 import GRPC_ROWS, Java5
     from bench._util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table
 except ImportError:
     import _systems as systems  # type: ignore[no-redef]
+    from _java5 import GRPC_ROWS, Java5  # type: ignore[no-redef]
     from _util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
@@ -76,14 +78,6 @@ SINGLE_CLIENT_ROW = "single send, client CPU per send (µs)"
 SINGLE_SERVER_ROW = "single send, server CPU per send (µs)"
 MAX_CATCHUP = 128  # messages due at once beyond this go out in several batches
 RSS_ROLES = ("broker", "name server", "proxy")
-GRPC_ROWS = (
-    ("gRPC Java 5.x client, single send (msgs/s)", 1, "msgsPerSec"),
-    ("gRPC Java 5.x client, single send p50 (ms)", 1, "p50Ms"),
-    ("gRPC Java 5.x client, single send p99 (ms)", 1, "p99Ms"),
-    ("gRPC Java 5.x client, 32 threads (msgs/s)", 32, "msgsPerSec"),
-)
-# the Java 5.x client's JVM for the gRPC rows: full JIT, unlike the reference tests' C1-only driver
-CLIENT_JVM_OPTS = ["-Xms256m", "-Xmx256m", "-XX:+UseG1GC"]
 
 
 def _runner() -> Callable[[Coroutine[Any, Any, Any]], Any]:
@@ -363,33 +357,6 @@ _B_ROWS = (
     ("achieved", "achieved (msgs/s)"),
 )
 Figures = dict[tuple[str, str], list[float | None]]  # (row, system) -> one figure per round
-
-
-class Java5:
-    """One Java 5.x client JVM (``tests/reference/java5``'s driver) for every gRPC row of the invocation."""
-
-    driver: Any = None
-
-    @classmethod
-    def bench(cls, endpoint: str, topic: str, threads: int, n: int, size: int, warm_ms: int) -> dict[str, Any] | None:
-        from tests.reference.peers import Driver
-
-        if cls.driver is None:
-            log = Path(tempfile.mkdtemp(prefix="latency-java5-")) / "driver.log"
-            cls.driver = Driver.java5(log, CLIENT_JVM_OPTS)
-        args = {"endpoint": endpoint, "topic": topic, "threads": threads, "count": n, "size": size, "warmMs": warm_ms}
-        events = cls.driver.run(cmd="bench", timeout=900, **args)
-        for e in events:
-            if e["event"] == "bench":
-                return dict(e)
-        print(f"    failed: {events}", flush=True)
-        return None
-
-    @classmethod
-    def close(cls) -> None:
-        if cls.driver is not None:
-            cls.driver.close()
-            cls.driver = None
 
 
 def warm_jvm(system: str, served: systems.Served, a: argparse.Namespace) -> None:
