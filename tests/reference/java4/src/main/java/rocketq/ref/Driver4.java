@@ -438,7 +438,7 @@ public final class Driver4 {
   }
 
   static DefaultMQAdminExt admin(JsonObject c) throws MQClientException {
-    DefaultMQAdminExt admin = new DefaultMQAdminExt(hook(c), 5_000);
+    DefaultMQAdminExt admin = new DefaultMQAdminExt(hook(c), 20_000);  // a JVM just started on a busy machine
     admin.setNamesrvAddr(str(c, "ns", ""));
     admin.setInstanceName(instance());
     admin.start();
