@@ -1,12 +1,17 @@
 """The systems the latency bench drives, behind one small client interface, and their servers.
 
 Each system's servers start on free loopback ports in a temp dir and stop by PID; its client is Python on uvloop:
-rocketq's own SDK (``client/``), redis.asyncio + hiredis, nats-py; and "floor": ``bench/_floor.py``'s bare uvloop
-relay (Python on both sides, no work, nothing stored), in the single, 32-concurrent and B scenarios. Durability:
+rocketq's own SDK (``client/``) — for rocketq and for "apache" alike —, redis.asyncio + hiredis, nats-py; and "floor":
+``bench/_floor.py``'s bare uvloop relay (Python on both sides, no work, nothing stored), in the single,
+32-concurrent and B scenarios. "apache" is Apache RocketMQ 5.5.0 (name server + broker, and its proxy in cluster
+mode for the gRPC rows) from the reference peers' cache (``make peers``, ``tests/reference/peers.py``), each JVM with
+``APACHE_JVM_OPTS``: a fixed 512 MiB heap (Apache's own scripts ask 4-8 GiB; this machine is small), G1, full JIT.
+Durability:
 
 | system  | "async" (ack before fsync)                        | "sync" (fsync before ack)          |
 |---------|---------------------------------------------------|------------------------------------|
 | rocketq | ``flushDiskType=ASYNC_FLUSH``                      | ``SYNC_FLUSH`` (group commit)      |
+| apache  | ``flushDiskType=ASYNC_FLUSH``                      | ``SYNC_FLUSH`` (group commit)      |
 | redis   | AOF, ``appendfsync everysec``                      | AOF, ``appendfsync always``        |
 | nats    | JetStream file storage, default ``sync_interval`` | file storage, ``sync_interval: always`` |
 
@@ -39,8 +44,24 @@ except ImportError:
     from _util import free_port  # type: ignore[no-redef]
     from e2e_bench import start_servers  # type: ignore[no-redef]
 
-SYSTEMS = ("rocketq", "redis", "nats", "floor")
-LABEL = {"rocketq": "rocketq", "redis": "Redis Streams", "nats": "NATS JetStream", "floor": "Python floor"}
+SYSTEMS = ("rocketq", "apache", "redis", "nats", "floor")
+LABEL = {
+    "rocketq": "rocketq",
+    "apache": "Apache RocketMQ",
+    "redis": "Redis Streams",
+    "nats": "NATS JetStream",
+    "floor": "Python floor",
+}
+GRPC = frozenset({"rocketq", "apache"})  # the systems with a gRPC endpoint for the Java 5.x client's rows
+JVM = frozenset({"apache"})  # warmed by --warm
+APACHE_JVM_OPTS = [
+    "-Xms512m",
+    "-Xmx512m",
+    "-XX:MaxDirectMemorySize=512m",
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-Djava.net.preferIPv4Stack=true",
+]
 NO_STORE = frozenset({"floor"})  # keeps nothing: no workload A, no fsync, no highest-rate search
 WARM = b"\0" * 8
 _TS = struct.Struct("<q")
@@ -64,7 +85,12 @@ def nats_server_exe() -> str | None:
 
 
 def missing(system: str) -> str | None:
-    """Why ``system`` cannot run here (``make bench-setup`` installs what the anchors need), or None."""
+    """Why ``system`` cannot run here (``make bench-setup`` installs what the anchors need, ``make peers`` Apache
+    RocketMQ), or None."""
+    if system == "apache":
+        from tests.reference.peers import missing as peer_missing
+
+        return peer_missing("apache") or peer_missing("java5")
     if system == "redis":
         if shutil.which("redis-server") is None:
             return "redis-server not on PATH"
@@ -95,22 +121,61 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) ->
 
 
 class Served(NamedTuple):
-    """Running servers: the address a client dials, and the server processes (for their CPU time)."""
+    """Running servers: the address a client dials, the server processes (for their CPU time and RSS), what each
+    of them is ("broker" — the one process of an anchor —, "name server", "proxy"), and the gRPC endpoint (rocketq
+    and Apache RocketMQ with ``grpc``; else "")."""
 
     addr: str
     pids: tuple[int, ...]
+    roles: tuple[str, ...] = ()
+    grpc: str = ""
+
+
+def rss_mib(pid: int) -> float | None:
+    """A process's resident set size now (``/proc/PID/status`` VmRSS), MiB; None once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
 @contextlib.contextmanager
-def servers(system: str, durability: str, tmp: Path) -> Iterator[Served]:
+def _apache(durability: str, tmp: Path, grpc: bool) -> Iterator[Served]:
+    from tests.reference.peers import start_apache
+
+    flush = "ASYNC_FLUSH" if durability == "async" else "SYNC_FLUSH"
+    cluster = start_apache(tmp, f"flushDiskType={flush}\n", jvm_opts=APACHE_JVM_OPTS, proxy=grpc)
+    try:
+        roles = ("name server", "broker", "proxy")[: len(cluster.procs)]
+        yield Served(cluster.ns_addr, tuple(p.p.pid for p in cluster.procs), roles, cluster.grpc_endpoint)
+    finally:
+        cluster.stop()
+
+
+@contextlib.contextmanager
+def servers(system: str, durability: str, tmp: Path, grpc: bool = False) -> Iterator[Served]:
     """Run ``system``'s servers with ``durability`` ("async", "sync", or for rocketq "sync-inline": SYNC_FLUSH with
-    ``groupCommitInline``); yields the address its client dials and the servers' PIDs."""
+    ``groupCommitInline``), with ``grpc`` also their gRPC endpoint (rocketq, apache); yields what ``Served`` says."""
+    if system == "apache":
+        with _apache(durability, tmp, grpc) as served:
+            yield served
+        return
     procs: list[subprocess.Popen[bytes]] = []
+    roles: tuple[str, ...] = ("broker",)
+    grpc_addr = ""
     try:
         if system == "rocketq":
             flush = "ASYNC_FLUSH" if durability == "async" else "SYNC_FLUSH"
             extra = "groupCommitInline=true\n" if durability == "sync-inline" else ""
+            if grpc:
+                port = free_port()
+                extra += f"enableProxy=true\ngrpcServerPort={port}\n"
+                grpc_addr = f"127.0.0.1:{port}"
             procs, addr = start_servers(tmp, flush=flush, extra=extra)
+            roles = ("broker", "name server")
         elif system == "redis":
             port = free_port()
             fsync = "always" if durability == "sync" else "everysec"
@@ -135,7 +200,7 @@ def servers(system: str, durability: str, tmp: Path) -> Iterator[Served]:
             procs = [subprocess.Popen([exe, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
             _wait_port(port, procs[0])
             addr = f"nats://127.0.0.1:{port}"
-        yield Served(addr, tuple(p.pid for p in procs))
+        yield Served(addr, tuple(p.pid for p in procs), roles, grpc_addr)
     finally:
         for p in procs:
             p.terminate()
@@ -399,4 +464,4 @@ def make_client(system: str, addr: str, topic: str, *, one_in_flight: bool = Fal
         return FloorClient(addr, topic, one_in_flight)
     if system == "redis":
         return RedisClient(addr, topic, one_in_flight)
-    return RocketqClient(addr, topic, one_in_flight) if system == "rocketq" else NatsClient(addr, topic)
+    return RocketqClient(addr, topic, one_in_flight) if system in ("rocketq", "apache") else NatsClient(addr, topic)

@@ -18,6 +18,15 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
 - the floor beside the others, column "Python floor": the same single, 32-concurrent and B runs against a bare
   Python relay (``bench/_floor.py``): Python on both ends, no work on either, nothing stored; no Python server can
   answer a send or deliver a message faster.
+- Apache RocketMQ 5.5.0 (``apache``, from ``make peers``) beside rocketq, driven by the same Python client over
+  remoting; each JVM with a fixed 512 MiB heap (``bench/_systems.py`` APACHE_JVM_OPTS). ``--warm`` first gives its
+  JVMs a minute (``--warm SECS``) of 32-concurrent sends, so the JIT has compiled the hot paths before anything is
+  measured, on every fresh start (async and fsync servers, the search).
+- gRPC rows (``grpc``): the Java 5.x client (rocketmq-client-java 5.0.8, ``tests/reference/java5``'s driver,
+  command ``bench``) against Apache RocketMQ's proxy (cluster mode) and against rocketq's gRPC endpoint
+  (``enableProxy``): msgs/s and latency of sends each awaited, 1 thread and 32 threads.
+- every table has each server's RSS (``/proc/PID/status`` VmRSS at the end of the round's async runs, MiB): the
+  broker (an anchor's one process), the name server, Apache's proxy, each on its own row.
 - workload A: batches of 32 with 1 and 4 batches in flight: produce then consume msgs/s, and total = N / both phases
   (rocketq: SEND_BATCH_MESSAGE, then a push consumer pulling 32 and handing over up to 32 at a time; Redis: pipelines
   of 32 XADD; NATS: 32 ``publish_async`` then their acks). With 1 in flight rocketq and Redis send through their
@@ -27,8 +36,10 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
     .venv/bin/python bench/latency_bench.py --full     # issue 21's sizes: 10 s per rate, N = 200k for A
     .venv/bin/python bench/latency_bench.py --only b --rates 5000 --systems rocketq,redis
     .venv/bin/python bench/latency_bench.py --trace    # one message's hops through rocketq (bench/_trace.py)
+    .venv/bin/python bench/latency_bench.py --systems rocketq,apache --only single,conc,grpc --warm
 
-Needs ``make bench-setup`` for the anchors; a system that cannot run here is skipped with a line.
+Needs ``make bench-setup`` for Redis and NATS, ``make peers`` for Apache RocketMQ and the Java 5.x client; a system
+that cannot run here is skipped with a line.
 """
 
 from __future__ import annotations
@@ -48,9 +59,11 @@ from typing import Any
 
 try:
     from bench import _systems as systems
+    from bench._java5 import GRPC_ROWS, Java5
     from bench._util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table
 except ImportError:
     import _systems as systems  # type: ignore[no-redef]
+    from _java5 import GRPC_ROWS, Java5  # type: ignore[no-redef]
     from _util import REPO, cpu_seconds, due, highest_rate, latency_summary, median_of, next_due_in, ratio, table  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
@@ -64,6 +77,7 @@ INLINE_ROW = "32 concurrent sends, fsync, rocketq groupCommitInline (msgs/s)"
 SINGLE_CLIENT_ROW = "single send, client CPU per send (µs)"
 SINGLE_SERVER_ROW = "single send, server CPU per send (µs)"
 MAX_CATCHUP = 128  # messages due at once beyond this go out in several batches
+RSS_ROLES = ("broker", "name server", "proxy")
 
 
 def _runner() -> Callable[[Coroutine[Any, Any, Any]], Any]:
@@ -181,6 +195,34 @@ async def sends(
     client_us, server_us = (time.process_time() - mine0) / n * 1e6, (sum(map(cpu_seconds, pids)) - server0) / n * 1e6
     await c.close()
     return {"msgs_s": n / el, "client_us": client_us, "server_us": server_us}
+
+
+async def warm_up(system: str, addr: str, topic: str, secs: float, size: int) -> dict[str, Any]:
+    """32 concurrent sends for ``secs`` (``--warm``): a JVM's JIT compiles its hot paths before anything counts."""
+    c = systems.make_client(system, addr, topic)
+    await c.open()
+    await c.create()
+    b = systems.body(size, 1)
+    end = time.monotonic() + secs
+    n = [0]
+
+    async def worker() -> None:
+        while time.monotonic() < end:
+            await c.send(b)
+            n[0] += 1
+
+    await asyncio.gather(*(worker() for _ in range(32)))
+    await c.close()
+    return {"sent": n[0]}
+
+
+async def make_topic(system: str, addr: str, topic: str) -> dict[str, Any]:
+    """The topic exists and the name server routes it (for a client that needs a route before its first send)."""
+    c = systems.make_client(system, addr, topic)
+    await c.open()
+    await c.create()
+    await c.close()
+    return {}
 
 
 async def batches(system: str, addr: str, topic: str, n: int, size: int, in_flight: int) -> dict[str, Any]:
@@ -317,8 +359,38 @@ _B_ROWS = (
 Figures = dict[tuple[str, str], list[float | None]]  # (row, system) -> one figure per round
 
 
+def warm_jvm(system: str, served: systems.Served, a: argparse.Namespace) -> None:
+    """``--warm``: a JVM system's servers get ``a.warm`` seconds of sends before anything is measured."""
+    if a.warm and system in systems.JVM:
+        res = in_child(warm_up, system, served.addr, new_topic("W"), a.warm, a.size, timeout=a.warm + 300)
+        print(f"  {system} warmed for {a.warm:g} s: {res['sent'] if res else '?'} sends", flush=True)
+
+
+def grpc_rows(system: str, served: systems.Served, a: argparse.Namespace, put: Callable[[str, Any], None]) -> None:
+    """The Java 5.x client's sends over gRPC, 1 and 32 threads (``GRPC_ROWS``)."""
+    from tests.reference.peers import wait_route
+
+    topic = new_topic("G")
+    in_child(make_topic, system, served.addr, topic)
+    wait_route(served.addr, topic)
+    results = {}
+    for threads in sorted({t for _, t, _ in GRPC_ROWS}):
+        n = a.n_single if threads == 1 else a.n_conc
+        warm_ms = int(a.warm * 1000) if threads == 1 else 0
+        results[threads] = Java5.bench(served.grpc, topic, threads, n, a.size, warm_ms)
+        res = results[threads]
+        print(
+            f"  {system} gRPC Java 5.x, {threads} thread(s): {_f(res['msgsPerSec'] if res else None)} msgs/s, p50 "
+            f"{_f(res['p50Ms'] if res else None, 'ms')} p99 {_f(res['p99Ms'] if res else None, 'ms')} ms",
+            flush=True,
+        )
+    for row, threads, key in GRPC_ROWS:
+        res = results[threads]
+        put(row, res[key] if res else None)
+
+
 def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
-    """Every scenario of one round on ``system``: async durability, then fsync before ack."""
+    """Every scenario of one round on ``system``: async durability, then fsync before ack; then its servers' RSS."""
 
     def put(row: str, v: float | None) -> None:
         figs.setdefault((row, system), []).append(v)
@@ -326,8 +398,14 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
     only = set(a.only.split(","))
     if system in systems.NO_STORE:
         only -= {"a"}
-    with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as served:
+    if system not in systems.GRPC:
+        only -= {"grpc"}
+    grpc = "grpc" in only
+    with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d), grpc) as served:
         addr = served.addr
+        warm_jvm(system, served, a)
+        if grpc:
+            grpc_rows(system, served, a, put)
         if "b" in only:
             for rate in a.rate_list:
                 res = run_b(system, addr, rate, a.secs, a.size)
@@ -360,6 +438,10 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
                         f"{_f(res['consume'])}, total {_f(res['total'])} msgs/s",
                         flush=True,
                     )
+        rss = dict(zip(served.roles, map(systems.rss_mib, served.pids), strict=True))
+        for role in RSS_ROLES:
+            put(f"RSS {role}, end of round (MiB)", rss.get(role))
+        print(f"  {system} RSS: " + ", ".join(f"{r} {_f(v)} MiB" for r, v in rss.items()), flush=True)
     fsync_runs = []  # (durability, row, label, topic kind): fresh servers for each
     if "conc" in only and system not in systems.NO_STORE:
         fsync_runs.append(("sync", FSYNC_ROW, "fsync", "F"))
@@ -367,6 +449,7 @@ def round_for(system: str, a: argparse.Namespace, figs: Figures) -> None:
         fsync_runs.append(("sync-inline", INLINE_ROW, "fsync inline", "I"))
     for durability, row, label, kind in fsync_runs:
         with tempfile.TemporaryDirectory() as d, systems.servers(system, durability, Path(d)) as served:
+            warm_jvm(system, served, a)
             res = in_child(sends, system, served.addr, new_topic(kind), a.n_conc, 32, a.size)
             put(row, res["msgs_s"] if res else None)
             print(f"  {system} 32 concurrent, {label}: {_f(res['msgs_s'] if res else None)} msgs/s", flush=True)
@@ -402,6 +485,7 @@ def report(a: argparse.Namespace, sys_list: list[str], figs: Figures) -> None:
     print(
         f"{a.runs} rounds, systems alternating; {a.size} B messages; B: {a.secs:g} s per rate; single: {a.n_single}, "
         f"32 concurrent: {a.n_conc}, A: N = {a.n_a}; load average at the end {os.getloadavg()[0]:.2f}"
+        + (f"; JVMs warmed {a.warm:g} s" if a.warm else "; JVMs not warmed (--warm)")
     )
     table(rows, header)
 
@@ -422,7 +506,15 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="issue 21's sizes: 10 s per rate, N = 200k for A")
     ap.add_argument("--runs", type=int, default=3, help="rounds (each system once per round, order rotating)")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS))
-    ap.add_argument("--only", default="b,single,conc,a,search", help="scenarios: b,single,conc,a,search")
+    ap.add_argument("--only", default="b,single,conc,a,grpc,search", help="scenarios: b,single,conc,a,grpc,search")
+    ap.add_argument(
+        "--warm",
+        type=float,
+        nargs="?",
+        const=60.0,
+        default=0.0,
+        help="give a JVM system's servers this many seconds of sends (60 without a value) before measuring",
+    )
     ap.add_argument("--rates", default="1000,5000,20000", help="workload B's fixed rates, msgs/s")
     ap.add_argument("--secs", type=float, help="seconds per workload B run (default 3, --full 10)")
     ap.add_argument("--search-secs", type=float, default=2.0, help="seconds per run of the highest-rate search")
@@ -472,8 +564,10 @@ def main() -> None:
             if system in systems.NO_STORE:
                 continue
             with tempfile.TemporaryDirectory() as d, systems.servers(system, "async", Path(d)) as served:
+                warm_jvm(system, served, a)
                 best = search(system, served.addr, a.search_secs, a.size, a.bisect, ladder)
             figs[(HIGHEST, system)] = [float(best) if best else 0.0]  # 0: not even the ladder's first rate
+    Java5.close()
     report(a, sys_list, figs)
 
 

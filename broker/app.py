@@ -113,7 +113,14 @@ class BrokerApp:
         self.proxy: ProxyServer | None = None  # the RocketMQ 5 gRPC endpoint (enableProxy / --enable-proxy)
 
     def _set_config(self, config: BrokerConfig) -> None:
+        perm = config.identity.broker_permission
+        changed = perm != self.config.identity.broker_permission
         self.config = config
+        if changed:  # J's updateBrokerConfig: a new data version, registered at once; the gRPC front end follows
+            if self.registrar is not None:
+                self.registrar.set_permission(perm)
+            if self.proxy is not None:
+                self.proxy.service.set_broker_permission(perm)
 
     def _group_alive(self, group: str) -> bool:
         return (

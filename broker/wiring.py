@@ -128,44 +128,50 @@ def wire(
         reject_transaction_message=feat.reject_transaction_message,
     )
     send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
-    runtime_config = RuntimeConfig(
-        config, _runtime_appliers(config, store, topics, groups, transactions, ha, (send, transaction), on_config)
+    pull = PullHandlers(
+        store,
+        topics,
+        groups,
+        clients,
+        offsets,
+        polling,
+        broker_ip=ident.broker_ip1,
+        broker_permission=ident.broker_permission,
+        long_polling_enable=feat.long_polling_enable,
+        short_polling_ms=feat.short_polling_time_mills,
+        max_transfer_bytes=config.store.max_transfer_bytes_on_message_in_memory,
+        is_slave=is_slave,
+        stats=stats,
+        slave_read_enable=config.ha.slave_read_enable,
+        access_message_in_memory_max_ratio=config.ha.access_message_in_memory_max_ratio,
+        enable_property_filter=config.features.enable_property_filter,
     )
+    send_back = SendBackHandlers(
+        store,
+        topics,
+        groups,
+        schedule,
+        broker_ip=ident.broker_ip1,
+        broker_permission=ident.broker_permission,
+        stats=stats,
+    )
+    runtime_config = RuntimeConfig(
+        config,
+        _runtime_appliers(
+            config, store, topics, groups, transactions, ha, (send, transaction), (send, transaction, pull, send_back),
+            on_config,
+        ),
+    )  # fmt: skip
     tables: list[dict[int, Handler]] = [
         send.table(),
         reply.table(),
         transaction.table(),
-        PullHandlers(
-            store,
-            topics,
-            groups,
-            clients,
-            offsets,
-            polling,
-            broker_ip=ident.broker_ip1,
-            broker_permission=ident.broker_permission,
-            long_polling_enable=feat.long_polling_enable,
-            short_polling_ms=feat.short_polling_time_mills,
-            max_transfer_bytes=config.store.max_transfer_bytes_on_message_in_memory,
-            is_slave=is_slave,
-            stats=stats,
-            slave_read_enable=config.ha.slave_read_enable,
-            access_message_in_memory_max_ratio=config.ha.access_message_in_memory_max_ratio,
-            enable_property_filter=config.features.enable_property_filter,
-        ).table(),
+        pull.table(),
         ConsumerManageHandlers(offsets, store).table(),
         ClientManageHandlers(
             clients, groups, topics, enable_property_filter=config.features.enable_property_filter
         ).table(),
-        SendBackHandlers(
-            store,
-            topics,
-            groups,
-            schedule,
-            broker_ip=ident.broker_ip1,
-            broker_permission=ident.broker_permission,
-            stats=stats,
-        ).table(),
+        send_back.table(),
         LockHandlers(RebalanceLockManager()).table(),
         QueryHandlers(store).table(),
         OffsetResetHandlers(
@@ -216,6 +222,7 @@ def _runtime_appliers(
     transactions: TransactionService,
     ha: HAService,
     senders: tuple[SendHandlers, TransactionHandlers],
+    gated: tuple[SendHandlers, TransactionHandlers, PullHandlers, SendBackHandlers],
     on_config: Callable[[BrokerConfig], None],
 ) -> dict[str, Applier]:
     """UPDATE_BROKER_CONFIG's allow-list: each key a running broker may change, and what applies it (then
@@ -240,6 +247,12 @@ def _runtime_appliers(
         transactions.check_max = c.features.transaction_check_max
         transactions.check_interval_ms = c.features.transaction_check_interval
 
+    def broker_permission(c: BrokerConfig) -> None:
+        """J reads ``brokerPermission`` on every send and pull (the name server hears of it through ``on_config``:
+        the app re-registers, as J's updateBrokerConfig does)."""
+        for handlers in gated:
+            handlers.set_broker_permission(c.identity.broker_permission)
+
     def then_publish(fn: Callable[[BrokerConfig], None]) -> Applier:
         def apply(c: BrokerConfig) -> None:
             fn(c)
@@ -260,4 +273,5 @@ def _runtime_appliers(
         "transactionCheckInterval": then_publish(tx_knobs),
         "haMasterForceWritable": then_publish(lambda c: ha.force_writable(c.ha.ha_master_force_writable)),
         "maxMessageSize": then_publish(max_message_size),
+        "brokerPermission": then_publish(broker_permission),
     }

@@ -126,6 +126,10 @@ class PullHandlers:
         self._in_memory_max = physical_memory() * access_message_in_memory_max_ratio // 100
         self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
 
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every request."""
+        self._readable = T.is_readable(perm)
+
     def table(self) -> dict[int, Handler]:
         return {RequestCode.PULL_MESSAGE: self.pull}
 

@@ -189,6 +189,10 @@ class SendHandlers:
         # where a prepared (transaction half) SEND_MESSAGE(_V2) goes; None: stored like any send
         self.half: HalfSender | None = None
 
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every request."""
+        self._writeable = T.is_writeable(perm)
+
     def table(self) -> dict[int, Handler]:
         return {
             RequestCode.SEND_MESSAGE: self.send,

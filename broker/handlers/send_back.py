@@ -73,6 +73,10 @@ class SendBackHandlers:
         self.sent_back = 0
         self.to_dlq = 0
 
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every request."""
+        self._writeable = T.is_writeable(perm)
+
     def table(self) -> dict[int, Handler]:
         return {RequestCode.CONSUMER_SEND_MSG_BACK: self.send_back}
 

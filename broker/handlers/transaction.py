@@ -74,6 +74,10 @@ class TransactionHandlers:
         self._is_slave = is_slave
         self._reject = reject_transaction_message
 
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every request."""
+        self._writeable = T.is_writeable(perm)
+
     def table(self) -> dict[int, Handler]:
         return {
             RequestCode.END_TRANSACTION: self.end_transaction,

@@ -165,6 +165,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             p.max_delay_time_mills,
         )  # fmt: skip
 
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG), as on the remoting front end."""
+        self._writeable = T.is_writeable(perm)
+
     def set_acl(self, acl: GrpcAcl | None) -> None:
         """Authenticate and authorise every request with ``acl`` (the broker's ACL rules), or stop checking (None)."""
         self._acl = acl

@@ -102,6 +102,13 @@ class NamesrvRegistrar:
         else:
             await self.register_all()
 
+    def set_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime: every topic is registered again, with a new data version."""
+        self._perm = perm
+        self._topics.data_version.next()
+        self._full_conn.clear()
+        self.trigger()
+
     def trigger(self) -> None:
         """Register with every name server as soon as possible (topic table changed)."""
         self._requested += 1

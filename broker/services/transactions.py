@@ -19,7 +19,9 @@ Check pass, every ``transactionCheckInterval`` (60 s), over the half queue from 
 queue's end at the start of the pass:
 
 * settled (an op marker names its offset, or the offset of the half it was copied from) → skip;
-* younger than ``transactionTimeOut`` (6 s; or CHECK_IMMUNITY_TIME_IN_SECONDS) since it was born → the pass stops;
+* younger than CHECK_IMMUNITY_TIME_IN_SECONDS (the producer's, when it set one) since it was born → re-put at the end
+  of the half queue (TRAN_PREPARED_QUEUE_OFFSET = the offset of the first copy) and the pass goes on, as J's
+  checkPrepareQueueOffset; without that property, younger than ``transactionTimeOut`` (6 s) → the pass stops;
 * checked ``transactionCheckMax`` (15) times already (property TRANSACTION_CHECK_TIMES) → given up: logged and put
   to ``TRANS_CHECK_MAX_TIME_TOPIC``;
 * else, as J: the half is re-put at the end of the half queue with TRANSACTION_CHECK_TIMES + 1 (and
@@ -47,7 +49,7 @@ from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
-from broker.store.results import PutMessageResult, PutMessageStatus
+from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
@@ -275,12 +277,19 @@ class TransactionService:
                     stop = True
                     break
                 if not self.is_settled(m):
-                    immunity = self.timeout_ms
+                    age = now_ms - m.born_timestamp
                     raw = m.properties.get(PropertyKey.CHECK_IMMUNITY_TIME_IN_SECONDS)
-                    if raw and raw.isdigit():
-                        immunity = max(immunity, int(raw) * 1000)
-                    if now_ms - m.born_timestamp < immunity:
-                        stop = True
+                    if raw is not None:
+                        # J: the producer's own immunity; while in it the half goes back to the end of the queue
+                        # (marked with its origin, so a decision on the original still settles it) and the pass
+                        # goes on to the halves behind it
+                        immunity = int(raw) * 1000 if raw.isdigit() else self.timeout_ms
+                        if age < immunity:
+                            await self._put_back(m, dict(m.properties))
+                            offset = m.queue_offset + 1
+                            continue
+                    elif 0 <= age < self.timeout_ms:
+                        stop = True  # J: no immunity property; every half behind this one is younger still
                         break
                     sent += await self._check_one(m)
                 offset = m.queue_offset + 1
@@ -299,13 +308,7 @@ class TransactionService:
             await self._discard(m)
             return 0
         props[PropertyKey.TRANSACTION_CHECK_TIMES] = str(times + 1)
-        props.setdefault(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET, str(m.queue_offset))
-        result = await self._store.put_message(
-            PutRequest.from_ext(m, topic=T.TRANS_HALF_TOPIC, queue_id=0, properties=encode_properties(props))
-        )
-        if result.status is not PutMessageStatus.PUT_OK:
-            raise RuntimeError(f"re-put of a half message failed: {result.status.name}")
-        item = result.items[0]
+        item = await self._put_back(m, props)
         copy = MessageExt(
             topic=props.get(PropertyKey.REAL_TOPIC, m.topic),
             body=m.body,
@@ -322,6 +325,17 @@ class TransactionService:
             reconsume_times=m.reconsume_times,
         )
         return 1 if self._send_check(copy, item.msg_id) else 0
+
+    async def _put_back(self, m: MessageExt, props: dict[str, str]) -> AppendResult:
+        """Re-put half ``m`` with ``props`` at the end of the half queue, marked with the offset of the half it was
+        first copied from (TRAN_PREPARED_QUEUE_OFFSET); the stored item."""
+        props.setdefault(PropertyKey.TRANSACTION_PREPARED_QUEUE_OFFSET, str(m.queue_offset))
+        result = await self._store.put_message(
+            PutRequest.from_ext(m, topic=T.TRANS_HALF_TOPIC, queue_id=0, properties=encode_properties(props))
+        )
+        if result.status is not PutMessageStatus.PUT_OK:
+            raise RuntimeError(f"re-put of a half message failed: {result.status.name}")
+        return result.items[0]
 
     def _send_check(self, copy: MessageExt, offset_msg_id: str) -> bool:
         group = copy.properties.get(PropertyKey.PRODUCER_GROUP, "")

@@ -286,3 +286,31 @@ async def test_reset_moves_live_push_consumer_back(tmp_path: Path, client: Remot
             await eventually(lambda: len(seen) >= len(expected))
             await asyncio.sleep(0.3)  # a bounded look for extra re-deliveries (not synchronisation)
             assert sorted(seen) == sorted(expected)
+
+
+async def test_half_in_its_immunity_window_is_put_back_and_the_pass_goes_on(tmp_path: Path) -> None:
+    """As Apache RocketMQ's check: a half whose producer set CHECK_IMMUNITY_TIME_IN_SECONDS is re-put at the end of
+    the half queue while in its window and the pass goes on, so a half behind it is checked back; a half without
+    the property stops the pass while younger than transactionTimeOut."""
+    checked: list[str] = []
+
+    def check(msg) -> LocalTransactionState:  # type: ignore[no-untyped-def]
+        checked.append(msg.body.decode())
+        return LocalTransactionState.COMMIT_MESSAGE
+
+    async with (
+        run_namesrv(tmp_path) as ns,
+        run_broker(ns, tmp_path, transactionCheckInterval=100, transactionTimeOut=200) as broker,
+        Producer("PID_imm", namesrv_addr=ns.addr, check_listener=check) as p,
+    ):
+        immune = Message("TxImm", b"immune", properties={"CHECK_IMMUNITY_TIME_IN_SECONDS": "60"})
+        for m in (immune, Message("TxImm", b"plain")):
+            await p.send_message_in_transaction(m, lambda m, a: LocalTransactionState.UNKNOW)
+        await eventually(lambda: checked == ["plain"])
+        half = "RMQ_SYS_TRANS_HALF_TOPIC"
+        await eventually(lambda: broker.store.get_max_offset_in_queue(half, 0) >= 5)  # put back, again
+        assert checked == ["plain"]
+        r = await broker.store.get_message("G", half, 0, 2, 32, 1 << 20)
+        copies = [m for m in r.messages() if m.body == b"immune"]
+        assert copies and all(m.properties["TRAN_PREPARED_QUEUE_OFFSET"] == "0" for m in copies)
+        assert all("TRANSACTION_CHECK_TIMES" not in m.properties for m in copies)

@@ -5,9 +5,9 @@ with the common settings; ``filter_targets`` (a second pair, only when a SQL92 s
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,12 +27,38 @@ class Target:
     grpc_endpoint: str
 
 
-def _need(peer: str) -> None:
+def need(peer: str) -> None:
     if reason := missing(peer):
         pytest.skip(reason)
 
 
-@contextmanager
+@contextlib.contextmanager
+def cluster_pair(work: Path, apache_extra: str, rocketq_extra: str) -> Iterator[dict[str, Target]]:
+    """A second pair of clusters for one module, without proxies: Apache RocketMQ with ``apache_extra`` and
+    rocketq with ``rocketq_extra`` broker config lines, started side by side."""
+    need("apache")
+    with ThreadPoolExecutor(2) as pool:
+        apache_f = pool.submit(start_apache, work / "apache", apache_extra, proxy=False)
+        ours_f = pool.submit(start_rocketq, work / "rocketq", rocketq_extra)
+        try:
+            apache, (ours, _) = apache_f.result(), ours_f.result()
+        except BaseException:
+            if apache_f.exception() is None:
+                apache_f.result().stop()
+            if ours_f.exception() is None:
+                ours_f.result()[0].stop()
+            raise
+    try:
+        yield {
+            "apache": Target("apache", apache.ns_addr, apache.broker_addr, ""),
+            "rocketq": Target("rocketq", ours.ns_addr, ours.broker_addr, ""),
+        }
+    finally:
+        apache.stop()
+        ours.stop()
+
+
+@contextlib.contextmanager
 def clusters(work: Path, broker_extra: str = "") -> Iterator[dict[str, Target]]:
     """Both clusters with the same extra broker settings, keyed by name; Apache RocketMQ first in iteration order."""
     with ThreadPoolExecutor(2) as pool:
@@ -61,7 +87,7 @@ def clusters(work: Path, broker_extra: str = "") -> Iterator[dict[str, Target]]:
 @pytest.fixture(scope="session")
 def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
     """Both clusters with the common settings (``enablePropertyFilter`` off, the default of both)."""
-    _need("apache")
+    need("apache")
     with clusters(tmp_path_factory.mktemp("reference")) as both:
         yield both
 
@@ -69,27 +95,27 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Targ
 @pytest.fixture(scope="session")
 def filter_targets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Target]]:
     """Both clusters with ``enablePropertyFilter=true`` (SQL92 subscriptions), started when a scenario needs them."""
-    _need("apache")
+    need("apache")
     with clusters(tmp_path_factory.mktemp("reference-filter"), "enablePropertyFilter=true\n") as both:
         yield both
 
 
 @pytest.fixture(scope="session")
 def java4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("java4")
+    need("java4")
     with Driver.java4(tmp_path_factory.mktemp("java4") / "driver.log") as d:
         yield d
 
 
 @pytest.fixture(scope="session")
 def java5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("java5")
+    need("java5")
     with Driver.java5(tmp_path_factory.mktemp("java5") / "driver.log") as d:
         yield d
 
 
 @pytest.fixture(scope="session")
 def godriver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    _need("go")
+    need("go")
     with Driver.go(tmp_path_factory.mktemp("go") / "driver.log") as d:
         yield d

@@ -33,6 +33,7 @@ PEERS = Path(os.environ.get("ROCKETQ_PEERS", Path.home() / ".cache" / "rocketq")
 RMQ_LIB = PEERS / "rocketmq-5.5.0" / "lib"
 JAVA4 = PEERS / "java4-driver-4.9.8"
 JAVA5 = PEERS / "java5-driver-5.0.8"
+SPRING = PEERS / "spring-driver-2.3.1"
 GODRIVER_MOD = Path(__file__).with_name("godriver") / "go.mod"
 JVM_BOOT_TIMEOUT_S = 120.0
 
@@ -67,12 +68,12 @@ def go_driver() -> Path:
 
 
 def missing(peer: str) -> str | None:
-    """Why ``peer`` ("apache", "java4", "java5", "go") cannot run here, or None."""
+    """Why ``peer`` ("apache", "java4", "java5", "spring", "go") cannot run here, or None."""
     if peer == "go":
         return None if go_driver().exists() else f"{go_driver()} not built (make peers; needs go)"
     if shutil.which("java") is None:
         return "java is not on PATH"
-    where = {"apache": RMQ_LIB.parent, "java4": JAVA4, "java5": JAVA5}[peer]
+    where = {"apache": RMQ_LIB.parent, "java4": JAVA4, "java5": JAVA5, "spring": SPRING}[peer]
     return None if (where / ".stamp").exists() else f"{where} not built (make peers; needs mvn)"
 
 
@@ -113,12 +114,12 @@ class Apache:
             p.stop(timeout=5)  # SIGKILL after that: nothing of theirs needs keeping
 
 
-def _boot_java(main: str, args: list[str], work: Path, name: str, ready: str) -> Proc:
+def _boot_java(main: str, args: list[str], work: Path, name: str, ready: str, jvm_opts: list[str]) -> Proc:
     cp = f"{RMQ_LIB}/*"
     proc = Proc(
         [
             "java",
-            *JVM_OPTS,
+            *jvm_opts,
             f"-Duser.home={work}",
             f"-Drocketmq.home.dir={work}",
             "-cp",
@@ -163,9 +164,29 @@ def wait_route(ns_addr: str, topic: str) -> None:
     asyncio.run(_routed(ns_addr, topic))
 
 
-def start_apache(work: Path, broker_extra: str = "", *, cluster_name: str = "RefCluster", proxy: bool = True) -> Apache:
-    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line;
-    ``proxy=False`` leaves the proxy out (no gRPC endpoint)."""
+def start_apache(
+    work: Path,
+    broker_extra: str = "",
+    *,
+    cluster_name: str = "RefCluster",
+    jvm_opts: list[str] | None = None,
+    proxy: bool = True,
+) -> Apache:
+    """Apache RocketMQ 5.5.0 in ``work``: each process waited for on its "boot success"/"startup successfully" line
+    (``cluster_name``: the broker's cluster; ``jvm_opts``: instead of ``JVM_OPTS``; ``proxy``: False leaves the gRPC proxy out, ``grpc_endpoint`` empty).
+    A port taken between choosing it and the JVM binding it (another server starting beside it on a busy machine)
+    means new ports and another try."""
+    for attempt in range(3):
+        try:
+            return _start_apache(work, broker_extra, cluster_name, JVM_OPTS if jvm_opts is None else jvm_opts, proxy)
+        except AssertionError:
+            logs = [f.read_text(errors="replace") for f in work.glob("*.log")]
+            if attempt == 2 or not any("Address already in use" in text for text in logs):
+                raise
+    raise AssertionError("not reached")
+
+
+def _start_apache(work: Path, broker_extra: str, cluster_name: str, opts: list[str], proxy: bool) -> Apache:
     work.mkdir(parents=True, exist_ok=True)
     ns_port = free_port()
     (work / "namesrv.conf").write_text(f"listenPort={ns_port}\n")
@@ -179,6 +200,7 @@ def start_apache(work: Path, broker_extra: str = "", *, cluster_name: str = "Ref
                 work,
                 "namesrv",
                 "boot success",
+                opts,
             )
         )
         port = port_block((-2, 0, 1))
@@ -196,6 +218,7 @@ def start_apache(work: Path, broker_extra: str = "", *, cluster_name: str = "Ref
                 work,
                 "broker",
                 "boot success",
+                opts,
             )
         )
         asyncio.run(_registered(ns_addr, cluster_name))
@@ -220,6 +243,7 @@ def start_apache(work: Path, broker_extra: str = "", *, cluster_name: str = "Ref
                 work,
                 "proxy",
                 "startup successfully",
+                opts,
             )
         )
     except BaseException:
@@ -291,11 +315,13 @@ class Driver:
         assert first.get("event") == "ready", first
 
     @classmethod
-    def java(cls, home: Path, main: str, log: Path) -> Driver:
+    def java(cls, home: Path, main: str, log: Path, jvm_opts: list[str] | None = None) -> Driver:
+        """``jvm_opts``: instead of the small, C1-only heap the tests use (which starts fastest)."""
         work = log.parent / (log.stem + "-home")
         work.mkdir(parents=True, exist_ok=True)
         cp = f"{home}/classes:{home}/lib/*"
-        opts = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Duser.home={work}"]
+        small = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+        opts = [*(small if jvm_opts is None else jvm_opts), f"-Duser.home={work}"]
         props = [f"-Drocketmq.client.logRoot={work}/logs", "-Drocketmq.client.logLevel=WARN"]
         return cls(["java", *opts, *props, "-cp", cp, main], log)
 
@@ -304,8 +330,8 @@ class Driver:
         return cls.java(JAVA4, "rocketq.ref.Driver4", log)
 
     @classmethod
-    def java5(cls, log: Path) -> Driver:
-        return cls.java(JAVA5, "rocketq.ref.Driver5", log)
+    def java5(cls, log: Path, jvm_opts: list[str] | None = None) -> Driver:
+        return cls.java(JAVA5, "rocketq.ref.Driver5", log, jvm_opts)
 
     @classmethod
     def go(cls, log: Path) -> Driver:

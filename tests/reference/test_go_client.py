@@ -49,3 +49,23 @@ def test_tag_filter(java4: Driver, godriver: Driver, targets: dict[str, Target])
     seen = on_both(targets, run)
     assert [(m[2], m[4]) for m in seen["apache"]] == [("gr-key-1", 0), ("gr-key-4", 0)]
     assert_same(seen)
+
+
+def test_rebalance_three_consumers_then_one_leaves(java4: Driver, godriver: Driver, targets: dict[str, Target]) -> None:
+    """As the Java 4.x scenario: 3 Go push consumers share 4 queues (2/1/1, their AllocateByAveragely results),
+    consume 8; one leaves, the other two take its queue over (2/2) and consume 8 more; nothing lost or twice."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "RefGoRebalance")
+        got = godriver.run(
+            cmd="rebalance", ns=t.ns_addr, topic="RefGoRebalance", group="RefGoRebC", consumers=3, count=8
+        )
+        return [e for e in ok(got) if e["event"] != "sent"]
+
+    seen = on_both(targets, run)
+    assert seen["apache"] == [
+        {"event": "alloc", "phase": "joined", "queues": [2, 1, 1]},
+        {"event": "alloc", "phase": "left", "queues": [2, 2]},
+        {"event": "received", "distinct": 16, "duplicated": 0},
+    ]
+    assert_same(seen)

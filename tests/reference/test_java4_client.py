@@ -236,3 +236,36 @@ def test_errors_too_large_and_no_permission(java4: Driver, targets: dict[str, Ta
     remarks = {name: view["large"][0].pop("remark") for name, view in seen.items()}
     assert remarks == TOO_LARGE_REMARKS
     assert_same(seen)
+
+
+def test_rebalance_three_consumers_then_one_leaves(java4: Driver, targets: dict[str, Target]) -> None:
+    """3 push consumers of one group share 4 queues (2/1/1), consume 8; one leaves, the other two take its queue
+    over (2/2) and consume 8 more: every message arrives, none twice."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "RefRebalance")
+        got = java4.run(
+            cmd="rebalance", ns=t.ns_addr, topic="RefRebalance", group="RefRebalanceC", consumers=3, count=8
+        )
+        return [e for e in ok(got) if e["event"] != "sent"]
+
+    seen = on_both(targets, run)
+    assert seen["apache"] == [
+        {"event": "alloc", "phase": "joined", "queues": [2, 1, 1]},
+        {"event": "alloc", "phase": "left", "queues": [2, 2]},
+        {"event": "received", "distinct": 16, "duplicated": 0},
+    ]
+    assert_same(seen)
+
+
+def test_auto_create_on_send(java4: Driver, targets: dict[str, Target]) -> None:
+    """autoCreateTopicEnable=true: the first send to an unknown topic creates it, with the producer's default
+    queue count (4), read-write, and the name server routes it."""
+
+    def run(t: Target) -> Any:
+        sent = ok(java4.run(cmd="send", ns=t.ns_addr, topic="RefAutoCreated", group="RefP", count=2))
+        return {"sent": sent_view(sent), "route": java4.run(cmd="route", ns=t.ns_addr, topic="RefAutoCreated")}
+
+    seen = on_both(targets, run)
+    assert seen["apache"]["route"] == [{"event": "route", "read": 4, "write": 4, "perm": 6}]
+    assert_same(seen)

@@ -5,6 +5,7 @@ both through one driver JVM, compared. Topics and groups are made with the Java 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -133,10 +134,6 @@ def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets:
     assert_same(seen)
 
 
-@pytest.mark.xfail(
-    reason="rocketq: the 5.x client's transaction checker is not always called within 30 s (seen when this scenario "
-    "runs first in a session; it passed after the other Java 5.x scenarios); open, see docs/reference-differences.md"
-)
 def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
     """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it."""
 
@@ -146,8 +143,38 @@ def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, T
             cmd="transaction", endpoint=t.grpc_endpoint, topic="Ref5Tx", group="Ref5TxC", count=2, end="none", expect=2
         )
         checks = sorted(e["keys"] for e in got if e["event"] == "check")
+        for e in got:  # how many checks went out before the answer is timing (Apache's proxy: until it routes one)
+            if e["event"] == "msg" and e["props"].get("TRANSACTION_CHECK_TIMES", "0").isdigit():
+                e["props"]["TRANSACTION_CHECK_TIMES"] = ">=1" if int(e["props"]["TRANSACTION_CHECK_TIMES"]) else "0"
         return {"checks": checks, "got": view(ok(got))}
 
     seen = on_both(targets, run)
     assert seen["apache"]["checks"] == ["m-key-0", "m-key-1"]
+    assert_same(seen)
+
+
+def error_view(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The errors as the 5.x client reports them: exception type and the response code in its message (the rest
+    of the message carries request ids and hosts)."""
+    out = []
+    for e in errors(events):
+        code = re.search(r"responseCode=(\d+)|response-code=(\d+)|code=(\d+)", e.get("remark", ""))
+        out.append((e.get("type", e["event"]), next((g for g in code.groups() if g), "") if code else ""))
+    return out
+
+
+def test_errors_unknown_topic_too_large_read_only(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    """A send to a topic nobody created, a body over the 4 MiB the server's settings allow, and a send to a
+    read-only (perm 4) topic: the same exception and response code from both."""
+
+    def run(t: Target) -> Any:
+        unknown = java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5NoSuchTopic", prefetch=False)
+        create(java4, t, "Ref5Large")
+        large = java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5Large", bodySize=5 * 1024 * 1024)
+        create(java4, t, "Ref5ReadOnly", perm=4)
+        readonly = java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5ReadOnly", prefetch=False)
+        return {"unknown": error_view(unknown), "large": error_view(large), "readonly": error_view(readonly)}
+
+    seen = on_both(targets, run)
+    assert all(seen["apache"].values()), seen["apache"]
     assert_same(seen)

@@ -3,6 +3,7 @@
 //
 //	{"cmd":"send","ns":ADDR,"group":G,"topic":T,"count":N,"mode":"sync|async|oneway","prefix":P,"tags":"A,B"}
 //	{"cmd":"consume","ns":ADDR,"group":G,"topic":T,"expr":"*","expect":N,"timeoutMs":MS}
+//	{"cmd":"rebalance","ns":ADDR,"group":G,"topic":T,"consumers":N,"count":N,"queues":Q}
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +38,8 @@ type command struct {
 	Expr      string `json:"expr"`
 	Expect    int    `json:"expect"`
 	TimeoutMs int    `json:"timeoutMs"`
+	Consumers int    `json:"consumers"`
+	Queues    int    `json:"queues"`
 }
 
 var (
@@ -177,6 +181,121 @@ func consume(c *command) error {
 	return nil
 }
 
+// rebalance starts c.Consumers push consumers of one group, waits until their allocations (AllocateByAveragely,
+// observed through the strategy hook) cover the topic's queues evenly, consumes c.Count messages, shuts the last
+// consumer down, waits for the others to take its queues over, consumes c.Count more; it emits the shares after
+// each change and how many keys arrived once or more than once.
+func rebalance(c *command) error {
+	var mu sync.Mutex
+	shares, peers, seen := map[int]int{}, map[int]int{}, map[string]int{}
+	queues := c.Queues
+	if queues == 0 {
+		queues = 4
+	}
+	var pcs []rocketmq.PushConsumer
+	defer func() {
+		for _, pc := range pcs {
+			pc.Shutdown()
+		}
+	}()
+	for i := 0; i < c.Consumers; i++ {
+		idx := i
+		strategy := func(group, cid string, mqAll []*primitive.MessageQueue, cidAll []string) []*primitive.MessageQueue {
+			got := consumer.AllocateByAveragely(group, cid, mqAll, cidAll)
+			if len(mqAll) > 0 && mqAll[0].Topic == c.Topic {
+				mu.Lock()
+				shares[idx], peers[idx] = len(got), len(cidAll)
+				mu.Unlock()
+			}
+			return got
+		}
+		pc, err := rocketmq.NewPushConsumer(consumer.WithGroupName(c.Group), consumer.WithNameServer([]string{c.Ns}),
+			consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset), consumer.WithInstance(instance()),
+			consumer.WithStrategy(strategy))
+		if err != nil {
+			return err
+		}
+		err = pc.Subscribe(c.Topic, consumer.MessageSelector{Type: consumer.TAG, Expression: "*"},
+			func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, m := range msgs {
+					seen[m.GetKeys()]++
+				}
+				return consumer.ConsumeSuccess, nil
+			})
+		if err != nil {
+			return err
+		}
+		if err := pc.Start(); err != nil {
+			return err
+		}
+		pcs = append(pcs, pc)
+	}
+	wait := func(done func() bool, fields map[string]any) bool {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			mu.Lock()
+			ok := done()
+			mu.Unlock()
+			if ok {
+				return true
+			}
+			if time.Now().After(deadline) {
+				emit(fields)
+				return false
+			}
+			time.Sleep(100 * time.Millisecond) // polling the consumers, bounded by the deadline
+		}
+	}
+	settle := func(phase string) {
+		var a []int
+		done := func() bool {
+			a = a[:0]
+			sum, agreed := 0, true
+			for i := range pcs {
+				a = append(a, shares[i])
+				sum += shares[i]
+				agreed = agreed && peers[i] == len(pcs)
+			}
+			return agreed && sum == queues
+		}
+		if wait(done, map[string]any{"event": "timeout", "phase": phase}) {
+			sort.Sort(sort.Reverse(sort.IntSlice(a)))
+			emit(map[string]any{"event": "alloc", "phase": phase, "queues": a})
+		}
+	}
+	round := func(prefix string, want int) error {
+		s := *c
+		s.Prefix, s.Group, s.Mode = prefix, c.Group+"P", "sync"
+		if err := send(&s); err != nil {
+			return err
+		}
+		wait(func() bool { return len(seen) >= want }, map[string]any{"event": "timeout", "phase": prefix})
+		return nil
+	}
+	settle("joined")
+	if err := round("r1", c.Count); err != nil {
+		return err
+	}
+	pcs[len(pcs)-1].Shutdown()
+	pcs = pcs[:len(pcs)-1]
+	settle("left")
+	if err := round("r2", 2*c.Count); err != nil {
+		return err
+	}
+	mu.Lock()
+	twice := 0
+	for _, v := range seen {
+		if v > 1 {
+			twice++
+		}
+	}
+	emit(map[string]any{"event": "received", "distinct": len(seen), "duplicated": twice})
+	mu.Unlock()
+	return nil
+}
+
 func main() {
 	rlog.SetLogLevel("error")
 	emit(map[string]any{"event": "ready"})
@@ -195,6 +314,8 @@ func main() {
 				err = send(&c)
 			case "consume":
 				err = consume(&c)
+			case "rebalance":
+				err = rebalance(&c)
 			default:
 				err = fmt.Errorf("unknown cmd %q", c.Cmd)
 			}

@@ -16,11 +16,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -45,6 +48,7 @@ import org.apache.rocketmq.common.protocol.body.ClusterInfo;
 import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 import org.apache.rocketmq.common.protocol.route.BrokerData;
 import org.apache.rocketmq.common.protocol.route.TopicRouteData;
+import org.apache.rocketmq.remoting.RPCHook;
 import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /**
@@ -136,6 +140,16 @@ public final class Driver4 {
     return msg;
   }
 
+  /** The ACL 1.0 signer when the command carries an account ("ak", "sk"), else none. */
+  static RPCHook hook(JsonObject c) {
+    return c.has("ak") ? new AclClientRPCHook(new SessionCredentials(str(c, "ak", ""), str(c, "sk", ""))) : null;
+  }
+
+  /** A push consumer of {@code group} with the command's ACL hook ({@code ak}/{@code sk}) and trace flag. */
+  static DefaultMQPushConsumer newPushConsumer(JsonObject c, String group) {
+    return new DefaultMQPushConsumer(group, hook(c), new AllocateMessageQueueAveragely(), flag(c, "trace"), null);
+  }
+
   static void sent(SendResult r) {
     emit("event", "sent", "status", r.getSendStatus().name(), "queueId", r.getMessageQueue().getQueueId(),
         "queueOffset", r.getQueueOffset(), "hasMsgId", r.getMsgId() != null && !r.getMsgId().isEmpty(),
@@ -143,7 +157,7 @@ public final class Driver4 {
   }
 
   static DefaultMQProducer producer(JsonObject c, String group) {
-    DefaultMQProducer p = new DefaultMQProducer(group, flag(c, "trace"));
+    DefaultMQProducer p = new DefaultMQProducer(group, hook(c), flag(c, "trace"), null);
     p.setNamesrvAddr(str(c, "ns", ""));
     if (c.has("namespace")) {
       p.setNamespace(str(c, "namespace", ""));
@@ -213,7 +227,7 @@ public final class Driver4 {
   }
 
   static DefaultMQPushConsumer pushConsumer(JsonObject c, String group) throws MQClientException {
-    DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group, flag(c, "trace"));
+    DefaultMQPushConsumer consumer = newPushConsumer(c, group);
     consumer.setNamesrvAddr(str(c, "ns", ""));
     consumer.setInstanceName(instance());
     if (c.has("namespace")) {
@@ -407,8 +421,106 @@ public final class Driver4 {
     }
   }
 
+  /** How many queues of {@code topic} each consumer holds now (its rebalance's process queues), in their order. */
+  static List<Integer> allocation(List<DefaultMQPushConsumer> cs, String topic) {
+    List<Integer> out = new ArrayList<>();
+    for (DefaultMQPushConsumer consumer : cs) {
+      int n = 0;
+      for (MessageQueue mq : consumer.getDefaultMQPushConsumerImpl().getRebalanceImpl().getProcessQueueTable()
+          .keySet()) {
+        n += mq.getTopic().equals(topic) ? 1 : 0;
+      }
+      out.add(n);
+    }
+    return out;
+  }
+
+  /** Waits until every queue is held by exactly one consumer and each holds its even share; emits the shares. */
+  static void settle(List<DefaultMQPushConsumer> cs, String topic, int queues, String phase) throws Exception {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (true) {
+      List<Integer> a = allocation(cs, topic);
+      int sum = a.stream().mapToInt(Integer::intValue).sum();
+      int max = Collections.max(a);
+      int min = Collections.min(a);
+      if (sum == queues && max - min <= 1) {
+        a.sort(Collections.reverseOrder());
+        emit("event", "alloc", "phase", phase, "queues", a);
+        return;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        emit("event", "timeout", "phase", phase, "queues", a);
+        return;
+      }
+      Thread.sleep(100);  // polling the consumers' rebalance, bounded by the deadline
+    }
+  }
+
+  static void awaitKeys(Map<String, Integer> seen, int want, String phase) throws Exception {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (seen.size() < want) {
+      if (System.currentTimeMillis() > deadline) {
+        emit("event", "timeout", "phase", phase, "missing", want - seen.size());
+        return;
+      }
+      Thread.sleep(50);  // polling the listeners' tally, bounded by the deadline
+    }
+  }
+
+  /**
+   * Rebalance: {@code consumers} push consumers of one group start, each must hold its even share of the topic's
+   * queues; {@code count} messages are consumed; the last consumer leaves, the others take its queues over; {@code
+   * count} more are consumed. Emits the shares after each change and how many keys arrived once, twice or more.
+   */
+  static void rebalance(JsonObject c) throws Exception {
+    String topic = str(c, "topic", "");
+    int count = num(c, "count", 8);
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    List<DefaultMQPushConsumer> cs = new ArrayList<>();
+    try {
+      for (int i = 0; i < num(c, "consumers", 3); i++) {
+        DefaultMQPushConsumer consumer = newPushConsumer(c, str(c, "group", ""));
+        consumer.setNamesrvAddr(str(c, "ns", ""));
+        consumer.setInstanceName(instance());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(topic, "*");
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+          for (MessageExt m : msgs) {
+            seen.merge(m.getKeys(), 1, Integer::sum);
+          }
+          return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        consumer.start();
+        cs.add(consumer);
+      }
+      int queues = num(c, "queues", 4);
+      settle(cs, topic, queues, "joined");
+      JsonObject first = c.deepCopy();
+      first.addProperty("prefix", "r1");
+      first.addProperty("group", str(c, "group", "") + "P");
+      send(first);
+      awaitKeys(seen, count, "joined");
+      cs.remove(cs.size() - 1).shutdown();
+      settle(cs, topic, queues, "left");
+      JsonObject second = c.deepCopy();
+      second.addProperty("prefix", "r2");
+      second.addProperty("group", str(c, "group", "") + "P");
+      send(second);
+      awaitKeys(seen, 2 * count, "left");
+      int twice = 0;
+      for (int v : seen.values()) {
+        twice += v > 1 ? 1 : 0;
+      }
+      emit("event", "received", "distinct", seen.size(), "duplicated", twice);
+    } finally {
+      for (DefaultMQPushConsumer consumer : cs) {
+        consumer.shutdown();
+      }
+    }
+  }
+
   static DefaultMQAdminExt admin(JsonObject c) throws MQClientException {
-    DefaultMQAdminExt admin = new DefaultMQAdminExt(5_000);
+    DefaultMQAdminExt admin = new DefaultMQAdminExt(hook(c), 20_000);  // a JVM just started on a busy machine
     admin.setNamesrvAddr(str(c, "ns", ""));
     admin.setInstanceName(instance());
     admin.start();
@@ -440,6 +552,34 @@ public final class Driver4 {
         }
         Thread.sleep(50);  // polling the name server until it has the route, bounded by the deadline
       }
+    } finally {
+      admin.shutdown();
+    }
+  }
+
+  /** The name server's route of {@code topic}: per broker its queue counts and permission (or the error). */
+  static void route(JsonObject c) throws Exception {
+    DefaultMQAdminExt admin = admin(c);
+    try {
+      TopicRouteData route = admin.examineTopicRouteInfo(str(c, "topic", ""));
+      for (org.apache.rocketmq.common.protocol.route.QueueData q : route.getQueueDatas()) {
+        emit("event", "route", "read", q.getReadQueueNums(), "write", q.getWriteQueueNums(), "perm", q.getPerm());
+      }
+    } finally {
+      admin.shutdown();
+    }
+  }
+
+  /** Sets broker config {@code key} = {@code value} on every broker (J UPDATE_BROKER_CONFIG). */
+  static void brokerConfig(JsonObject c) throws Exception {
+    DefaultMQAdminExt admin = admin(c);
+    try {
+      java.util.Properties props = new java.util.Properties();
+      props.setProperty(str(c, "key", ""), str(c, "value", ""));
+      for (BrokerData bd : admin.examineBrokerClusterInfo().getBrokerAddrTable().values()) {
+        admin.updateBrokerConfig(bd.selectBrokerAddr(), props);
+      }
+      emit("event", "updated");
     } finally {
       admin.shutdown();
     }
@@ -531,6 +671,9 @@ public final class Driver4 {
           case "create_topic": createTopic(c); break;
           case "topic_stats": topicStats(c); break;
           case "reset_offset": resetOffset(c); break;
+          case "rebalance": rebalance(c); break;
+          case "route": route(c); break;
+          case "broker_config": brokerConfig(c); break;
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {

@@ -89,6 +89,9 @@ public final class Driver5 {
     if (c.has("groups")) {
       b.setMessageGroup("g" + (i % c.get("groups").getAsInt()));
     }
+    if (c.has("bodySize")) {
+      b.setBody(new byte[c.get("bodySize").getAsInt()]);
+    }
     if (c.has("delayMs")) {
       b.setDeliveryTimestamp(System.currentTimeMillis() + c.get("delayMs").getAsLong());
     }
@@ -105,7 +108,10 @@ public final class Driver5 {
   }
 
   static Producer producer(JsonObject c, boolean transactional) throws Exception {
-    ProducerBuilder b = PROVIDER.newProducerBuilder().setClientConfiguration(config(c)).setTopics(str(c, "topic", ""));
+    ProducerBuilder b = PROVIDER.newProducerBuilder().setClientConfiguration(config(c));
+    if (!c.has("prefetch") || c.get("prefetch").getAsBoolean()) {  // false: the first send looks the route up
+      b.setTopics(str(c, "topic", ""));
+    }
     if (transactional) {
       b.setTransactionChecker(v -> {
         emit("event", "check", "keys", String.join(" ", v.getKeys()));
@@ -197,6 +203,52 @@ public final class Driver5 {
     }
   }
 
+  /**
+   * Sends {@code count} messages of {@code size} bytes from {@code threads} threads, each awaiting its send (after
+   * {@code warm} unmeasured ones, and more for {@code warmMs}): msgs/s and the send latency p50/p99 (ms). For
+   * bench/latency_bench.py's gRPC rows.
+   */
+  static void bench(JsonObject c) throws Exception {
+    int count = num(c, "count", 2000);
+    int threads = num(c, "threads", 1);
+    byte[] body = new byte[num(c, "size", 1024)];
+    java.util.Arrays.fill(body, (byte) 'x');
+    Message msg = PROVIDER.newMessageBuilder().setTopic(str(c, "topic", "")).setBody(body).build();
+    try (Producer p = producer(c, false)) {
+      long warmEnd = System.currentTimeMillis() + num(c, "warmMs", 0);
+      for (int i = 0; i < num(c, "warm", 200) || System.currentTimeMillis() < warmEnd; i++) {
+        p.send(msg);
+      }
+      long[] lat = new long[count];
+      java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+      List<Thread> workers = new ArrayList<>();
+      long t0 = System.nanoTime();
+      for (int t = 0; t < threads; t++) {
+        Thread w = new Thread(() -> {
+          int i;
+          while ((i = next.getAndIncrement()) < count) {
+            long s = System.nanoTime();
+            try {
+              p.send(msg);
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+            lat[i] = System.nanoTime() - s;
+          }
+        });
+        workers.add(w);
+        w.start();
+      }
+      for (Thread w : workers) {
+        w.join();
+      }
+      double secs = (System.nanoTime() - t0) / 1e9;
+      java.util.Arrays.sort(lat);
+      emit("event", "bench", "msgsPerSec", count / secs, "p50Ms", lat[count / 2] / 1e6,
+          "p99Ms", lat[Math.min(count - 1, (int) (count * 0.99))] / 1e6);
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     emit("event", "ready");
@@ -212,14 +264,19 @@ public final class Driver5 {
           case "simple": simple(c); break;
           case "push": push(c); break;
           case "transaction": transaction(c); break;
+          case "bench": bench(c); break;
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {
-        StringBuilder causes = new StringBuilder();
-        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
-          causes.append(t.getClass().getSimpleName()).append(": ").append(t.getMessage()).append("; ");
+        Throwable t = e;
+        while (!(t instanceof org.apache.rocketmq.client.apis.ClientException) && t.getCause() != null) {
+          t = t.getCause();
         }
-        emit("event", "error", "type", e.getClass().getSimpleName(), "remark", String.valueOf(e.getMessage()),
+        StringBuilder causes = new StringBuilder();
+        for (Throwable u = t.getCause(); u != null && u != u.getCause(); u = u.getCause()) {
+          causes.append(u.getClass().getSimpleName()).append(": ").append(u.getMessage()).append("; ");
+        }
+        emit("event", "error", "type", t.getClass().getSimpleName(), "remark", String.valueOf(t.getMessage()),
             "causes", causes.toString());
       }
       emit("event", "done");
