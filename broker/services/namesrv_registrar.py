@@ -33,7 +33,7 @@ from collections.abc import Callable
 import structlog
 
 from broker import topics as T
-from broker.services.topic_config import TopicConfigTable
+from broker.services.topic_config import TopicConfigTable, next_data_version
 from protocol.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -105,7 +105,7 @@ class NamesrvRegistrar:
     def set_permission(self, perm: int) -> None:
         """``brokerPermission`` changed at runtime: every topic is registered again, with a new data version."""
         self._perm = perm
-        self._topics.data_version.next()
+        self._topics.data_version = next_data_version(self._topics.data_version)
         self._full_conn.clear()
         self.trigger()
 
