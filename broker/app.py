@@ -178,7 +178,7 @@ class BrokerApp:
         await self._start_services(store, schedule, self.wiring.transactions)
         await self._start_ha_listener(ha)
         if self.config.proxy.enable_proxy:
-            await self._start_proxy(store, schedule, self.wiring)
+            await self._start_proxy(store, self.wiring)
         await self._register(ha)
         await ha.start()
         ident = self.config.identity
@@ -421,7 +421,7 @@ class BrokerApp:
         registrar.on_reply = ha.on_register_reply
         await registrar.start(self.addr, ha.ha_addr())
 
-    async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, wiring: Wiring) -> None:
+    async def _start_proxy(self, store: MessageStore, wiring: Wiring) -> None:
         """The RocketMQ 5 gRPC endpoint (``broker.proxy``); on failure the broker stops again and does not start."""
         cfg = self.config
         where = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
@@ -431,7 +431,7 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, wiring.transactions,
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, wiring.sends, wiring.transactions,
             self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip

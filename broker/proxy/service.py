@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -45,58 +44,28 @@ from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
-from broker.proxy.convert import InvalidMessage, Limits, Outgoing, expression_type, from_v2, timer_refusal_code, to_v2
+from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
-from broker.services.access import send_refusal, topic_send_refusal
-from broker.services.broker_stats import BrokerStats
+from broker.proxy.send_codes import STORED_CODE, refused_code
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
-from broker.services.schedule import ScheduleService
+from broker.services.send import NEXT_QUEUE, SendOutcome, SendRefused, SendRequest, SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
-from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
 from protocol.acl.rules import AclError
-from protocol.codes import ResponseCode
-from protocol.message import encode_properties, java_string_hash
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
 Context = Any  # grpc.aio.ServicerContext (grpcio ships no type stubs)
 
-# PutMessageStatus name → v2 Code (proxy ResponseBuilder / SendMessageActivity)
-# a remoting send refusal (``broker.services.access.send_refusal``) as RocketMQ 5's proxy answers the broker's code
-_REFUSAL_CODE: dict[int, int] = {
-    ResponseCode.NO_PERMISSION: pb.Code.FORBIDDEN,
-    ResponseCode.SYSTEM_ERROR: pb.Code.ILLEGAL_TOPIC,
-}
-
-_PUT_CODE: dict[str, int] = {
-    "PUT_OK": pb.Code.OK,
-    "FLUSH_DISK_TIMEOUT": pb.Code.MASTER_PERSISTENCE_TIMEOUT,
-    "FLUSH_SLAVE_TIMEOUT": pb.Code.SLAVE_PERSISTENCE_TIMEOUT,
-    "SLAVE_NOT_AVAILABLE": pb.Code.HA_NOT_AVAILABLE,
-    "MESSAGE_ILLEGAL": pb.Code.BAD_REQUEST,
-    "PROPERTIES_SIZE_EXCEEDED": pb.Code.MESSAGE_PROPERTIES_TOO_LARGE,
-}
 # 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
 # receives actively, a push consumer passively
 _CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
-
-
-def _message_type(out: Outgoing) -> str:
-    """J 5.x ``TopicMessageType`` of a 5.x send (what ``broker_stats.message_type`` reads from the properties)."""
-    if out.transactional:
-        return "transaction"
-    if out.message_group:
-        return "fifo"
-    return "delay" if out.delivery_ms else "normal"
 
 
 def _status(code: int, message: str = "") -> pb.Status:
@@ -127,33 +96,26 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         topics: TopicConfigTable,
         groups: SubscriptionGroupTable,
         clients: ClientRegistry,
-        schedule: ScheduleService,
+        sends: SendService,
         transactions: TransactionService,
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
         acl: GrpcAcl | None = None,
-        stats: BrokerStats | None = None,
     ) -> None:
-        self._stats = stats  # the broker's traffic counters, shared with the remoting front end
+        self._sends = sends  # the send service, shared with the remoting front end
         self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
-        self._writeable = T.is_writeable(config.identity.broker_permission)  # brokerPermission, as remoting
-        self._broker_ip = config.identity.broker_ip1
-        ident = config.identity
-        self._stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
         self._max_body = config.store.max_message_size
         self._store = store
         self._topics = topics
         self._groups = groups
         self._clients = clients
-        self._schedule = schedule
         self._levels = config.store.delay_levels_ms
         self._tx = transactions
         self._pop = pop
         self._endpoint = endpoint
         self._sessions: dict[str, GrpcClientChannel] = {}
-        self._rr = itertools.count()
         p = config.proxy
         self._limits = Limits(
             self._max_body, p.user_property_max_num, p.max_user_property_size, p.max_message_group_size,
@@ -434,52 +396,29 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         return resp
 
     async def _send_one(self, m: pb.Message, chan: GrpcClientChannel) -> spb.SendResultEntry:
+        """One message of a SendMessage: validated (``from_v2``), stored by the send service, answered."""
         entry = spb.SendResultEntry(message_id=m.system_properties.message_id)
-        now_ms = int(time.time() * 1000)
         try:
-            refusal = send_refusal(m.topic.name, writeable=self._writeable, broker_ip=self._broker_ip)
-            if refusal is not None:  # the remoting send path's checks, answered in gRPC's codes
-                raise ClientError(_REFUSAL_CODE.get(refusal[0], pb.Code.FORBIDDEN), refusal[1])
-            tc = self._topic(m.topic.name)
-            refusal = topic_send_refusal(tc.topic_name, tc.perm)
-            if refusal is not None:
-                raise ClientError(pb.Code.FORBIDDEN, refusal[1])
-            out = from_v2(m, self._limits, now_ms)
+            out = from_v2(m, self._limits, int(time.time() * 1000))
+            outcome = await self._sends.send(
+                SendRequest(
+                    out.topic, NEXT_QUEUE, 0, out.sys_flag, out.born_timestamp, chan.peer, out.body, out.properties,
+                    prepared=out.transactional, message_group=out.message_group, client_topics_only=True,
+                )
+            )  # fmt: skip
         except InvalidMessage as exc:
             entry.status.CopyFrom(_status(exc.code, str(exc)))
             return entry
-        except ClientError as exc:
-            entry.status.CopyFrom(_status(exc.code, str(exc)))
+        except SendRefused as exc:
+            entry.status.CopyFrom(_status(refused_code(exc), exc.detail))
             return entry
-        n = max(tc.write_queue_nums, 1)
-        if out.message_group:
-            qid = abs(java_string_hash(out.message_group)) % n
-        else:
-            qid = next(self._rr) % n
-        born_host = chan.peer
-        self._stamp.apply_dict(out.properties)  # CLUSTER, MSG_REGION, TRACE_ON, as Apache's proxy → broker send does
-        if out.transactional:
-            result = await self._tx.put_half(
-                out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0
-            )
-        else:
-            topic, q, pstr = out.topic, qid, encode_properties(out.properties)
-            if out.delivery_ms:  # TIMER_DELIVER_MS: the timer, as for remoting sends
-                try:
-                    topic, q, pstr = self._schedule.divert(out.topic, qid, pstr)
-                except TimerRejected as exc:
-                    entry.status.CopyFrom(_status(timer_refusal_code(exc.code), exc.remark))
-                    return entry
-            result = await self._store.put_message(
-                PutRequest(topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr)
-            )
-        code = _PUT_CODE.get(result.status.name, pb.Code.INTERNAL_SERVER_ERROR)
-        if code != pb.Code.OK or not result.items:
+        assert isinstance(outcome, SendOutcome)  # not deferred: the store waits
+        result = outcome.result
+        if not outcome.ok:  # stored, but not as durable as asked
+            code = STORED_CODE.get(result.status, pb.Code.INTERNAL_SERVER_ERROR)
             entry.status.CopyFrom(_status(code, result.remark or result.status.name))
             return entry
         item = result.items[0]
-        if self._stats is not None:
-            self._stats.on_put(out.topic, _message_type(out), 1, item.size)
         entry.status.CopyFrom(_status(pb.Code.OK))
         entry.offset = item.queue_offset
         if out.transactional:

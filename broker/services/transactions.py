@@ -57,6 +57,7 @@ from protocol.message import (
     TRANSACTION_NOT_TYPE,
     MessageExt,
     PropertyKey,
+    decode_properties,
     encode_properties,
     encode_record,
     reset_transaction_type,
@@ -162,36 +163,19 @@ class TransactionService:
 
     # -- half messages -------------------------------------------------------------------------------------------
 
-    async def put_half(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: str,
-        body: bytes,
-        properties: dict[str, str],
-        reconsume_times: int,
-    ) -> PutMessageResult:
-        props = dict(properties)
-        props[PropertyKey.REAL_TOPIC] = topic
-        props[PropertyKey.REAL_QID] = str(queue_id)
+    async def put_half(self, req: PutRequest) -> PutMessageResult:
+        """Store ``req`` (a prepared message for its real topic and queue) as a half message: in the half queue,
+        with REAL_TOPIC / REAL_QID, __transactionId__ = its UNIQ_KEY and the transaction type NOT_TYPE."""
+        props = dict(req.properties) if isinstance(req.properties, dict) else decode_properties(req.properties)
+        props[PropertyKey.REAL_TOPIC] = req.topic
+        props[PropertyKey.REAL_QID] = str(req.queue_id)
         if uniq := props.get(PropertyKey.UNIQ_KEY):
             props[PropertyKey.TRANSACTION_ID] = uniq
-        return await self._store.put_message(
-            PutRequest(
-                T.TRANS_HALF_TOPIC,
-                0,
-                flag,
-                reset_transaction_type(sys_flag, TRANSACTION_NOT_TYPE),
-                born_timestamp,
-                born_host,
-                body,
-                encode_properties(props),
-                reconsume_times,
-            )
-        )
+        req.topic = T.TRANS_HALF_TOPIC
+        req.queue_id = 0
+        req.sys_flag = reset_transaction_type(req.sys_flag, TRANSACTION_NOT_TYPE)
+        req.properties = encode_properties(props)
+        return await self._store.put_message(req)
 
     def _half(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> MessageExt:
         msg = self._store.look_message_by_offset(commit_log_offset)

@@ -31,7 +31,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from broker.store.checkpoint import (
@@ -57,7 +57,7 @@ from broker.store.quarantine import Quarantine
 from broker.store.reads import StoreReads
 from broker.store.recovery import recover
 from broker.store.replica import ReplicaParser
-from broker.store.request import Host, PutRequest
+from broker.store.request import Appended, BatchPutRequest, PutRequest
 from broker.store.results import (
     PutMessageResult,
     PutMessageStatus,
@@ -73,9 +73,6 @@ from broker.store.scrub import Scrubber
 from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
 from broker.store.warmer import SegmentWarmer
-from protocol.message import (
-    BatchItem,
-)
 from protocol.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
@@ -428,27 +425,17 @@ class MessageStore(StoreReads):
             return await self._after_append(res, wait)
         return res
 
-    async def put_messages(
-        self,
-        topic: str,
-        queue_id: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        items: Sequence[BatchItem],
-        *,
-        wait: bool = True,
-    ) -> PutMessageResult:
+    async def put_messages(self, req: BatchPutRequest, *, wait: bool = True) -> PutMessageResult:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
         if self._closed or self.puts_refused is not None:
             return PutMessageResult(
                 PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=self.puts_refused or "store is closed"
             )
-        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
-            return self._rebuild.refusal(topic, queue_id)
+        if self._rebuild is not None and self._rebuild.busy(req.topic, req.queue_id):
+            return self._rebuild.refusal(req.topic, req.queue_id)
         appender = self._appender
         try:
-            res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+            res = appender.append_batch(req)
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
         return await self._after_append(res, wait)
@@ -546,7 +533,7 @@ class MessageStore(StoreReads):
                 offsets[(topic, qid)] = qoff + 1
             if store_ts > appender.last_store_ts:
                 appender.last_store_ts = store_ts
-            submit(topic, qid, qoff, phys, [size], sys_flag, store_ts, [props])
+            submit(Appended(topic, qid, qoff, phys, [size], sys_flag, store_ts, [props]))
         return q.max_offset
 
     @property
