@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.store import BatchPutRequest, MessageStore, PutRequest, StoreConfig  # noqa: E402
+from broker.store import BatchPutRequest, GetRequest, MessageStore, PutRequest, StoreConfig  # noqa: E402
 from protocol.message import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 try:
@@ -116,7 +116,7 @@ def bench_get(store: MessageStore, n: int) -> None:
     for q in range(8):
         off = 0
         while True:
-            r = store.get_message_sync("g", TOPIC, q, off, 32)
+            r = store.get_message_sync(GetRequest("g", TOPIC, q, off, 32))
             if not r.message_count:
                 break
             got += r.message_count

@@ -46,7 +46,7 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from broker.store.results import PutMessageResult, PutMessageStatus
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
@@ -139,7 +139,9 @@ class TransactionService:
         """Read op markers written since the last read (at start: all of them still stored)."""
         offset = max(self._op_read, self._store.get_min_offset_in_queue(T.TRANS_OP_HALF_TOPIC, 0))
         while True:
-            res = await self._store.get_message(TRANS_GROUP, T.TRANS_OP_HALF_TOPIC, 0, offset, _BATCH, 1 << 20)
+            res = await self._store.get_message(
+                GetRequest(TRANS_GROUP, T.TRANS_OP_HALF_TOPIC, 0, offset, _BATCH, 1 << 20)
+            )
             if res.status.name != "FOUND":
                 break
             for m in res.messages():
@@ -252,7 +254,7 @@ class TransactionService:
         offset, sent = start, 0
         while offset < end:
             res = await self._store.get_message(
-                TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset, min(_BATCH, end - offset), 4 << 20
+                GetRequest(TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset, min(_BATCH, end - offset), 4 << 20)
             )
             if res.status.name != "FOUND":
                 if res.next_begin_offset > offset:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from broker.store.config import StoreConfig
 from broker.store.message_store import MessageStore
-from broker.store.request import BatchPutRequest, PutRequest
+from broker.store.request import BatchPutRequest, GetRequest, PutRequest
 from broker.store.results import (
     AppendResult,
     ConsumeQueueSlice,
@@ -26,6 +26,7 @@ __all__ = [
     "ConsumeQueueUnit",
     "GetMessageResult",
     "GetMessageStatus",
+    "GetRequest",
     "MessageStore",
     "PutMessageResult",
     "PutMessageStatus",

@@ -10,7 +10,7 @@ from pathlib import Path
 from _store_util import BORN, get_all, small_config
 
 from broker.store import MessageStore
-from broker.store.request import BatchPutRequest
+from broker.store.request import BatchPutRequest, GetRequest
 from protocol.message import BatchItem, decode_batch, encode_batch
 
 T = "BatchT"
@@ -78,7 +78,7 @@ async def test_batch_stores_the_received_properties_string(tmp_path: Path) -> No
         items = [BatchItem(b"a", text="Z\x01last\x02A\x01first\x02"), BatchItem(b"b", text="K\x01v")]
         res = await store.put_messages(BatchPutRequest(T, 0, 0, 1, BORN, decode_batch(encode_batch(items))))
         assert res.ok
-        raw = store.get_message_sync("g", T, 0, 0, 32).buffer
+        raw = store.get_message_sync(GetRequest("g", T, 0, 0, 32)).buffer
         assert b"Z\x01last\x02A\x01first\x02__CRC32#\x01" in raw
         assert b"K\x01v\x02__CRC32#\x01" in raw
         assert [m.properties for m in get_all(store, T, 0)] == [{"Z": "last", "A": "first"}, {"K": "v"}]

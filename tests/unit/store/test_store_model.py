@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.request import BatchPutRequest, PutRequest
+from broker.store.request import BatchPutRequest, GetRequest, PutRequest
 from protocol.message import BatchItem
 
 TOPICS = ["A", "Topic-B"]
@@ -83,7 +83,7 @@ class StoreModel(RuleBasedStateMachine):
     def get(self, topic, qid, data, max_msgs) -> None:
         q = self.model.get((topic, qid))
         off = data.draw(st.integers(0, len(q) + 3 if q else 3))
-        r = self.store.get_message_sync("g", topic, qid, off, max_msgs)
+        r = self.store.get_message_sync(GetRequest("g", topic, qid, off, max_msgs))
         if q is None:
             assert r.status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
             return
