@@ -43,7 +43,7 @@ from broker import topics as T
 from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
-from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
+from broker.proxy.channel import GrpcClientChannel, parse_transaction_id, transaction_id
 from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
@@ -51,25 +51,20 @@ from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
 from broker.proxy.send_codes import STORED_CODE, refused_code
+from broker.proxy.sessions import ClientError, ClientSessions, Context, status
 from broker.services.client_registry import ClientChannel, ClientRegistry, SubscriptionData
 from broker.services.send import NEXT_QUEUE, SendOutcome, SendRefused, SendRequest, SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
 from broker.store.message_store import MessageStore
-from protocol.acl.rules import AclError
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
-Context = Any  # grpc.aio.ServicerContext (grpcio ships no type stubs)
 
 # 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
 # receives actively, a push consumer passively
 _CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
-
-
-def _status(code: int, message: str = "") -> pb.Status:
-    return pb.Status(code=code, message=message or pb.Code.Name(code))  # type: ignore[arg-type]
 
 
 def _duration_ms(d: Duration) -> int:
@@ -80,12 +75,6 @@ def _ms_duration(ms: int) -> Duration:
     d = Duration()
     d.FromMilliseconds(ms)
     return d
-
-
-class ClientError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class MessagingService(spb_grpc.MessagingServiceServicer):
@@ -103,7 +92,6 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         acl: GrpcAcl | None = None,
     ) -> None:
         self._sends = sends  # the send service, shared with the remoting front end
-        self._acl = acl  # None: no authentication (aclEnable=false)
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
         self._max_body = config.store.max_message_size
@@ -115,7 +103,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._tx = transactions
         self._pop = pop
         self._endpoint = endpoint
-        self._sessions: dict[str, GrpcClientChannel] = {}
+        self._sessions = ClientSessions(acl)  # acl None: no authentication (aclEnable=false)
         p = config.proxy
         self._limits = Limits(
             self._max_body, p.user_property_max_num, p.max_user_property_size, p.max_message_group_size,
@@ -124,61 +112,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     def set_acl(self, acl: GrpcAcl | None) -> None:
         """Authenticate and authorise every request with ``acl`` (the broker's ACL rules), or stop checking (None)."""
-        self._acl = acl
-
-    # -- sessions -----------------------------------------------------------------------------------------------
+        self._sessions.acl = acl
 
     def is_connected(self, client_id: str) -> bool:
-        chan = self._sessions.get(client_id)
-        return chan is not None and not chan.is_closed
+        return self._sessions.is_connected(client_id)
 
     def close_all(self) -> None:
-        for chan in list(self._sessions.values()):
-            chan.close()
-
-    @staticmethod
-    def _metadata(context: Context) -> dict[str, Any]:
-        return {k: v for k, v in (context.invocation_metadata() or ())}
-
-    @staticmethod
-    def _peer(context: Context) -> str:
-        peer = str(context.peer() or "")
-        for prefix in ("ipv4:", "ipv6:"):
-            peer = peer.removeprefix(prefix)
-        return peer
-
-    def _authorize(self, md: dict[str, Any], peer: str, request: Any | None) -> None:
-        """The ACL check of one request (``acl``); a refusal is UNAUTHORIZED, as RocketMQ 5 answers AclException."""
-        if self._acl is not None:
-            try:
-                self._acl.check(md, peer, request)
-            except AclError as exc:
-                _log.info("gRPC request refused by ACL", peer=peer, request=type(request).__name__, reason=str(exc))
-                # RocketMQ 5.3's proxy: an ACL 2.0 authorization refusal is FORBIDDEN, everything else UNAUTHORIZED
-                raise ClientError(pb.Code.FORBIDDEN if exc.forbidden else pb.Code.UNAUTHORIZED, str(exc)) from None
-
-    def _session(self, context: Context, request: Any | None = None) -> GrpcClientChannel:
-        md = self._metadata(context)
-        client_id = str(md.get("x-mq-client-id") or "")
-        if not client_id:
-            raise ClientError(pb.Code.CLIENT_ID_REQUIRED, "x-mq-client-id header is required")
-        peer = self._peer(context)
-        self._authorize(md, peer, request)
-        chan = self._sessions.get(client_id)
-        if chan is None or chan.is_closed:
-            chan = GrpcClientChannel(
-                client_id,
-                peer,
-                language_of(str(md.get("x-mq-language") or "")),
-                str(md.get("x-mq-client-version") or ""),
-            )
-            self._sessions[client_id] = chan
-            chan.add_close_callback(self._forget)
-        return chan
-
-    def _forget(self, chan: Any) -> None:
-        if isinstance(chan, GrpcClientChannel) and self._sessions.get(chan.client_id) is chan:
-            del self._sessions[chan.client_id]
+        self._sessions.close_all()
 
     def _register(self, chan: GrpcClientChannel, group: str = "") -> None:
         """Register the client with the client registry from its settings (Heartbeat, and Settings on Telemetry)."""
@@ -240,7 +180,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     def _topic_group_call(self, context: Context, request: Any) -> tuple[Any, Any]:
         """A consumer's request on one topic: its session (and ACL) checked, then its topic and its group."""
-        self._session(context, request)
+        self._sessions.session(context, request)
         return self._topic(request.topic.name), self._group(request.group.name)
 
     def _topic(self, name: str) -> Any:
@@ -299,10 +239,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     async def QueryRoute(self, request: spb.QueryRouteRequest, context: Context) -> spb.QueryRouteResponse:
         try:
-            self._session(context, request)
+            self._sessions.session(context, request)
             tc = self._topic(request.topic.name)
         except ClientError as exc:
-            return spb.QueryRouteResponse(status=_status(exc.code, str(exc)))
+            return spb.QueryRouteResponse(status=status(exc.code, str(exc)))
         r, w = tc.read_queue_nums, tc.write_queue_nums
         readable, writeable = T.is_readable(tc.perm), T.is_writeable(tc.perm)
         queues: list[pb.MessageQueue] = []
@@ -318,28 +258,28 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             queues.extend(self._queue(name, i, pb.Permission.READ_WRITE) for i in range(both))
             if not queues:
                 queues = [self._queue(name, i, pb.Permission.NONE) for i in range(max(r, w))]
-        return spb.QueryRouteResponse(status=_status(pb.Code.OK), message_queues=queues)
+        return spb.QueryRouteResponse(status=status(pb.Code.OK), message_queues=queues)
 
     async def Heartbeat(self, request: spb.HeartbeatRequest, context: Context) -> spb.HeartbeatResponse:
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             self._register(chan, request.group.name if request.HasField("group") else "")
         except ClientError as exc:
-            return spb.HeartbeatResponse(status=_status(exc.code, str(exc)))
-        return spb.HeartbeatResponse(status=_status(pb.Code.OK))
+            return spb.HeartbeatResponse(status=status(exc.code, str(exc)))
+        return spb.HeartbeatResponse(status=status(pb.Code.OK))
 
     async def Telemetry(
         self, request_iterator: AsyncIterator[spb.TelemetryCommand], context: Context
     ) -> AsyncIterator[spb.TelemetryCommand]:
         try:
-            chan = self._session(context)
+            chan = self._sessions.session(context)
         except ClientError as exc:
-            yield spb.TelemetryCommand(status=_status(exc.code, str(exc)))
+            yield spb.TelemetryCommand(status=status(exc.code, str(exc)))
             return
         outbox: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
         chan.add_stream(outbox)
         invalid: list[str] = []
-        md, peer = self._metadata(context), self._peer(context)
+        md, peer = self._sessions.metadata(context), self._sessions.peer(context)
 
         async def read() -> None:
             try:
@@ -349,17 +289,17 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                         break
                     if cmd.HasField("settings"):
                         try:
-                            self._authorize(md, peer, cmd)
+                            self._sessions.authorize(md, peer, cmd)
                         except ClientError as exc:
-                            outbox.put_nowait(spb.TelemetryCommand(status=_status(exc.code, str(exc))))
+                            outbox.put_nowait(spb.TelemetryCommand(status=status(exc.code, str(exc))))
                             continue
                         chan.settings = cmd.settings
-                        reply = spb.TelemetryCommand(status=_status(pb.Code.OK))
+                        reply = spb.TelemetryCommand(status=status(pb.Code.OK))
                         reply.settings.CopyFrom(self.settings_reply(cmd.settings))
                         try:
                             self._register(chan)
                         except ClientError as exc:
-                            reply.status.CopyFrom(_status(exc.code, str(exc)))
+                            reply.status.CopyFrom(status(exc.code, str(exc)))
                         outbox.put_nowait(reply)
             finally:
                 outbox.put_nowait(None)
@@ -380,19 +320,19 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     async def SendMessage(self, request: spb.SendMessageRequest, context: Context) -> spb.SendMessageResponse:
         resp = spb.SendMessageResponse()
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             if not request.messages:
                 raise ClientError(pb.Code.BAD_REQUEST, "no message to send")
             for m in request.messages:
                 resp.entries.append(await self._send_one(m, chan))
         except ClientError as exc:
-            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            resp.status.CopyFrom(status(exc.code, str(exc)))
             return resp
         codes = {e.status.code for e in resp.entries}
         if len(codes) == 1:
             resp.status.CopyFrom(resp.entries[0].status)
         else:
-            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+            resp.status.CopyFrom(status(pb.Code.MULTIPLE_RESULTS))
         return resp
 
     async def _send_one(self, m: pb.Message, chan: GrpcClientChannel) -> spb.SendResultEntry:
@@ -407,19 +347,19 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                 )
             )  # fmt: skip
         except InvalidMessage as exc:
-            entry.status.CopyFrom(_status(exc.code, str(exc)))
+            entry.status.CopyFrom(status(exc.code, str(exc)))
             return entry
         except SendRefused as exc:
-            entry.status.CopyFrom(_status(refused_code(exc), exc.detail))
+            entry.status.CopyFrom(status(refused_code(exc), exc.detail))
             return entry
         assert isinstance(outcome, SendOutcome)  # not deferred: the store waits
         result = outcome.result
         if not outcome.ok:  # stored, but not as durable as asked
             code = STORED_CODE.get(result.status, pb.Code.INTERNAL_SERVER_ERROR)
-            entry.status.CopyFrom(_status(code, result.remark or result.status.name))
+            entry.status.CopyFrom(status(code, result.remark or result.status.name))
             return entry
         item = result.items[0]
-        entry.status.CopyFrom(_status(pb.Code.OK))
+        entry.status.CopyFrom(status(pb.Code.OK))
         entry.offset = item.queue_offset
         if out.transactional:
             entry.transaction_id = transaction_id(item.queue_offset, item.wrote_offset)
@@ -431,12 +371,12 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            return spb.QueryAssignmentResponse(status=_status(exc.code, str(exc)))
+            return spb.QueryAssignmentResponse(status=status(exc.code, str(exc)))
         if not T.is_readable(tc.perm) or tc.read_queue_nums == 0:
-            return spb.QueryAssignmentResponse(status=_status(pb.Code.FORBIDDEN, "no readable queue"))
+            return spb.QueryAssignmentResponse(status=status(pb.Code.FORBIDDEN, "no readable queue"))
         ids = range(tc.read_queue_nums) if g.consume_message_orderly else [-1]
         return spb.QueryAssignmentResponse(
-            status=_status(pb.Code.OK),
+            status=status(pb.Code.OK),
             assignments=[
                 pb.Assignment(message_queue=self._queue(tc.topic_name, i, pb.Permission.READ_WRITE)) for i in ids
             ],
@@ -447,7 +387,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     ) -> AsyncIterator[spb.ReceiveMessageResponse]:
         cfg = self._cfg
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             tc = self._topic(request.message_queue.topic.name)
             g = self._group(request.group.name)
             if not T.is_readable(tc.perm):
@@ -471,7 +411,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if self._pop.held >= cfg.max_pop_polling_size:
                 raise ClientError(pb.Code.TOO_MANY_REQUESTS, "polling full")
         except ClientError as exc:
-            yield spb.ReceiveMessageResponse(status=_status(exc.code, str(exc)))
+            yield spb.ReceiveMessageResponse(status=status(exc.code, str(exc)))
             return
         batch = max(1, min(request.batch_size or 32, 1024))
         got = await self._pop.receive(
@@ -487,9 +427,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             renew_client=chan.client_id if request.auto_renew else "",
         )
         if not got:
-            yield spb.ReceiveMessageResponse(status=_status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))
+            yield spb.ReceiveMessageResponse(status=status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))
             return
-        yield spb.ReceiveMessageResponse(status=_status(pb.Code.OK))
+        yield spb.ReceiveMessageResponse(status=status(pb.Code.OK))
         for p in got:
             e = p.entry
             yield spb.ReceiveMessageResponse(
@@ -523,7 +463,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            resp.status.CopyFrom(status(exc.code, str(exc)))
             return resp
         for e in request.entries:
             st = self._pop.ack(g.group_name, tc.topic_name, e.receipt_handle)
@@ -534,18 +474,18 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         if len(codes) == 1:
             resp.status.CopyFrom(resp.entries[0].status)
         elif not codes:
-            resp.status.CopyFrom(_status(pb.Code.OK))
+            resp.status.CopyFrom(status(pb.Code.OK))
         else:
-            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+            resp.status.CopyFrom(status(pb.Code.MULTIPLE_RESULTS))
         return resp
 
     @staticmethod
     def _handle_status(st: HandleStatus) -> pb.Status:
         if st is HandleStatus.OK:
-            return _status(pb.Code.OK)
+            return status(pb.Code.OK)
         if st is HandleStatus.EXPIRED:
-            return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
-        return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is invalid")
+            return status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
+        return status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is invalid")
 
     async def ChangeInvisibleDuration(
         self, request: spb.ChangeInvisibleDurationRequest, context: Context
@@ -556,11 +496,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if not 0 <= ms <= self._cfg.max_invisible_time_mills:
                 raise ClientError(pb.Code.ILLEGAL_INVISIBLE_TIME, "illegal invisible time")
         except ClientError as exc:
-            return spb.ChangeInvisibleDurationResponse(status=_status(exc.code, str(exc)))
+            return spb.ChangeInvisibleDurationResponse(status=status(exc.code, str(exc)))
         st, e = self._pop.change_invisible(g.group_name, tc.topic_name, request.receipt_handle, ms)
         if st is not HandleStatus.OK or e is None:
             return spb.ChangeInvisibleDurationResponse(status=self._handle_status(st))
-        return spb.ChangeInvisibleDurationResponse(status=_status(pb.Code.OK), receipt_handle=e.handle)
+        return spb.ChangeInvisibleDurationResponse(status=status(pb.Code.OK), receipt_handle=e.handle)
 
     async def ForwardMessageToDeadLetterQueue(
         self, request: spb.ForwardMessageToDeadLetterQueueRequest, context: Context
@@ -568,13 +508,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            return spb.ForwardMessageToDeadLetterQueueResponse(status=_status(exc.code, str(exc)))
+            return spb.ForwardMessageToDeadLetterQueueResponse(status=status(exc.code, str(exc)))
         st = await self._pop.forward_handle_to_dlq(g.group_name, tc.topic_name, request.receipt_handle)
         return spb.ForwardMessageToDeadLetterQueueResponse(status=self._handle_status(st))
 
     async def EndTransaction(self, request: spb.EndTransactionRequest, context: Context) -> spb.EndTransactionResponse:
         try:
-            self._session(context, request)
+            self._sessions.session(context, request)
             tc = self._topic(request.topic.name)
             parsed = parse_transaction_id(request.transaction_id)
             if parsed is None:
@@ -589,17 +529,17 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             else:
                 raise ClientError(pb.Code.BAD_REQUEST, "transaction resolution is required")
         except ClientError as exc:
-            return spb.EndTransactionResponse(status=_status(exc.code, str(exc)))
+            return spb.EndTransactionResponse(status=status(exc.code, str(exc)))
         except TransactionError as exc:
-            return spb.EndTransactionResponse(status=_status(pb.Code.INVALID_TRANSACTION_ID, str(exc)))
-        return spb.EndTransactionResponse(status=_status(pb.Code.OK))
+            return spb.EndTransactionResponse(status=status(pb.Code.INVALID_TRANSACTION_ID, str(exc)))
+        return spb.EndTransactionResponse(status=status(pb.Code.OK))
 
     async def NotifyClientTermination(
         self, request: spb.NotifyClientTerminationRequest, context: Context
     ) -> spb.NotifyClientTerminationResponse:
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
         except ClientError as exc:
-            return spb.NotifyClientTerminationResponse(status=_status(exc.code, str(exc)))
+            return spb.NotifyClientTerminationResponse(status=status(exc.code, str(exc)))
         chan.close()
-        return spb.NotifyClientTerminationResponse(status=_status(pb.Code.OK))
+        return spb.NotifyClientTerminationResponse(status=status(pb.Code.OK))
