@@ -118,7 +118,7 @@ class SendHandlers:
     def checked_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         """The topic's config after every check a send makes (reply sends make them too); raises HandlerError."""
         try:
-            return self._svc.check(request_of(ctx, h, b"", False), ctx.conn.peer)
+            return self._svc.check(request_of(ctx, h, b"", False))
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
 
@@ -147,7 +147,7 @@ class SendHandlers:
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
         try:
-            outcome = await self._svc.send(request_of(ctx, h, cmd.body, batch), defer=True, peer=ctx.conn.peer)
+            outcome = await self._svc.send(request_of(ctx, h, cmd.body, batch), defer=True)
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if isinstance(outcome, PendingSend):

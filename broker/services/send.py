@@ -233,9 +233,8 @@ class SendService:
 
     # -- checks --------------------------------------------------------------------------------------------------
 
-    def check(self, req: SendRequest, peer: str = "") -> TopicConfig:
-        """The topic's config after the topic and queue checks (reply sends make them too); raises SendRefused.
-        ``peer`` names the producer in the queue-id remark (J's "consumer:" field)."""
+    def check(self, req: SendRequest) -> TopicConfig:
+        """The topic's config after the topic and queue checks (reply sends make them too); raises SendRefused."""
         tc = self._checked.get(req.topic)
         if tc is None or not self._writeable or self._topics.get(req.topic) is not tc:
             tc = self._check_topic(req)
@@ -244,7 +243,7 @@ class SendService:
                 Refusal.QUEUE_ID,
                 ResponseCode.SYSTEM_ERROR,
                 f"request queueId[{req.queue_id}] is illegal, topic:{req.topic} topicConfig.writeQueueNums:"
-                f"{tc.write_queue_nums} consumer:{peer or req.born_host}",
+                f"{tc.write_queue_nums} consumer:{req.born_host}",
             )
         return tc
 
@@ -286,14 +285,14 @@ class SendService:
 
     # -- send ----------------------------------------------------------------------------------------------------
 
-    async def send(self, req: SendRequest, *, defer: bool = False, peer: str = "") -> SendOutcome | PendingSend:
+    async def send(self, req: SendRequest, *, defer: bool = False) -> SendOutcome | PendingSend:
         """Check, store and answer ``req``; raises SendRefused. With ``defer`` (see the module docstring) the
-        answer may come later: a ``PendingSend`` is returned. ``peer`` names the producer in remarks."""
+        answer may come later: a ``PendingSend`` is returned."""
         store = self._store
         if store.puts_refused is not None:  # a slave, or a master catching up from one: before auto-create
             code, remark = _FAILED[PutMessageStatus.SERVICE_NOT_AVAILABLE]
             raise SendRefused(Refusal.STORE_UNAVAILABLE, code, remark)
-        tc = self.check(req, peer)
+        tc = self.check(req)
         if self._fresh and req.topic in self._fresh:
             self._fresh.discard(req.topic)
             await self._topics.registered()  # J registers an auto-created topic before answering its first send
