@@ -329,30 +329,23 @@ class SendService:
             msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
+            put_req = PutRequest(
+                req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
+                req.reconsume_times,
+            )  # fmt: skip
             if req.prepared:
                 wait = True
                 gc = None  # a half message is answered when it is durable
-                put = self._tx.put_half(
-                    PutRequest(
-                        req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body,
-                        props, req.reconsume_times,
-                    )
-                )  # fmt: skip
+                put = self._tx.put_half(put_req)
             else:
-                topic, qid = req.topic, queue_id
                 if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                     try:
-                        topic, qid, props = self._schedule.divert(topic, qid, props)
+                        put_req.topic, put_req.queue_id, props = self._schedule.divert(req.topic, queue_id, props)
                     except TimerRejected as exc:
                         raise SendRefused(Refusal.TIMER, exc.code, exc.remark) from None
+                    put_req.properties = props
                 wait = _NO_WAIT_MARK not in props
-                put = store.put_message(
-                    PutRequest(
-                        topic, qid, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
-                        req.reconsume_times,
-                    ),
-                    wait=wait and gc is None,
-                )  # fmt: skip
+                put = store.put_message(put_req, wait=wait and gc is None)
         stats = self._stats
         if gc is not None:  # never suspends: the put does not wait, the group commit answers
             result = await put
