@@ -238,6 +238,8 @@ class SendService:
         tc = self._checked.get(req.topic)
         if tc is None or not self._writeable or self._topics.get(req.topic) is not tc:
             tc = self._check_topic(req)
+        elif req.client_topics_only and self._system_topic(req.topic):  # passed before for a remoting send
+            raise SendRefused(Refusal.SYSTEM_TOPIC, ResponseCode.SYSTEM_ERROR, f"topic {req.topic} is a system topic")
         if req.queue_id >= tc.write_queue_nums:
             raise SendRefused(
                 Refusal.QUEUE_ID,
@@ -258,9 +260,7 @@ class SendService:
             else:
                 reason = Refusal.TOPIC_NAME if code == ResponseCode.SYSTEM_ERROR else Refusal.TOPIC_FORBIDDEN
             raise SendRefused(reason, code, remark)
-        if req.client_topics_only and (
-            topic in self._topics.system_topic_names() or topic.startswith(T.SYSTEM_TOPIC_PREFIX)
-        ):
+        if req.client_topics_only and self._system_topic(topic):
             raise SendRefused(Refusal.SYSTEM_TOPIC, ResponseCode.SYSTEM_ERROR, f"topic {topic} is a system topic")
         tc = self._topics.get(topic)
         if tc is None:
@@ -282,6 +282,9 @@ class SendService:
         if self._topics.get(topic) is tc:
             self._checked[topic] = tc
         return tc
+
+    def _system_topic(self, topic: str) -> bool:
+        return topic in self._topics.system_topic_names() or topic.startswith(T.SYSTEM_TOPIC_PREFIX)
 
     # -- send ----------------------------------------------------------------------------------------------------
 
