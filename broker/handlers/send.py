@@ -65,10 +65,11 @@ def request_of(ctx: RequestContext, h: SendMessageRequestHeader, body: bytes, ba
         body,
         h.properties or "",
         h.reconsume_times or 0,
-        batch=batch,
-        prepared=not batch and h.sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE,
-        default_topic=h.default_topic,
-        default_queue_nums=h.default_topic_queue_nums,
+        batch,  # batch, prepared (a transaction half message), message group; auto-create from the default topic
+        not batch and h.sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE,
+        "",
+        h.default_topic,
+        h.default_topic_queue_nums,
     )
 
 

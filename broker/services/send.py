@@ -159,25 +159,58 @@ class SendRefused(Exception):
         self.detail = detail or remark
 
 
-@dataclass(slots=True)
-class SendRequest:
-    """One send as a producer asked for it (a single message, or a batch whose ``body`` is the batch encoding)."""
+class SendRequest(PutRequest):
+    """One send as a producer asked for it (a single message, or a batch whose ``body`` is the batch encoding): the
+    ``PutRequest`` fields, then how the service is to treat it. A plain single send (no half message, no delay)
+    is handed to the store as it is, with its queue and stamped properties filled in: one object per send.
 
-    topic: str
-    queue_id: int  # ≥ 0: this queue; negative: the service picks one (``NEXT_QUEUE``: in turn; else at random)
-    flag: int
-    sys_flag: int
-    born_timestamp: int
-    born_host: str  # also the producer named in an auto-create's log line
-    body: bytes
-    properties: str | dict[str, str]  # as sent (a batch: "", each message has its own)
-    reconsume_times: int = 0
-    batch: bool = False
-    prepared: bool = False  # a transaction half message
-    message_group: str = ""  # FIFO: the queue is hash(message_group) % writeQueueNums
-    default_topic: str | None = None  # auto-create an unknown topic from this one (None: refused)
-    default_queue_nums: int = 0
-    client_topics_only: bool = False  # refuse every system topic (5.x clients), not only the forbidden ones
+    ``queue_id`` ≥ 0: this queue; negative: the service picks one (``NEXT_QUEUE``: in turn; else at random).
+    ``born_host`` also names the producer in remarks and an auto-create's log line. ``properties``: as sent (a
+    batch: "", each message has its own)."""
+
+    __slots__ = (
+        "batch",
+        "client_topics_only",
+        "default_queue_nums",
+        "default_topic",
+        "message_group",
+        "prepared",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: str,
+        body: bytes,
+        properties: str | dict[str, str],
+        reconsume_times: int = 0,
+        batch: bool = False,
+        prepared: bool = False,
+        message_group: str = "",
+        default_topic: str | None = None,
+        default_queue_nums: int = 0,
+        client_topics_only: bool = False,
+    ) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.flag = flag
+        self.sys_flag = sys_flag
+        self.born_timestamp = born_timestamp
+        self.born_host = born_host
+        self.body = body
+        self.properties = properties
+        self.reconsume_times = reconsume_times
+        self.prepared_transaction_offset = 0
+        self.batch = batch
+        self.prepared = prepared  # a transaction half message
+        self.message_group = message_group  # FIFO: the queue is hash(message_group) % writeQueueNums
+        self.default_topic = default_topic  # auto-create an unknown topic from this one (None: refused)
+        self.default_queue_nums = default_queue_nums
+        self.client_topics_only = client_topics_only  # refuse every system topic (5.x clients), not only forbidden
 
 
 @dataclass(slots=True)
@@ -266,7 +299,7 @@ class SendService:
         if tc is None:
             if req.default_topic is not None:
                 tc = self._topics.create_in_send(
-                    topic, req.default_topic, req.default_queue_nums, 0, producer=req.born_host
+                    topic, req.default_topic, req.default_queue_nums, 0, producer=str(req.born_host)
                 )
                 if tc is None and topic.startswith(T.RETRY_PREFIX):
                     tc = self._topics.create_if_absent(topic, 1, T.PERM_RW)
@@ -332,23 +365,33 @@ class SendService:
             msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
-            put_req = PutRequest(
-                req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
-                req.reconsume_times,
-            )  # fmt: skip
             if req.prepared:
                 wait = True
                 gc = None  # a half message is answered when it is durable
-                put = self._tx.put_half(put_req)
-            else:
-                if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
-                    try:
-                        put_req.topic, put_req.queue_id, props = self._schedule.divert(req.topic, queue_id, props)
-                    except TimerRejected as exc:
-                        raise SendRefused(Refusal.TIMER, exc.code, exc.remark) from None
-                    put_req.properties = props
+                put = self._tx.put_half(
+                    PutRequest(
+                        req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body,
+                        props, req.reconsume_times,
+                    )
+                )  # fmt: skip
+            elif _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
+                try:
+                    topic, qid, props = self._schedule.divert(req.topic, queue_id, props)
+                except TimerRejected as exc:
+                    raise SendRefused(Refusal.TIMER, exc.code, exc.remark) from None
                 wait = _NO_WAIT_MARK not in props
-                put = store.put_message(put_req, wait=wait and gc is None)
+                put = store.put_message(
+                    PutRequest(
+                        topic, qid, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
+                        req.reconsume_times,
+                    ),
+                    wait=wait and gc is None,
+                )  # fmt: skip
+            else:  # the common case: the request itself is the store's request
+                req.queue_id = queue_id
+                req.properties = props
+                wait = _NO_WAIT_MARK not in props
+                put = store.put_message(req, wait=wait and gc is None)
         stats = self._stats
         if gc is not None:  # never suspends: the put does not wait, the group commit answers
             result = await put
