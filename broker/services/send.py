@@ -67,7 +67,7 @@ from __future__ import annotations
 import enum
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -353,11 +353,11 @@ class SendService:
                 ResponseCode.MESSAGE_ILLEGAL,
                 f"the message body size over max value, MAX: {self.max_message_size}",
             )
-        gc = store.sync_flush_only if defer else None
+        put: PutRequest | BatchPutRequest
         if req.batch:
             msg_type = "normal"
             wait = True
-            put = store.put_messages(self._batch(req, queue_id), wait=gc is None)
+            put = self._batch(req, queue_id)
         else:
             props = req.properties
             if not isinstance(props, str):
@@ -365,52 +365,53 @@ class SendService:
             msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
-            if req.prepared:
-                wait = True
-                gc = None  # a half message is answered when it is durable
-                put = self._tx.put_half(
-                    PutRequest(
-                        req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body,
-                        props, req.reconsume_times,
-                    )
+            if req.prepared:  # answered when it is durable
+                half = PutRequest(
+                    req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
+                    req.reconsume_times,
                 )  # fmt: skip
-            elif _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
+                return self.outcome(req, queue_id, msg_type, await self._counted(self._tx.put_half(half)))
+            if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                 try:
                     topic, qid, props = self._schedule.divert(req.topic, queue_id, props)
                 except TimerRejected as exc:
                     raise SendRefused(Refusal.TIMER, exc.code, exc.remark) from None
-                wait = _NO_WAIT_MARK not in props
-                put = store.put_message(
-                    PutRequest(
-                        topic, qid, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
-                        req.reconsume_times,
-                    ),
-                    wait=wait and gc is None,
+                put = PutRequest(
+                    topic, qid, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
+                    req.reconsume_times,
                 )  # fmt: skip
             else:  # the common case: the request itself is the store's request
                 req.queue_id = queue_id
                 req.properties = props
-                wait = _NO_WAIT_MARK not in props
-                put = store.put_message(req, wait=wait and gc is None)
-        stats = self._stats
-        if gc is not None:  # never suspends: the put does not wait, the group commit answers
-            result = await put
-            if wait and result.status is PutMessageStatus.PUT_OK:
+                put = req
+            wait = _NO_WAIT_MARK not in props
+        gc = store.sync_flush_only if defer and wait else None
+        if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
+            result = store.append_messages(put) if isinstance(put, BatchPutRequest) else store.append_message(put)
+            if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
                 pending = PendingSend(self, req, queue_id, msg_type, result)
                 if gc.request_callback(last.wrote_offset + last.size, pending.flushed):
-                    if stats is not None:
-                        stats.send_inflight += 1
+                    if self._stats is not None:
+                        self._stats.send_inflight += 1
                     return pending
-        elif stats is None:
-            result = await put
-        else:  # J's send-queue length: a send counts while it waits (it cannot be seen by anyone before)
-            stats.send_inflight += 1
-            try:
-                result = await put
-            finally:
-                stats.send_inflight -= 1
+            return self.outcome(req, queue_id, msg_type, result)
+        if isinstance(put, BatchPutRequest):
+            result = await self._counted(store.put_messages(put))
+        else:
+            result = await self._counted(store.put_message(put))
         return self.outcome(req, queue_id, msg_type, result)
+
+    async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
+        """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""
+        stats = self._stats
+        if stats is None:
+            return await put
+        stats.send_inflight += 1
+        try:
+            return await put
+        finally:
+            stats.send_inflight -= 1
 
     def _batch(self, req: SendRequest, queue_id: int) -> BatchPutRequest:
         """The batch's messages (decoded from its body), checked as J checks a batch."""
