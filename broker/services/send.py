@@ -387,7 +387,7 @@ class SendService:
             wait = _NO_WAIT_MARK not in props
         gc = store.sync_flush_only if defer and wait else None
         if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
-            result = store.append_messages(put) if isinstance(put, BatchPutRequest) else store.append_message(put)
+            result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
                 pending = PendingSend(self, req, queue_id, msg_type, result)

@@ -401,43 +401,34 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
         longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``.
 
         Not ``put_messages`` of one: a batch of one costs ~15% more CPU than this path (same-run A/B, 60k puts)."""
-        res = self.append_message(req)
+        res = self.append(req)
         if wait and (self._group_commit is not None or self._replica_wait is not None):
             return await self._after_append(res, wait)
         return res
 
-    def append_message(self, req: PutRequest) -> PutMessageResult:
-        """``put_message`` without waiting for durability (no flush, no replica ack): the append's result at once."""
-        if self._closed or self.puts_refused is not None or self._rebuild is not None:
-            refused = self._refusal(req.topic, req.queue_id)
-            if refused is not None:
-                return refused
-        appender = self._appender
-        try:
-            return appender.append_one(req)
-        except OSError as exc:  # creating the next segment failed
-            return appender.write_failed(exc)
-
     async def put_messages(self, req: BatchPutRequest, *, wait: bool = True) -> PutMessageResult:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
-        return await self._after_append(self.append_messages(req), wait)
+        return await self._after_append(self.append(req), wait)
 
-    def append_messages(self, req: BatchPutRequest) -> PutMessageResult:
-        """``put_messages`` without waiting for durability: the append's result at once."""
+    def append(self, req: PutRequest | BatchPutRequest) -> PutMessageResult:
+        """``put_message`` / ``put_messages`` without waiting for durability (no fsync, no replica ack): the
+        append's result at once."""
         if self._closed or self.puts_refused is not None or self._rebuild is not None:
             refused = self._refusal(req.topic, req.queue_id)
             if refused is not None:
                 return refused
         appender = self._appender
         try:
-            return appender.append_batch(req)
+            if isinstance(req, BatchPutRequest):
+                return appender.append_batch(req)
+            return appender.append_one(req)
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
 
     @property
     def waits_for_durability(self) -> bool:
         """Whether a waiting put waits for anything (a SYNC_FLUSH fsync, a SYNC_MASTER replica ack); when not,
-        ``append_message(s)`` answer what ``put_message(s)`` would, without a suspension."""
+        ``append`` answers what ``put_message(s)`` would, without a suspension."""
         return self._group_commit is not None or self._replica_wait is not None
 
     def _refusal(self, topic: str, queue_id: int) -> PutMessageResult | None:
