@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from broker.filter import build_subscription, make_filter  # noqa: E402
-from broker.store import MessageStore, PutRequest  # noqa: E402
+from broker.store import GetRequest, MessageStore, PutRequest  # noqa: E402
 from protocol.codes import RequestCode, ResponseCode  # noqa: E402
 from protocol.command import RemotingCommand  # noqa: E402
 from protocol.remoting import RemotingClient  # noqa: E402
@@ -62,15 +62,17 @@ def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float
     t0 = time.perf_counter()
     while off < n:
         r = store.get_message_sync(
-            "G",
-            TOPIC,
-            0,
-            off,
-            32,
-            None,
-            f.match_code if f else None,
-            f.match_tags if f else None,
-            f.match_record if f else None,
+            GetRequest(
+                "G",
+                TOPIC,
+                0,
+                off,
+                32,
+                None,
+                f.match_code if f else None,
+                f.match_tags if f else None,
+                f.match_record if f else None,
+            )
         )
         delivered += r.message_count
         off = r.next_begin_offset

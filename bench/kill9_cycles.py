@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.store import GetMessageStatus, MessageStore, StoreConfig  # noqa: E402
+from broker.store import GetMessageStatus, GetRequest, MessageStore, StoreConfig  # noqa: E402
 
 CHILD = REPO / "tests" / "unit" / "store" / "_crash_child.py"
 PRODUCERS = 4
@@ -72,7 +72,7 @@ def lost(root: str, acked: list[tuple[int, int, int, str]]) -> int:
         for q in range(PRODUCERS):
             off = 0
             while True:
-                r = store.get_message_sync("g", "CrashTopic", q, off, 32)
+                r = store.get_message_sync(GetRequest("g", "CrashTopic", q, off, 32))
                 if r.status is not GetMessageStatus.FOUND:
                     break
                 for m in r.messages():

@@ -54,6 +54,7 @@ async def middleware_ns(n: int = 100_000) -> float:
 async def batch_put_us(tmp: Path, rounds: int = 300) -> float:
     from broker.store.config import StoreConfig
     from broker.store.message_store import MessageStore
+    from broker.store.request import BatchPutRequest
     from protocol.batch import BatchItem
 
     store = MessageStore.open(StoreConfig(store_path_root_dir=str(tmp / "store"), store_host=("127.0.0.1", 10911)))
@@ -62,7 +63,7 @@ async def batch_put_us(tmp: Path, rounds: int = 300) -> float:
     try:
         t0 = time.perf_counter()
         for _ in range(rounds):
-            await store.put_messages("BenchT", 0, 0, 0, "127.0.0.1:1", items, wait=True)
+            await store.put_messages(BatchPutRequest("BenchT", 0, 0, 0, "127.0.0.1:1", items), wait=True)
         return (time.perf_counter() - t0) / rounds * 1e6
     finally:
         await store.close()

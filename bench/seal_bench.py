@@ -35,6 +35,10 @@ try:
     from broker.store import PutRequest
 except ImportError:
     PutRequest = None
+try:
+    from broker.store import GetRequest
+except ImportError:  # an older checkout: get_message_sync takes its arguments loose
+    GetRequest = lambda *a: a
 BODY = b"x" * 1024
 PROPS = {"TAGS": "TagA", "KEYS": "key1"}
 BORN = ("10.0.0.1", 50000)
@@ -72,7 +76,8 @@ async def main():
             got = 0
             t0 = time.thread_time()
             while got < block:
-                res = store.get_message_sync("g", TOPIC, q, offs[q], 32)
+                req = GetRequest("g", TOPIC, q, offs[q], 32)
+                res = store.get_message_sync(*req) if isinstance(req, tuple) else store.get_message_sync(req)
                 if not res.message_count:
                     break
                 offs[q] = res.next_begin_offset

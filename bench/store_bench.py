@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.store import MessageStore, PutRequest, StoreConfig  # noqa: E402
+from broker.store import BatchPutRequest, GetRequest, MessageStore, PutRequest, StoreConfig  # noqa: E402  # noqa: E402
 from protocol.batch import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 try:
@@ -80,7 +80,7 @@ async def bench_put_batch(root: str, n: int, batch: int = 32) -> None:
     wire = encode_batch([BatchItem(BODY, dict(PROPS)) for _ in range(batch)])
     t0 = time.perf_counter()
     for i in range(n // batch):
-        await store.put_messages(TOPIC, i & 7, 0, 0, BORN, decode_batch(wire))
+        await store.put_messages(BatchPutRequest(TOPIC, i & 7, 0, 0, BORN, decode_batch(wire)))
     store.dispatcher.drain()
     dt = time.perf_counter() - t0
     _report(f"put batch {batch} (async flush, incl. dispatch)", n // batch * batch, n // batch * batch * len(BODY), dt)
@@ -116,7 +116,7 @@ def bench_get(store: MessageStore, n: int) -> None:
     for q in range(8):
         off = 0
         while True:
-            r = store.get_message_sync("g", TOPIC, q, off, 32)
+            r = store.get_message_sync(GetRequest("g", TOPIC, q, off, 32))
             if not r.message_count:
                 break
             got += r.message_count
@@ -176,7 +176,7 @@ def memory(root: str, gb: float) -> None:
         i = 0
         for target in targets:
             while stored < target:
-                await store.put_messages(TOPIC, i & 7, 0, 0, BORN, items)
+                await store.put_messages(BatchPutRequest(TOPIC, i & 7, 0, 0, BORN, items))
                 stored += 32 * len(BODY)
                 i += 1
             gc.collect()

@@ -116,11 +116,10 @@ class BrokerApp:
         perm = config.identity.broker_permission
         changed = perm != self.config.identity.broker_permission
         self.config = config
-        if changed:  # J's updateBrokerConfig: a new data version, registered at once; the gRPC front end follows
-            if self.registrar is not None:
-                self.registrar.set_permission(perm)
-            if self.proxy is not None:
-                self.proxy.service.set_broker_permission(perm)
+        # J's updateBrokerConfig: a new data version, registered at once (both front ends share the send service,
+        # which the runtime-config applier has already told)
+        if changed and self.registrar is not None:
+            self.registrar.set_permission(perm)
 
     def _group_alive(self, group: str) -> bool:
         return (
@@ -187,7 +186,7 @@ class BrokerApp:
         await self._start_services(store, schedule, self.wiring.transactions)
         await self._start_ha_listener(ha)
         if self.config.proxy.enable_proxy:
-            await self._start_proxy(store, schedule, self.wiring)
+            await self._start_proxy(store, self.wiring)
         await self._register(ha)
         await ha.start()
         ident = self.config.identity
@@ -435,7 +434,7 @@ class BrokerApp:
             return
         await registrar.start(self.addr, ha.ha_addr())
 
-    async def _start_proxy(self, store: MessageStore, schedule: ScheduleService, wiring: Wiring) -> None:
+    async def _start_proxy(self, store: MessageStore, wiring: Wiring) -> None:
         """The RocketMQ 5 gRPC endpoint (``broker.proxy``); on failure the broker stops again and does not start."""
         cfg = self.config
         where = f"{cfg.network.bind_address}:{cfg.proxy.grpc_server_port}"
@@ -445,7 +444,7 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, schedule, wiring.transactions,
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, wiring.sends, wiring.transactions,
             self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip

@@ -3,8 +3,8 @@ module's table through ``HandlerRegistry`` (which refuses a code registered twic
 them. ``BrokerApp`` calls ``wire`` once per start; nothing here opens files or sockets, and no business logic lives
 here: each handler module gets only the collaborators it uses.
 
-A send has no middleware around it (one coroutine per request): ``SendHandlers`` counts ``send_inflight`` itself and
-hands prepared messages to ``TransactionHandlers.send_half`` (its ``half``), which stores them as half messages.
+A send has no middleware around it (one coroutine per request): ``SendService`` (shared with the gRPC endpoint)
+counts ``send_inflight`` itself and stores prepared messages as transaction half messages.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
 from broker.services.reply import ReplyService
 from broker.services.schedule import ScheduleService
+from broker.services.send import SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
@@ -53,10 +54,12 @@ from runtime.acl.hook import AclWatcher
 @dataclasses.dataclass(slots=True)
 class Wiring:
     """What ``wire`` built that the app still talks to: the registry the server dispatches through, the transaction
-    service (its check task, the gRPC endpoint), the runtime-config allow-list and the consume-stats builder."""
+    service (its check task, the gRPC endpoint), the send service (the gRPC endpoint), the runtime-config allow-list
+    and the consume-stats builder."""
 
     registry: HandlerRegistry
     transactions: TransactionService
+    sends: SendService
     runtime_config: RuntimeConfig
     consume_stats: ConsumeStatsBuilder
 
@@ -93,18 +96,23 @@ def wire(
     consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
 
     stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
-    send = SendHandlers(
+    sends = SendService(
         store,
         topics,
         schedule,
+        transactions,
         broker_ip=ident.broker_ip1,
         broker_permission=ident.broker_permission,
-        region_id=ident.region_id,
-        trace_on=ident.trace_on,
         max_message_size=config.store.max_message_size,
-        max_queue_wait_ms=feat.wait_time_mills_in_send_queue,
         stats=stats,
         stamp=stamp,
+        reject_transactions=feat.reject_transaction_message,
+    )
+    send = SendHandlers(
+        sends,
+        region_id=ident.region_id,
+        trace_on=ident.trace_on,
+        max_queue_wait_ms=feat.wait_time_mills_in_send_queue,
     )
     reply = ReplyHandlers(
         ReplyService(clients, broker_addr),
@@ -116,18 +124,7 @@ def wire(
         stamp=BrokerStamp(None, ident.region_id, ident.trace_on),
         stats=stats,
     )
-    transaction = TransactionHandlers(
-        transactions,
-        topics,
-        broker_ip=ident.broker_ip1,
-        broker_permission=ident.broker_permission,
-        region_id=ident.region_id,
-        trace_on=ident.trace_on,
-        max_message_size=config.store.max_message_size,
-        is_slave=is_slave,
-        reject_transaction_message=feat.reject_transaction_message,
-    )
-    send.half = transaction.send_half  # a prepared SEND_MESSAGE(_V2) is stored as a half message
+    transaction = TransactionHandlers(transactions, is_slave=is_slave)
     pull = PullHandlers(
         store,
         topics,
@@ -157,10 +154,7 @@ def wire(
     )
     runtime_config = RuntimeConfig(
         config,
-        _runtime_appliers(
-            config, store, topics, groups, transactions, ha, (send, transaction), (send, transaction, pull, send_back),
-            on_config,
-        ),
+        _runtime_appliers(config, store, topics, groups, transactions, ha, sends, (sends, pull, send_back), on_config),
     )  # fmt: skip
     tables: list[dict[int, Handler]] = [
         send.table(),
@@ -211,7 +205,7 @@ def wire(
     registry.wrap(RequestCode.PULL_MESSAGE, stats.count_pulls)
     registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, stats.time_creates("topic"))
     registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, stats.time_creates("group"))
-    return Wiring(registry, transactions, runtime_config, consume_stats)
+    return Wiring(registry, transactions, sends, runtime_config, consume_stats)
 
 
 def _runtime_appliers(
@@ -221,8 +215,8 @@ def _runtime_appliers(
     groups: SubscriptionGroupTable,
     transactions: TransactionService,
     ha: HAService,
-    senders: tuple[SendHandlers, TransactionHandlers],
-    gated: tuple[SendHandlers, TransactionHandlers, PullHandlers, SendBackHandlers],
+    sends: SendService,
+    gated: tuple[SendService, PullHandlers, SendBackHandlers],
     on_config: Callable[[BrokerConfig], None],
 ) -> dict[str, Applier]:
     """UPDATE_BROKER_CONFIG's allow-list: each key a running broker may change, and what applies it (then
@@ -238,8 +232,7 @@ def _runtime_appliers(
 
     def max_message_size(c: BrokerConfig) -> None:
         """J reads ``maxMessageSize`` on every send: the send checks and the store's appender take it at once."""
-        for handlers in senders:
-            handlers.max_message_size = c.store.max_message_size
+        sends.max_message_size = c.store.max_message_size
         store.config = dataclasses.replace(store.config, max_message_size=c.store.max_message_size)
 
     def tx_knobs(c: BrokerConfig) -> None:

@@ -54,6 +54,7 @@ from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
+from broker.store.request import GetRequest
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import PullMessageRequestHeader
@@ -247,15 +248,17 @@ class PullHandlers:
     ) -> RemotingCommand:
         f = message_filter
         result = await self._store.get_message(
-            h.consumer_group,
-            h.topic,
-            h.queue_id,
-            h.queue_offset,
-            h.max_msg_nums,
-            self._max_bytes,
-            message_filter=f.match_code if f is not None else None,
-            tags_filter=f.match_tags if f is not None else None,
-            record_filter=f.match_record if f is not None else None,
+            GetRequest(
+                h.consumer_group,
+                h.topic,
+                h.queue_id,
+                h.queue_offset,
+                h.max_msg_nums,
+                self._max_bytes,
+                message_filter=f.match_code if f is not None else None,
+                tags_filter=f.match_tags if f is not None else None,
+                record_filter=f.match_record if f is not None else None,
+            )
         )
         status = result.status.name
         code = _STATUS_CODE.get(status)

@@ -33,7 +33,7 @@ from broker.services.broker_stats import BrokerStats
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey, encode_properties
@@ -293,15 +293,17 @@ class PopService:
             if off is None:
                 continue
             res = await self._store.get_message(
-                group,
-                topic,
-                qid,
-                off,
-                batch - len(out),
-                None,
-                message_filter.match_code if message_filter is not None else None,
-                message_filter.match_tags if message_filter is not None else None,
-                message_filter.match_record if message_filter is not None else None,
+                GetRequest(
+                    group,
+                    topic,
+                    qid,
+                    off,
+                    batch - len(out),
+                    None,
+                    message_filter.match_code if message_filter is not None else None,
+                    message_filter.match_tags if message_filter is not None else None,
+                    message_filter.match_record if message_filter is not None else None,
+                )
             )
             if res.status is GetMessageStatus.FOUND:
                 found = len(out)

@@ -34,7 +34,7 @@ from broker.proxy.service import MessagingService
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
-from broker.services.schedule import ScheduleService
+from broker.services.send import SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
@@ -93,7 +93,7 @@ class ProxyServer:
         groups: SubscriptionGroupTable,
         offsets: ConsumerOffsetTable,
         clients: ClientRegistry,
-        schedule: ScheduleService,
+        sends: SendService,
         transactions: TransactionService,
         acl_rules: Callable[[], AclRules] | None = None,
         stats: BrokerStats | None = None,
@@ -123,12 +123,11 @@ class ProxyServer:
             topics,
             groups,
             clients,
-            schedule,
+            sends,
             transactions,
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),
             GrpcAcl(acl_rules) if acl_rules is not None else None,
-            stats,
         )
         self.pop.alive = self.service.is_connected
         store.add_arrival_listener(self.pop.on_arrival)

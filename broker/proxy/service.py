@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -46,63 +45,28 @@ from broker import topics as T
 from broker.config import BrokerConfig
 from broker.filter import SubscriptionParseError, build_subscription, make_filter
 from broker.proxy.acl import GrpcAcl
-from broker.proxy.channel import GrpcClientChannel, language_of, parse_transaction_id, transaction_id
-from broker.proxy.convert import InvalidMessage, Limits, Outgoing, expression_type, from_v2, timer_refusal_code, to_v2
+from broker.proxy.channel import GrpcClientChannel, parse_transaction_id, transaction_id
+from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, to_v2
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.pop_state import HandleStatus
-from broker.services.access import send_refusal, topic_send_refusal
-from broker.services.broker_stats import BrokerStats
+from broker.proxy.send_codes import STORED_CODE, refused_code
+from broker.proxy.sessions import ClientError, ClientSessions, Context, status
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
-from broker.services.schedule import ScheduleService
+from broker.services.send import NEXT_QUEUE, SendOutcome, SendRefused, SendRequest, SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.timer import TimerRejected
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
-from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
-from protocol.codes import ResponseCode
-from protocol.message_properties import encode_properties, java_string_hash
-from runtime.acl.rules import AclError
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
-Context = Any  # grpc.aio.ServicerContext (grpcio ships no type stubs)
 
-# PutMessageStatus name → v2 Code (proxy ResponseBuilder / SendMessageActivity)
-# a remoting send refusal (``broker.services.access.send_refusal``) as RocketMQ 5's proxy answers the broker's code
-_REFUSAL_CODE: dict[int, int] = {
-    ResponseCode.NO_PERMISSION: pb.Code.FORBIDDEN,
-    ResponseCode.SYSTEM_ERROR: pb.Code.ILLEGAL_TOPIC,
-}
-
-_PUT_CODE: dict[str, int] = {
-    "PUT_OK": pb.Code.OK,
-    "FLUSH_DISK_TIMEOUT": pb.Code.MASTER_PERSISTENCE_TIMEOUT,
-    "FLUSH_SLAVE_TIMEOUT": pb.Code.SLAVE_PERSISTENCE_TIMEOUT,
-    "SLAVE_NOT_AVAILABLE": pb.Code.HA_NOT_AVAILABLE,
-    "MESSAGE_ILLEGAL": pb.Code.BAD_REQUEST,
-    "PROPERTIES_SIZE_EXCEEDED": pb.Code.MESSAGE_PROPERTIES_TOO_LARGE,
-}
 # 4.x names (RocketMQ 5 says CONSUME_POP, which 4.x mqadmin and Dashboard cannot decode): a simple consumer
 # receives actively, a push consumer passively
 _CONSUME_TYPE = {pb.ClientType.SIMPLE_CONSUMER: "CONSUME_ACTIVELY"}
-
-
-def _message_type(out: Outgoing) -> str:
-    """J 5.x ``TopicMessageType`` of a 5.x send (what ``broker_stats.message_type`` reads from the properties)."""
-    if out.transactional:
-        return "transaction"
-    if out.message_group:
-        return "fifo"
-    return "delay" if out.delivery_ms else "normal"
-
-
-def _status(code: int, message: str = "") -> pb.Status:
-    return pb.Status(code=code, message=message or pb.Code.Name(code))  # type: ignore[arg-type]
 
 
 def _duration_ms(d: Duration) -> int:
@@ -118,12 +82,6 @@ def _ms_duration(ms: int) -> Duration:
 POP_PARSE_FAILED = "parse the consumer's subscription failed"
 
 
-class ClientError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 class MessagingService(spb_grpc.MessagingServiceServicer):
     def __init__(
         self,
@@ -132,100 +90,40 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         topics: TopicConfigTable,
         groups: SubscriptionGroupTable,
         clients: ClientRegistry,
-        schedule: ScheduleService,
+        sends: SendService,
         transactions: TransactionService,
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
         acl: GrpcAcl | None = None,
-        stats: BrokerStats | None = None,
     ) -> None:
-        self._stats = stats  # the broker's traffic counters, shared with the remoting front end
-        self._acl = acl  # None: no authentication (aclEnable=false)
+        self._sends = sends  # the send service, shared with the remoting front end
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
-        self._writeable = T.is_writeable(config.identity.broker_permission)  # brokerPermission, as remoting
-        self._broker_ip = config.identity.broker_ip1
-        ident = config.identity
-        self._stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
         self._max_body = config.store.max_message_size
         self._store = store
         self._topics = topics
         self._groups = groups
         self._clients = clients
-        self._schedule = schedule
         self._levels = config.store.delay_levels_ms
         self._tx = transactions
         self._pop = pop
         self._endpoint = endpoint
-        self._sessions: dict[str, GrpcClientChannel] = {}
-        self._rr = itertools.count()
+        self._sessions = ClientSessions(acl)  # acl None: no authentication (aclEnable=false)
         p = config.proxy
         self._limits = Limits(
             self._max_body, p.user_property_max_num, p.max_user_property_size, p.max_message_group_size,
             p.max_delay_time_mills,
         )  # fmt: skip
 
-    def set_broker_permission(self, perm: int) -> None:
-        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG), as on the remoting front end."""
-        self._writeable = T.is_writeable(perm)
-
     def set_acl(self, acl: GrpcAcl | None) -> None:
         """Authenticate and authorise every request with ``acl`` (the broker's ACL rules), or stop checking (None)."""
-        self._acl = acl
-
-    # -- sessions -----------------------------------------------------------------------------------------------
+        self._sessions.acl = acl
 
     def is_connected(self, client_id: str) -> bool:
-        chan = self._sessions.get(client_id)
-        return chan is not None and not chan.is_closed
+        return self._sessions.is_connected(client_id)
 
     def close_all(self) -> None:
-        for chan in list(self._sessions.values()):
-            chan.close()
-
-    @staticmethod
-    def _metadata(context: Context) -> dict[str, Any]:
-        return {k: v for k, v in (context.invocation_metadata() or ())}
-
-    @staticmethod
-    def _peer(context: Context) -> str:
-        peer = str(context.peer() or "")
-        for prefix in ("ipv4:", "ipv6:"):
-            peer = peer.removeprefix(prefix)
-        return peer
-
-    def _authorize(self, md: dict[str, Any], peer: str, request: Any | None) -> None:
-        """The ACL check of one request (``acl``); a refusal is UNAUTHORIZED, as RocketMQ 5 answers AclException."""
-        if self._acl is not None:
-            try:
-                self._acl.check(md, peer, request)
-            except AclError as exc:
-                _log.info("gRPC request refused by ACL", peer=peer, request=type(request).__name__, reason=str(exc))
-                # RocketMQ 5.3's proxy: an ACL 2.0 authorization refusal is FORBIDDEN, everything else UNAUTHORIZED
-                raise ClientError(pb.Code.FORBIDDEN if exc.forbidden else pb.Code.UNAUTHORIZED, str(exc)) from None
-
-    def _session(self, context: Context, request: Any | None = None) -> GrpcClientChannel:
-        md = self._metadata(context)
-        client_id = str(md.get("x-mq-client-id") or "")
-        if not client_id:
-            raise ClientError(pb.Code.CLIENT_ID_REQUIRED, "x-mq-client-id header is required")
-        peer = self._peer(context)
-        self._authorize(md, peer, request)
-        chan = self._sessions.get(client_id)
-        if chan is None or chan.is_closed:
-            chan = GrpcClientChannel(
-                client_id,
-                peer,
-                language_of(str(md.get("x-mq-language") or "")),
-                str(md.get("x-mq-client-version") or ""),
-            )
-            self._sessions[client_id] = chan
-            chan.add_close_callback(self._forget)
-        return chan
-
-    def _forget(self, chan: Any) -> None:
-        if isinstance(chan, GrpcClientChannel) and self._sessions.get(chan.client_id) is chan:
-            del self._sessions[chan.client_id]
+        self._sessions.close_all()
 
     def _register(self, chan: GrpcClientChannel, group: str = "") -> None:
         """Register the client with the client registry from its settings (Heartbeat, and Settings on Telemetry)."""
@@ -287,7 +185,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     def _topic_group_call(self, context: Context, request: Any) -> tuple[Any, Any]:
         """A consumer's request on one topic: its session (and ACL) checked, then its topic and its group."""
-        self._session(context, request)
+        self._sessions.session(context, request)
         return self._topic(request.topic.name), self._group(request.group.name)
 
     def _topic(self, name: str) -> Any:
@@ -346,10 +244,10 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
 
     async def QueryRoute(self, request: spb.QueryRouteRequest, context: Context) -> spb.QueryRouteResponse:
         try:
-            self._session(context, request)
+            self._sessions.session(context, request)
             tc = self._topic(request.topic.name)
         except ClientError as exc:
-            return spb.QueryRouteResponse(status=_status(exc.code, str(exc)))
+            return spb.QueryRouteResponse(status=status(exc.code, str(exc)))
         r, w = tc.read_queue_nums, tc.write_queue_nums
         readable, writeable = T.is_readable(tc.perm), T.is_writeable(tc.perm)
         queues: list[pb.MessageQueue] = []
@@ -365,28 +263,28 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             queues.extend(self._queue(name, i, pb.Permission.READ_WRITE) for i in range(both))
             if not queues:
                 queues = [self._queue(name, i, pb.Permission.NONE) for i in range(max(r, w))]
-        return spb.QueryRouteResponse(status=_status(pb.Code.OK), message_queues=queues)
+        return spb.QueryRouteResponse(status=status(pb.Code.OK), message_queues=queues)
 
     async def Heartbeat(self, request: spb.HeartbeatRequest, context: Context) -> spb.HeartbeatResponse:
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             self._register(chan, request.group.name if request.HasField("group") else "")
         except ClientError as exc:
-            return spb.HeartbeatResponse(status=_status(exc.code, str(exc)))
-        return spb.HeartbeatResponse(status=_status(pb.Code.OK))
+            return spb.HeartbeatResponse(status=status(exc.code, str(exc)))
+        return spb.HeartbeatResponse(status=status(pb.Code.OK))
 
     async def Telemetry(
         self, request_iterator: AsyncIterator[spb.TelemetryCommand], context: Context
     ) -> AsyncIterator[spb.TelemetryCommand]:
         try:
-            chan = self._session(context)
+            chan = self._sessions.session(context)
         except ClientError as exc:
-            yield spb.TelemetryCommand(status=_status(exc.code, str(exc)))
+            yield spb.TelemetryCommand(status=status(exc.code, str(exc)))
             return
         outbox: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
         chan.add_stream(outbox)
         invalid: list[str] = []
-        md, peer = self._metadata(context), self._peer(context)
+        md, peer = self._sessions.metadata(context), self._sessions.peer(context)
 
         async def read() -> None:
             try:
@@ -396,17 +294,17 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
                         break
                     if cmd.HasField("settings"):
                         try:
-                            self._authorize(md, peer, cmd)
+                            self._sessions.authorize(md, peer, cmd)
                         except ClientError as exc:
-                            outbox.put_nowait(spb.TelemetryCommand(status=_status(exc.code, str(exc))))
+                            outbox.put_nowait(spb.TelemetryCommand(status=status(exc.code, str(exc))))
                             continue
                         chan.settings = cmd.settings
-                        reply = spb.TelemetryCommand(status=_status(pb.Code.OK))
+                        reply = spb.TelemetryCommand(status=status(pb.Code.OK))
                         reply.settings.CopyFrom(self.settings_reply(cmd.settings))
                         try:
                             self._register(chan)
                         except ClientError as exc:
-                            reply.status.CopyFrom(_status(exc.code, str(exc)))
+                            reply.status.CopyFrom(status(exc.code, str(exc)))
                         outbox.put_nowait(reply)
             finally:
                 outbox.put_nowait(None)
@@ -427,69 +325,46 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     async def SendMessage(self, request: spb.SendMessageRequest, context: Context) -> spb.SendMessageResponse:
         resp = spb.SendMessageResponse()
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             if not request.messages:
                 raise ClientError(pb.Code.BAD_REQUEST, "no message to send")
             for m in request.messages:
                 resp.entries.append(await self._send_one(m, chan))
         except ClientError as exc:
-            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            resp.status.CopyFrom(status(exc.code, str(exc)))
             return resp
         codes = {e.status.code for e in resp.entries}
         if len(codes) == 1:
             resp.status.CopyFrom(resp.entries[0].status)
         else:
-            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+            resp.status.CopyFrom(status(pb.Code.MULTIPLE_RESULTS))
         return resp
 
     async def _send_one(self, m: pb.Message, chan: GrpcClientChannel) -> spb.SendResultEntry:
+        """One message of a SendMessage: validated (``from_v2``), stored by the send service, answered."""
         entry = spb.SendResultEntry(message_id=m.system_properties.message_id)
-        now_ms = int(time.time() * 1000)
         try:
-            refusal = send_refusal(m.topic.name, writeable=self._writeable, broker_ip=self._broker_ip)
-            if refusal is not None:  # the remoting send path's checks, answered in gRPC's codes
-                raise ClientError(_REFUSAL_CODE.get(refusal[0], pb.Code.FORBIDDEN), refusal[1])
-            tc = self._topic(m.topic.name)
-            refusal = topic_send_refusal(tc.topic_name, tc.perm)
-            if refusal is not None:
-                raise ClientError(pb.Code.FORBIDDEN, refusal[1])
-            out = from_v2(m, self._limits, now_ms)
+            out = from_v2(m, self._limits, int(time.time() * 1000))
+            outcome = await self._sends.send(
+                SendRequest(
+                    out.topic, NEXT_QUEUE, 0, out.sys_flag, out.born_timestamp, chan.peer, out.body, out.properties,
+                    prepared=out.transactional, message_group=out.message_group, client_topics_only=True,
+                )
+            )  # fmt: skip
         except InvalidMessage as exc:
-            entry.status.CopyFrom(_status(exc.code, str(exc)))
+            entry.status.CopyFrom(status(exc.code, str(exc)))
             return entry
-        except ClientError as exc:
-            entry.status.CopyFrom(_status(exc.code, str(exc)))
+        except SendRefused as exc:
+            entry.status.CopyFrom(status(refused_code(exc), exc.detail))
             return entry
-        n = max(tc.write_queue_nums, 1)
-        if out.message_group:
-            qid = abs(java_string_hash(out.message_group)) % n
-        else:
-            qid = next(self._rr) % n
-        born_host = chan.peer
-        self._stamp.apply_dict(out.properties)  # CLUSTER, MSG_REGION, TRACE_ON, as Apache's proxy → broker send does
-        if out.transactional:
-            result = await self._tx.put_half(
-                out.topic, qid, 0, out.sys_flag, out.born_timestamp, born_host, out.body, out.properties, 0
-            )
-        else:
-            topic, q, pstr = out.topic, qid, encode_properties(out.properties)
-            if out.delivery_ms:  # TIMER_DELIVER_MS: the timer, as for remoting sends
-                try:
-                    topic, q, pstr = self._schedule.divert(out.topic, qid, pstr)
-                except TimerRejected as exc:
-                    entry.status.CopyFrom(_status(timer_refusal_code(exc.code), exc.remark))
-                    return entry
-            result = await self._store.put_message(
-                PutRequest(topic, q, 0, out.sys_flag, out.born_timestamp, born_host, out.body, pstr)
-            )
-        code = _PUT_CODE.get(result.status.name, pb.Code.INTERNAL_SERVER_ERROR)
-        if code != pb.Code.OK or not result.items:
-            entry.status.CopyFrom(_status(code, result.remark or result.status.name))
+        assert isinstance(outcome, SendOutcome)  # not deferred: the store waits
+        result = outcome.result
+        if not outcome.ok:  # stored, but not as durable as asked
+            code = STORED_CODE.get(result.status, pb.Code.INTERNAL_SERVER_ERROR)
+            entry.status.CopyFrom(status(code, result.remark or result.status.name))
             return entry
         item = result.items[0]
-        if self._stats is not None:
-            self._stats.on_put(out.topic, _message_type(out), 1, item.size)
-        entry.status.CopyFrom(_status(pb.Code.OK))
+        entry.status.CopyFrom(status(pb.Code.OK))
         entry.offset = item.queue_offset
         if out.transactional:
             entry.transaction_id = transaction_id(item.queue_offset, item.wrote_offset)
@@ -501,12 +376,12 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            return spb.QueryAssignmentResponse(status=_status(exc.code, str(exc)))
+            return spb.QueryAssignmentResponse(status=status(exc.code, str(exc)))
         if not T.is_readable(tc.perm) or tc.read_queue_nums == 0:
-            return spb.QueryAssignmentResponse(status=_status(pb.Code.FORBIDDEN, "no readable queue"))
+            return spb.QueryAssignmentResponse(status=status(pb.Code.FORBIDDEN, "no readable queue"))
         ids = range(tc.read_queue_nums) if g.consume_message_orderly else [-1]
         return spb.QueryAssignmentResponse(
-            status=_status(pb.Code.OK),
+            status=status(pb.Code.OK),
             assignments=[
                 pb.Assignment(message_queue=self._queue(tc.topic_name, i, pb.Permission.READ_WRITE)) for i in ids
             ],
@@ -517,7 +392,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     ) -> AsyncIterator[spb.ReceiveMessageResponse]:
         cfg = self._cfg
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
             tc = self._topic(request.message_queue.topic.name)
             g = self._group(request.group.name)
             if not T.is_readable(tc.perm):
@@ -545,7 +420,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if self._pop.held >= cfg.max_pop_polling_size:
                 raise ClientError(pb.Code.TOO_MANY_REQUESTS, "polling full")
         except ClientError as exc:
-            yield spb.ReceiveMessageResponse(status=_status(exc.code, str(exc)))
+            yield spb.ReceiveMessageResponse(status=status(exc.code, str(exc)))
             return
         batch = max(1, min(request.batch_size or 32, 1024))
         got = await self._pop.receive(
@@ -561,9 +436,9 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             renew_client=chan.client_id if request.auto_renew else "",
         )
         if not got:
-            yield spb.ReceiveMessageResponse(status=_status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))
+            yield spb.ReceiveMessageResponse(status=status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))
             return
-        yield spb.ReceiveMessageResponse(status=_status(pb.Code.OK))
+        yield spb.ReceiveMessageResponse(status=status(pb.Code.OK))
         for p in got:
             e = p.entry
             yield spb.ReceiveMessageResponse(
@@ -597,7 +472,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            resp.status.CopyFrom(_status(exc.code, str(exc)))
+            resp.status.CopyFrom(status(exc.code, str(exc)))
             return resp
         for e in request.entries:
             st = self._pop.ack(g.group_name, tc.topic_name, e.receipt_handle)
@@ -608,18 +483,18 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         if len(codes) == 1:
             resp.status.CopyFrom(resp.entries[0].status)
         elif not codes:
-            resp.status.CopyFrom(_status(pb.Code.OK))
+            resp.status.CopyFrom(status(pb.Code.OK))
         else:
-            resp.status.CopyFrom(_status(pb.Code.MULTIPLE_RESULTS))
+            resp.status.CopyFrom(status(pb.Code.MULTIPLE_RESULTS))
         return resp
 
     @staticmethod
     def _handle_status(st: HandleStatus) -> pb.Status:
         if st is HandleStatus.OK:
-            return _status(pb.Code.OK)
+            return status(pb.Code.OK)
         if st is HandleStatus.EXPIRED:
-            return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
-        return _status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is invalid")
+            return status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is expired")
+        return status(pb.Code.INVALID_RECEIPT_HANDLE, "receipt handle is invalid")
 
     async def ChangeInvisibleDuration(
         self, request: spb.ChangeInvisibleDurationRequest, context: Context
@@ -630,11 +505,11 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             if not 0 <= ms <= self._cfg.max_invisible_time_mills:
                 raise ClientError(pb.Code.ILLEGAL_INVISIBLE_TIME, "illegal invisible time")
         except ClientError as exc:
-            return spb.ChangeInvisibleDurationResponse(status=_status(exc.code, str(exc)))
+            return spb.ChangeInvisibleDurationResponse(status=status(exc.code, str(exc)))
         st, e = self._pop.change_invisible(g.group_name, tc.topic_name, request.receipt_handle, ms)
         if st is not HandleStatus.OK or e is None:
             return spb.ChangeInvisibleDurationResponse(status=self._handle_status(st))
-        return spb.ChangeInvisibleDurationResponse(status=_status(pb.Code.OK), receipt_handle=e.handle)
+        return spb.ChangeInvisibleDurationResponse(status=status(pb.Code.OK), receipt_handle=e.handle)
 
     async def ForwardMessageToDeadLetterQueue(
         self, request: spb.ForwardMessageToDeadLetterQueueRequest, context: Context
@@ -642,13 +517,13 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         try:
             tc, g = self._topic_group_call(context, request)
         except ClientError as exc:
-            return spb.ForwardMessageToDeadLetterQueueResponse(status=_status(exc.code, str(exc)))
+            return spb.ForwardMessageToDeadLetterQueueResponse(status=status(exc.code, str(exc)))
         st = await self._pop.forward_handle_to_dlq(g.group_name, tc.topic_name, request.receipt_handle)
         return spb.ForwardMessageToDeadLetterQueueResponse(status=self._handle_status(st))
 
     async def EndTransaction(self, request: spb.EndTransactionRequest, context: Context) -> spb.EndTransactionResponse:
         try:
-            self._session(context, request)
+            self._sessions.session(context, request)
             tc = self._topic(request.topic.name)
             parsed = parse_transaction_id(request.transaction_id)
             if parsed is None:
@@ -663,17 +538,17 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             else:
                 raise ClientError(pb.Code.BAD_REQUEST, "transaction resolution is required")
         except ClientError as exc:
-            return spb.EndTransactionResponse(status=_status(exc.code, str(exc)))
+            return spb.EndTransactionResponse(status=status(exc.code, str(exc)))
         except TransactionError as exc:
-            return spb.EndTransactionResponse(status=_status(pb.Code.INVALID_TRANSACTION_ID, str(exc)))
-        return spb.EndTransactionResponse(status=_status(pb.Code.OK))
+            return spb.EndTransactionResponse(status=status(pb.Code.INVALID_TRANSACTION_ID, str(exc)))
+        return spb.EndTransactionResponse(status=status(pb.Code.OK))
 
     async def NotifyClientTermination(
         self, request: spb.NotifyClientTerminationRequest, context: Context
     ) -> spb.NotifyClientTerminationResponse:
         try:
-            chan = self._session(context, request)
+            chan = self._sessions.session(context, request)
         except ClientError as exc:
-            return spb.NotifyClientTerminationResponse(status=_status(exc.code, str(exc)))
+            return spb.NotifyClientTerminationResponse(status=status(exc.code, str(exc)))
         chan.close()
-        return spb.NotifyClientTerminationResponse(status=_status(pb.Code.OK))
+        return spb.NotifyClientTerminationResponse(status=status(pb.Code.OK))

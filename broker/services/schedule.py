@@ -34,7 +34,7 @@ from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
 from broker.services.timer import TIMER_TOPIC, TimerService, has_timer, strip_timer
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from broker.store.results import PutMessageStatus
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey, decode_properties, encode_properties
@@ -193,7 +193,7 @@ class ScheduleService:
         go on at once, or None when the queue is drained (wait for an arrival)."""
         offset = self._offsets.get(level, 0)
         result = await self._store.get_message(
-            SCHEDULE_GROUP, T.SCHEDULE_TOPIC, level - 1, offset, _BATCH, 4 * 1024 * 1024
+            GetRequest(SCHEDULE_GROUP, T.SCHEDULE_TOPIC, level - 1, offset, _BATCH, 4 * 1024 * 1024)
         )
         status = result.status.name
         if status != "FOUND":

@@ -48,14 +48,14 @@ from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.codes import RequestCode
 from protocol.command import RemotingCommand
 from protocol.errors import RemotingError
 from protocol.headers import CheckTransactionStateRequestHeader
 from protocol.message_ext import MessageExt
-from protocol.message_properties import PropertyKey, encode_properties
+from protocol.message_properties import PropertyKey, decode_properties, encode_properties
 from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, encode_record, reset_transaction_type
 from runtime.tasks import stop_tasks
 
@@ -134,7 +134,9 @@ class TransactionService:
         """Read op markers written since the last read (at start: all of them still stored)."""
         offset = max(self._op_read, self._store.get_min_offset_in_queue(T.TRANS_OP_HALF_TOPIC, 0))
         while True:
-            res = await self._store.get_message(TRANS_GROUP, T.TRANS_OP_HALF_TOPIC, 0, offset, _BATCH, 1 << 20)
+            res = await self._store.get_message(
+                GetRequest(TRANS_GROUP, T.TRANS_OP_HALF_TOPIC, 0, offset, _BATCH, 1 << 20)
+            )
             if res.status.name != "FOUND":
                 break
             for m in res.messages():
@@ -158,36 +160,19 @@ class TransactionService:
 
     # -- half messages -------------------------------------------------------------------------------------------
 
-    async def put_half(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: str,
-        body: bytes,
-        properties: dict[str, str],
-        reconsume_times: int,
-    ) -> PutMessageResult:
-        props = dict(properties)
-        props[PropertyKey.REAL_TOPIC] = topic
-        props[PropertyKey.REAL_QID] = str(queue_id)
+    async def put_half(self, req: PutRequest) -> PutMessageResult:
+        """Store ``req`` (a prepared message for its real topic and queue) as a half message: in the half queue,
+        with REAL_TOPIC / REAL_QID, __transactionId__ = its UNIQ_KEY and the transaction type NOT_TYPE."""
+        props = dict(req.properties) if isinstance(req.properties, dict) else decode_properties(req.properties)
+        props[PropertyKey.REAL_TOPIC] = req.topic
+        props[PropertyKey.REAL_QID] = str(req.queue_id)
         if uniq := props.get(PropertyKey.UNIQ_KEY):
             props[PropertyKey.TRANSACTION_ID] = uniq
-        return await self._store.put_message(
-            PutRequest(
-                T.TRANS_HALF_TOPIC,
-                0,
-                flag,
-                reset_transaction_type(sys_flag, TRANSACTION_NOT_TYPE),
-                born_timestamp,
-                born_host,
-                body,
-                encode_properties(props),
-                reconsume_times,
-            )
-        )
+        req.topic = T.TRANS_HALF_TOPIC
+        req.queue_id = 0
+        req.sys_flag = reset_transaction_type(req.sys_flag, TRANSACTION_NOT_TYPE)
+        req.properties = encode_properties(props)
+        return await self._store.put_message(req)
 
     def _half(self, producer_group: str, queue_offset: int, commit_log_offset: int) -> MessageExt:
         msg = self._store.look_message_by_offset(commit_log_offset)
@@ -264,7 +249,7 @@ class TransactionService:
         offset, sent = start, 0
         while offset < end:
             res = await self._store.get_message(
-                TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset, min(_BATCH, end - offset), 4 << 20
+                GetRequest(TRANS_GROUP, T.TRANS_HALF_TOPIC, 0, offset, min(_BATCH, end - offset), 4 << 20)
             )
             if res.status.name != "FOUND":
                 if res.next_begin_offset > offset:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from broker.store.config import StoreConfig
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import BatchPutRequest, GetRequest, PutRequest
 from broker.store.results import (
     AppendResult,
     ConsumeQueueSlice,
@@ -21,10 +21,12 @@ from broker.store.results import (
 
 __all__ = [
     "AppendResult",
+    "BatchPutRequest",
     "ConsumeQueueSlice",
     "ConsumeQueueUnit",
     "GetMessageResult",
     "GetMessageStatus",
+    "GetRequest",
     "MessageStore",
     "PutMessageResult",
     "PutMessageStatus",

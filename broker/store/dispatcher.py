@@ -4,8 +4,9 @@ entries, then tells the arrival listeners.
 It tails the commit log: ``dispatched_offset`` is the commit-log offset up to which every record has been
 dispatched, and records are dispatched strictly in commit-log order.
 
-* At run time the put path ``submit``s each append (topic, queue, first queue offset, first physical offset, record
-  sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed again); the first
+* At run time the put path ``submit``s each append (an ``Appended``: topic, queue, first queue offset, first physical
+  offset, record sizes, sysFlag, store time and properties — everything dispatch needs, so nothing is parsed
+  again); the first
   submit after a drain schedules one ``drain`` with ``loop.call_soon`` (a callback, not a task woken through an
   Event: no Future, Task step or getpid per put), which runs after the current callback, so the put's reply is
   written first. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go;
@@ -39,6 +40,7 @@ from typing import Any, Final
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
 from broker.store.index import IndexService
+from broker.store.request import Appended
 from protocol.message_properties import PropertyKey, decode_properties, get_property, tag_hash
 from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, transaction_type
 from protocol.record_decode import decode_record
@@ -51,10 +53,6 @@ RETRY_S: Final = 1.0  # a dispatch stalled by a full disk is retried this often 
 ArrivalListener = Callable[[str, int, int, int, int, Mapping[str, str]], None]
 # waiting(topic, queue_id): how many wait for an arrival on that queue (a listener's probe; 0 = nobody)
 Waiting = Callable[[str, int], int]
-# a message's properties: the stored string, a dict, or (string, TAGS, KEYS, UNIQ_KEY) already looked up by the put
-Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | None]
-# one append: topic, queue id, first queue offset, first physical offset, sizes, sysFlag, store time, properties
-Appended = tuple[str, int, int, int, list[int], int, int, list[Properties]]
 
 # appends the scheduled drain may lag behind the put path before a put dispatches inline (bounds memory)
 MAX_PENDING = 1024
@@ -151,27 +149,17 @@ class Dispatcher:
 
     # -- run time --------------------------------------------------------------------------------------------------
 
-    def submit(
-        self,
-        topic: str,
-        queue_id: int,
-        queue_offset: int,
-        phys: int,
-        sizes: list[int],
-        sys_flag: int,
-        store_ts: int,
-        props: list[Properties],
-    ) -> None:
+    def submit(self, appended: Appended) -> None:
         """Queue one append (a single message or a batch) for dispatch and schedule a drain. When the loop has
         fallen ``MAX_PENDING`` appends behind (puts that never yield to it), the put dispatches inline instead, so
         the backlog — and the heap it holds — stays bounded; and so it does when a listener has waiters on the
         append's queue, so they are woken before the put returns."""
         pending = self._pending
-        pending.append((topic, queue_id, queue_offset, phys, sizes, sys_flag, store_ts, props))
+        pending.append(appended)
         now = len(pending) >= MAX_PENDING
         if not now:
             for waiting in self._waiting:
-                if waiting(topic, queue_id):
+                if waiting(appended.topic, appended.queue_id):
                     now = True
                     break
         if now:
@@ -206,16 +194,18 @@ class Dispatcher:
             batch, self._pending = self._pending, []
             for i, entry in enumerate(batch):
                 try:
-                    n += self._dispatch(*entry)
+                    n += self._dispatch(entry)
                 except OSError as exc:
                     if exc.errno not in _NO_SPACE:
-                        _log.exception("dispatch failed at commit-log offset %d (%s-%d)", entry[3], entry[0], entry[1])
-                        self.dispatched_offset = entry[3] + sum(entry[4])
+                        _log.exception(
+                            "dispatch failed at commit-log offset %d (%s-%d)", entry.phys, entry.topic, entry.queue_id
+                        )
+                        self.dispatched_offset = entry.end
                         continue
                     self._pending = batch[i:] + self._pending
                     if self.stalled is None:
                         _log.warning(
-                            "disk full: dispatch waits at commit-log offset %d, puts refused: %s", entry[3], exc
+                            "disk full: dispatch waits at commit-log offset %d, puts refused: %s", entry.phys, exc
                         )
                         if self.on_stall is not None:
                             self.on_stall()
@@ -225,29 +215,25 @@ class Dispatcher:
                         self._loop.call_later(RETRY_S, self._scheduled_drain)
                     return n
                 except Exception:
-                    _log.exception("dispatch failed at commit-log offset %d (%s-%d)", entry[3], entry[0], entry[1])
-                    self.dispatched_offset = entry[3] + sum(entry[4])
+                    _log.exception(
+                        "dispatch failed at commit-log offset %d (%s-%d)", entry.phys, entry.topic, entry.queue_id
+                    )
+                    self.dispatched_offset = entry.end
         if self.stalled is not None:
             _log.warning("dispatch caught up after a full disk")
             self.stalled = None
         return n
 
-    def _dispatch(
-        self,
-        topic: str,
-        queue_id: int,
-        queue_offset: int,
-        phys: int,
-        sizes: list[int],
-        sys_flag: int,
-        store_ts: int,
-        props_list: list[Properties],
-    ) -> int:
+    def _dispatch(self, appended: Appended) -> int:
+        topic, queue_id, queue_offset, phys, sizes, sys_flag, store_ts, props_list = (
+            appended.topic, appended.queue_id, appended.queue_offset, appended.phys, appended.sizes,
+            appended.sys_flag, appended.store_timestamp, appended.properties,
+        )  # fmt: skip
         if not dispatchable(sys_flag):
             self.dispatched_offset = phys + sum(sizes)
             return 0
         if len(sizes) > 1:
-            return self._dispatch_batch(topic, queue_id, queue_offset, phys, sizes, store_ts, props_list)
+            return self._dispatch_batch(appended)
         cq = self._cq_factory(topic, queue_id)
         index = self._index
         listeners = self._listeners
@@ -315,19 +301,12 @@ class Dispatcher:
         self.dispatched_offset = phys
         return len(sizes)
 
-    def _dispatch_batch(
-        self,
-        topic: str,
-        queue_id: int,
-        queue_offset: int,
-        phys: int,
-        sizes: list[int],
-        store_ts: int,
-        props_list: list[Properties],
-    ) -> int:
+    def _dispatch_batch(self, appended: Appended) -> int:
         """A batch's dispatch in one pass: the three properties of every message, then its consume-queue units in
         one write (when they follow the last file's end, the common case) and its index entries in one loop, then
         the listeners, once per distinct tags code (see the module's docstring)."""
+        topic, queue_id, queue_offset, phys = appended.topic, appended.queue_id, appended.queue_offset, appended.phys
+        sizes, store_ts, props_list = appended.sizes, appended.store_timestamp, appended.properties
         cq = self._cq_factory(topic, queue_id)
         index = self._index
         texts: list[str | dict[str, str]] = []
@@ -423,15 +402,11 @@ class Dispatcher:
                         for q in range(cq.max_offset, msg.queue_offset):
                             cq.put(q, MARKER_PHYS, 1, 0)
                 self._dispatch(
-                    msg.topic,
-                    msg.queue_id,
-                    msg.queue_offset,
-                    phys,
-                    [size],
-                    msg.sys_flag,
-                    msg.store_timestamp,
-                    [msg.properties],
-                )
+                    Appended(
+                        msg.topic, msg.queue_id, msg.queue_offset, phys, [size], msg.sys_flag, msg.store_timestamp,
+                        [msg.properties],
+                    )
+                )  # fmt: skip
                 n += 1
         finally:
             self._listeners = listeners

@@ -10,10 +10,9 @@ The get path and the lookups (``reads.py``, a mixin of this class) read consume-
 straight out of the mapped commit log; they first dispatch whatever is still queued, so a get always sees every put
 that returned before it.
 
-Replication (driven by ``broker.ha``, which owns the sockets): ``read_replication_chunk`` hands out raw log bytes,
-``append_replicated`` appends bytes copied from another replica and dispatches every record that became whole
-(``replica.py``), ``refuse_puts`` turns puts away (a slave; a master catching up), and ``set_replica_wait`` hooks a
-SYNC_MASTER's wait for a slave's ack into the put path next to the group-commit flush.
+Replication (driven by ``broker.ha``) is the mixin ``replication.py``: raw log chunks out, replicated bytes in,
+puts refused on a slave, a SYNC_MASTER's replica wait next to the group-commit flush. Retention passes are the
+mixin ``StoreRetention`` of ``retention.py``.
 
 On-disk layout under ``store_path_root_dir``: ``commitlog/``, ``consumequeue/<topic>/<qid>/``, ``index/``,
 ``checkpoint``, ``abort``, ``lock``, ``crc_since`` (``sealed_ranges``) and ``quarantine/`` (each module documents its own format).
@@ -32,7 +31,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from broker.store.checkpoint import (
@@ -47,8 +46,8 @@ from broker.store.consume_queue import ConsumeQueue
 from broker.store.cq_marks import read_marks
 from broker.store.cq_rebuild import BackgroundRebuild
 from broker.store.cq_repair import check_units
-from broker.store.dispatcher import ArrivalListener, Dispatcher, Waiting, dispatchable
-from broker.store.errors import StoreClosedError, StoreLockedError
+from broker.store.dispatcher import ArrivalListener, Dispatcher, Waiting
+from broker.store.errors import StoreLockedError
 from broker.store.flush import GroupCommit, IntervalFlusher, timed_flush
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
@@ -58,33 +57,24 @@ from broker.store.quarantine import Quarantine
 from broker.store.reads import StoreReads
 from broker.store.recovery import recover
 from broker.store.replica import ReplicaParser
-from broker.store.request import Host, PutRequest
+from broker.store.replication import ReplicaWait, StoreReplication
+from broker.store.request import BatchPutRequest, PutRequest
 from broker.store.results import (
     PutMessageResult,
     PutMessageStatus,
 )
-from broker.store.retention import (
-    ForcedCleanStats,
-    disk_ratio,
-    expired_commit_log_files,
-    forced_clean_report,
-    parse_delete_when,
-)
+from broker.store.retention import ForcedCleanStats, StoreRetention, disk_ratio
 from broker.store.scrub import Scrubber
 from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
 from broker.store.truncate import truncate_log
 from broker.store.warmer import SegmentWarmer
-from protocol.batch import BatchItem
 from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
 
-# replica ack for a put ending at this offset: a status now, or a future of one (broker.ha, SYNC_MASTER)
-ReplicaWait = Callable[[int], "PutMessageStatus | asyncio.Future[PutMessageStatus]"]
 
-
-class MessageStore(StoreReads):
+class MessageStore(StoreReads, StoreReplication, StoreRetention):
     def __init__(
         self,
         config: StoreConfig,
@@ -417,45 +407,49 @@ class MessageStore(StoreReads):
         longer than ``sync_flush_timeout_ms``). Never raises for bad input: see ``PutMessageStatus``.
 
         Not ``put_messages`` of one: a batch of one costs ~15% more CPU than this path (same-run A/B, 60k puts)."""
-        if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
-            return self._refused()
-        if self._rebuild is not None and self._rebuild.busy(req.topic, req.queue_id):
-            return self._rebuild.refusal(req.topic, req.queue_id)
-        appender = self._appender
-        try:
-            res = appender.append_one(req)
-        except OSError as exc:  # creating the next segment failed
-            return appender.write_failed(exc)
+        res = self.append(req)
         if wait and (self._group_commit is not None or self._replica_wait is not None):
             return await self._after_append(res, wait)
         return res
 
-    def _refused(self) -> PutMessageResult:
-        remark = self.puts_refused or ("store is closed" if self._closed else self.lease_remark)
-        return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=remark)
-
-    async def put_messages(
-        self,
-        topic: str,
-        queue_id: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        items: Sequence[BatchItem],
-        *,
-        wait: bool = True,
-    ) -> PutMessageResult:
+    async def put_messages(self, req: BatchPutRequest, *, wait: bool = True) -> PutMessageResult:
         """A batch for one queue (SEND_BATCH_MESSAGE), appended with a single write; one ``AppendResult`` each."""
-        if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
-            return self._refused()
-        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
-            return self._rebuild.refusal(topic, queue_id)
+        return await self._after_append(self.append(req), wait)
+
+    def append(self, req: PutRequest | BatchPutRequest) -> PutMessageResult:
+        """``put_message`` / ``put_messages`` without waiting for durability (no fsync, no replica ack): the
+        append's result at once."""
+        if (
+            self._closed
+            or self.puts_refused is not None
+            or self._rebuild is not None
+            or time.monotonic() > self.write_deadline  # controller mode's write lease
+        ):
+            refused = self._refusal(req.topic, req.queue_id)
+            if refused is not None:
+                return refused
         appender = self._appender
         try:
-            res = appender.append_batch(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+            if isinstance(req, BatchPutRequest):
+                return appender.append_batch(req)
+            return appender.append_one(req)
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
-        return await self._after_append(res, wait)
+
+    @property
+    def waits_for_durability(self) -> bool:
+        """Whether a waiting put waits for anything (a SYNC_FLUSH fsync, a SYNC_MASTER replica ack); when not,
+        ``append`` answers what ``put_message(s)`` would, without a suspension."""
+        return self._group_commit is not None or self._replica_wait is not None
+
+    def _refusal(self, topic: str, queue_id: int) -> PutMessageResult | None:
+        """A put refused before it is appended: the store is closed or refuses puts, or the queue is rebuilt."""
+        if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
+            remark = self.puts_refused or ("store is closed" if self._closed else self.lease_remark)
+            return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE, remark=remark)
+        if self._rebuild is not None and self._rebuild.busy(topic, queue_id):
+            return self._rebuild.refusal(topic, queue_id)
+        return None
 
     @property
     def sync_flush_only(self) -> GroupCommit | None:
@@ -483,14 +477,7 @@ class MessageStore(StoreReads):
             res.status = rep
         return res
 
-    # -- replication (the HA service in broker.ha drives these) -------------------------------------------------
-
-    def refuse_puts(self, reason: str | None) -> None:
-        """Refuse every put with SERVICE_NOT_AVAILABLE and this remark (a slave; a master catching up from a slave
-        that is ahead of it), or accept puts again with None. Reads go on either way."""
-        self.puts_refused = reason
-        if reason is None:
-            self._replica_parser = None  # puts move the end on; a later replica append parses from there
+    # -- replication (the rest is the StoreReplication mixin) ------------------------------------------------
 
     def truncate_to(self, offset: int) -> int:
         """Drop the commit log from ``offset`` on (a record boundary), with the consume-queue units and index
@@ -505,73 +492,6 @@ class MessageStore(StoreReads):
                 self._queue_offsets[key] = cq.max_offset
             self._replica_parser = None
         return dropped
-
-    def set_replica_wait(self, wait: ReplicaWait | None) -> None:
-        """Called with the end offset of every put that waits (``wait=True``); answers a status at once (PUT_OK,
-        SLAVE_NOT_AVAILABLE) or a future of one (a SYNC_MASTER waiting for a slave's ack)."""
-        self._replica_wait = wait
-
-    def replication_start(self) -> int:
-        """Where a replica with an empty log starts copying: the first byte this store still holds."""
-        return self.commitlog.min_offset
-
-    def read_replication_chunk(self, offset: int, max_bytes: int) -> bytes | None:
-        """Commit-log bytes from ``offset`` to the written end of the segment file holding it, at most
-        ``max_bytes`` (a chunk never crosses a file); None when there is nothing there (yet, or any more)."""
-        mf = self.commitlog.queue.find(offset)
-        if mf is None:
-            return None
-        pos = offset - mf.start
-        end = min(mf.wrote, pos + max_bytes)
-        if end <= pos:
-            return None
-        return bytes(mf.buf[pos:end])
-
-    def append_replicated(self, offset: int, data: bytes | memoryview) -> int:
-        """Append raw commit-log bytes copied from another replica at ``offset``, which must be this log's end (or,
-        for an empty log, the start of a segment file); ``data`` must not cross a segment file. Every record that
-        is now whole is dispatched (consume queues, index, arrival listeners) and takes its queue offset, so this
-        store serves pulls and queries of it — and could take puts after it. Returns the new end offset; raises
-        ValueError for bytes that do not fit there."""
-        if self._closed:
-            raise StoreClosedError("store is closed")
-        q = self.commitlog.queue
-        fsize = q.file_size
-        if q.files:
-            if offset != q.max_offset:
-                raise ValueError(f"replicated bytes at {offset}, but the commit log ends at {q.max_offset}")
-            mf = q.files[-1]
-            if mf.is_full:
-                mf = q.new_file(mf.start + fsize)
-        else:
-            if offset % fsize:
-                raise ValueError(f"an empty commit log can only start at a file boundary, not at {offset}")
-            mf = q.new_file(offset)
-        if len(data) > mf.size - mf.wrote:
-            raise ValueError(f"{len(data)} replicated bytes at {offset} cross the end of file {mf.path}")
-        if data:
-            self._seals.foreign()
-            mf.write(data)
-        parser = self._replica_parser
-        if parser is None:
-            start = max(self.dispatcher.dispatched_offset, q.min_offset)
-            parser = self._replica_parser = ReplicaParser(q, start)
-        offsets = self._queue_offsets
-        appender = self._appender
-        submit = self.dispatcher.submit
-        for phys, size, topic, qid, qoff, sys_flag, store_ts, props in parser.records():
-            if dispatchable(sys_flag):
-                offsets[(topic, qid)] = qoff + 1
-            if store_ts > appender.last_store_ts:
-                appender.last_store_ts = store_ts
-            submit(topic, qid, qoff, phys, [size], sys_flag, store_ts, [props])
-        return q.max_offset
-
-    @property
-    def replica_dispatched_offset(self) -> int:
-        """How far replicated bytes have been parsed into whole records (the end when nothing is partial)."""
-        parser = self._replica_parser
-        return parser.reput if parser is not None else self.commitlog.max_offset
 
     def delete_topics(self, topics: Iterable[str]) -> int:
         """Drop the consume queues of these topics (their messages stay in the commit log until retention);
@@ -588,73 +508,6 @@ class MessageStore(StoreReads):
             n += 1
         return n
 
-    # -- retention -------------------------------------------------------------------------------------------------
-
-    def clean_expired(self, *, ratio: Callable[[], float] | None = None) -> int:
-        """One retention pass, deleting the files at once; returns the number of commit-log files deleted."""
-        n, doomed = self._expire(ratio)
-        for destroy in doomed:
-            destroy()
-        return n
-
-    def delete_expired_now(self) -> int:
-        """J ``executeDeleteFilesManually`` (mqadmin deleteExpiredCommitLog): one retention pass at any hour, not only
-        at ``deleteWhen``; still only files older than ``fileReservedTime`` (or over the disk ratio)."""
-        n, doomed = self._expire(None, any_hour=True)
-        for destroy in doomed:
-            destroy()
-        return n
-
-    def clean_expired_consume_queues(self) -> int:
-        """J ``cleanExpiredConsumerQueue`` (mqadmin cleanExpiredCQ): drop consume-queue files whose units all point
-        below the commit log's min offset; returns how many files were removed."""
-        if self.dispatcher.pending:
-            self.dispatcher.drain()
-        cl_min = self.commitlog.min_offset
-        n = 0
-        for cq in self._queues.values():
-            for mf in cq.correct_min(cl_min):
-                mf.destroy()
-                n += 1
-        return n
-
-    def _expire(
-        self, ratio: Callable[[], float] | None, *, any_hour: bool = False
-    ) -> tuple[int, list[Callable[[], None]]]:
-        """Pick and detach expired files (on the loop); returns how many commit-log files, and the destroy calls."""
-        cfg = self._config
-        if self.dispatcher.pending:
-            self.dispatcher.drain()
-        n, forced = expired_commit_log_files(
-            self.commitlog,
-            now=self._clock(),
-            reserved_hours=cfg.file_reserved_time_hours,
-            delete_hours=set(range(24)) if any_hour else parse_delete_when(cfg.delete_when),
-            max_ratio=cfg.disk_max_used_space_ratio,
-            ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
-            batch_max=cfg.delete_files_batch_max,
-            dispatched=self.dispatcher.dispatched_offset,
-            forcibly=cfg.clean_file_forcibly_enable,
-        )
-        if n == 0:
-            return 0, []
-        gone = self.commitlog.queue.delete_first(n, destroy=False)
-        doomed: list[Callable[[], None]] = []
-        for mf in gone:
-            if not forced:
-                _log.info("commit log file deleted by retention: %s", mf.path)
-            doomed.append(mf.destroy)
-        cl_min = self.commitlog.min_offset
-        before = {key: cq.min_offset for key, cq in self._queues.items()} if forced else {}
-        for cq in self._queues.values():
-            doomed.extend(mf.destroy for mf in cq.correct_min(cl_min))
-        if forced:
-            moved = [(t, q, before[(t, q)], cq.min_offset) for (t, q), cq in self._queues.items() if (t, q) in before]
-            forced_clean_report(moved, self.consumed_offset, self.forced_clean, [mf.path for mf in gone])
-        if self.index is not None:
-            doomed.extend(f.destroy for f in self.index.delete_before(cl_min))
-        return n, doomed
-
     async def _scrub_loop(self) -> None:
         """Verify the records recovery did not scan, a slice per loop iteration; reads of them get cheap."""
         scrubber = Scrubber(self.commitlog, self._quarantine, self._trusted_from, self._seals)
@@ -668,20 +521,6 @@ class MessageStore(StoreReads):
             if not more:
                 return
             await asyncio.sleep(0)
-
-    async def _retention_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        interval = self._config.clean_resource_interval_ms / 1000
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                _n, doomed = self._expire(None)
-                if doomed:
-                    # unlink + munmap of big files off the loop; the commit-log executor also serialises them with
-                    # syncs of the same files
-                    await loop.run_in_executor(self._cl_executor, _run_all, doomed)
-            except Exception:
-                _log.exception("retention pass failed")
 
     # -- stats -----------------------------------------------------------------------------------------------------
 
@@ -710,11 +549,3 @@ class MessageStore(StoreReads):
         out["quarantineFiles"] = self._quarantine.files()
         out["trustedFromOffset"] = self._trusted_from
         return out
-
-
-def _run_all(calls: list[Callable[[], None]]) -> None:
-    for call in calls:
-        try:
-            call()
-        except OSError as exc:
-            _log.warning("deleting an expired file failed: %s", exc)

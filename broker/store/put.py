@@ -35,16 +35,15 @@ from __future__ import annotations
 import errno
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 from broker.store.commitlog import CommitLog
-from broker.store.dispatcher import Dispatcher, Properties
+from broker.store.dispatcher import Dispatcher
 from broker.store.mapped_file import MappedFile
 from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
-from broker.store.request import Host, PutRequest
+from broker.store.request import Appended, BatchPutRequest, Host, Properties, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
-from protocol.batch import BatchItem
 from protocol.crc import crc32
 from protocol.message_properties import PropertyKey, encode_properties
 from protocol.msg_id import offset_msg_id_prefix
@@ -245,36 +244,27 @@ class Appender:
         self.last_store_ts = now
         return now
 
-    def _commit(
-        self,
-        mf: MappedFile,
-        data: bytes,
-        topic: str,
-        queue_id: int,
-        dispatch: bool,
-        qoff0: int,
-        phys0: int,
-        sizes: list[int],
-        sys_flag: int,
-        now: int,
-        props: list[Properties],
-    ) -> PutMessageResult:
-        """Write one append (a message or a batch, already encoded at ``phys0``), advance the queue offset, hand
-        it to the dispatcher and answer with one AppendResult per record."""
+    def _commit(self, mf: MappedFile, data: bytes, appended: Appended) -> PutMessageResult:
+        """Write one append (a message or a batch, already encoded at ``appended.phys``), advance the queue offset,
+        hand it to the dispatcher and answer with one AppendResult per record."""
         try:
             mf.write(data)
         except OSError as exc:
             return self.write_failed(exc)
+        sizes = appended.sizes
+        queue_id = appended.queue_id
+        qoff = appended.queue_offset
+        dispatch = not appended.sys_flag & _NOT_DISPATCHED_BIT
         step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
         if dispatch:
-            self.queue_offsets[(topic, queue_id)] = qoff0 + len(sizes)
-        self.dispatcher.submit(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, props)
+            self.queue_offsets[(appended.topic, queue_id)] = qoff + len(sizes)
+        self.dispatcher.submit(appended)
         self.put_count += len(sizes)
         self.put_bytes += len(data)
         prefix = self.msg_id_prefix
+        now = appended.store_timestamp
         results: list[AppendResult] = []
-        phys = phys0
-        qoff = qoff0
+        phys = appended.phys
         for size in sizes:
             results.append(AppendResult(phys, size, queue_id, qoff, now, prefix))
             phys += size
@@ -331,10 +321,7 @@ class Appender:
             born_block = self._born_block(req.born_host)
         store_block = self._store_block
         if born_block is None or store_block is None:
-            return self._append_generic(
-                topic, req.queue_id, req.flag, req.sys_flag & ~_V6_BITS, req.born_timestamp, req.born_host, body,
-                props_text, req.reconsume_times, req.prepared_transaction_offset,
-            )  # fmt: skip
+            return self._append_generic(req, props_text)
         if size > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
         queue_id = req.queue_id
@@ -358,28 +345,19 @@ class Appender:
             return self.write_failed(exc)
         if dispatch:
             self.queue_offsets[key] = qoff + 1
-        self.dispatcher.submit(topic, queue_id, qoff, phys, [size], sys_flag, now, [props_text])
+        self.dispatcher.submit(Appended(topic, queue_id, qoff, phys, [size], sys_flag, now, [props_text]))
         self.put_count += 1
         self.put_bytes += size
         return PutMessageResult(
             PutMessageStatus.PUT_OK, [AppendResult(phys, size, queue_id, qoff, now, self.msg_id_prefix)]
         )
 
-    def _append_generic(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        body: bytes,
-        props_text: str,
-        reconsume_times: int,
-        prepared_transaction_offset: int,
-    ) -> PutMessageResult:
+    def _append_generic(self, req: PutRequest, props_text: str) -> PutMessageResult:
         """A message with an IPv6 born or store host (sysFlag 0x10 / 0x20 set by the encoder). The official C++
-        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can."""
+        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can.
+        ``props_text``: ``req``'s properties as a string."""
+        topic, queue_id, body = req.topic, req.queue_id, req.body
+        sys_flag = req.sys_flag & ~_V6_BITS
         dispatch = not sys_flag & _NOT_DISPATCHED_BIT
         qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
         now = self._now()
@@ -391,10 +369,10 @@ class Appender:
 
         def encode(phys: int) -> bytes:
             rec = encode_record(
-                topic=topic, body=body, properties=props_b, queue_id=queue_id, flag=flag, queue_offset=qoff,
-                physical_offset=phys, sys_flag=sys_flag, born_timestamp=born_timestamp,
-                born_host=split_host(born_host), store_timestamp=now, store_host=self.store_host,
-                reconsume_times=reconsume_times, prepared_transaction_offset=prepared_transaction_offset,
+                topic=topic, body=body, properties=props_b, queue_id=queue_id, flag=req.flag, queue_offset=qoff,
+                physical_offset=phys, sys_flag=sys_flag, born_timestamp=req.born_timestamp,
+                born_host=split_host(req.born_host), store_timestamp=now, store_host=self.store_host,
+                reconsume_times=req.reconsume_times, prepared_transaction_offset=req.prepared_transaction_offset,
             )  # fmt: skip
             if sealed:
                 seal(rec)
@@ -408,20 +386,12 @@ class Appender:
         mf = self.commitlog.writable(size)
         phys = mf.start + mf.wrote
         return self._commit(
-            mf, encode(phys), topic, queue_id, dispatch, qoff, phys, [size], sys_flag, now, [props_text]
+            mf, encode(phys), Appended(topic, queue_id, qoff, phys, [size], sys_flag, now, [props_text])
         )
 
     # -- a batch ---------------------------------------------------------------------------------------------------
 
-    def append_batch(
-        self,
-        topic: str,
-        queue_id: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        items: Sequence[BatchItem],
-    ) -> PutMessageResult:
+    def append_batch(self, req: BatchPutRequest) -> PutMessageResult:
         """A batch for one queue: consecutive queue offsets, one write. All or nothing: one bad message refuses
         the whole batch. Each item's properties string is written as received (``BatchItem.text``, kept by
         ``decode_batch``) with the store's trailer spliced on: nothing is parsed or re-encoded."""
@@ -430,16 +400,18 @@ class Appender:
             refused = self.disk_refusal(clock)
             if refused is not None:
                 return refused
+        topic, queue_id, items = req.topic, req.queue_id, req.items
         if not items:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, "no message to put")
         topic_block = self._topic_block(topic)
         if topic_block is None:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message topic length too long {len(topic.encode())}")
-        born_block = self._born_block(born_host)
+        born_block = self._born_block(req.born_host)
         store_block = self._store_block
-        sys_flag &= ~_V6_BITS
+        sys_flag = req.sys_flag & ~_V6_BITS
+        born_timestamp = req.born_timestamp
         if born_block is None or store_block is None:
-            return self._batch_generic(topic, queue_id, sys_flag, born_timestamp, born_host, items)
+            return self._batch_generic(req)
         max_size = self.max_message_size
         seal_max = self._seal_max
         fixed = FIXED_SIZE_V4 - 1 + len(topic_block)
@@ -491,18 +463,11 @@ class Appender:
             )  # fmt: skip
             phys += size
             qoff += step
-        return self._commit(mf, b"".join(parts), topic, queue_id, dispatch, qoff0, phys0, sizes, sys_flag, now, texts)
+        return self._commit(mf, b"".join(parts), Appended(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, texts))
 
-    def _batch_generic(
-        self,
-        topic: str,
-        queue_id: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        items: Sequence[BatchItem],
-    ) -> PutMessageResult:
+    def _batch_generic(self, req: BatchPutRequest) -> PutMessageResult:
         """A batch with an IPv6 host: message by message through the generic encoder (rare; not one write)."""
+        items = req.items
         for it in items:  # refuse the whole batch before writing any of it
             if len(it.body) > self.max_message_size:
                 return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message body size {len(it.body)} over max value")
@@ -510,9 +475,10 @@ class Appender:
                 return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, "message properties length too long")
         results: list[AppendResult] = []
         for it in items:
-            res = self._append_generic(
-                topic, queue_id, it.flag, sys_flag, born_timestamp, born_host, it.body, it.text, 0, 0,
-            )  # fmt: skip
+            one = PutRequest(
+                req.topic, req.queue_id, it.flag, req.sys_flag, req.born_timestamp, req.born_host, it.body, it.text
+            )
+            res = self._append_generic(one, it.text)
             if res.status is not PutMessageStatus.PUT_OK:
                 return res if not results else PutMessageResult(res.status, results, res.remark)
             results.extend(res.items)

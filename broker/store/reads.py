@@ -14,7 +14,6 @@ A mixin: ``MessageStore`` owns the state declared below and sets it up; this mod
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
@@ -26,6 +25,7 @@ from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.quarantine import Quarantine
 from broker.store.record_check import check_read, verify
+from broker.store.request import GetRequest
 from broker.store.results import ConsumeQueueSlice, ConsumeQueueUnit, GetMessageResult, GetMessageStatus
 from broker.store.sealed_ranges import SealedRanges
 from protocol.message_ext import MessageExt
@@ -34,10 +34,6 @@ from protocol.record import record_store_timestamp, record_tags
 from protocol.record_decode import decode_record
 
 _log = logging.getLogger("rocketq.store")
-
-TagsCodeFilter = Callable[[int], bool]
-TagsFilter = Callable[[str | None], bool]
-RecordFilter = Callable[[memoryview], bool]
 
 # RocketMQ scans at most max(16000 bytes, maxMsgNums * 20) of consume-queue units per get
 _MAX_SCAN_UNITS = 16000 // UNIT_SIZE
@@ -61,41 +57,20 @@ class StoreReads:
 
     # -- get -------------------------------------------------------------------------------------------------------
 
-    async def get_message(
-        self,
-        group: str,
-        topic: str,
-        queue_id: int,
-        offset: int,
-        max_msgs: int,
-        max_bytes: int | None = None,
-        message_filter: TagsCodeFilter | None = None,
-        tags_filter: TagsFilter | None = None,
-        record_filter: RecordFilter | None = None,
-    ) -> GetMessageResult:
+    async def get_message(self, req: GetRequest) -> GetMessageResult:
         """See ``get_message_sync`` (this only makes it awaitable for the handlers)."""
-        return self.get_message_sync(
-            group, topic, queue_id, offset, max_msgs, max_bytes, message_filter, tags_filter, record_filter
-        )
+        return self.get_message_sync(req)
 
-    def get_message_sync(
-        self,
-        group: str,
-        topic: str,
-        queue_id: int,
-        offset: int,
-        max_msgs: int,
-        max_bytes: int | None = None,
-        message_filter: TagsCodeFilter | None = None,
-        tags_filter: TagsFilter | None = None,
-        record_filter: RecordFilter | None = None,
-    ) -> GetMessageResult:
+    def get_message_sync(self, req: GetRequest) -> GetMessageResult:
         """RocketMQ's DefaultMessageStore.getMessage: statuses and nextBeginOffset corrections (as a master).
 
-        ``message_filter`` gets each unit's tags hash (the consume-queue pre-filter); ``tags_filter`` the record's
-        TAGS string and ``record_filter`` the whole record (both after it is read from the commit log). Filtered
-        units count as scanned. The reply holds up to ``max_msgs`` (capped by maxTransferCountOnMessageInMemory)
-        whole records and stops before ``max_bytes`` would be passed, but always holds one if it found one."""
+        ``req.message_filter`` gets each unit's tags hash (the consume-queue pre-filter); ``tags_filter`` the
+        record's TAGS string and ``record_filter`` the whole record (both after it is read from the commit log).
+        Filtered units count as scanned. The reply holds up to ``max_msgs`` (capped by
+        maxTransferCountOnMessageInMemory) whole records and stops before ``max_bytes`` would be passed, but always
+        holds one if it found one."""
+        topic, queue_id, offset, max_msgs, max_bytes = req.topic, req.queue_id, req.offset, req.max_msgs, req.max_bytes
+        message_filter, tags_filter, record_filter = req.message_filter, req.tags_filter, req.record_filter
         if self._closed:
             raise StoreClosedError("store is closed")
         if self.dispatcher.pending:

@@ -1,15 +1,27 @@
-"""PutRequest: what one put asks the store to write (the argument of ``MessageStore.put_message``).
+"""What the broker asks of the store, one slotted object per request instead of loose arguments passed through
+the services, the store façade, the appender and the dispatcher:
 
-One small slotted object instead of ten loose arguments passed through the handler, the store façade and the
-appender. The positional order is the record's (topic, queue id, flag, sysFlag, born time, born host, body,
+=================== =========================================================================================
+object              carried from → to
+=================== =========================================================================================
+``PutRequest``      a service → ``MessageStore.put_message`` → ``Appender.append_one``
+``BatchPutRequest`` a service → ``MessageStore.put_messages`` → ``Appender.append_batch``
+``Appended``        the appender → ``Dispatcher.submit`` → its drain (what dispatch needs of one append)
+``GetRequest``      a service or handler → ``MessageStore.get_message`` (a pull, a POP, a scan of a queue)
+=================== =========================================================================================
+
+``PutRequest``'s positional order is the record's (topic, queue id, flag, sysFlag, born time, born host, body,
 properties); ``from_ext`` copies a stored ``MessageExt`` (transaction commit and check-back, schedule re-put,
 send-back, dead letters), replacing what it is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from protocol.batch import BatchItem
 from protocol.message_ext import MessageExt
 
 Host = str | tuple[str, int]
@@ -79,3 +91,64 @@ class PutRequest:
             f"PutRequest(topic={self.topic!r}, queue_id={self.queue_id}, flag={self.flag}, sys_flag={self.sys_flag}, "
             f"body={len(self.body)} bytes, properties={self.properties!r})"
         )
+
+
+@dataclass(slots=True)
+class BatchPutRequest:
+    """A batch for one queue (SEND_BATCH_MESSAGE): the messages share topic, queue, sysFlag, born time and host;
+    each item keeps its own body, flag and properties string as received."""
+
+    topic: str
+    queue_id: int
+    sys_flag: int
+    born_timestamp: int
+    born_host: Host
+    items: Sequence[BatchItem]
+
+
+# a message's properties as dispatch gets them: the stored string, a dict, or (string, TAGS, KEYS, UNIQ_KEY)
+Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | None]
+
+
+@dataclass(slots=True)
+class Appended:
+    """One append (a single message or a batch) as the dispatcher gets it: everything dispatch needs, so nothing
+    is parsed again. Records are consecutive from ``phys``; their queue offsets from ``queue_offset``."""
+
+    topic: str
+    queue_id: int
+    queue_offset: int  # of the first record (0 for records that are not dispatched)
+    phys: int  # commit-log offset of the first record
+    sizes: list[int]  # each record's size
+    sys_flag: int
+    store_timestamp: int
+    properties: list[Properties]  # each record's
+
+    @property
+    def end(self) -> int:
+        """The commit-log offset after the last record."""
+        return self.phys + sum(self.sizes)
+
+
+# consume-queue pre-filter: a unit's tags hash → keep it?
+TagsCodeFilter = Callable[[int], bool]
+# the record's TAGS (None when it has none) → keep it?
+TagsFilter = Callable[[str | None], bool]
+# the whole record (a view of it) → keep it?
+RecordFilter = Callable[[memoryview], bool]
+
+
+@dataclass(slots=True)
+class GetRequest:
+    """A read of one consume queue (RocketMQ's getMessage arguments): up to ``max_msgs`` messages from ``offset``,
+    at most ``max_bytes`` (None: the store's maxTransferBytesOnMessageInMemory), through up to three filters."""
+
+    group: str
+    topic: str
+    queue_id: int
+    offset: int
+    max_msgs: int
+    max_bytes: int | None = None
+    message_filter: TagsCodeFilter | None = None
+    tags_filter: TagsFilter | None = None
+    record_filter: RecordFilter | None = None

@@ -13,10 +13,15 @@ group has committed counts wholly), logs them at WARNING, and adds them to ``For
 ``rocketq_store_forced_clean_messages_total{topic,consumed}``). At most
 ``delete_files_batch_max`` files go per pass. Reads of removed ranges then give OFFSET_TOO_SMALL /
 MESSAGE_WAS_REMOVING (see ``message_store``). The clock is the store's (injectable for tests).
+
+``StoreRetention`` (a mixin of ``MessageStore``) runs the passes: the periodic one, mqadmin's
+deleteExpiredCommitLog and cleanExpiredCQ.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import os
 import shutil
@@ -25,6 +30,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from broker.store.commitlog import CommitLog
+from broker.store.config import StoreConfig
+from broker.store.consume_queue import ConsumeQueue
+from broker.store.dispatcher import Dispatcher
+from broker.store.index import IndexService
 
 _log = logging.getLogger("rocketq.store.retention")
 
@@ -126,3 +135,104 @@ def forced_clean_report(
         removed,
         unconsumed,
     )
+
+
+class StoreRetention:
+    """Retention passes over the state ``MessageStore`` owns."""
+
+    _config: StoreConfig
+    _clock: Callable[[], float]
+    _queues: dict[tuple[str, int], ConsumeQueue]
+    _cl_executor: concurrent.futures.ThreadPoolExecutor
+    commitlog: CommitLog
+    dispatcher: Dispatcher
+    index: IndexService | None
+    forced_clean: ForcedCleanStats
+    consumed_offset: Callable[[str, int], int | None] | None
+
+    def clean_expired(self, *, ratio: Callable[[], float] | None = None) -> int:
+        """One retention pass, deleting the files at once; returns the number of commit-log files deleted."""
+        n, doomed = self._expire(ratio)
+        for destroy in doomed:
+            destroy()
+        return n
+
+    def delete_expired_now(self) -> int:
+        """J ``executeDeleteFilesManually`` (mqadmin deleteExpiredCommitLog): one retention pass at any hour, not only
+        at ``deleteWhen``; still only files older than ``fileReservedTime`` (or over the disk ratio)."""
+        n, doomed = self._expire(None, any_hour=True)
+        for destroy in doomed:
+            destroy()
+        return n
+
+    def clean_expired_consume_queues(self) -> int:
+        """J ``cleanExpiredConsumerQueue`` (mqadmin cleanExpiredCQ): drop consume-queue files whose units all point
+        below the commit log's min offset; returns how many files were removed."""
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        cl_min = self.commitlog.min_offset
+        n = 0
+        for cq in self._queues.values():
+            for mf in cq.correct_min(cl_min):
+                mf.destroy()
+                n += 1
+        return n
+
+    def _expire(
+        self, ratio: Callable[[], float] | None, *, any_hour: bool = False
+    ) -> tuple[int, list[Callable[[], None]]]:
+        """Pick and detach expired files (on the loop); returns how many commit-log files, and the destroy calls."""
+        cfg = self._config
+        if self.dispatcher.pending:
+            self.dispatcher.drain()
+        n, forced = expired_commit_log_files(
+            self.commitlog,
+            now=self._clock(),
+            reserved_hours=cfg.file_reserved_time_hours,
+            delete_hours=set(range(24)) if any_hour else parse_delete_when(cfg.delete_when),
+            max_ratio=cfg.disk_max_used_space_ratio,
+            ratio=ratio or (lambda: disk_ratio(cfg.store_path_root_dir)),
+            batch_max=cfg.delete_files_batch_max,
+            dispatched=self.dispatcher.dispatched_offset,
+            forcibly=cfg.clean_file_forcibly_enable,
+        )
+        if n == 0:
+            return 0, []
+        gone = self.commitlog.queue.delete_first(n, destroy=False)
+        doomed: list[Callable[[], None]] = []
+        for mf in gone:
+            if not forced:
+                _log.info("commit log file deleted by retention: %s", mf.path)
+            doomed.append(mf.destroy)
+        cl_min = self.commitlog.min_offset
+        before = {key: cq.min_offset for key, cq in self._queues.items()} if forced else {}
+        for cq in self._queues.values():
+            doomed.extend(mf.destroy for mf in cq.correct_min(cl_min))
+        if forced:
+            moved = [(t, q, before[(t, q)], cq.min_offset) for (t, q), cq in self._queues.items() if (t, q) in before]
+            forced_clean_report(moved, self.consumed_offset, self.forced_clean, [mf.path for mf in gone])
+        if self.index is not None:
+            doomed.extend(f.destroy for f in self.index.delete_before(cl_min))
+        return n, doomed
+
+    async def _retention_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self._config.clean_resource_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                _n, doomed = self._expire(None)
+                if doomed:
+                    # unlink + munmap of big files off the loop; the commit-log executor also serialises them with
+                    # syncs of the same files
+                    await loop.run_in_executor(self._cl_executor, _run_all, doomed)
+            except Exception:
+                _log.exception("retention pass failed")
+
+
+def _run_all(calls: list[Callable[[], None]]) -> None:
+    for call in calls:
+        try:
+            call()
+        except OSError as exc:
+            _log.warning("deleting an expired file failed: %s", exc)

@@ -12,6 +12,7 @@ import pytest
 
 import client
 from broker.store import GetMessageStatus, MessageStore
+from broker.store.request import GetRequest
 from client import Message, Producer, SendResult
 from protocol.bodies import TopicConfig
 from protocol.errors import ProtocolError
@@ -74,7 +75,7 @@ def _stored(store: MessageStore, queue_id: int) -> set[bytes]:
     bodies: set[bytes] = set()
     offset = 0
     while True:
-        got = store.get_message_sync("check", TOPIC, queue_id, offset, 32)
+        got = store.get_message_sync(GetRequest("check", TOPIC, queue_id, offset, 32))
         if got.status is not GetMessageStatus.FOUND:
             return bodies
         bodies |= {m.body for m in got.messages()}

@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 
 from broker.app import BrokerApp
+from broker.store.request import GetRequest
 from client import ConsumeResult, Message, Producer, PushConsumer, SendResult
 from client.errors import RouteNotFoundError
 from namesrv.app import NamesrvApp
@@ -516,7 +517,7 @@ async def test_query_msg_by_id_resends(live: Live) -> None:
     out = await ok("queryMsgById", "-n", live.ns_addr, "-i", r.msg_id, "-t", topic, "-s", "true")
     assert f"prepare resend msg. originalMsgId={r.msg_id}" in out and "sendStatus=SEND_OK" in out
     await until(lambda: live.broker.store.get_max_offset_in_queue(topic, 0) == 2, what="the resent copy")
-    copy = live.broker.store.get_message_sync("check", topic, 0, 1, 1).messages()[0]
+    copy = live.broker.store.get_message_sync(GetRequest("check", topic, 0, 1, 1)).messages()[0]
     assert (copy.body, copy.tags, copy.keys) == (b"again", "T", ["rk"])
     assert copy.msg_id != r.msg_id  # a new message, with its own unique id
 

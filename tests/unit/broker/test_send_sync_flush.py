@@ -19,8 +19,8 @@ from tests.unit.broker.handler_support import FakeChannel, WiredBroker, dispatch
 
 
 def _send_stats(b: WiredBroker) -> BrokerStats:
-    handler: Any = b.registry.get(send_cmd("SyncT", b"x").code)
-    stats = handler.__self__._stats  # the SendHandlers' own counters (sendThreadPoolQueueSize)
+    service: Any = b.wiring.sends
+    stats = service._stats  # the send service's counters (sendThreadPoolQueueSize)
     assert isinstance(stats, BrokerStats)
     return stats
 

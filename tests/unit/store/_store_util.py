@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from broker.store import GetMessageStatus, MessageStore, StoreConfig
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from protocol.message_ext import MessageExt
 
 BORN = ("10.1.2.3", 5555)
@@ -50,7 +50,7 @@ def get_all(store: MessageStore, topic: str, qid: int, start: int = 0) -> list[M
     out: list[MessageExt] = []
     off = start
     while True:
-        r = store.get_message_sync("g", topic, qid, off, 32)
+        r = store.get_message_sync(GetRequest("g", topic, qid, off, 32))
         if r.status is not GetMessageStatus.FOUND:
             assert r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE, r.status
             assert r.next_begin_offset == off

@@ -10,6 +10,7 @@ from pathlib import Path
 from _store_util import BORN, get_all, small_config
 
 from broker.store import MessageStore
+from broker.store.request import BatchPutRequest, GetRequest
 from protocol.batch import BatchItem, decode_batch, encode_batch
 
 T = "BatchT"
@@ -36,11 +37,13 @@ async def test_batch_units_and_index_across_file_boundaries(tmp_path: Path) -> N
     await store.start()
     try:
         for first in (0, 8, 16):
-            res = await store.put_messages(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(8, first)))
+            res = await store.put_messages(
+                BatchPutRequest(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(8, first)))
+            )
             assert res.ok, res
             assert [i.queue_offset for i in res.items] == list(range(first, first + 8))
         # a batch that fits the current file after an odd start: the one-write path
-        res = await store.put_messages(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(2, 24)))
+        res = await store.put_messages(BatchPutRequest(T, 1, 0, 1_700_000_000_000, BORN, decode_batch(_wire(2, 24))))
         assert res.ok
         msgs = get_all(store, T, 1)
         assert [m.body for m in msgs] == [b"body-%d" % i for i in range(26)]
@@ -73,9 +76,9 @@ async def test_batch_stores_the_received_properties_string(tmp_path: Path) -> No
     await store.start()
     try:
         items = [BatchItem(b"a", text="Z\x01last\x02A\x01first\x02"), BatchItem(b"b", text="K\x01v")]
-        res = await store.put_messages(T, 0, 0, 1, BORN, decode_batch(encode_batch(items)))
+        res = await store.put_messages(BatchPutRequest(T, 0, 0, 1, BORN, decode_batch(encode_batch(items))))
         assert res.ok
-        raw = store.get_message_sync("g", T, 0, 0, 32).buffer
+        raw = store.get_message_sync(GetRequest("g", T, 0, 0, 32)).buffer
         assert b"Z\x01last\x02A\x01first\x02__CRC32#\x01" in raw
         assert b"K\x01v\x02__CRC32#\x01" in raw
         assert [m.properties for m in get_all(store, T, 0)] == [{"Z": "last", "A": "first"}, {"K": "v"}]
@@ -114,13 +117,15 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
         await asyncio.sleep(0)  # the holds register
         assert polling.held_count == 3
         # tags t0, t1, t2, t0, t1: t0 first at offset 0 and last at 3; t1's last is offset 4 (next offset 5)
-        res = await store.put_messages(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(5)))
+        res = await store.put_messages(BatchPutRequest(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(5))))
         assert res.ok
         store.dispatcher.drain()
         assert await asyncio.wait_for(first_tag, 5) is Wake.ARRIVED
         await asyncio.sleep(0)
         assert not later_offset.done() and not other_tag.done()  # nothing past offset 5; no t9 at all
-        res = await store.put_messages(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(3, 5)))  # t2, t0, t1
+        res = await store.put_messages(
+            BatchPutRequest(T, 2, 0, 1_700_000_000_000, BORN, decode_batch(_wire(3, 5)))
+        )  # t2, t0, t1
         assert res.ok
         store.dispatcher.drain()
         assert await asyncio.wait_for(later_offset, 5) is Wake.ARRIVED

@@ -19,7 +19,7 @@ from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
 from broker.store.record_check import is_sealed, seal, trailer_props, verify
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 from protocol.message_ext import MessageExt
 from protocol.record import RecordError, body_bounds, encode_record
 from tests.eventually import eventually
@@ -73,7 +73,7 @@ def _served(store: MessageStore) -> dict[int, list[MessageExt]]:
         got: list[MessageExt] = []
         off = 0
         for _ in range(1000):
-            r = store.get_message_sync("g", T, qid, off, 32)
+            r = store.get_message_sync(GetRequest("g", T, qid, off, 32))
             if r.status in (GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
                 break
             assert r.next_begin_offset > off, r
@@ -406,7 +406,7 @@ async def test_body_flip_after_a_real_sigkill(tmp_path: Path, caplog) -> None:
         for p in range(4):
             off = 0
             while True:
-                r = store.get_message_sync("g", "CrashTopic", p, off, 32)
+                r = store.get_message_sync(GetRequest("g", "CrashTopic", p, off, 32))
                 if r.status is not GetMessageStatus.FOUND and r.next_begin_offset == off:
                     break
                 for m in r.messages():
@@ -518,9 +518,9 @@ async def test_large_rebuild_runs_in_the_background_and_pulls_wait_for_it(
     try:
         assert store._rebuild is not None and store._rebuild.busy(T, 0)
         assert "rebuilt in the background" in caplog.text
-        r = store.get_message_sync("g", T, 0, 20, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 20, 32))
         assert r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE and r.next_begin_offset == 20
-        r = store.get_message_sync("g", T, 0, 3, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 3, 32))
         assert r.status is GetMessageStatus.FOUND and [m.body for m in r.messages()] == [w.body for w in q0[3:7]]
         refused = await store.put_message(PutRequest(T, 0, 0, 0, 1, BORN, b"no", {}))
         assert refused.status.name == "SERVICE_NOT_AVAILABLE"
@@ -564,7 +564,7 @@ async def test_topic_deleted_while_its_queue_is_rebuilt_in_the_background(
         assert not store._rebuild.busy(T, 0)
         await store._rebuild.run()
         assert not (root / "consumequeue" / T / "0").exists() or not os.listdir(root / "consumequeue" / T / "0")
-        assert store.get_message_sync("g", T, 0, 0, 32).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        assert store.get_message_sync(GetRequest("g", T, 0, 0, 32)).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
         assert store.integrity.rebuilt_queues == 0
     finally:
         await store.close()

@@ -14,7 +14,7 @@ from _crash_child import body, digest
 from _store_util import get_all
 
 from broker.store import GetMessageStatus, MessageStore, StoreConfig
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
@@ -127,7 +127,7 @@ async def test_sigkill_sync_flush_keeps_every_ack(tmp_path: Path) -> None:
         assert store.select_one_message_by_offset(end) is None
         assert _verify(store, acked) == maxes
         for p in maxes:
-            r = store.get_message_sync("g", TOPIC, p, maxes[p], 32)
+            r = store.get_message_sync(GetRequest("g", TOPIC, p, maxes[p], 32))
             assert r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE
         # the store keeps working: a SYNC_FLUSH put after recovery lands right at the end and survives
         await store.start()

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 
 T = "TopicProp"
 FILE = 4096
@@ -98,7 +98,7 @@ def test_random_damage_never_loses_undamaged_records(tmp_path_factory, hits, cq_
             got: list[bytes] = []
             off = 0
             for _ in range(200):
-                r = store.get_message_sync("g", T, qid, off, 32)
+                r = store.get_message_sync(GetRequest("g", T, qid, off, 32))
                 if r.status is GetMessageStatus.OFFSET_OVERFLOW_ONE:
                     break
                 got.extend(m.body for m in r.messages())

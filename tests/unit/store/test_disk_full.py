@@ -14,7 +14,7 @@ from broker.store import MessageStore, PutMessageStatus
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
 from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW
-from broker.store.request import PutRequest
+from broker.store.request import BatchPutRequest, PutRequest
 from protocol.batch import BatchItem
 
 T = "TopicDiskFull"
@@ -70,7 +70,7 @@ async def test_enospc_refuses_puts_until_space_is_back_and_loses_nothing(
         # the disk is still full: refused without touching the file, batches too
         res = await _put(store, b"still-full")
         assert res.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
-        batch = await store.put_messages(T, 0, 0, 1_700_000_000_000, BORN, [BatchItem(b"b", {})])
+        batch = await store.put_messages(BatchPutRequest(T, 0, 0, 1_700_000_000_000, BORN, [BatchItem(b"b", {})]))
         assert batch.status is PutMessageStatus.SERVICE_NOT_AVAILABLE
         # reads are unaffected
         assert [m.body for m in get_all(store, T, 0)] == [b"before-%d" % i for i in range(5)]

@@ -14,6 +14,7 @@ import pytest
 from _store_util import get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
+from broker.store.request import GetRequest
 from protocol.message_properties import tag_hash
 
 S = GetMessageStatus
@@ -92,13 +93,15 @@ async def test_status_table(tmp_path: Path, case: Case) -> None:
         await case.setup(store)
         code = tag_hash(case.tag) if case.tag else None
         r = store.get_message_sync(
-            "g",
-            case.topic,
-            case.qid,
-            case.offset,
-            32,
-            message_filter=(lambda c: c == code) if case.tag else None,
-            tags_filter=(lambda t: t == case.tag) if case.tag else None,
+            GetRequest(
+                "g",
+                case.topic,
+                case.qid,
+                case.offset,
+                32,
+                message_filter=(lambda c: c == code) if case.tag else None,
+                tags_filter=(lambda t: t == case.tag) if case.tag else None,
+            )
         )
         assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (
             case.status,
@@ -127,14 +130,14 @@ async def test_retention_statuses(tmp_path: Path) -> None:
         lo, hi = store.get_min_offset_in_queue(T, 0), store.get_max_offset_in_queue(T, 0)
         assert 0 < lo < hi == 40
         for off in (0, lo - 1):
-            r = store.get_message_sync("g", T, 0, off, 32)
+            r = store.get_message_sync(GetRequest("g", T, 0, off, 32))
             assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (S.OFFSET_TOO_SMALL, lo, lo, hi)
-        r = store.get_message_sync("g", T, 0, lo, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, lo, 32))
         assert r.status is S.FOUND and r.queue_offsets[0] == lo
         assert r.messages()[0].body == BODY + b"%d" % lo
-        r = store.get_message_sync("g", T, 0, hi + 5, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, hi + 5, 32))
         assert (r.status, r.next_begin_offset) == (S.OFFSET_OVERFLOW_BADLY, hi)
-        r = store.get_message_sync("g", T, 0, hi, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, hi, 32))
         assert (r.status, r.next_begin_offset) == (S.OFFSET_OVERFLOW_ONE, hi)
         assert [m.queue_offset for m in get_all(store, T, 0, lo)] == list(range(lo, hi))
     finally:
@@ -150,11 +153,11 @@ async def test_message_was_removing_skips_to_live_data(tmp_path: Path) -> None:
         cl_min = store.get_commit_log_min_offset()
         assert cl_min == 2 * 4096
         assert store.get_min_offset_in_queue(T, 0) == 0  # not corrected yet
-        r = store.get_message_sync("g", T, 0, 0, 4)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 4))
         assert (r.status, r.queue_offsets, r.next_begin_offset) == (S.FOUND, [16, 17, 18, 19], 20)
         assert all(m.commit_log_offset >= cl_min for m in r.messages())
         # a read that starts in the removed range but reaches live data returns the live messages
-        r = store.get_message_sync("g", T, 0, 15, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 15, 32))
         assert r.status is S.FOUND and r.queue_offsets[0] == 16
     finally:
         await store.close()
@@ -171,10 +174,10 @@ async def test_message_was_removing(tmp_path: Path) -> None:
             await put(store, T, 1, BODY + b"%d" % i)
         store.commitlog.queue.delete_first(2)
         for start, max_msgs in [(0, 4), (0, 32), (5, 1), (15, 32)]:
-            r = store.get_message_sync("g", T, 0, start, max_msgs)
+            r = store.get_message_sync(GetRequest("g", T, 0, start, max_msgs))
             assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (S.MESSAGE_WAS_REMOVING, 16, 0, 16)
             assert r.buffer == b"" and r.message_count == 0 and r.queue_offsets == []
-        r = store.get_message_sync("g", T, 0, 16, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 16, 32))
         assert (r.status, r.next_begin_offset) == (S.OFFSET_OVERFLOW_ONE, 16)
         # queue 1 is untouched
         assert [m.queue_offset for m in get_all(store, T, 1)] == list(range(16))
@@ -203,9 +206,9 @@ async def test_no_message_in_queue_after_recovery_cut_everything(tmp_path: Path)
     try:
         assert not store.last_exit_ok
         assert ("TopicTest", 1) in {(t, q) for t, qs in store.topics_and_queues().items() for q in qs}
-        r = store.get_message_sync("g", T, 1, 0, 32)
+        r = store.get_message_sync(GetRequest("g", T, 1, 0, 32))
         assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (S.NO_MESSAGE_IN_QUEUE, 0, 0, 0)
-        r = store.get_message_sync("g", T, 1, 7, 32)
+        r = store.get_message_sync(GetRequest("g", T, 1, 7, 32))
         assert (r.status, r.next_begin_offset) == (S.NO_MESSAGE_IN_QUEUE, 0)
         assert [m.body for m in get_all(store, T, 0)] == [b"keep"]
         # the queue continues from 0
@@ -229,9 +232,9 @@ async def test_offset_found_null(tmp_path: Path) -> None:
         assert len(cq.queue.files) == 3
         cq.queue.files[0].destroy()
         cq.queue.files = cq.queue.files[1:]
-        r = store.get_message_sync("g", T, 0, 42, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 42, 32))
         assert (r.status, r.next_begin_offset) == (S.OFFSET_FOUND_NULL, 100)
-        r = store.get_message_sync("g", T, 0, 100, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 100, 32))
         assert r.status is S.FOUND and r.queue_offsets[0] == 100
     finally:
         store.close_sync()
@@ -248,22 +251,22 @@ async def test_max_msgs_and_max_bytes(tmp_path: Path) -> None:
             sizes.append((await put(store, T, 0, b"b" * 100 + b"%03d" % i)).size)
         size = sizes[0]
         assert len(set(sizes)) == 1
-        r = store.get_message_sync("g", T, 0, 0, 5)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 5))
         assert (r.status, r.message_count, r.next_begin_offset) == (S.FOUND, 5, 5)
         # max_msgs is capped by maxTransferCountOnMessageInMemory
-        r = store.get_message_sync("g", T, 0, 0, 1000)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1000))
         assert (r.message_count, r.next_begin_offset) == (32, 32)
         # max_bytes: as many whole records as fit
-        r = store.get_message_sync("g", T, 0, 10, 32, max_bytes=3 * size + size // 2)
+        r = store.get_message_sync(GetRequest("g", T, 0, 10, 32, max_bytes=3 * size + size // 2))
         assert (r.message_count, r.next_begin_offset, len(r.buffer)) == (3, 13, 3 * size)
         # at least one message even when it alone exceeds max_bytes
-        r = store.get_message_sync("g", T, 0, 10, 32, max_bytes=1)
+        r = store.get_message_sync(GetRequest("g", T, 0, 10, 32, max_bytes=1))
         assert (r.message_count, r.next_begin_offset) == (1, 11)
         # max_msgs <= 0 behaves as 1
-        r = store.get_message_sync("g", T, 0, 99, 0)
+        r = store.get_message_sync(GetRequest("g", T, 0, 99, 0))
         assert (r.message_count, r.next_begin_offset) == (1, 100)
         # the buffer is the records back to back
-        r = store.get_message_sync("g", T, 0, 20, 4)
+        r = store.get_message_sync(GetRequest("g", T, 0, 20, 4))
         assert [m.body for m in r.messages()] == [b"b" * 100 + b"%03d" % i for i in range(20, 24)]
     finally:
         await store.close()
@@ -275,9 +278,9 @@ async def test_get_stops_at_consume_queue_file_end(tmp_path: Path) -> None:
     try:
         for i in range(150):
             await put(store, T, 0, b"%d" % i)
-        r = store.get_message_sync("g", T, 0, 90, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 90, 32))
         assert (r.status, r.message_count, r.next_begin_offset) == (S.FOUND, 10, 100)
-        r = store.get_message_sync("g", T, 0, 100, 32)
+        r = store.get_message_sync(GetRequest("g", T, 0, 100, 32))
         assert (r.message_count, r.next_begin_offset) == (32, 132)
     finally:
         await store.close()
@@ -302,20 +305,22 @@ async def test_tag_prefilter_and_exact_filter(tmp_path: Path) -> None:
             seen_codes.append(c)
             return c == code
 
-        r = store.get_message_sync("g", T, 0, 0, 32, message_filter=pre)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=pre))
         assert r.queue_offsets == [0, 1, 4, 5, 6]  # hash matches include the BB collisions
         assert seen_codes == [tag_hash(t) for t in tags]  # None → 0
-        r = store.get_message_sync("g", T, 0, 0, 32, message_filter=pre, tags_filter=lambda t: t == "Aa")
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=pre, tags_filter=lambda t: t == "Aa"))
         assert r.queue_offsets == [0, 4]
         assert [m.tags for m in r.messages()] == ["Aa", "Aa"]
         assert r.next_begin_offset == 8
         # max_msgs counts matched messages, next_begin_offset the units scanned
-        r = store.get_message_sync("g", T, 0, 0, 1, message_filter=pre, tags_filter=lambda t: t == "BB")
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, message_filter=pre, tags_filter=lambda t: t == "BB"))
         assert (r.queue_offsets, r.next_begin_offset) == ([1], 2)
-        r = store.get_message_sync("g", T, 0, 2, 1, message_filter=pre, tags_filter=lambda t: t == "BB")
+        r = store.get_message_sync(GetRequest("g", T, 0, 2, 1, message_filter=pre, tags_filter=lambda t: t == "BB"))
         assert (r.queue_offsets, r.next_begin_offset) == ([5], 6)
         # untagged messages have tags code 0 and tags None
-        r = store.get_message_sync("g", T, 0, 0, 32, message_filter=lambda c: c == 0, tags_filter=lambda t: t is None)
+        r = store.get_message_sync(
+            GetRequest("g", T, 0, 0, 32, message_filter=lambda c: c == 0, tags_filter=lambda t: t is None)
+        )
         assert r.queue_offsets == [3]
     finally:
         await store.close()
@@ -328,11 +333,11 @@ async def test_filter_scans_past_max_msgs_units(tmp_path: Path) -> None:
         for i in range(600):
             await put(store, T, 0, b"%d" % i, {"TAGS": "hit" if i in (450, 599) else "miss"})
         code = tag_hash("hit")
-        r = store.get_message_sync("g", T, 0, 0, 1, message_filter=lambda c: c == code)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, message_filter=lambda c: c == code))
         assert (r.status, r.queue_offsets, r.next_begin_offset) == (S.FOUND, [450], 451)
-        r = store.get_message_sync("g", T, 0, 0, 32, message_filter=lambda c: c == code)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=lambda c: c == code))
         assert (r.queue_offsets, r.next_begin_offset) == ([450, 599], 600)
-        r = store.get_message_sync("g", T, 0, 0, 32, message_filter=lambda c: False)
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=lambda c: False))
         assert (r.status, r.next_begin_offset) == (S.NO_MATCHED_MESSAGE, 600)
     finally:
         await store.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 from _store_util import BORN, small_config
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import GetRequest, PutRequest
 
 T = "TopicQuarantine"
 
@@ -33,7 +33,7 @@ async def test_a_record_met_by_recovery_and_a_read_is_counted_once(tmp_path: Pat
     try:
         bodies = []
         off = 0
-        while (r := store.get_message_sync("g", T, 0, off, 32)).status is GetMessageStatus.FOUND or (
+        while (r := store.get_message_sync(GetRequest("g", T, 0, off, 32))).status is GetMessageStatus.FOUND or (
             r.next_begin_offset > off
         ):
             bodies.extend(m.body for m in r.messages())

@@ -12,6 +12,7 @@ import pytest
 from _store_util import commit_log_files, get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
+from broker.store.request import GetRequest
 from tests.eventually import eventually
 
 S = GetMessageStatus
@@ -135,7 +136,7 @@ async def test_reads_after_retention(tmp_path: Path) -> None:
             assert [m.queue_offset for m in msgs] == list(range(lo, hi))
             assert msgs[0].commit_log_offset >= cl_min
             for off in (0, lo // 2, lo - 1):
-                r = store.get_message_sync("g", T, qid, off, 32)
+                r = store.get_message_sync(GetRequest("g", T, qid, off, 32))
                 assert (r.status, r.next_begin_offset, r.min_offset) == (S.OFFSET_TOO_SMALL, lo, lo)
             # by-time lookup and store timestamps of removed offsets do not raise
             assert store.get_offset_in_queue_by_time_sync(T, qid, 0) == lo
@@ -173,7 +174,7 @@ async def test_min_offset_survives_restart(tmp_path: Path) -> None:
         try:
             assert store.last_exit_ok is clean
             assert store.get_min_offset_in_queue(T, 0) == lo
-            r = store.get_message_sync("g", T, 0, 0, 32)
+            r = store.get_message_sync(GetRequest("g", T, 0, 0, 32))
             assert (r.status, r.next_begin_offset) == (S.OFFSET_TOO_SMALL, lo)
             assert [m.queue_offset for m in get_all(store, T, 0, lo)] == list(range(lo, 60))
         finally:

@@ -11,6 +11,7 @@ from _store_util import get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
 from broker.store.record_check import TRAILER_LEN
+from broker.store.request import GetRequest
 from broker.store.sealed_ranges import GUARDED, LENIENT, STRICT, SealedRanges
 
 T = "TopicSealed"
@@ -26,7 +27,7 @@ def _bodies(store: MessageStore) -> list[bytes]:
     """Every body a consumer gets pulling queue 0 from offset 0 (skipped damage leaves a gap in queue offsets)."""
     out: list[bytes] = []
     off = 0
-    while (r := store.get_message_sync("g", T, 0, off, 32)).status is GetMessageStatus.FOUND:
+    while (r := store.get_message_sync(GetRequest("g", T, 0, off, 32))).status is GetMessageStatus.FOUND:
         out.extend(m.body for m in r.messages())
         off = r.next_begin_offset
     return out

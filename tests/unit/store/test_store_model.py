@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import BatchPutRequest, GetRequest, PutRequest
 from protocol.batch import BatchItem
 
 TOPICS = ["A", "Topic-B"]
@@ -76,14 +76,14 @@ class StoreModel(RuleBasedStateMachine):
     )
     def put_batch(self, topic, qid, items) -> None:
         batch = [BatchItem(b, p, f) for b, p, f in items]
-        res = run(self.store.put_messages(topic, qid, 0, 1, BORN, batch))
+        res = run(self.store.put_messages(BatchPutRequest(topic, qid, 0, 1, BORN, batch)))
         self._record((topic, qid), items, res)
 
     @rule(topic=st.sampled_from(TOPICS), qid=st.sampled_from(QIDS), data=st.data(), max_msgs=st.integers(1, 40))
     def get(self, topic, qid, data, max_msgs) -> None:
         q = self.model.get((topic, qid))
         off = data.draw(st.integers(0, len(q) + 3 if q else 3))
-        r = self.store.get_message_sync("g", topic, qid, off, max_msgs)
+        r = self.store.get_message_sync(GetRequest("g", topic, qid, off, max_msgs))
         if q is None:
             assert r.status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
             return
