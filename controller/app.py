@@ -101,7 +101,8 @@ class ControllerApp:
         if self.peers is None or not self.peers.others:
             me = self.peers.self_peer.peer_id if self.peers else (cfg.controller_dleger_self_id or "n0")
             group = self.peers.group if self.peers else cfg.controller_dleger_group
-            peers, leader = f"{me}:{self.addr};", (me, self.addr)
+            peers = f"{me}:{self.addr};"
+            leader: tuple[str, str] | None = (me, self.addr)
         else:
             group = self.peers.group
             peers = "".join(f"{p.peer_id}:{p.rpc_addr};" for p in self.peers.all)
@@ -130,7 +131,7 @@ class ControllerApp:
                 registry = HandlerRegistry()
                 registry.register_all(self.handlers.table())
                 if self.peers is not None:
-                    host, _, port = self.peers.self_peer.rpc_addr.rpartition(":")
+                    _host, _, port = self.peers.self_peer.rpc_addr.rpartition(":")
                     bind_host, bind_port = cfg.listen_address, int(port)
                 else:
                     bind_host, bind_port = cfg.listen_address, cfg.listen_port
@@ -160,7 +161,8 @@ class ControllerApp:
         self._started = True
         self.service.start()
         mode = "raft" if self.peers is not None and self.peers.others else "single"
-        _log.info("controller started", addr=self.addr, mode=mode, store=str(cfg.store_path))
+        where = "the name server's port" if self._shared_registry is not None else self.addr
+        _log.info("controller started", addr=where, mode=mode, store=str(cfg.store_path))
 
     async def stop(self, grace: float = 2.0) -> None:
         await self.service.stop()

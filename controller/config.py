@@ -55,8 +55,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from protocol.config_loader import ConfigError, KeyTable, metric_labels
+from protocol.config_loader import ConfigError as ConfigError
 from protocol.config_loader import Key as _Key
+from protocol.config_loader import KeyTable, metric_labels
 from protocol.java_config_keys import NETTY_CLIENT_CONFIG, NETTY_SERVER_CONFIG
 from protocol.remoting.logsetup import check_log_levels
 

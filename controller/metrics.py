@@ -36,7 +36,9 @@ class ControllerCollector(Collector):
         role.add_metric(values, 1 if s.log.is_leader else 0)
         yield role
         elections = CounterMetricFamily(
-            "rocketq_controller_election", "elections by result", labels=[*names, "cluster", "broker_set", "election_result"]
+            "rocketq_controller_election",
+            "elections by result",
+            labels=[*names, "cluster", "broker_set", "election_result"],
         )
         for (cluster, name, result), count in sorted(s.elections.counts.items()):
             elections.add_metric([*values, cluster, name, result], count)

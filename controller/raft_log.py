@@ -42,7 +42,7 @@ class _Replicated(SyncObjConsumer):  # type: ignore[misc]  # pysyncobj ships no 
         self._state = state
         self._lock = lock
 
-    @replicated  # type: ignore[misc]
+    @replicated  # type: ignore[untyped-decorator]
     def apply_events(self, events: list[Event]) -> int:
         with self._lock:
             for event in events:

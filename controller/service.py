@@ -18,8 +18,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
@@ -46,6 +47,14 @@ COMMIT_TIMEOUT_S = 5.0  # J ControllerRequestProcessor.WAIT_TIMEOUT_OUT
 NOT_LEADER = "The controller is not in leader state"
 
 
+_ELECTION_RESULTS: dict[int, str] = {
+    R.SUCCESS: "new_master_elected",
+    R.CONTROLLER_MASTER_STILL_EXIST: "keep_current_master",
+    R.CONTROLLER_MASTER_NOT_AVAILABLE: "no_master_elected",
+    R.CONTROLLER_ELECT_MASTER_FAILED: "no_master_elected",
+}
+
+
 @dataclass(slots=True)
 class ElectionCounts:
     """Elections by J's ``election_result`` label, per (cluster, broker set)."""
@@ -53,12 +62,7 @@ class ElectionCounts:
     counts: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def add(self, cluster: str, name: str, code: int) -> None:
-        result = {
-            R.SUCCESS: "new_master_elected",
-            R.CONTROLLER_MASTER_STILL_EXIST: "keep_current_master",
-            R.CONTROLLER_MASTER_NOT_AVAILABLE: "no_master_elected",
-            R.CONTROLLER_ELECT_MASTER_FAILED: "no_master_elected",
-        }.get(code)
+        result = _ELECTION_RESULTS.get(code)
         if result is not None:
             key = (cluster, name, result)
             self.counts[key] = self.counts.get(key, 0) + 1
@@ -114,8 +118,8 @@ class ControllerService:
             except Exception:
                 _log.exception("controller scan failed")
 
-    def _spawn(self, coro: object) -> None:
-        task: asyncio.Task[None] = asyncio.ensure_future(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
@@ -140,9 +144,7 @@ class ControllerService:
 
     async def elect(self, req: ElectMasterRequestHeader) -> Decision:
         """CONTROLLER_ELECT_MASTER (broker, mqadmin or our own trigger); a new master is announced to the group."""
-        d = await self.decide(
-            lambda s: s.elect_master(req, self.alive, self.heartbeats.live_info), write=True
-        )
+        d = await self.decide(lambda s: s.elect_master(req, self.alive, self.heartbeats.live_info), write=True)
         group = self.state.replicas.get(req.broker_name)
         self.elections.add(group.cluster_name if group else req.cluster_name, req.broker_name, d.code)
         if d.code == R.SUCCESS:

@@ -219,7 +219,9 @@ class ControllerState:
             return d
         if broker_id == -1:  # the controller's own trigger: record that the master is gone
             d.events.append({"type": "ELECT_MASTER", "brokerName": name, "newMasterElected": False})
-            return d.fail(R.CONTROLLER_MASTER_NOT_AVAILABLE, "Old master has down and failed to elect a new broker master")
+            return d.fail(
+                R.CONTROLLER_MASTER_NOT_AVAILABLE, "Old master has down and failed to elect a new broker master"
+            )
         return d.fail(R.CONTROLLER_ELECT_MASTER_FAILED, "Failed to elect a new master")
 
     @staticmethod
@@ -322,7 +324,8 @@ class ControllerState:
             if not self.contains(name):
                 continue
             info, group = self.sync_states[name], self.replicas[name]
-            in_sync, not_in_sync = [], []
+            in_sync: list[ReplicaIdentity] = []
+            not_in_sync: list[ReplicaIdentity] = []
             for broker_id, (addr, _code) in sorted(group.brokers.items()):
                 ident = ReplicaIdentity(
                     broker_name=name,
