@@ -144,7 +144,13 @@ class ControllerService:
 
     async def elect(self, req: ElectMasterRequestHeader) -> Decision:
         """CONTROLLER_ELECT_MASTER (broker, mqadmin or our own trigger); a new master is announced to the group."""
-        d = await self.decide(lambda s: s.elect_master(req, self.alive, self.heartbeats.live_info), write=True)
+        unclean = self._config().enable_elect_unclean_master  # UPDATE_CONTROLLER_CONFIG may have changed it
+
+        def decision(s: ControllerState) -> Decision:
+            s.elect_unclean = unclean
+            return s.elect_master(req, self.alive, self.heartbeats.live_info)
+
+        d = await self.decide(decision, write=True)
         group = self.state.replicas.get(req.broker_name)
         self.elections.add(group.cluster_name if group else req.cluster_name, req.broker_name, d.code)
         if d.code == R.SUCCESS:

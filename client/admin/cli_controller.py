@@ -14,6 +14,11 @@ from client.admin.registry import command
 from client.errors import MQClientError
 
 
+def _j(value: object) -> str:
+    """What Java's ``printf("%s"/"%d")`` prints for a nullable value."""
+    return "null" if value is None else str(value)
+
+
 def _addr_list(text: str) -> list[str]:
     return [a for a in (p.strip() for p in text.split(";")) if a]
 
@@ -43,9 +48,9 @@ async def get_sync_state_set(admin: AdminClient, a: argparse.Namespace) -> int:
         if names:
             info = await ca.sync_state_data(admin, addr, names)
             for name, r in info.replicas_info_table.items():
-                master_id = "null" if r.master_broker_id is None else r.master_broker_id
                 print(
-                    f"\n#brokerName\t{name}\n#MasterBrokerId\t{master_id}\n#MasterAddr\t{r.master_address}\n"
+                    f"\n#brokerName\t{name}\n#MasterBrokerId\t{_j(r.master_broker_id)}\n"
+                    f"#MasterAddr\t{_j(r.master_address)}\n"
                     f"#MasterEpoch\t{r.master_epoch}\n#SyncStateSetEpoch\t{r.sync_state_set_epoch}\n"
                     f"#SyncStateSetNums\t{len(r.in_sync_replicas)}"
                 )
@@ -84,7 +89,7 @@ async def get_broker_epoch(admin: AdminClient, a: argparse.Namespace) -> int:
         for addr in await _replica_addrs(admin, a.clusterName, a.brokerName):
             cache = await ca.broker_epoch_cache(admin, addr)
             print(
-                f"\n#clusterName\t{cache.cluster_name}\n#brokerName\t{cache.broker_name}\n#brokerAddr\t{addr}\n"
+                f"\n#clusterName\t{_j(cache.cluster_name)}\n#brokerName\t{_j(cache.broker_name)}\n#brokerAddr\t{addr}\n"
                 f"#brokerId\t{cache.broker_id}",
                 end="",
             )
@@ -112,8 +117,8 @@ async def elect_master(admin: AdminClient, a: argparse.Namespace) -> int:
     )
     print(
         f"\n#ClusterName\t{a.clusterName.strip()}\n#BrokerName\t{a.brokerName.strip()}\n"
-        f"#BrokerMasterAddr\t{head.master_address}\n#MasterEpoch\t{head.master_epoch}\n"
-        f"#SyncStateSetEpoch\t{head.sync_state_set_epoch}"
+        f"#BrokerMasterAddr\t{_j(head.master_address)}\n#MasterEpoch\t{_j(head.master_epoch)}\n"
+        f"#SyncStateSetEpoch\t{_j(head.sync_state_set_epoch)}"
     )
     if members is not None:
         for broker_id, addr in sorted(members.broker_addrs.items()):
@@ -129,8 +134,8 @@ def _controller_arg(p: argparse.ArgumentParser) -> None:
 async def get_controller_metadata(admin: AdminClient, a: argparse.Namespace) -> int:
     meta = await ca.controller_metadata(admin, a.controllerAddress.strip())
     print(f"\n#ControllerGroup\t{meta.group or ''}", end="")
-    print(f"\n#ControllerLeaderId\t{meta.controller_leader_id}", end="")
-    print(f"\n#ControllerLeaderAddress\t{meta.controller_leader_address}", end="")
+    print(f"\n#ControllerLeaderId\t{_j(meta.controller_leader_id)}", end="")
+    print(f"\n#ControllerLeaderAddress\t{_j(meta.controller_leader_address)}", end="")
     for peer in (meta.peers or "").split(";"):
         if peer:
             print(f"\n#Peer:\t{peer}", end="")
