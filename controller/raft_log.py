@@ -34,6 +34,7 @@ from controller.config import Peers
 from controller.state import ControllerState, Event
 
 _log = structlog.get_logger("rocketq.controller.raft")
+_TIMED_OUT = -1  # not one of PySyncObj's FAIL_REASON values
 
 
 class _Replicated(SyncObjConsumer):  # type: ignore[misc]  # pysyncobj ships no type hints
@@ -123,10 +124,13 @@ class RaftEventLog:
             loop.call_soon_threadsafe(_resolve, done, error)
 
         self._consumer.apply_events(list(events), callback=callback)
+        # call_later, not asyncio.timeout: a handler may get here before its first suspension, outside any Task
+        timer = loop.call_later(timeout, _resolve, done, _TIMED_OUT)
         try:
-            async with asyncio.timeout(timeout):
-                error = await done
-        except TimeoutError:
+            error = await done
+        finally:
+            timer.cancel()
+        if error == _TIMED_OUT:
             _log.warning("raft append timed out", events=len(events), timeout=timeout)
             return False
         if error != FAIL_REASON.SUCCESS:
