@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any, Protocol
 
 from controller.state import ControllerState, Event
+from protocol.properties import write_properties_file_atomically
 
 STATE_FILE = "controller-state.json"
 
@@ -82,19 +82,7 @@ class LocalEventLog:
                 self.state.apply(event)
             self._applied += len(events)
             snapshot = {"version": 1, "applied": self._applied, **self.state.to_json()}
-        await asyncio.to_thread(_write_atomic, self._path, json.dumps(snapshot, sort_keys=True, indent=1))
+        await asyncio.to_thread(
+            write_properties_file_atomically, self._path, json.dumps(snapshot, sort_keys=True, indent=1)
+        )
         return True
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

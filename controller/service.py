@@ -10,7 +10,9 @@
 * **Liveness.** BROKER_HEARTBEAT feeds the heartbeat table; every ``scanNotActiveBrokerInterval`` the expired
   brokers are dropped (their connections closed) and a closed broker connection drops it at once. A dropped broker
   that was its group's master triggers an election (``electMasterMaxRetryCount`` tries); so does the leader's
-  ``scanInactiveMasterInterval`` scan for groups whose master is gone while a replica is live.
+  ``scanInactiveMasterInterval`` scan for groups whose master is gone while a replica is live — that scan waits
+  until this controller has led for ``max(scanInactiveMasterInterval, 5 s)``, so a new leader does not take a master
+  it has not heard from yet for a dead one.
 * **Notify.** After a successful election (``notifyBrokerRoleChanged``) every live replica of the group gets
   NOTIFY_BROKER_ROLE_CHANGED (oneway) with the new master, epochs and SyncStateSet.
 """
@@ -18,6 +20,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +48,8 @@ _log = structlog.get_logger("rocketq.controller")
 
 COMMIT_TIMEOUT_S = 5.0  # J ControllerRequestProcessor.WAIT_TIMEOUT_OUT
 NOT_LEADER = "The controller is not in leader state"
+# a broker heartbeats each controller every second once it has found it (J scans the addresses every 3 s)
+LEADER_GRACE_MS = 5000
 
 
 _ELECTION_RESULTS: dict[int, str] = {
@@ -86,6 +91,9 @@ class ControllerService:
         self._tasks: list[asyncio.Task[None]] = []
         self._background: set[asyncio.Task[None]] = set()
         self.elections = ElectionCounts()
+        self._scan_term: int | None = None
+        self._stopped = False
+        self._leader_since = 0.0
 
     @property
     def state(self) -> ControllerState:
@@ -97,6 +105,7 @@ class ControllerService:
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._stopped = False
         self._tasks = [
             asyncio.create_task(self._every(lambda: self._config().scan_not_active_broker_interval, self.scan_expired)),
             asyncio.create_task(
@@ -105,6 +114,8 @@ class ControllerService:
         ]
 
     async def stop(self) -> None:
+        """Stop deciding on our own: the connections the server closes next are a shutdown, not dead brokers."""
+        self._stopped = True
         await stop_tasks(*self._tasks, *self._background)
         self._tasks = []
 
@@ -119,6 +130,9 @@ class ControllerService:
                 _log.exception("controller scan failed")
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        if self._stopped:
+            coro.close()
+            return
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -186,7 +200,18 @@ class ControllerService:
             self._spawn(self.on_broker_inactive(key[1], key[2]))
 
     async def scan_inactive_masters(self) -> None:
+        """Elect for groups whose master is not live while a replica is — once this controller has led long enough
+        to have heard every broker: a new leader (or a restarted controller) starts with the heartbeats it got so
+        far, and must not take a master it has not heard from yet for a dead one (J: the scan starts one interval
+        after the leadership; here at least ``LEADER_GRACE_MS``)."""
         if not self.log.is_leader:
+            self._scan_term = None
+            return
+        now = time.monotonic()
+        if self._scan_term != self.log.term:
+            self._scan_term, self._leader_since = self.log.term, now
+        grace = max(self._config().scan_inactive_master_interval, LEADER_GRACE_MS) / 1000
+        if now - self._leader_since < grace:
             return
         with self.log.lock:
             names = self.state.need_reelect(self.alive)

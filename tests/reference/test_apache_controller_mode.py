@@ -33,9 +33,13 @@ GROUP = "broker-a"
 class Site:
     work: Path
     ns_addr: str = ""
-    controller_addr: str = ""
+    controllers: list[str] = field(default_factory=list)  # live controllers' remoting addresses
     procs: dict[str, Proc] = field(default_factory=dict)
-    brokers: dict[str, str] = field(default_factory=dict)  # name -> remoting address
+
+    @property
+    def controller_addr(self) -> str:
+        """What mqadmin's ``-a`` gets: J's commands ask the first address of the list."""
+        return self.controllers[0]
 
     def stop(self) -> None:
         for p in reversed(list(self.procs.values())):
@@ -50,7 +54,7 @@ def _broker_conf(site: Site, i: int) -> tuple[Path, str]:
         f"brokerClusterName=RefCluster\nbrokerName={GROUP}\nbrokerIP1=127.0.0.1\nlistenPort={port}\n"
         f"haListenPort={port + 1}\nnamesrvAddr={site.ns_addr}\nstorePathRootDir={d}/store\n"
         f"storePathCommitLog={d}/store/commitlog\nmappedFileSizeCommitLog=67108864\n"
-        f"enableControllerMode=true\ncontrollerAddr={site.controller_addr}\n"
+        f"enableControllerMode=true\ncontrollerAddr={';'.join(site.controllers)}\n"
     )
     return d, f"127.0.0.1:{port}"
 
@@ -62,22 +66,38 @@ def _boot_broker(site: Site, i: int) -> Proc:
     )
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
+def _controller_confs(work: Path, n: int) -> list[tuple[Path, str]]:
+    """``n`` controller configs (one: single mode; three: J's jRaft keys, PySyncObj) and their addresses."""
+    rpcs = [f"127.0.0.1:{free_port()}" for _ in range(n)]
+    rafts = [f"127.0.0.1:{free_port()}" for _ in range(n)]
+    out = []
+    for i in range(n):
+        conf = work / f"controller{i}.conf"
+        peers = (
+            f"controllerType=jRaft\njRaftInitConf={','.join(rafts)}\njRaftServerId={rafts[i]}\n"
+            f"jRaftControllerRPCAddr={','.join(rpcs)}\n"
+            if n > 1
+            else f"listenPort={rpcs[0].rpartition(':')[2]}\n"
+        )
+        conf.write_text(
+            f"{peers}listenAddress=127.0.0.1\ncontrollerStorePath={work}/ctl{i}\n"
+            "scanNotActiveBrokerInterval=1000\nscanInactiveMasterInterval=1000\nlogFileMaxSize=0\n"
+        )
+        out.append((conf, rpcs[i]))
+    return out
+
+
+@pytest.fixture(params=[1, 3], ids=["one-controller", "three-controllers"])
+def site(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Site]:
     if reason := missing("apache"):
         pytest.skip(reason)
     s = Site(tmp_path)
-    cport = free_port()
-    (tmp_path / "controller.conf").write_text(
-        f"listenPort={cport}\nlistenAddress=127.0.0.1\ncontrollerStorePath={tmp_path}/ctl\n"
-        "scanNotActiveBrokerInterval=1000\nscanInactiveMasterInterval=1000\nlogFileMaxSize=0\n"
-    )
-    s.controller_addr = f"127.0.0.1:{cport}"
     try:
-        s.procs["controller"] = Proc(
-            [sys.executable, "-m", "controller", "-c", str(tmp_path / "controller.conf")], tmp_path / "controller.log"
-        )
-        s.procs["controller"].wait_line(lambda ln: "boot success" in ln, 30)
+        for i, (conf, addr) in enumerate(_controller_confs(tmp_path, request.param)):
+            proc = Proc([sys.executable, "-m", "controller", "-c", str(conf)], tmp_path / f"controller{i}.log")
+            s.procs[f"c{i}"] = proc
+            proc.wait_line(lambda ln: "boot success" in ln, 30)
+            s.controllers.append(addr)
         ns_port = free_port()
         (tmp_path / "namesrv.conf").write_text(f"listenPort={ns_port}\n")
         s.ns_addr = f"127.0.0.1:{ns_port}"
@@ -131,6 +151,28 @@ def _proc_of(site: Site, addr: str) -> Proc:
     raise AssertionError(f"no broker process listens on {addr}")
 
 
+async def _leader(site: Site) -> str | None:
+    """The controller every live one names as leader, once they agree."""
+    async with AdminClient(site.ns_addr) as admin:
+        named = set()
+        for addr in site.controllers:
+            try:
+                named.add((await ca.controller_metadata(admin, addr)).controller_leader_address)
+            except Exception:
+                return None
+    leader = named.pop() if len(named) == 1 else None
+    return leader if leader in site.controllers else None
+
+
+def _kill_controller_leader(site: Site) -> None:
+    """kill -9 the Raft leader; the survivors elect another that serves the same broker groups."""
+    leader = asyncio.run(eventually(lambda: _leader(site), timeout=30, what="the controllers' leader"))
+    site.procs[f"c{site.controllers.index(leader)}"].p.kill()
+    site.controllers.remove(leader)
+    new = asyncio.run(eventually(lambda: _leader(site), timeout=30, what="a new controller leader"))
+    assert new != leader
+
+
 def test_apache_brokers_fail_over_through_our_controller(site: Site) -> None:
     async def in_sync(n: int) -> ReplicasInfo | None:
         g = await _group(site)
@@ -148,6 +190,10 @@ def test_apache_brokers_fail_over_through_our_controller(site: Site) -> None:
     assert _field(out, "ControllerLeaderAddress") == site.controller_addr
     out = _mqadmin(site, "getBrokerEpoch", "-b", GROUP)  # served by Apache's brokers: their epoch files
     assert out.count("#Epoch: EpochEntry{epoch=1, startOffset=0") == 3
+    if len(site.controllers) > 1:  # the controllers lose their leader first: the group's state survives it
+        _kill_controller_leader(site)
+        same = asyncio.run(eventually(lambda: in_sync(3), timeout=30, what="the group on the new leader"))
+        assert (same.master_address, same.master_epoch, same.sync_state_set_epoch) == (master, 1, 3)
 
     # kill -9 the master: the controller elects another member of the SyncStateSet
     _proc_of(site, master or "").p.kill()
