@@ -16,6 +16,7 @@ from protocol.codes import ResponseCode
 from protocol.headers.controller import ElectMasterResponseHeader, GetReplicaInfoResponseHeader
 from tests.eventually import eventually
 from tests.integration.controller_peers import ReplicaPeer, mqadmin
+from tests.integration.test_metrics import METRICS, scrape, value
 
 FAST = {"scanNotActiveBrokerInterval": "200", "scanInactiveMasterInterval": "200", "logFileMaxSize": "0"}
 
@@ -150,13 +151,22 @@ async def test_controller_in_the_name_server_answers_on_its_port(tmp_path: Path)
             "enableControllerInNamesrv": "true",
             "controllerStorePath": str(tmp_path / "ctl"),
             "logFileMaxSize": "0",
+            **METRICS,
         },
     )
     async with NamesrvApp(cfg) as ns, ReplicaPeer("broker-c", ns.addr) as b1:
-        assert ns.controller is not None
+        assert ns.controller is not None and ns.metrics is not None
         await b1.register()
         await b1.heartbeat()
         assert (await b1.elect()).code == ResponseCode.SUCCESS
+        # the name server's /metrics carries the controller's series
+        samples = await scrape(ns.metrics.port)
+        group = {"cluster": "DefaultCluster", "broker_set": "broker-c"}
+        assert value(samples, "rocketq_controller_role") == 1
+        assert value(samples, "rocketq_controller_master_epoch", **group) == 1
+        assert value(samples, "rocketq_controller_sync_state_set_size", **group) == 1
+        assert value(samples, "rocketq_controller_active_broker_num", **group) == 1
+        assert value(samples, "rocketq_controller_election_total", election_result="new_master_elected", **group) == 1
         rc, out, err = await mqadmin("getSyncStateSet", "-a", ns.addr, "-b", "broker-c")
         assert rc == 0 and "#MasterBrokerId\t1" in out and "#MasterEpoch\t1" in out, err
         rc, out, _ = await mqadmin("getControllerMetaData", "-a", ns.addr)

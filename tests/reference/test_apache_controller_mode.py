@@ -179,7 +179,8 @@ def test_apache_brokers_fail_over_through_our_controller(site: Site) -> None:
         return g if g is not None and g.master_broker_id is not None and len(g.in_sync_replicas) == n else None
 
     g = asyncio.run(eventually(lambda: in_sync(3), timeout=120, what="a master and 3 replicas in sync", step=0.5))
-    assert g.master_epoch == 1 and g.sync_state_set_epoch == 3  # elected (1), then grown twice
+    # elected once (MasterEpoch 1); the set grown at least twice (a slave that lags under load leaves and rejoins)
+    assert g.master_epoch == 1 and g.sync_state_set_epoch >= 3
     master = g.master_address
     assert asyncio.run(eventually(lambda: _routed_master(site), timeout=60, what="the master routed")) == master
 
@@ -193,7 +194,8 @@ def test_apache_brokers_fail_over_through_our_controller(site: Site) -> None:
     if len(site.controllers) > 1:  # the controllers lose their leader first: the group's state survives it
         _kill_controller_leader(site)
         same = asyncio.run(eventually(lambda: in_sync(3), timeout=30, what="the group on the new leader"))
-        assert (same.master_address, same.master_epoch, same.sync_state_set_epoch) == (master, 1, 3)
+        assert (same.master_address, same.master_epoch) == (master, 1)
+        assert same.sync_state_set_epoch >= g.sync_state_set_epoch
 
     # kill -9 the master: the controller elects another member of the SyncStateSet
     _proc_of(site, master or "").p.kill()
