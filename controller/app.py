@@ -32,8 +32,9 @@ from protocol.remoting.exporter import DaemonMetrics
 _log = structlog.get_logger("rocketq.controller")
 
 
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
+def monotonic_ms() -> int:
+    """The heartbeat clock: monotonic, so a wall-clock step never expires (or revives) every broker at once."""
+    return time.monotonic_ns() // 1_000_000
 
 
 def _dial(host: str, port: int) -> str:
@@ -51,7 +52,7 @@ class ControllerApp:
         *,
         registry: HandlerRegistry | None = None,
         shared_addr: Callable[[], str] | None = None,
-        clock_ms: Callable[[], int] = wall_ms,
+        clock_ms: Callable[[], int] = monotonic_ms,
     ) -> None:
         self.config = LiveControllerConfig(config)
         self.peers = raft_peers(config)
