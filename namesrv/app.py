@@ -2,6 +2,10 @@
 registers the handlers on a RemotingServer and owns start/stop order. No business logic lives here.
 
 Several name servers run side by side with nothing shared: brokers register with each of them.
+
+With ``enableControllerInNamesrv=true`` the name server also hosts a controller (``controller.app``): without
+controller peers its request codes are answered on the name server's own port, with peers on the controller's own
+peer address (as J). It starts before the name server listens and stops after it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Self
 
 import structlog
 
+from controller.app import ControllerApp
 from namesrv.config import LiveConfig, NamesrvConfig
 from namesrv.handlers import BrokerHandlers, ConfigHandlers, KvHandlers, RouteHandlers
 from namesrv.housekeeping import BrokerHousekeeping
@@ -42,6 +47,7 @@ class NamesrvApp:
         self._port: int | None = None
         self.metrics: NamesrvMetrics | None = None
         self.acl: AclWatcher | None = None
+        self.controller: ControllerApp | None = None
 
     @property
     def config(self) -> NamesrvConfig:
@@ -106,8 +112,9 @@ class NamesrvApp:
                 admin_codes=NAMESRV_WRITE_CODES,
                 only_codes=NAMESRV_WRITE_CODES,
             )
+        registry = self._registry(kv)
         server = RemotingServer(
-            self._registry(kv),
+            registry,
             cfg.listen_address,
             cfg.listen_port,
             name="namesrv",
@@ -128,8 +135,18 @@ class NamesrvApp:
                 else None
             ),
         )
-        await server.start()
+        if cfg.enable_controller_in_namesrv:
+            self.controller = self._controller(registry)
+            await self.controller.start()
+        try:
+            await server.start()
+        except BaseException:
+            if self.controller is not None:
+                await self.controller.stop()
+            raise
         if self.metrics is not None:
+            if self.controller is not None:
+                self.metrics.register(self.controller.collector(self.metrics.labels))
             try:
                 await self.metrics.start()
             except OSError:
@@ -141,12 +158,28 @@ class NamesrvApp:
         self._housekeeping.start()
         _log.info("name server started", port=server.port, kv_config_path=str(kv.path))
 
+    def _controller(self, registry: HandlerRegistry) -> ControllerApp:
+        """The embedded controller: namesrv.conf's controller keys, with the name server's interface and scan
+        period (J sets ``scanNotActiveBrokerInterval`` on both from the one key)."""
+        cfg = self.config
+        ccfg = cfg.controller.model_copy(
+            update={
+                "listen_address": cfg.listen_address,
+                "scan_not_active_broker_interval": cfg.scan_not_active_broker_interval,
+                "metrics_exporter_type": "DISABLE",
+            }
+        )
+        return ControllerApp(ccfg, registry=registry, shared_addr=lambda: self.addr)
+
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the scan, stop accepting, let in-flight requests finish within ``grace`` s, close connections."""
         await self._housekeeping.stop()
         server, self._server = self._server, None
         if server is not None:
             await server.stop(grace)
+        controller, self.controller = self.controller, None
+        if controller is not None:
+            await controller.stop()
         if self.metrics is not None:
             await self.metrics.stop()
         if self.acl is not None:

@@ -34,6 +34,11 @@ serverMaxPendingFrameBytes   268435456                 cap on bytes buffered for
                                                        connections together; ours
 tls.server.mode              disabled                  disabled / permissive / enforcing (J's key)
 tls.server.certPath, tls.server.keyPath, tls.server.trustCertPath, tls.server.need.client.auth: J's TLS keys
+enableControllerInNamesrv    false                     run a controller (RocketMQ 5.x controller mode) in this
+                                                       name server; every controller key of ``controller.config``
+                                                       (``controllerDLegerPeers``, ``enableElectUncleanMaster``,
+                                                       …) is read from this file too. Without peers it answers
+                                                       on this name server's own port
 ============================ ========================= =======================================================
 
 Unknown keys are an error naming the key, with a "did you mean" (J silently ignores them, a known usability trap);
@@ -50,6 +55,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from controller.config import KEYS as CONTROLLER_KEYS
+from controller.config import ControllerConfig
 from runtime.config_loader import ConfigError as ConfigError
 from runtime.config_loader import Key as _Key
 from runtime.config_loader import KeyTable, metric_labels
@@ -109,6 +116,8 @@ class NamesrvConfig(BaseModel):
     tls_server_cert_path: str = ""
     tls_server_key_path: str = ""
     tls_server_trust_cert_path: str = ""
+    enable_controller_in_namesrv: bool = False
+    controller: ControllerConfig = Field(default_factory=lambda: ControllerConfig.model_validate({}))
 
     @model_validator(mode="after")
     def _acl_home(self) -> NamesrvConfig:
@@ -148,7 +157,17 @@ KEYS: dict[str, _Key] = {
     "tls.server.certPath": _Key("tls_server_cert_path", str),
     "tls.server.keyPath": _Key("tls_server_key_path", str),
     "tls.server.trustCertPath": _Key("tls_server_trust_cert_path", str),
+    "enableControllerInNamesrv": _Key("enable_controller_in_namesrv", bool),
 }
+# The embedded controller's keys (J reads them from namesrv.conf): every controller key the name server has no key of
+# its own for; the shared ones (listen address, metrics, logs) are the name server's.
+KEYS.update(
+    {
+        name: _Key(spec.field, spec.kind, section="controller")
+        for name, spec in CONTROLLER_KEYS.items()
+        if name not in KEYS and name != "configBlackList"  # J namesrv's own key (no effect here)
+    }
+)
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 
 # What UPDATE_NAMESRV_CONFIG may change. Never a path, never anything that reaches a file name or a process.
@@ -199,7 +218,7 @@ def format_config(cfg: NamesrvConfig) -> str:
     """``key=value`` lines in table order (``-p`` output and the GET_NAMESRV_CONFIG body)."""
     lines = []
     for name, spec in KEYS.items():
-        value = getattr(cfg, spec.field)
+        value = getattr(getattr(cfg, spec.section) if spec.section else cfg, spec.field)
         lines.append(f"{name}={str(value).lower() if isinstance(value, bool) else value}")
     return "\n".join(lines) + "\n"
 

@@ -123,16 +123,16 @@ class RequestCode(IntEnum):
     UPDATE_AND_CREATE_TOPIC_LIST = 18
     UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST = 225
     GET_TOPIC_CONFIG = 351
-    # 5.x controller mode (RIP-44): broker ↔ controller, controller → broker, mqadmin → controller
-    BROKER_HEARTBEAT = 904
+    # 5.x controller mode (RIP-44): the controller's codes (J ``ControllerRequestProcessor``) and the broker's
+    BROKER_HEARTBEAT = 904  # broker -> controller (J 5.x; the name server's broker heartbeat shares the code)
     CONTROLLER_ALTER_SYNC_STATE_SET = 1001
     CONTROLLER_ELECT_MASTER = 1002
     CONTROLLER_REGISTER_BROKER = 1003
     CONTROLLER_GET_REPLICA_INFO = 1004
     CONTROLLER_GET_METADATA_INFO = 1005
     CONTROLLER_GET_SYNC_STATE_DATA = 1006
-    GET_BROKER_EPOCH_CACHE = 1007
-    NOTIFY_BROKER_ROLE_CHANGED = 1008
+    GET_BROKER_EPOCH_CACHE = 1007  # to a broker: mqadmin getBrokerEpoch
+    NOTIFY_BROKER_ROLE_CHANGED = 1008  # controller -> broker, oneway
     UPDATE_CONTROLLER_CONFIG = 1009
     GET_CONTROLLER_CONFIG = 1010
     CLEAN_BROKER_DATA = 1011
@@ -179,7 +179,7 @@ class ResponseCode(IntEnum):
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
     FLOW_CONTROL = 215
-    # 5.x controller mode
+    # 5.x controller mode (J ``ResponseCode``)
     CONTROLLER_FENCED_MASTER_EPOCH = 2000
     CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH = 2001
     CONTROLLER_INVALID_MASTER = 2002

@@ -21,6 +21,7 @@ from client.admin import (  # noqa: F401  (imported for their @command registrat
     cli_acl,
     cli_auth,
     cli_cluster,
+    cli_controller,
     cli_groups,
     cli_ha,
     cli_json,

@@ -55,9 +55,10 @@ QUERY_CONSUME_TIME_SPAN 303                  group ``group`` + topic SUB
 CLONE_GROUP_OFFSET 314                       groups ``srcGroup`` and ``destGroup`` + topic SUB (when named)
 QUERY_CONSUME_QUEUE 321                      topic SUB + group ``consumerGroup`` (when named)
 signature only                               broker-wide reads without message data: 21 28 43 45 46 201 204 305
-                                             315 317 328 907 60001 (``_SIGNATURE_ONLY``)
+                                             315 317 328 907 1007 60001, and the controller reads 1004 1005
+                                             1006 1012 (``_SIGNATURE_ONLY``)
 admin                                        17 18 25 26 27 50–54 200 205 207 212 215 225 306 309 316 323 327 329
-                                             3001–3010,
+                                             3001–3010, controller writes 904 1001–1003 1008–1011 1013,
                                              and every code without a row
 =========================================== ==========================================================================
 """
@@ -142,8 +143,18 @@ _ADMIN_CODES: Final = (
     RequestCode.UPDATE_AND_CREATE_TOPIC_LIST,
     RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST,
     RequestCode.RESUME_CHECK_HALF_MESSAGE,  # puts a half message back to be checked again
-    RequestCode.NOTIFY_BROKER_ROLE_CHANGED,  # controller mode: the controller changes this broker's role
     *(c for c in RequestCode if 3001 <= c <= 3010),  # ACL 2.0 users and ACLs (J: Cluster Update/Get)
+    # controller mode: what changes a broker group's master or replicas, the controller's config, and the
+    # controller's role push to a broker
+    RequestCode.BROKER_HEARTBEAT,
+    RequestCode.CONTROLLER_ALTER_SYNC_STATE_SET,
+    RequestCode.CONTROLLER_ELECT_MASTER,
+    RequestCode.CONTROLLER_REGISTER_BROKER,
+    RequestCode.CONTROLLER_APPLY_BROKER_ID,
+    RequestCode.NOTIFY_BROKER_ROLE_CHANGED,
+    RequestCode.UPDATE_CONTROLLER_CONFIG,
+    RequestCode.GET_CONTROLLER_CONFIG,
+    RequestCode.CLEAN_BROKER_DATA,
 )
 
 # broker-wide reads that return no message data: any signed account (as J)
@@ -160,8 +171,13 @@ _SIGNATURE_ONLY: Final = (
     RequestCode.GET_BROKER_CONSUME_STATS,
     RequestCode.GET_ALL_PRODUCER_INFO,
     RequestCode.GET_BROKER_HA_STATUS,
-    RequestCode.GET_BROKER_EPOCH_CACHE,  # controller mode: epoch entries (mqadmin getBrokerEpoch)
     RequestCode.CHECK_STORE,
+    RequestCode.GET_BROKER_EPOCH_CACHE,  # mqadmin getBrokerEpoch: the broker's <epoch, startOffset> entries
+    # controller reads (served by the controller, not the broker; listed so the table covers every code)
+    RequestCode.CONTROLLER_GET_REPLICA_INFO,
+    RequestCode.CONTROLLER_GET_METADATA_INFO,
+    RequestCode.CONTROLLER_GET_SYNC_STATE_DATA,
+    RequestCode.CONTROLLER_GET_NEXT_BROKER_ID,
 )
 
 CODE_RULES: Final[dict[int, CodeRule]] = {

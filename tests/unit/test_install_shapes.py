@@ -28,6 +28,7 @@ def test_core_dependencies_are_only_what_running_needs() -> None:
         "pyyaml",
         "zlib-ng",
         "lark",  # the broker's SQL92 selector parser (broker/sql92)
+        "pysyncobj",  # the controllers' Raft log (controller/raft_log)
     }
     extras = project["optional-dependencies"]
     assert set(extras) == {"grpc", "spark", "bench", "test", "dev"}

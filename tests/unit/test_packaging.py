@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocol", "runtime", "namesrv", "broker", "client", "spark_connector")
+PACKAGES = ("protocol", "runtime", "namesrv", "controller", "broker", "client", "spark_connector")
 
 # broker.conf keys from docs/reference/operations.md §2 (RocketMQ 4.9.8 names). TODO(lead): use the broker's key table.
 KNOWN_BROKER_KEYS = frozenset(
@@ -84,6 +84,7 @@ def test_console_scripts_are_rocketmq_names_pointing_at_module_functions(scripts
         "mqnamesrv": "namesrv.__main__:main",
         "mqbroker": "broker.__main__:main",
         "mqadmin": "client.admin.cli:main",
+        "mqcontroller": "controller.__main__:main",
     }
     for target in scripts.values():
         assert re.fullmatch(r"[a-z_]+(\.[a-z_]+)*:[a-z_]+", target), target
