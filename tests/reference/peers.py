@@ -114,12 +114,14 @@ class Apache:
             p.stop(timeout=5)  # SIGKILL after that: nothing of theirs needs keeping
 
 
-def _boot_java(main: str, args: list[str], work: Path, name: str, ready: str, jvm_opts: list[str]) -> Proc:
+def _boot_java(
+    main: str, args: list[str], work: Path, name: str, ready: str, jvm_opts: list[str] | None = None
+) -> Proc:
     cp = f"{RMQ_LIB}/*"
     proc = Proc(
         [
             "java",
-            *jvm_opts,
+            *(JVM_OPTS if jvm_opts is None else jvm_opts),
             f"-Duser.home={work}",
             f"-Drocketmq.home.dir={work}",
             "-cp",
