@@ -158,7 +158,7 @@ def columns_to_batch(
         msg_id,
         column("KEYS"),
         tags,
-        cols.body,
+        cols.body.cast(pa.binary()),
     ]
     if include_properties:
         keep = pc.invert(pc.is_in(names, value_set=_BROKEN_OUT))
