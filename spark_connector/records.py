@@ -89,18 +89,26 @@ def concat(parts: list[RecordArrays]) -> RecordArrays:
 
 
 _HEAD = np.arange(V4_BODY, dtype=np.int64)
+# The fixed head as one numpy record: every field of every record is then a strided view, read with one astype.
+_HEAD_DTYPE = np.dtype(
+    {
+        "names": list(V4_FIELDS),
+        "formats": [dtype for _, dtype in V4_FIELDS.values()],
+        "offsets": [offset for offset, _ in V4_FIELDS.values()],
+        "itemsize": V4_BODY,
+    }
+)
 
 
 def _heads(raw: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, shape (n, V4_BODY)."""
-    return raw[starts[:, None] + _HEAD]
+    """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, as ``n`` records of
+    :data:`_HEAD_DTYPE`."""
+    return raw[starts[:, None] + _HEAD].view(_HEAD_DTYPE).reshape(-1)
 
 
 def _field(heads: np.ndarray, name: str) -> np.ndarray:
     """Field ``name`` of every head, as a native-endian int64 array."""
-    offset, dtype = V4_FIELDS[name]
-    width = np.dtype(dtype).itemsize
-    return np.ascontiguousarray(heads[:, offset : offset + width]).view(dtype).reshape(-1).astype(np.int64)
+    return heads[name].astype(np.int64)
 
 
 _VIEW_INLINE = 12  # Arrow's binary_view: values up to 12 bytes sit in the view itself, longer ones are referenced
@@ -120,7 +128,7 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     raw = np.frombuffer(buf, np.uint8)
     at = begin[:, None] + _INLINE
     head = raw[np.minimum(at, len(buf) - 1)] if n else np.zeros((0, _VIEW_INLINE), np.uint8)
-    head[_INLINE >= length[:, None]] = 0  # bytes past each value's end: the inline padding is zeros
+    head[length[:, None] <= _INLINE] = 0  # bytes past each value's end: the inline padding is zeros
     views = np.empty((n, 4), np.int32)
     views[:, 0] = length
     views[:, 1:] = head.view(np.int32)
