@@ -3,9 +3,9 @@
 A PULL body is records back to back (the layout is ``protocol.record``'s table; ``client.bulk.V4_FIELDS`` gives the
 fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts
 (``client.bulk.v4_record_starts``, one ``struct`` read per record), then reads each fixed field of all records with
-one numpy gather, and cuts the bodies and the properties out of the reply with one Arrow ``take`` each: the reply is
-viewed as a binary array whose elements alternate between the spans to keep and the bytes between them, and the kept
-elements are taken into a new contiguous array. Records with IPv6 hosts or a compressed body (rare: the broker's
+one numpy gather, and points at the bodies and the properties in the reply with Arrow ``binary_view`` arrays built
+by numpy (no byte copied: the views keep the reply alive). The bytes are copied once, when a RecordBatch of one or
+more replies is built (``cast`` to ``binary`` in :func:`spark_connector.schema.columns_to_batch`). Records with IPv6 hosts or a compressed body (rare: the broker's
 own address and the producers' decide the first, bodies over ``compressMsgBodyOverHowmuch`` the second) go through
 ``client.bulk.decode_columns`` and :meth:`RecordArrays.from_columns` instead: same columns, same values.
 
@@ -29,8 +29,8 @@ class RecordArrays:
 
     queue_offset: np.ndarray  # int64
     commit_log_offset: np.ndarray  # int64
-    body: pa.Array  # binary
-    properties: pa.Array  # binary: raw "name\x01value\x02..." text
+    body: pa.Array  # binary_view (views into the replies; cast to binary once per RecordBatch)
+    properties: pa.Array  # binary_view: raw "name\x01value\x02..." text
     born_timestamp: np.ndarray  # int64 epoch ms
     store_timestamp: np.ndarray  # int64 epoch ms
     born_host: pa.Array  # string "ip:port" ("[ipv6]:port")
@@ -52,8 +52,8 @@ class RecordArrays:
         return cls(
             queue_offset=np.asarray(cols.queue_offset, np.int64),
             commit_log_offset=np.asarray(cols.commit_log_offset, np.int64),
-            body=pa.array(cols.body, pa.binary()),
-            properties=pa.array(cols.properties, pa.binary()),
+            body=pa.array(cols.body, pa.binary()).cast(pa.binary_view()),
+            properties=pa.array(cols.properties, pa.binary()).cast(pa.binary_view()),
             born_timestamp=np.asarray(cols.born_timestamp, np.int64),
             store_timestamp=np.asarray(cols.store_timestamp, np.int64),
             born_host=pa.array(cols.born_host, pa.string()),
@@ -89,29 +89,53 @@ def concat(parts: list[RecordArrays]) -> RecordArrays:
 
 
 _HEAD = np.arange(V4_BODY, dtype=np.int64)
+# The fixed head as one numpy record: every field of every record is then a strided view, read with one astype.
+_HEAD_DTYPE = np.dtype(
+    {
+        "names": list(V4_FIELDS),
+        "formats": [dtype for _, dtype in V4_FIELDS.values()],
+        "offsets": [offset for offset, _ in V4_FIELDS.values()],
+        "itemsize": V4_BODY,
+    }
+)
 
 
 def _heads(raw: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, shape (n, V4_BODY)."""
-    return raw[starts[:, None] + _HEAD]
+    """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, as ``n`` records of
+    :data:`_HEAD_DTYPE`."""
+    return raw[starts[:, None] + _HEAD].view(_HEAD_DTYPE).reshape(-1)
 
 
 def _field(heads: np.ndarray, name: str) -> np.ndarray:
     """Field ``name`` of every head, as a native-endian int64 array."""
-    offset, dtype = V4_FIELDS[name]
-    width = np.dtype(dtype).itemsize
-    return np.ascontiguousarray(heads[:, offset : offset + width]).view(dtype).reshape(-1).astype(np.int64)
+    return heads[name].astype(np.int64)
+
+
+_VIEW_INLINE = 12  # Arrow's binary_view: values up to 12 bytes sit in the view itself, longer ones are referenced
+_INLINE = np.arange(_VIEW_INLINE, dtype=np.int64)
 
 
 def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
-    """The bytes ``buf[begin[i]:end[i]]`` of every i as one binary array (spans in order, not overlapping)."""
+    """The bytes ``buf[begin[i]:end[i]]`` of every i as one ``binary_view`` array that references ``buf``: no byte
+    of the spans is copied here; the one copy happens when a batch is built (:func:`spark_connector.schema.
+    columns_to_batch` casts to ``binary``), after the replies of the batch were gathered (:func:`concat` only joins
+    views).
+
+    A view is 16 bytes: the length (int32), then either the value itself zero-padded (up to 12 bytes) or its first
+    4 bytes, the index of the data buffer (always 0: ``buf``) and the value's offset in it (int32 each)."""
     n = len(begin)
-    offsets = np.empty(2 * n + 1, np.int64)
-    offsets[0:-1:2], offsets[1::2] = begin, end
-    offsets[-1] = end[-1] if n else 0
-    # Elements 2i are the spans, 2i+1 the bytes between one span's end and the next one's start.
-    view = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * n, [None, pa.py_buffer(offsets), pa.py_buffer(buf)])
-    return view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))).cast(pa.binary())
+    length = (end - begin).astype(np.int32)
+    raw = np.frombuffer(buf, np.uint8)
+    at = begin[:, None] + _INLINE
+    head = raw[np.minimum(at, len(buf) - 1)] if n else np.zeros((0, _VIEW_INLINE), np.uint8)
+    head[length[:, None] <= _INLINE] = 0  # bytes past each value's end: the inline padding is zeros
+    views = np.empty((n, 4), np.int32)
+    views[:, 0] = length
+    views[:, 1:] = head.view(np.int32)
+    long = length > _VIEW_INLINE
+    views[long, 2] = 0
+    views[long, 3] = begin[long]
+    return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
 
 
 def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:

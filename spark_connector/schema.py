@@ -138,10 +138,11 @@ def columns_to_batch(
     names, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
     parents_np = parents.to_numpy(zero_copy_only=False)
 
+    set_values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)  # "" reads as null
+
     def column(name: str) -> pa.Array:
         mask = pc.equal(names, name)
-        picked = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values).filter(mask)
-        return _scatter(n, parents_np[mask.to_numpy(zero_copy_only=False)], picked)
+        return _scatter(n, parents_np[mask.to_numpy(zero_copy_only=False)], set_values.filter(mask))
 
     tags = column("TAGS")
     msg_id = column("UNIQ_KEY")
@@ -158,7 +159,7 @@ def columns_to_batch(
         msg_id,
         column("KEYS"),
         tags,
-        cols.body,
+        cols.body.cast(pa.binary()),
     ]
     if include_properties:
         keep = pc.invert(pc.is_in(names, value_set=_BROKEN_OUT))

@@ -42,6 +42,8 @@ def _record(i: int, *, born: tuple[str, int] = ("10.0.0.7", 40868), compressed: 
 
 
 def _same(got: RecordArrays, want: RecordColumns) -> None:
+    got.body.validate(full=True)  # binary views: inline values (up to 12 bytes) zero-padded, longer ones prefixed
+    got.properties.validate(full=True)
     assert got.queue_offset.tolist() == want.queue_offset
     assert got.commit_log_offset.tolist() == want.commit_log_offset
     assert got.body.to_pylist() == want.body
