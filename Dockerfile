@@ -20,6 +20,7 @@ COPY pyproject.toml README.md ./
 COPY protocol ./protocol
 COPY runtime ./runtime
 COPY namesrv ./namesrv
+COPY controller ./controller
 COPY broker ./broker
 COPY client ./client
 COPY spark_connector ./spark_connector

@@ -22,7 +22,9 @@ not written back (PySyncObj does not fsync per entry).
 
 from __future__ import annotations
 
+import _socket
 import asyncio
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,12 @@ from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, SyncObjConsumer, replic
 
 from controller.config import Peers
 from controller.state import ControllerState, Event
+
+# PySyncObj 0.3.17 imports its ``win_inet_pton`` shim, which replaces ``socket.inet_ntop`` on every OS, not just
+# Windows; off Windows the replacement raises for any IPv6 address. Put the real one back for the rest of the process
+# (name server, broker decoders, the SDK), also when something imported pysyncobj first: PySyncObj itself never
+# needs the shim here.
+socket.inet_ntop = _socket.inet_ntop
 
 _log = structlog.get_logger("rocketq.controller.raft")
 _TIMED_OUT = -1  # not one of PySyncObj's FAIL_REASON values

@@ -10,6 +10,7 @@ import json
 import time
 from pathlib import Path
 
+from broker.store.request import GetRequest
 from client import LocalTransactionState, Message, Producer
 from client.admin.admin_client import parse_mq_table
 from protocol.bodies import decode_reset_offset_body
@@ -310,7 +311,7 @@ async def test_half_in_its_immunity_window_is_put_back_and_the_pass_goes_on(tmp_
         half = "RMQ_SYS_TRANS_HALF_TOPIC"
         await eventually(lambda: broker.store.get_max_offset_in_queue(half, 0) >= 5)  # put back, again
         assert checked == ["plain"]
-        r = await broker.store.get_message("G", half, 0, 2, 32, 1 << 20)
+        r = await broker.store.get_message(GetRequest("G", half, 0, 2, 32, 1 << 20))
         copies = [m for m in r.messages() if m.body == b"immune"]
         assert copies and all(m.properties["TRAN_PREPARED_QUEUE_OFFSET"] == "0" for m in copies)
         assert all("TRANSACTION_CHECK_TIMES" not in m.properties for m in copies)

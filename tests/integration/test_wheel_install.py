@@ -36,6 +36,7 @@ SOURCES = (
     "protocol",
     "runtime",
     "namesrv",
+    "controller",
     "broker",
     "client",
     "spark_connector",
@@ -118,7 +119,7 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
-    for pkg in ("rocketq", "protocol", "runtime", "namesrv", "broker", "client", "spark_connector"):
+    for pkg in ("rocketq", "protocol", "runtime", "namesrv", "controller", "broker", "client", "spark_connector"):
         assert f"{pkg}/__init__.py" in names, pkg
     assert {"rocketq/py.typed", "client/py.typed", "protocol/py.typed", "runtime/py.typed"} <= set(names)
     assert not any(n.startswith(("tests/", "bench/", "scripts/")) for n in names)

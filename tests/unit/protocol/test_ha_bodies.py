@@ -23,6 +23,7 @@ def test_master_and_slave_shapes_round_trip() -> None:
         "diff": 100,
         "inSync": True,
         "transferredBytes": 0,
+        "slaveBrokerId": -1,  # controller mode's replica id (-1: not in controller mode)
     }
     assert HARuntimeInfo.decode(master.encode()) == master
     slave = HARuntimeInfo(
