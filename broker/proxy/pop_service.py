@@ -1,8 +1,8 @@
 """PopService: POP consumption over the broker's store for the gRPC endpoint — the timing and IO around the pure
 ``pop_state.PopState``: long-polling receives woken by store arrivals or by the next invisibility deadline, reads
-through ``MessageStore.get_message`` (tag filtering as pulls do), redelivery of due messages, the dead-letter put to
-``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once a second for groups nobody receives
-from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
+through ``MessageStore.get_message`` (the read a pull makes: ``broker.services.consume.get_request``), redelivery
+of due messages, the dead-letter put to ``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once
+a second for groups nobody receives from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
 
 The consumer offset table (``group@topic``) gets each queue's *acked* low watermark — the queue offset of its oldest
 message still in flight, else the pop offset — so ``mqadmin consumerProgress`` shows a POP group's progress (and
@@ -30,10 +30,11 @@ from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
 from broker.services.broker_stats import BrokerStats
+from broker.services.consume import get_request
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.request import GetRequest, PutRequest
+from broker.store.request import PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey, encode_properties
@@ -293,17 +294,7 @@ class PopService:
             if off is None:
                 continue
             res = await self._store.get_message(
-                GetRequest(
-                    group,
-                    topic,
-                    qid,
-                    off,
-                    batch - len(out),
-                    None,
-                    message_filter.match_code if message_filter is not None else None,
-                    message_filter.match_tags if message_filter is not None else None,
-                    message_filter.match_record if message_filter is not None else None,
-                )
+                get_request(group, topic, qid, off, batch - len(out), None, message_filter)
             )
             if res.status is GetMessageStatus.FOUND:
                 found = len(out)
