@@ -18,8 +18,8 @@ from typing import Self
 
 import structlog
 
-from controller.config import ControllerConfig, raft_peers
-from controller.handlers import ControllerHandlers, LiveControllerConfig
+from controller.config import ControllerConfig, LiveControllerConfig, raft_peers
+from controller.handlers import ControllerHandlers
 from controller.heartbeat import HeartbeatTable
 from controller.local_log import EventLog, LocalEventLog
 from controller.metrics import ControllerCollector

@@ -19,14 +19,16 @@ import structlog
 
 from controller.app import ControllerApp
 from namesrv.config import LiveConfig, NamesrvConfig
-from namesrv.handlers import BrokerHandlers, ConfigHandlers, KvHandlers, RouteHandlers
+from namesrv.handlers import BrokerHandlers, KvHandlers, RouteHandlers
 from namesrv.housekeeping import BrokerHousekeeping
 from namesrv.kv_config import KvConfig
 from namesrv.metrics import NamesrvMetrics
 from namesrv.route_table import RouteTable, monotonic_ms
+from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingServer
 from protocol.remoting.tls import server_context
 from runtime.acl.hook import NAMESRV_WRITE_CODES, AclWatcher
+from runtime.live_config import ConfigHandlers
 
 _log = structlog.get_logger("rocketq.namesrv")
 
@@ -93,7 +95,14 @@ class NamesrvApp:
         registry.register_all(BrokerHandlers(self._routes, kv, self._housekeeping).table())
         registry.register_all(RouteHandlers(self._routes, kv, self._live_config).table())
         registry.register_all(KvHandlers(kv).table())
-        registry.register_all(ConfigHandlers(self._live_config).table())
+        registry.register_all(
+            ConfigHandlers(
+                self._live_config,
+                get_code=RequestCode.GET_NAMESRV_CONFIG,
+                update_code=RequestCode.UPDATE_NAMESRV_CONFIG,
+                what="config",
+            ).table()
+        )
         return registry
 
     async def start(self) -> None:
