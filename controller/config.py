@@ -55,9 +55,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from runtime import live_config
+from runtime.config_loader import OBSERVABILITY_KEYS, DaemonBasics, KeyTable, home_path
 from runtime.config_loader import ConfigError as ConfigError
 from runtime.config_loader import ConfigUpdateRefused as ConfigUpdateRefused
-from runtime.config_loader import DaemonBasics, KeyTable, home_path
 from runtime.config_loader import Key as _Key
 from runtime.java_config_keys import NETTY_CLIENT_CONFIG, NETTY_SERVER_CONFIG
 
@@ -189,15 +189,7 @@ KEYS: dict[str, _Key] = {
     "enableElectUncleanMaster": _Key("enable_elect_unclean_master", bool),
     "notifyBrokerRoleChanged": _Key("notify_broker_role_changed", bool),
     "configBlackList": _Key("config_black_list", str),
-    "metricsExporterType": _Key("metrics_exporter_type", str),
-    "metricsPromExporterHost": _Key("metrics_prom_exporter_host", str),
-    "metricsPromExporterPort": _Key("metrics_prom_exporter_port", int),
-    "metricsLabel": _Key("metrics_label", str),
-    "logDir": _Key("log_dir", str),
-    "logLevel": _Key("log_level", str),
-    "logFormat": _Key("log_format", str),
-    "logFileMaxSize": _Key("log_file_max_size", int),
-    "logFileMaxIndex": _Key("log_file_max_index", int),
+    **OBSERVABILITY_KEYS,
 }
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 # J ControllerConfig / JraftConfig keys with no effect here (threads, DLedger file sizes, OTel exporters)

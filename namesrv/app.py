@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import structlog
 
@@ -28,12 +26,13 @@ from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingServer
 from protocol.remoting.tls import server_context
 from runtime.acl.hook import NAMESRV_WRITE_CODES, AclWatcher
+from runtime.daemon import DaemonApp
 from runtime.live_config import ConfigHandlers
 
 _log = structlog.get_logger("rocketq.namesrv")
 
 
-class NamesrvApp:
+class NamesrvApp(DaemonApp):
     """One name server. ``async with NamesrvApp(cfg) as ns:`` or ``await start()`` / ``await stop()``.
 
     ``start`` raises ``OSError`` when the port cannot be bound, ``KvConfigError`` when the KV file is unusable,
@@ -196,12 +195,3 @@ class NamesrvApp:
 
     def _readiness(self) -> tuple[bool, str]:
         return (True, "") if self._server is not None else (False, "not listening")
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

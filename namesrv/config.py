@@ -56,9 +56,9 @@ from pydantic import Field, model_validator
 from controller.config import KEYS as CONTROLLER_KEYS
 from controller.config import ControllerConfig
 from runtime import live_config
+from runtime.config_loader import OBSERVABILITY_KEYS, DaemonBasics, KeyTable, home_path
 from runtime.config_loader import ConfigError as ConfigError
 from runtime.config_loader import ConfigUpdateRefused as ConfigUpdateRefused
-from runtime.config_loader import DaemonBasics, KeyTable, home_path
 from runtime.config_loader import Key as _Key
 from runtime.config_loader import parse_properties as parse_properties
 from runtime.java_config_keys import NAMESRV_FILE_KEYS
@@ -108,15 +108,7 @@ KEYS: dict[str, _Key] = {
     "clusterTest": _Key("cluster_test", bool),
     "productEnvName": _Key("product_env_name", str),
     "rocketmqHome": _Key("rocketmq_home", str),
-    "metricsExporterType": _Key("metrics_exporter_type", str),
-    "metricsPromExporterHost": _Key("metrics_prom_exporter_host", str),
-    "metricsPromExporterPort": _Key("metrics_prom_exporter_port", int),
-    "metricsLabel": _Key("metrics_label", str),
-    "logDir": _Key("log_dir", str),
-    "logLevel": _Key("log_level", str),
-    "logFormat": _Key("log_format", str),
-    "logFileMaxSize": _Key("log_file_max_size", int),
-    "logFileMaxIndex": _Key("log_file_max_index", int),
+    **OBSERVABILITY_KEYS,
     "aclEnable": _Key("acl_enable", bool),
     "aclReloadInterval": _Key("acl_reload_interval", int),
     "serverMaxConnections": _Key("server_max_connections", int),

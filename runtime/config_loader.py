@@ -89,6 +89,20 @@ class Key:
     important: bool = False  # the broker's ``-m`` prints only these
 
 
+# DaemonBasics' metrics and log keys, in the order ``-p`` prints them (each daemon's table splices them in)
+OBSERVABILITY_KEYS: dict[str, Key] = {
+    "metricsExporterType": Key("metrics_exporter_type", str),
+    "metricsPromExporterHost": Key("metrics_prom_exporter_host", str),
+    "metricsPromExporterPort": Key("metrics_prom_exporter_port", int),
+    "metricsLabel": Key("metrics_label", str),
+    "logDir": Key("log_dir", str),
+    "logLevel": Key("log_level", str),
+    "logFormat": Key("log_format", str),
+    "logFileMaxSize": Key("log_file_max_size", int),
+    "logFileMaxIndex": Key("log_file_max_index", int),
+}
+
+
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:
     """Java-properties text → ``(line_no, key, value)`` (``protocol.bodies.properties_text``); a bad line is a ConfigError."""
     return _parse_properties(text, source, ConfigError)

@@ -52,7 +52,7 @@ from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
-from broker.proxy.pop_service import PopService
+from broker.proxy.pop_service import PopRequest, PopService
 from broker.proxy.pop_state import HandleStatus
 from broker.proxy.send_codes import STORED_CODE, refused_code
 from broker.proxy.sessions import ClientError, ClientSessions, Context, status
@@ -443,16 +443,18 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             return
         batch = max(1, min(request.batch_size or 32, 1024))
         got = await self._pop.receive(
-            g.group_name,
-            tc.topic_name,
-            make_filter(sub),
-            batch=batch,
-            invisible_ms=invisible_ms,
-            fifo=g.consume_message_orderly,
-            max_attempts=g.retry_max_times + 1,
-            poll_s=poll_ms / 1000,
-            queue_id=request.message_queue.id if g.consume_message_orderly else -1,
-            renew_client=chan.client_id if request.auto_renew else "",
+            PopRequest(
+                g.group_name,
+                tc.topic_name,
+                make_filter(sub),
+                batch,
+                invisible_ms,
+                g.consume_message_orderly,
+                g.retry_max_times + 1,
+                poll_ms / 1000,
+                request.message_queue.id if g.consume_message_orderly else -1,
+                chan.client_id if request.auto_renew else "",
+            )
         )
         if not got:
             yield spb.ReceiveMessageResponse(status=status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))

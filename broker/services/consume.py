@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 from broker import topics as T
 from broker.filter import MessageFilter, SubscriptionParseError, build_subscription
@@ -60,6 +61,20 @@ class ConsumeRefusal(enum.Enum):
     TOPIC_UNREADABLE = enum.auto()
     QUEUE_ID = enum.auto()
     BAD_SUBSCRIPTION = enum.auto()
+
+
+# each refusal's remoting code and J's remark (the module docstring's table)
+_REFUSALS: Final[dict[ConsumeRefusal, tuple[int, str]]] = {
+    ConsumeRefusal.BROKER_UNREADABLE: (ResponseCode.NO_PERMISSION, "the broker[{broker}] pulling message is forbidden"),
+    ConsumeRefusal.NO_GROUP: (ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group [{group}] does not exist"),
+    ConsumeRefusal.GROUP_DISABLED: (ResponseCode.NO_PERMISSION, "subscription group no permission, {group}"),
+    ConsumeRefusal.NO_TOPIC: (ResponseCode.TOPIC_NOT_EXIST, "topic[{topic}] not exist, apply first please!"),
+    ConsumeRefusal.TOPIC_UNREADABLE: (ResponseCode.NO_PERMISSION, "the topic[{topic}] pulling message is forbidden"),
+    ConsumeRefusal.QUEUE_ID: (
+        ResponseCode.SYSTEM_ERROR,
+        "queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{nums}] consumer:[{group}]",
+    ),
+}
 
 
 class ConsumeRefused(Exception):
@@ -111,46 +126,26 @@ class ConsumeService:
         """The topic and group ``req`` may use; raises ConsumeRefused (the table in the module docstring)."""
         reading = req.reading
         if reading and not self._readable:
-            raise ConsumeRefused(
-                ConsumeRefusal.BROKER_UNREADABLE,
-                ResponseCode.NO_PERMISSION,
-                f"the broker[{self._broker_ip}] pulling message is forbidden",
-            )
+            raise self._refused(ConsumeRefusal.BROKER_UNREADABLE, req)
         group = self._groups.find_or_create(req.group)
         if group is None:
-            raise ConsumeRefused(
-                ConsumeRefusal.NO_GROUP,
-                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
-                f"subscription group [{req.group}] does not exist",
-            )
+            raise self._refused(ConsumeRefusal.NO_GROUP, req)
         if not group.consume_enable:
-            raise ConsumeRefused(
-                ConsumeRefusal.GROUP_DISABLED,
-                ResponseCode.NO_PERMISSION,
-                f"subscription group no permission, {req.group}",
-            )
+            raise self._refused(ConsumeRefusal.GROUP_DISABLED, req)
         tc = self._topics.get(req.topic)
         if tc is None:
-            raise ConsumeRefused(
-                ConsumeRefusal.NO_TOPIC,
-                ResponseCode.TOPIC_NOT_EXIST,
-                f"topic[{req.topic}] not exist, apply first please!",
-            )
+            raise self._refused(ConsumeRefusal.NO_TOPIC, req)
         if reading and not T.is_readable(tc.perm):
-            raise ConsumeRefused(
-                ConsumeRefusal.TOPIC_UNREADABLE,
-                ResponseCode.NO_PERMISSION,
-                f"the topic[{req.topic}] pulling message is forbidden",
-            )
+            raise self._refused(ConsumeRefusal.TOPIC_UNREADABLE, req)
         qid = req.queue_id
         if qid is not None and not 0 <= qid < tc.read_queue_nums:
-            raise ConsumeRefused(
-                ConsumeRefusal.QUEUE_ID,
-                ResponseCode.SYSTEM_ERROR,
-                f"queueId[{qid}] is illegal, topic:[{req.topic}] topicConfig.readQueueNums:"
-                f"[{tc.read_queue_nums}] consumer:[{req.group}]",
-            )
+            raise self._refused(ConsumeRefusal.QUEUE_ID, req, nums=tc.read_queue_nums)
         return Consumable(tc, group)
+
+    def _refused(self, reason: ConsumeRefusal, req: ConsumeRequest, **more: object) -> ConsumeRefused:
+        code, remark = _REFUSALS[reason]
+        text = remark.format(broker=self._broker_ip, group=req.group, topic=req.topic, qid=req.queue_id, **more)
+        return ConsumeRefused(reason, code, text)
 
     def subscription(self, topic: str, expression: str | None, expression_type: str | None) -> CompiledSubscription:
         """``expression`` (None or blank: every message) of ``expression_type`` (None: TAG) compiled, from the cache

@@ -206,16 +206,9 @@ class SendRequest(PutRequest):
         default_queue_nums: int = 0,
         client_topics_only: bool = False,
     ) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
-        self.flag = flag
-        self.sys_flag = sys_flag
-        self.born_timestamp = born_timestamp
-        self.born_host = born_host
-        self.body = body
-        self.properties = properties
-        self.reconsume_times = reconsume_times
-        self.prepared_transaction_offset = 0
+        super().__init__(
+            topic, queue_id, flag, sys_flag, born_timestamp, born_host, body, properties, reconsume_times
+        )  # fmt: skip
         self.batch = batch
         self.prepared = prepared  # a transaction half message
         self.message_group = message_group  # FIFO: the queue is hash(message_group) % writeQueueNums
