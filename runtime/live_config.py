@@ -32,7 +32,7 @@ C = TypeVar("C")
 
 
 class LiveConfig(Generic[C]):
-    """The current config, replaced by ``update``; readers call ``.current`` (or the object) each time."""
+    """The current config, replaced by ``change``; readers call ``.current`` (or the object) each time."""
 
     def __init__(self, cfg: C, apply: Callable[[C, Mapping[str, str]], C], text: Callable[[C], str]) -> None:
         self._cfg = cfg
@@ -46,7 +46,7 @@ class LiveConfig(Generic[C]):
     def __call__(self) -> C:
         return self._cfg
 
-    def update(self, props: Mapping[str, str]) -> C:
+    def change(self, props: Mapping[str, str]) -> C:
         """Apply all of ``props`` or none: refused keys raise ConfigUpdateRefused, bad values ConfigError."""
         self._cfg = self._apply(self._cfg, props)
         return self._cfg
@@ -76,7 +76,7 @@ class ConfigHandlers:
             return cmd.make_response()
         try:
             props = {key: value for _no, key, value in parse_properties(cmd.body.decode("utf-8"), "request body")}
-            self._config.update(props)
+            self._config.change(props)
         except UnicodeDecodeError:
             raise HandlerError(ResponseCode.SYSTEM_ERROR, "config update body is not UTF-8") from None
         except ConfigUpdateRefused as exc:

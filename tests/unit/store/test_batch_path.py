@@ -111,7 +111,9 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
 
         def hold(offset: int, tag: str) -> asyncio.Task[Wake]:
             code = tag_hash(tag)
-            return asyncio.create_task(polling.hold(GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0))
+            return asyncio.create_task(
+                polling.hold(GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0)
+            )
 
         first_tag, later_offset, other_tag = hold(0, "t0"), hold(5, "t1"), hold(0, "t9")
         await asyncio.sleep(0)  # the holds register
