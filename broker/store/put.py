@@ -479,7 +479,7 @@ class Appender:
             one = PutRequest(
                 req.topic, req.queue_id, it.flag, req.sys_flag, req.born_timestamp, req.born_host, it.body, it.text
             )
-            res = self._append_generic(one, it.text)
+            res = self._append_generic(one)
             if res.status is not PutMessageStatus.PUT_OK:
                 return res if not results else PutMessageResult(res.status, results, res.remark)
             results.extend(res.items)
