@@ -36,7 +36,7 @@ import errno
 import logging
 import os
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher
@@ -321,6 +321,7 @@ class Appender:
             born_block = self._born_block(req.born_host)
         store_block = self._store_block
         if born_block is None or store_block is None:
+            req.properties = props_text  # the generic encoder reads the text it was given from the request
             return self._append_generic(req)
         if size > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
@@ -354,10 +355,10 @@ class Appender:
 
     def _append_generic(self, req: PutRequest) -> PutMessageResult:
         """A message with an IPv6 born or store host (sysFlag 0x10 / 0x20 set by the encoder). The official C++
-        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can."""
+        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can.
+        ``req.properties`` is text here (``append_one`` and ``_batch_generic`` hand it in as text)."""
         topic, queue_id, body = req.topic, req.queue_id, req.body
-        properties = req.properties
-        props_text = properties if isinstance(properties, str) else encode_properties(properties)
+        props_text = cast(str, req.properties)
         sys_flag = req.sys_flag & ~_V6_BITS
         dispatch = not sys_flag & _NOT_DISPATCHED_BIT
         qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
