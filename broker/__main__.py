@@ -18,8 +18,8 @@ import sys
 from typing import Any
 
 from broker.app import BrokerApp, BrokerStartError
-from broker.config import BrokerConfig, ConfigError, format_config, load_config
-from runtime.daemon import fail, run_daemon, serve
+from broker.config import BrokerConfig, format_config, load_config
+from runtime.daemon import daemon_main, serve
 from runtime.logsetup import LogSettings
 
 PROG = "mqbroker"
@@ -85,14 +85,16 @@ async def _serve(cfg: BrokerConfig) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        cfg = resolve_config(args)
-    except ConfigError as exc:
-        return fail(PROG, str(exc))
-    if args.printConfigItem or args.printImportantConfig:
-        sys.stdout.write(format_config(cfg, important_only=bool(args.printImportantConfig)))
-        return 0
-    return run_daemon(PROG, log_settings(cfg), cfg.observability.log_dir, lambda: _serve(cfg))
+    return daemon_main(
+        PROG,
+        lambda: resolve_config(args),
+        lambda cfg: (
+            format_config(cfg, important_only=bool(args.printImportantConfig))
+            if args.printConfigItem or args.printImportantConfig
+            else None
+        ),
+        lambda cfg: (log_settings(cfg), cfg.observability.log_dir, lambda: _serve(cfg)),
+    )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,7 @@ import asyncio
 import dataclasses
 import errno
 import ssl
-from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -46,6 +45,7 @@ from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
 from protocol.remoting.tls import TlsConfigError, client_context, server_context
 from runtime.acl.hook import AclWatcher
 from runtime.acl.rules import AclError, AclRules
+from runtime.daemon import DaemonApp
 from runtime.host import resolve_ip
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def store_config(cfg: BrokerConfig, port: int | None = None) -> StoreConfig:
     )
 
 
-class BrokerApp:
+class BrokerApp(DaemonApp):
     """One broker. ``async with BrokerApp(cfg) as broker:`` or ``await start()`` / ``await stop()``."""
 
     def __init__(self, config: BrokerConfig) -> None:
@@ -444,8 +444,8 @@ class BrokerApp:
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, wiring.sends, wiring.transactions,
-            self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
+            cfg, store, self.topics, self.groups, self.offsets, self.clients, wiring.sends, wiring.consume,
+            wiring.transactions, self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip
         try:
@@ -497,12 +497,3 @@ class BrokerApp:
         if store is not None:
             await store.close()
         _log.info("broker stopped", name=self.config.identity.broker_name)
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

@@ -35,6 +35,7 @@ from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
+from broker.services.consume import ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
@@ -54,12 +55,14 @@ from runtime.acl.hook import AclWatcher
 @dataclasses.dataclass(slots=True)
 class Wiring:
     """What ``wire`` built that the app still talks to: the registry the server dispatches through, the transaction
-    service (its check task, the gRPC endpoint), the send service (the gRPC endpoint), the runtime-config allow-list
+    service (its check task, the gRPC endpoint), the send and consume services (the gRPC endpoint), the runtime-config
+    allow-list
     and the consume-stats builder."""
 
     registry: HandlerRegistry
     transactions: TransactionService
     sends: SendService
+    consume: ConsumeService
     runtime_config: RuntimeConfig
     consume_stats: ConsumeStatsBuilder
 
@@ -125,15 +128,14 @@ def wire(
         stats=stats,
     )
     transaction = TransactionHandlers(transactions, is_slave=is_slave)
+    consume = ConsumeService(topics, groups, broker_ip=ident.broker_ip1, broker_permission=ident.broker_permission)
     pull = PullHandlers(
         store,
-        topics,
+        consume,
         groups,
         clients,
         offsets,
         polling,
-        broker_ip=ident.broker_ip1,
-        broker_permission=ident.broker_permission,
         long_polling_enable=feat.long_polling_enable,
         short_polling_ms=feat.short_polling_time_mills,
         max_transfer_bytes=config.store.max_transfer_bytes_on_message_in_memory,
@@ -154,7 +156,7 @@ def wire(
     )
     runtime_config = RuntimeConfig(
         config,
-        _runtime_appliers(config, store, topics, groups, transactions, ha, sends, (sends, pull, send_back), on_config),
+        _runtime_appliers(config, store, topics, groups, transactions, ha, sends, (sends, consume, send_back), on_config),
     )  # fmt: skip
     tables: list[dict[int, Handler]] = [
         send.table(),
@@ -205,7 +207,7 @@ def wire(
     registry.wrap(RequestCode.PULL_MESSAGE, stats.count_pulls)
     registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, stats.time_creates("topic"))
     registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, stats.time_creates("group"))
-    return Wiring(registry, transactions, sends, runtime_config, consume_stats)
+    return Wiring(registry, transactions, sends, consume, runtime_config, consume_stats)
 
 
 def _runtime_appliers(
@@ -216,7 +218,7 @@ def _runtime_appliers(
     transactions: TransactionService,
     ha: HAService,
     sends: SendService,
-    gated: tuple[SendService, PullHandlers, SendBackHandlers],
+    gated: tuple[SendService, ConsumeService, SendBackHandlers],
     on_config: Callable[[BrokerConfig], None],
 ) -> dict[str, Applier]:
     """UPDATE_BROKER_CONFIG's allow-list: each key a running broker may change, and what applies it (then

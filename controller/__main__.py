@@ -13,8 +13,8 @@ import argparse
 import sys
 
 from controller.app import ControllerApp
-from controller.config import ConfigError, ControllerConfig, format_config, load_config
-from runtime.daemon import fail, run_daemon, serve
+from controller.config import ControllerConfig, format_config, load_config
+from runtime.daemon import daemon_main, serve
 from runtime.logsetup import LogSettings
 
 PROG = "mqcontroller"
@@ -40,15 +40,12 @@ async def _serve(cfg: ControllerConfig) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        cfg = load_config(args.configFile)
-    except ConfigError as exc:
-        return fail(PROG, str(exc))
-    if args.printConfigItem:
-        sys.stdout.write(format_config(cfg))
-        return 0
-    settings = LogSettings.from_keys(cfg, main_file="controller.log")
-    return run_daemon(PROG, settings, cfg.log_dir, lambda: _serve(cfg))
+    return daemon_main(
+        PROG,
+        lambda: load_config(args.configFile),
+        lambda cfg: format_config(cfg) if args.printConfigItem else None,
+        lambda cfg: (LogSettings.from_keys(cfg, main_file="controller.log"), cfg.log_dir, lambda: _serve(cfg)),
+    )
 
 
 if __name__ == "__main__":

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Self
 
 import structlog
 
-from controller.config import ControllerConfig, raft_peers
-from controller.handlers import ControllerHandlers, LiveControllerConfig
+from controller.config import ControllerConfig, LiveControllerConfig, raft_peers
+from controller.handlers import ControllerHandlers
 from controller.heartbeat import HeartbeatTable
 from controller.local_log import EventLog, LocalEventLog
 from controller.metrics import ControllerCollector
@@ -27,6 +25,7 @@ from controller.service import ControllerService
 from controller.state import ControllerState
 from protocol.headers.controller import GetMetaDataResponseHeader
 from protocol.remoting import HandlerRegistry, RemotingClient, RemotingServer
+from runtime.daemon import DaemonApp
 from runtime.exporter import DaemonMetrics
 
 _log = structlog.get_logger("rocketq.controller")
@@ -43,7 +42,7 @@ def _dial(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-class ControllerApp:
+class ControllerApp(DaemonApp):
     """``async with ControllerApp(cfg) as c:`` — ``c.addr`` is its remoting address once started."""
 
     def __init__(
@@ -175,12 +174,3 @@ class ControllerApp:
         await self.notifier.close()
         await self.log.stop()
         self._started = False
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

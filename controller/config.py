@@ -47,32 +47,25 @@ for its black list.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
+from runtime import live_config
+from runtime.config_loader import OBSERVABILITY_KEYS, DaemonBasics, KeyTable, home_path
 from runtime.config_loader import ConfigError as ConfigError
+from runtime.config_loader import ConfigUpdateRefused as ConfigUpdateRefused
 from runtime.config_loader import Key as _Key
-from runtime.config_loader import KeyTable, metric_labels
 from runtime.java_config_keys import NETTY_CLIENT_CONFIG, NETTY_SERVER_CONFIG
-from runtime.logsetup import check_log_levels
 
 
-def _home(*parts: str) -> str:
-    return str(Path.home().joinpath(*parts))
-
-
-class ControllerConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class ControllerConfig(DaemonBasics):
     listen_port: int = Field(19876, ge=0, le=65535)
     listen_address: str = "0.0.0.0"
-    rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
-    config_store_path: str = Field(default_factory=lambda: _home("controller", "controller.properties"))
+    config_store_path: str = Field(default_factory=lambda: home_path("controller", "controller.properties"))
     controller_type: Literal["DLedger", "jRaft"] = "DLedger"
     controller_dleger_group: str = ""
     controller_dleger_peers: str = ""
@@ -91,25 +84,6 @@ class ControllerConfig(BaseModel):
     enable_elect_unclean_master: bool = False
     notify_broker_role_changed: bool = True
     config_black_list: str = "configBlackList;configStorePath"
-    metrics_exporter_type: Literal["DISABLE", "PROM"] = "DISABLE"
-    metrics_prom_exporter_host: str = ""
-    metrics_prom_exporter_port: int = Field(5557, ge=0, le=65535)
-    metrics_label: str = ""
-    log_dir: str = Field(default_factory=lambda: _home("logs", "rocketmqlogs"))
-    log_level: str = "INFO"
-    log_format: Literal["text", "json"] = "text"
-    log_file_max_size: int = Field(128 * 1024 * 1024, ge=0)
-    log_file_max_index: int = Field(10, ge=1)
-
-    _level = field_validator("log_level")(check_log_levels)
-
-    @field_validator("metrics_exporter_type", mode="before")
-    @classmethod
-    def _exporter(cls, v: Any) -> Any:
-        v = {"0": "DISABLE", "2": "PROM"}.get(str(v).strip(), str(v).strip().upper())
-        if v not in ("DISABLE", "PROM"):
-            raise ValueError("only DISABLE and PROM are supported")
-        return v
 
     @model_validator(mode="after")
     def _peers_valid(self) -> ControllerConfig:
@@ -119,11 +93,7 @@ class ControllerConfig(BaseModel):
     @property
     def store_path(self) -> Path:
         """J ``getControllerStorePath``: ``~/<controllerType>Controller`` when empty."""
-        return Path(self.controller_store_path or _home(f"{self.controller_type}Controller")).expanduser()
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return metric_labels(self.metrics_label)
+        return Path(self.controller_store_path or home_path(f"{self.controller_type}Controller")).expanduser()
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,15 +189,7 @@ KEYS: dict[str, _Key] = {
     "enableElectUncleanMaster": _Key("enable_elect_unclean_master", bool),
     "notifyBrokerRoleChanged": _Key("notify_broker_role_changed", bool),
     "configBlackList": _Key("config_black_list", str),
-    "metricsExporterType": _Key("metrics_exporter_type", str),
-    "metricsPromExporterHost": _Key("metrics_prom_exporter_host", str),
-    "metricsPromExporterPort": _Key("metrics_prom_exporter_port", int),
-    "metricsLabel": _Key("metrics_label", str),
-    "logDir": _Key("log_dir", str),
-    "logLevel": _Key("log_level", str),
-    "logFormat": _Key("log_format", str),
-    "logFileMaxSize": _Key("log_file_max_size", int),
-    "logFileMaxIndex": _Key("log_file_max_index", int),
+    **OBSERVABILITY_KEYS,
 }
 ALIASES: dict[str, str] = {"bindAddress": "listenAddress"}
 # J ControllerConfig / JraftConfig keys with no effect here (threads, DLedger file sizes, OTel exporters)
@@ -271,10 +233,6 @@ def format_config(cfg: ControllerConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
-class ConfigUpdateRefused(ConfigError):
-    """A runtime update named a key outside ``RUNTIME_KEYS``."""
-
-
 def updated(cfg: ControllerConfig, props: Mapping[str, str]) -> ControllerConfig:
     """``cfg`` with ``props`` applied, all or none: ConfigUpdateRefused for a key that may not change at runtime
     (J's black list answer), ConfigError for a bad value."""
@@ -290,3 +248,11 @@ def updated(cfg: ControllerConfig, props: Mapping[str, str]) -> ControllerConfig
     fields: dict[str, Any] = {}
     TABLE.collect(props.items(), fields)
     return TABLE.build(fields, base=cfg)
+
+
+class LiveControllerConfig(live_config.LiveConfig[ControllerConfig]):
+    """The controller's current config, replaced by UPDATE_CONTROLLER_CONFIG (``updated``); readers call it each
+    time."""
+
+    def __init__(self, cfg: ControllerConfig) -> None:
+        super().__init__(cfg, updated, format_config)

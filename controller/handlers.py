@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from controller.config import ConfigError, ConfigUpdateRefused, ControllerConfig, format_config, updated
+from controller.config import LiveControllerConfig
 from controller.heartbeat import DEFAULT_BROKER_CHANNEL_EXPIRED_TIME, Heartbeat
 from controller.service import ControllerService
 from controller.state import Decision
@@ -43,20 +43,10 @@ from protocol.headers.controller import (
     RegisterBrokerToControllerRequestHeader,
 )
 from protocol.remoting import Handler, HandlerError, RequestContext
-from runtime.config_loader import parse_properties
+from runtime.live_config import ConfigHandlers
 
 Metadata = Callable[[], GetMetaDataResponseHeader]
 H = TypeVar("H")
-
-
-class LiveControllerConfig:
-    """The current config, replaced by UPDATE_CONTROLLER_CONFIG; readers call it each time."""
-
-    def __init__(self, cfg: ControllerConfig) -> None:
-        self.current = cfg
-
-    def __call__(self) -> ControllerConfig:
-        return self.current
 
 
 def _header(cls: Callable[[dict[str, str]], H], cmd: RemotingCommand) -> H:
@@ -73,7 +63,12 @@ def _reply(cmd: RemotingCommand, d: Decision) -> RemotingCommand:
 class ControllerHandlers:
     def __init__(self, service: ControllerService, config: LiveControllerConfig, metadata: Metadata) -> None:
         self._service = service
-        self._config = config
+        self._settings = ConfigHandlers(
+            config,
+            get_code=RequestCode.GET_CONTROLLER_CONFIG,
+            update_code=RequestCode.UPDATE_CONTROLLER_CONFIG,
+            what="controller config",
+        )
         self._metadata = metadata
 
     def table(self) -> dict[int, Handler]:
@@ -85,8 +80,7 @@ class ControllerHandlers:
             RequestCode.CONTROLLER_GET_REPLICA_INFO: self.replica_info,
             RequestCode.CONTROLLER_GET_METADATA_INFO: self.metadata,
             RequestCode.CONTROLLER_GET_SYNC_STATE_DATA: self.sync_state_data,
-            RequestCode.UPDATE_CONTROLLER_CONFIG: self.update_config,
-            RequestCode.GET_CONTROLLER_CONFIG: self.get_config,
+            **self._settings.table(),  # UPDATE_CONTROLLER_CONFIG, GET_CONTROLLER_CONFIG
             RequestCode.CLEAN_BROKER_DATA: self.clean_broker_data,
             RequestCode.CONTROLLER_GET_NEXT_BROKER_ID: self.next_broker_id,
             RequestCode.CONTROLLER_APPLY_BROKER_ID: self.apply_broker_id,
@@ -163,22 +157,3 @@ class ControllerHandlers:
     async def apply_broker_id(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = _header(ApplyBrokerIdRequestHeader.from_ext_fields, cmd)
         return _reply(cmd, await self._service.decide(lambda st: st.apply_broker_id(h), write=True))
-
-    async def get_config(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.make_response(body=format_config(self._config.current).encode())
-
-    async def update_config(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
-        if not cmd.body:
-            return cmd.make_response()
-        try:
-            props = {k: v for _no, k, v in parse_properties(cmd.body.decode("utf-8"), "request body")}
-            self._config.current = updated(self._config.current, props)
-        except UnicodeDecodeError:
-            raise HandlerError(ResponseCode.SYSTEM_ERROR, "config update body is not UTF-8") from None
-        except ConfigUpdateRefused as exc:
-            ctx.log.warning("controller config update refused", peer=ctx.conn.peer, reason=str(exc))
-            raise HandlerError(ResponseCode.NO_PERMISSION, str(exc)) from None
-        except ConfigError as exc:
-            raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc)) from None
-        ctx.log.info("controller config updated", peer=ctx.conn.peer, keys=sorted(props))
-        return cmd.make_response()

@@ -14,11 +14,11 @@ import argparse
 import sys
 
 from namesrv.app import NamesrvApp
-from namesrv.config import ConfigError, NamesrvConfig, format_config, load_config
+from namesrv.config import NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
 from protocol.remoting.tls import TlsConfigError
 from runtime.acl.rules import AclError
-from runtime.daemon import fail, run_daemon, serve
+from runtime.daemon import daemon_main, serve
 from runtime.logsetup import LogSettings
 
 PROG = "mqnamesrv"
@@ -57,14 +57,12 @@ async def _serve(cfg: NamesrvConfig) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        cfg = load_config(args.configFile)
-    except ConfigError as exc:
-        return fail(PROG, str(exc))
-    if args.printConfigItem:
-        sys.stdout.write(format_config(cfg))
-        return 0
-    return run_daemon(PROG, log_settings(cfg), cfg.log_dir, lambda: _serve(cfg))
+    return daemon_main(
+        PROG,
+        lambda: load_config(args.configFile),
+        lambda cfg: format_config(cfg) if args.printConfigItem else None,
+        lambda cfg: (log_settings(cfg), cfg.log_dir, lambda: _serve(cfg)),
+    )
 
 
 if __name__ == "__main__":

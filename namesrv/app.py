@@ -12,26 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import structlog
 
 from controller.app import ControllerApp
 from namesrv.config import LiveConfig, NamesrvConfig
-from namesrv.handlers import BrokerHandlers, ConfigHandlers, KvHandlers, RouteHandlers
+from namesrv.handlers import BrokerHandlers, KvHandlers, RouteHandlers
 from namesrv.housekeeping import BrokerHousekeeping
 from namesrv.kv_config import KvConfig
 from namesrv.metrics import NamesrvMetrics
 from namesrv.route_table import RouteTable, monotonic_ms
+from protocol.codes import RequestCode
 from protocol.remoting import HandlerRegistry, RemotingServer
 from protocol.remoting.tls import server_context
 from runtime.acl.hook import NAMESRV_WRITE_CODES, AclWatcher
+from runtime.daemon import DaemonApp
+from runtime.live_config import ConfigHandlers
 
 _log = structlog.get_logger("rocketq.namesrv")
 
 
-class NamesrvApp:
+class NamesrvApp(DaemonApp):
     """One name server. ``async with NamesrvApp(cfg) as ns:`` or ``await start()`` / ``await stop()``.
 
     ``start`` raises ``OSError`` when the port cannot be bound, ``KvConfigError`` when the KV file is unusable,
@@ -93,7 +94,14 @@ class NamesrvApp:
         registry.register_all(BrokerHandlers(self._routes, kv, self._housekeeping).table())
         registry.register_all(RouteHandlers(self._routes, kv, self._live_config).table())
         registry.register_all(KvHandlers(kv).table())
-        registry.register_all(ConfigHandlers(self._live_config).table())
+        registry.register_all(
+            ConfigHandlers(
+                self._live_config,
+                get_code=RequestCode.GET_NAMESRV_CONFIG,
+                update_code=RequestCode.UPDATE_NAMESRV_CONFIG,
+                what="config",
+            ).table()
+        )
         return registry
 
     async def start(self) -> None:
@@ -187,12 +195,3 @@ class NamesrvApp:
 
     def _readiness(self) -> tuple[bool, str]:
         return (True, "") if self._server is not None else (False, "not listening")
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

@@ -48,65 +48,34 @@ only ``RUNTIME_KEYS``; a path (CVE-2023-37582) or anything else is refused with 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from controller.config import KEYS as CONTROLLER_KEYS
 from controller.config import ControllerConfig
+from runtime import live_config
+from runtime.config_loader import OBSERVABILITY_KEYS, DaemonBasics, KeyTable, home_path
 from runtime.config_loader import ConfigError as ConfigError
+from runtime.config_loader import ConfigUpdateRefused as ConfigUpdateRefused
 from runtime.config_loader import Key as _Key
-from runtime.config_loader import KeyTable, metric_labels
 from runtime.config_loader import parse_properties as parse_properties
 from runtime.java_config_keys import NAMESRV_FILE_KEYS
-from runtime.logsetup import check_log_levels
 
 
-def _home_path(*parts: str) -> str:
-    return str(Path.home().joinpath(*parts))
-
-
-class NamesrvConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class NamesrvConfig(DaemonBasics):
     listen_port: int = Field(9876, ge=0, le=65535)
     listen_address: str = "0.0.0.0"
-    kv_config_path: str = Field(default_factory=lambda: _home_path("namesrv", "kvConfig.json"))
-    config_store_path: str = Field(default_factory=lambda: _home_path("namesrv", "namesrv.properties"))
+    kv_config_path: str = Field(default_factory=lambda: home_path("namesrv", "kvConfig.json"))
+    config_store_path: str = Field(default_factory=lambda: home_path("namesrv", "namesrv.properties"))
     scan_not_active_broker_interval: int = Field(10_000, gt=0)
     broker_channel_expired_time: int = Field(120_000, gt=0)
     server_channel_max_idle_time_seconds: int = Field(120, ge=0)
     order_message_enable: bool = False
     cluster_test: bool = False
     product_env_name: str = "center"
-    rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
-    metrics_exporter_type: Literal["DISABLE", "PROM"] = "DISABLE"
-    metrics_prom_exporter_host: str = ""
     metrics_prom_exporter_port: int = Field(5558, ge=0, le=65535)
-    metrics_label: str = ""
-    log_dir: str = Field(default_factory=lambda: _home_path("logs", "rocketmqlogs"))
-    log_level: str = "INFO"
-    log_format: Literal["text", "json"] = "text"
-    log_file_max_size: int = Field(128 * 1024 * 1024, ge=0)
-    log_file_max_index: int = Field(10, ge=1)
-
-    @field_validator("metrics_exporter_type", mode="before")
-    @classmethod
-    def _exporter(cls, v: Any) -> Any:
-        v = {"0": "DISABLE", "2": "PROM"}.get(str(v).strip(), str(v).strip().upper())
-        if v not in ("DISABLE", "PROM"):
-            raise ValueError("only DISABLE and PROM are supported")
-        return v
-
-    _level = field_validator("log_level")(check_log_levels)
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return metric_labels(self.metrics_label)
-
     acl_enable: bool = False
     acl_reload_interval: int = Field(5000, ge=0)
     server_max_connections: int = Field(10_000, ge=1)
@@ -139,15 +108,7 @@ KEYS: dict[str, _Key] = {
     "clusterTest": _Key("cluster_test", bool),
     "productEnvName": _Key("product_env_name", str),
     "rocketmqHome": _Key("rocketmq_home", str),
-    "metricsExporterType": _Key("metrics_exporter_type", str),
-    "metricsPromExporterHost": _Key("metrics_prom_exporter_host", str),
-    "metricsPromExporterPort": _Key("metrics_prom_exporter_port", int),
-    "metricsLabel": _Key("metrics_label", str),
-    "logDir": _Key("log_dir", str),
-    "logLevel": _Key("log_level", str),
-    "logFormat": _Key("log_format", str),
-    "logFileMaxSize": _Key("log_file_max_size", int),
-    "logFileMaxIndex": _Key("log_file_max_index", int),
+    **OBSERVABILITY_KEYS,
     "aclEnable": _Key("acl_enable", bool),
     "aclReloadInterval": _Key("acl_reload_interval", int),
     "serverMaxConnections": _Key("server_max_connections", int),
@@ -223,32 +184,25 @@ def format_config(cfg: NamesrvConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
-class ConfigUpdateRefused(ConfigError):
-    """A runtime update named a key outside ``RUNTIME_KEYS``."""
+def updated(cfg: NamesrvConfig, props: Mapping[str, str]) -> NamesrvConfig:
+    """``cfg`` with ``props`` applied, all or none: ConfigUpdateRefused for a path (CVE-2023-37582), an unknown key
+    or one outside ``RUNTIME_KEYS``, ConfigError for a bad value."""
+    for key in props:
+        name = ALIASES.get(key, key)
+        if name in PATH_KEYS:
+            raise ConfigUpdateRefused(f"Can not update config path: {key}")
+        if name not in KEYS:
+            raise ConfigUpdateRefused(f"unknown config key: {key}")
+        if name not in RUNTIME_KEYS:
+            allowed = ", ".join(sorted(RUNTIME_KEYS))
+            raise ConfigUpdateRefused(f"config key {key} can not be changed at runtime (allowed: {allowed})")
+    fields: dict[str, Any] = {}
+    _TABLE.collect(props.items(), fields)
+    return _TABLE.build(fields, base=cfg)
 
 
-class LiveConfig:
-    """The current config, replaceable at runtime through the allow-list. Readers call ``.current`` each time."""
+class LiveConfig(live_config.LiveConfig[NamesrvConfig]):
+    """The name server's current config, replaceable at runtime through ``RUNTIME_KEYS`` (``updated``)."""
 
     def __init__(self, cfg: NamesrvConfig) -> None:
-        self._cfg = cfg
-
-    @property
-    def current(self) -> NamesrvConfig:
-        return self._cfg
-
-    def update(self, props: Mapping[str, str]) -> NamesrvConfig:
-        """Apply all of ``props`` or none: refused keys raise ConfigUpdateRefused, bad values ConfigError."""
-        for key in props:
-            name = ALIASES.get(key, key)
-            if name in PATH_KEYS:
-                raise ConfigUpdateRefused(f"Can not update config path: {key}")
-            if name not in KEYS:
-                raise ConfigUpdateRefused(f"unknown config key: {key}")
-            if name not in RUNTIME_KEYS:
-                allowed = ", ".join(sorted(RUNTIME_KEYS))
-                raise ConfigUpdateRefused(f"config key {key} can not be changed at runtime (allowed: {allowed})")
-        fields: dict[str, Any] = {}
-        _TABLE.collect(props.items(), fields)
-        self._cfg = _TABLE.build(fields, base=self._cfg)
-        return self._cfg
+        super().__init__(cfg, updated, format_config)

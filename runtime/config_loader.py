@@ -1,4 +1,4 @@
-"""The config-key plumbing the broker and the name server share: from Java-properties text (``broker.conf``,
+"""The config-key plumbing the broker, the name server and the controller share: from Java-properties text (``broker.conf``,
 ``namesrv.conf``) and overrides to a frozen pydantic config, through one table of RocketMQ key names per daemon
 (``KeyTable``). Each daemon's config module owns its model, its table and its printers; this module owns:
 
@@ -20,12 +20,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from protocol.bodies.properties_text import parse_properties as _parse_properties
 from runtime.java_config_keys import check_value, did_you_mean
+from runtime.logsetup import check_log_levels
 from runtime.properties_file import read_properties_file
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,6 +35,48 @@ M = TypeVar("M", bound=BaseModel)
 
 class ConfigError(ValueError):
     """A config file or override that cannot be used; the message is one line and names the key or line."""
+
+
+class ConfigUpdateRefused(ConfigError):
+    """A runtime update named a key the daemon does not let change at runtime."""
+
+
+def home_path(*parts: str) -> str:
+    """``~/<parts>``: where J's defaults put a daemon's files."""
+    return str(Path.home().joinpath(*parts))
+
+
+class DaemonBasics(BaseModel):
+    """The keys the name server and the controller read the same way: ``rocketmqHome``, the metrics endpoint
+    (``metricsExporterType`` DISABLE or PROM, J's numbers 0 and 2 too) and the log files (as the broker's). Each
+    daemon's model adds its own keys (and its own ``metricsPromExporterPort`` default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rocketmq_home: str = Field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
+    metrics_exporter_type: Literal["DISABLE", "PROM"] = "DISABLE"
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = Field(5557, ge=0, le=65535)
+    metrics_label: str = ""
+    log_dir: str = Field(default_factory=lambda: home_path("logs", "rocketmqlogs"))
+    log_level: str = "INFO"
+    log_format: Literal["text", "json"] = "text"
+    log_file_max_size: int = Field(128 * 1024 * 1024, ge=0)
+    log_file_max_index: int = Field(10, ge=1)
+
+    _level = field_validator("log_level")(check_log_levels)
+
+    @field_validator("metrics_exporter_type", mode="before")
+    @classmethod
+    def _exporter(cls, v: Any) -> Any:
+        v = {"0": "DISABLE", "2": "PROM"}.get(str(v).strip(), str(v).strip().upper())
+        if v not in ("DISABLE", "PROM"):
+            raise ValueError("only DISABLE and PROM are supported")
+        return v
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return metric_labels(self.metrics_label)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +87,20 @@ class Key:
     kind: type  # int, bool or str
     section: str = ""
     important: bool = False  # the broker's ``-m`` prints only these
+
+
+# DaemonBasics' metrics and log keys, in the order ``-p`` prints them (each daemon's table splices them in)
+OBSERVABILITY_KEYS: dict[str, Key] = {
+    "metricsExporterType": Key("metrics_exporter_type", str),
+    "metricsPromExporterHost": Key("metrics_prom_exporter_host", str),
+    "metricsPromExporterPort": Key("metrics_prom_exporter_port", int),
+    "metricsLabel": Key("metrics_label", str),
+    "logDir": Key("log_dir", str),
+    "logLevel": Key("log_level", str),
+    "logFormat": Key("log_format", str),
+    "logFileMaxSize": Key("log_file_max_size", int),
+    "logFileMaxIndex": Key("log_file_max_index", int),
+}
 
 
 def parse_properties(text: str, source: str = "<config>") -> list[tuple[int, str, str]]:

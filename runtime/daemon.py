@@ -19,14 +19,18 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, TypeVar
+from types import TracebackType
+from typing import Any, Protocol, Self, TypeVar
 
 from runtime import logsetup
+from runtime.config_loader import ConfigError
 from runtime.logsetup import LogSettings
 
 __all__ = [
     "Daemon",
+    "DaemonApp",
     "configure_logging",
+    "daemon_main",
     "fail",
     "install_stop_signals",
     "run",
@@ -75,6 +79,50 @@ class Daemon(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+class DaemonApp:
+    """The base of a server application (broker, name server, controller): ``async with app:`` starts it and stops
+    it on the way out, whatever ends the block."""
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def stop(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+C = TypeVar("C")
+
+
+def daemon_main(
+    prog: str,
+    load: Callable[[], C],
+    print_config: Callable[[C], str | None],
+    start: Callable[[C], tuple[LogSettings, str, Callable[[], Coroutine[Any, Any, int]]]],
+) -> int:
+    """A daemon's ``main`` once its flags are parsed: ``load()`` the config (a ``ConfigError`` is one line and exit
+    1), print it and exit 0 when ``print_config`` gives text (``-p``), else ``run_daemon`` what ``start`` names: the
+    log settings, the log directory and the coroutine that serves."""
+    try:
+        cfg = load()
+    except ConfigError as exc:
+        return fail(prog, str(exc))
+    text = print_config(cfg)
+    if text is not None:
+        sys.stdout.write(text)
+        return 0
+    logs, log_dir, main = start(cfg)
+    return run_daemon(prog, logs, log_dir, main)
 
 
 def settle_heap() -> None:

@@ -1,7 +1,8 @@
 """PULL_MESSAGE (J ``PullMessageProcessor``): checks, tag filtering, the store read, the status → code mapping,
 commit-offset piggy-backing, and the hand-off to long polling.
 
-Order of checks and their replies (J 4.9.7):
+Order of checks and their replies (J 4.9.7); the first six and the parse of a named subscription are the consume
+service's (``broker.services.consume``, which the gRPC endpoint's receive calls too), the rest this handler's:
 
 =================================================== ========================== ======================================
 check                                               code                       remark
@@ -44,15 +45,14 @@ from __future__ import annotations
 
 import os
 
-from broker import topics as T
-from broker.filter import MessageFilter, SubscriptionParseError, build_subscription, make_filter
+from broker.filter import make_filter
 from broker.handlers._common import decode_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry, CompiledSubscription
+from broker.services.consume import ConsumeRefused, ConsumeRequest, ConsumeService, get_request
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
 from broker.store.request import GetRequest
 from protocol.codes import RequestCode, ResponseCode
@@ -65,7 +65,6 @@ FLAG_COMMIT_OFFSET = 0x1
 FLAG_SUSPEND = 0x2
 FLAG_SUBSCRIPTION = 0x4
 MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
-_SUB_CACHE_MAX = 4096
 # statuses whose nextBeginOffset J corrects only on a master (nextOffsetCorrection)
 _CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
 
@@ -92,14 +91,12 @@ class PullHandlers:
     def __init__(
         self,
         store: MessageStore,
-        topics: TopicConfigTable,
+        consume: ConsumeService,
         groups: SubscriptionGroupTable,
         clients: ClientRegistry,
         offsets: ConsumerOffsetTable,
         polling: LongPollingService,
         *,
-        broker_ip: str,
-        broker_permission: int,
         long_polling_enable: bool,
         short_polling_ms: int,
         max_transfer_bytes: int,
@@ -112,35 +109,33 @@ class PullHandlers:
         self._property_filter = enable_property_filter
         self._stats = stats
         self._store = store
-        self._topics = topics
+        self._consume = consume
         self._groups = groups
         self._clients = clients
         self._offsets = offsets
         self._polling = polling
-        self._broker_ip = broker_ip
-        self._readable = T.is_readable(broker_permission)
         self._long_polling = long_polling_enable
         self._short_polling_s = short_polling_ms / 1000
         self._max_bytes = max_transfer_bytes
         self._is_slave = is_slave
         self._slave_read = slave_read_enable
         self._in_memory_max = physical_memory() * access_message_in_memory_max_ratio // 100
-        self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
-
-    def set_broker_permission(self, perm: int) -> None:
-        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every request."""
-        self._readable = T.is_readable(perm)
 
     def table(self) -> dict[int, Handler]:
         return {RequestCode.PULL_MESSAGE: self.pull}
 
     async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
         h = decode_header(PullMessageRequestHeader, cmd)
-        sub = self._check(h)
+        try:
+            sub = self._check(h)
+        except ConsumeRefused as exc:
+            raise HandlerError(exc.code, exc.remark) from None
         if sub.is_sql:
             self._check_sql(sub)
-        message_filter = make_filter(sub)
-        resp = await self._read(cmd, h, message_filter)
+        get = get_request(
+            h.consumer_group, h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, self._max_bytes, make_filter(sub)
+        )
+        resp = await self._read(cmd, get)
         flag = h.sys_flag
         if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:
             self._offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
@@ -157,21 +152,17 @@ class PullHandlers:
             self._stats.pull_holds += 1
         try:
             wake = await self._polling.hold(
-                h.topic,
-                h.queue_id,
-                h.queue_offset,
+                get,
                 timeout,
-                message_filter.match_code if message_filter is not None else None,
-                lambda: store.get_max_offset_in_queue(h.topic, h.queue_id),
+                lambda: store.get_max_offset_in_queue(get.topic, get.queue_id),
                 wake_on_arrival=self._long_polling,
-                group=h.consumer_group,
             )
         finally:
             if self._stats is not None:
                 self._stats.pull_held -= 1
         if wake is Wake.SHUTDOWN:
             return resp
-        return await self._read(cmd, h, message_filter)
+        return await self._read(cmd, get)
 
     def _check_sql(self, sub: CompiledSubscription) -> None:
         """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
@@ -187,31 +178,11 @@ class PullHandlers:
             )
 
     def _check(self, h: PullMessageRequestHeader) -> CompiledSubscription:
-        """Everything J checks before reading; returns the subscription to filter with."""
-        if not self._readable:
-            raise HandlerError(
-                ResponseCode.NO_PERMISSION, f"the broker[{self._broker_ip}] pulling message is forbidden"
-            )
-        group_cfg = self._groups.find_or_create(h.consumer_group)
-        if group_cfg is None:
-            raise HandlerError(
-                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{h.consumer_group}] does not exist"
-            )
-        if not group_cfg.consume_enable:
-            raise HandlerError(ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}")
-        tc = self._topics.get(h.topic)
-        if tc is None:
-            raise HandlerError(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!")
-        if not T.is_readable(tc.perm):
-            raise HandlerError(ResponseCode.NO_PERMISSION, f"the topic[{h.topic}] pulling message is forbidden")
-        if h.queue_id < 0 or h.queue_id >= tc.read_queue_nums:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR,
-                f"queueId[{h.queue_id}] is illegal, topic:[{h.topic}] topicConfig.readQueueNums:"
-                f"[{tc.read_queue_nums}] consumer:[{h.consumer_group}]",
-            )
+        """Everything J checks before reading (the consume service's checks, then the subscription: the one the
+        request names, else the group's from its heartbeat); returns the subscription to filter with."""
+        group_cfg = self._consume.check(ConsumeRequest(h.consumer_group, h.topic, h.queue_id)).group
         if h.sys_flag & FLAG_SUBSCRIPTION:
-            return self._parse_subscription(h)
+            return self._consume.subscription(h.topic, h.subscription, h.expression_type)
         grp = self._clients.consumer_group(h.consumer_group)
         if grp is None:
             raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
@@ -226,48 +197,16 @@ class PullHandlers:
             raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
         return sub
 
-    def _parse_subscription(self, h: PullMessageRequestHeader) -> CompiledSubscription:
-        expr = h.subscription or "*"
-        kind = h.expression_type or "TAG"
-        key = (h.topic, expr, kind)
-        sub = self._sub_cache.get(key)
-        if sub is None:
-            try:
-                sub = build_subscription(h.topic, expr, 0, kind)
-            except SubscriptionParseError:
-                raise HandlerError(
-                    ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
-                ) from None
-            if len(self._sub_cache) >= _SUB_CACHE_MAX:
-                self._sub_cache.clear()
-            self._sub_cache[key] = sub
-        return sub
-
-    async def _read(
-        self, cmd: RemotingCommand, h: PullMessageRequestHeader, message_filter: MessageFilter | None
-    ) -> RemotingCommand:
-        f = message_filter
-        result = await self._store.get_message(
-            GetRequest(
-                h.consumer_group,
-                h.topic,
-                h.queue_id,
-                h.queue_offset,
-                h.max_msg_nums,
-                self._max_bytes,
-                message_filter=f.match_code if f is not None else None,
-                tags_filter=f.match_tags if f is not None else None,
-                record_filter=f.match_record if f is not None else None,
-            )
-        )
+    async def _read(self, cmd: RemotingCommand, get: GetRequest) -> RemotingCommand:
+        result = await self._store.get_message(get)
         status = result.status.name
         code = _STATUS_CODE.get(status)
         if code is None:  # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE
-            code = ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+            code = ResponseCode.PULL_OFFSET_MOVED if get.offset != 0 else ResponseCode.PULL_NOT_FOUND
         suggest = 0
         next_begin = result.next_begin_offset
         if self._slave_read or self._is_slave:
-            group = self._groups.get(h.consumer_group)
+            group = self._groups.get(get.group)
             group_broker = group.broker_id if group is not None else 0
             if self._slave_read:
                 slow = (
@@ -277,7 +216,7 @@ class PullHandlers:
                 suggest = (group.which_broker_when_consume_slowly if group is not None else 1) if slow else group_broker
             if self._is_slave:
                 if status in _CORRECTED:
-                    next_begin = h.queue_offset
+                    next_begin = get.offset
                 if code == ResponseCode.PULL_OFFSET_MOVED:
                     code = ResponseCode.PULL_RETRY_IMMEDIATELY
                     suggest = group_broker
@@ -291,7 +230,7 @@ class PullHandlers:
         if self._stats is not None:  # once per pull
             if code == ResponseCode.SUCCESS:
                 self._stats.on_get(
-                    h.consumer_group, h.topic, h.queue_id, result.message_count, len(body), result.next_begin_offset
+                    get.group, get.topic, get.queue_id, result.message_count, len(body), result.next_begin_offset
                 )
             else:
                 self._stats.on_miss()

@@ -1,8 +1,8 @@
 """PopService: POP consumption over the broker's store for the gRPC endpoint — the timing and IO around the pure
 ``pop_state.PopState``: long-polling receives woken by store arrivals or by the next invisibility deadline, reads
-through ``MessageStore.get_message`` (tag filtering as pulls do), redelivery of due messages, the dead-letter put to
-``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once a second for groups nobody receives
-from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
+through ``MessageStore.get_message`` (the read a pull makes: ``broker.services.consume.get_request``), redelivery
+of due messages, the dead-letter put to ``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once
+a second for groups nobody receives from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
 
 The consumer offset table (``group@topic``) gets each queue's *acked* low watermark — the queue offset of its oldest
 message still in flight, else the pop offset — so ``mqadmin consumerProgress`` shows a POP group's progress (and
@@ -30,10 +30,11 @@ from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
 from broker.services.broker_stats import BrokerStats
+from broker.services.consume import get_request
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.message_store import MessageStore
-from broker.store.request import GetRequest, PutRequest
+from broker.store.request import PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey, encode_properties
@@ -57,6 +58,24 @@ _ADVANCE = frozenset(
 _REVIVE_PERIOD_S = 1.0
 _RENEW_AHEAD_MS = 10_000  # proxy: renew 10 s before the deadline …
 _RENEW_MAX_MS = 3 * 3_600_000  # … for at most 3 h
+
+
+@dataclass(slots=True)
+class PopRequest:
+    """One receive: ``group``'s pop of up to ``batch`` messages of ``topic`` (every queue, or ``queue_id`` ≥ 0)
+    through ``message_filter``, each invisible for ``invisible_ms`` (renewed for ``renew_client`` while it is
+    connected, when named), dead-lettered once it has had ``max_attempts``; waiting up to ``poll_s``."""
+
+    group: str
+    topic: str
+    message_filter: MessageFilter | None
+    batch: int
+    invisible_ms: int
+    fifo: bool
+    max_attempts: int
+    poll_s: float
+    queue_id: int = -1
+    renew_client: str = ""
 
 
 @dataclass(slots=True)
@@ -198,25 +217,13 @@ class PopService:
 
     # -- receive ----------------------------------------------------------------------------------------------------
 
-    async def receive(
-        self,
-        group: str,
-        topic: str,
-        message_filter: MessageFilter | None,
-        *,
-        batch: int,
-        invisible_ms: int,
-        fifo: bool,
-        max_attempts: int,
-        poll_s: float,
-        queue_id: int = -1,
-        renew_client: str = "",
-    ) -> list[Popped]:
-        """Pop up to ``batch`` messages (from every queue, or only ``queue_id`` ≥ 0), waiting up to ``poll_s`` for
-        one to arrive or become due."""
+    async def receive(self, req: PopRequest) -> list[Popped]:
+        """Pop up to ``req.batch`` messages (from every queue, or only ``req.queue_id`` ≥ 0), waiting up to
+        ``req.poll_s`` for one to arrive or become due."""
+        group, topic = req.group, req.topic
         self.ensure_group(group, topic)
         loop = asyncio.get_running_loop()
-        end = loop.time() + poll_s
+        end = loop.time() + req.poll_s
         ev = asyncio.Event()
         waiters = self._waiters.setdefault(topic, set())
         waiters.add(ev)
@@ -224,9 +231,7 @@ class PopService:
         try:
             while True:
                 ev.clear()
-                got = await self._pop_once(
-                    group, topic, message_filter, batch, invisible_ms, fifo, max_attempts, queue_id, renew_client
-                )
+                got = await self._pop_once(req)
                 remaining = end - loop.time()
                 if got or remaining <= 0:
                     if not got and self._stats is not None:
@@ -244,18 +249,9 @@ class PopService:
             if not waiters:
                 self._waiters.pop(topic, None)
 
-    async def _pop_once(
-        self,
-        group: str,
-        topic: str,
-        message_filter: MessageFilter | None,
-        batch: int,
-        invisible_ms: int,
-        fifo: bool,
-        max_attempts: int,
-        queue_id: int = -1,
-        renew_client: str = "",
-    ) -> list[Popped]:
+    async def _pop_once(self, req: PopRequest) -> list[Popped]:
+        group, topic, batch, queue_id = req.group, req.topic, req.batch, req.queue_id
+        invisible_ms, renew_client = req.invisible_ms, req.renew_client
         st = self.state
         now = self.now_ms()
         out: list[Popped] = []
@@ -270,7 +266,7 @@ class PopService:
             if msg is None:  # removed by retention
                 st.remove(e)
                 continue
-            if e.attempt >= max_attempts:
+            if e.attempt >= req.max_attempts:
                 await self.forward_to_dlq(e, msg)
                 continue
             st.redeliver(e, now, invisible_ms, renew_client)
@@ -280,7 +276,7 @@ class PopService:
             stats.on_get(group, topic, out[0].entry.queue_id, len(out), sum(p.message.store_size for p in out), None)
         tc = self._topics.get(topic)
         n = tc.read_queue_nums if tc is not None else 0
-        locked = st.locked_queues(group, topic) if fifo else set()
+        locked = st.locked_queues(group, topic) if req.fifo else set()
         start = self._rr.get((group, topic), 0)
         self._rr[(group, topic)] = start + 1
         for i in range(n):
@@ -293,17 +289,7 @@ class PopService:
             if off is None:
                 continue
             res = await self._store.get_message(
-                GetRequest(
-                    group,
-                    topic,
-                    qid,
-                    off,
-                    batch - len(out),
-                    None,
-                    message_filter.match_code if message_filter is not None else None,
-                    message_filter.match_tags if message_filter is not None else None,
-                    message_filter.match_record if message_filter is not None else None,
-                )
+                get_request(group, topic, qid, off, batch - len(out), None, req.message_filter)
             )
             if res.status is GetMessageStatus.FOUND:
                 found = len(out)
@@ -318,7 +304,7 @@ class PopService:
                         m.msg_id,
                         now_ms=now,
                         invisible_ms=invisible_ms,
-                        fifo=fifo,
+                        fifo=req.fifo,
                         renew_client=renew_client,
                     )
                     out.append(Popped(m, e))

@@ -33,6 +33,7 @@ from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
+from broker.services.consume import ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.send import SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -94,6 +95,7 @@ class ProxyServer:
         offsets: ConsumerOffsetTable,
         clients: ClientRegistry,
         sends: SendService,
+        consume: ConsumeService,
         transactions: TransactionService,
         acl_rules: Callable[[], AclRules] | None = None,
         stats: BrokerStats | None = None,
@@ -124,6 +126,7 @@ class ProxyServer:
             groups,
             clients,
             sends,
+            consume,
             transactions,
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),

@@ -16,7 +16,9 @@ Telemetry                      stores Settings, replies merged Settings (max_bod
 SendMessage                    one entry per message; queue = hash(message_group) or round robin; delivery_timestamp
                                → TIMER_DELIVER_MS, the timer (exact, no delay level); TRANSACTION → half message
 QueryAssignment                queue -1 per broker (non-FIFO group) or every readable queue (FIFO group)
-ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline; the filter
+ReceiveMessage                 status, messages, delivery_timestamp; long-polls within the deadline; the consumer
+                               checks (broker/topic readable, group) are ``broker.services.consume``'s, as a
+                               remoting pull's, refused with J's remark (``consume_code``); the filter
                                is TAG or SQL92 (J's POP path does not check ``enablePropertyFilter``); a bad
                                SQL92 → 50001 "parse the consumer's subscription failed" (J's POP, through the
                                proxy), another bad filter → 40010
@@ -50,11 +52,12 @@ from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v
 from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc as spb_grpc
-from broker.proxy.pop_service import PopService
+from broker.proxy.pop_service import PopRequest, PopService
 from broker.proxy.pop_state import HandleStatus
 from broker.proxy.send_codes import STORED_CODE, refused_code
 from broker.proxy.sessions import ClientError, ClientSessions, Context, status
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
+from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.send import NEXT_QUEUE, SendOutcome, SendRefused, SendRequest, SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
@@ -79,7 +82,20 @@ def _ms_duration(ms: int) -> Duration:
     return d
 
 
-POP_PARSE_FAILED = "parse the consumer's subscription failed"
+# the consume service's refusals as v2 codes (RocketMQ 5's proxy: ResponseBuilder); the message is J's remark
+_CONSUME_CODE: dict[ConsumeRefusal, int] = {
+    ConsumeRefusal.BROKER_UNREADABLE: pb.Code.FORBIDDEN,
+    ConsumeRefusal.NO_GROUP: pb.Code.CONSUMER_GROUP_NOT_FOUND,
+    ConsumeRefusal.GROUP_DISABLED: pb.Code.FORBIDDEN,
+    ConsumeRefusal.NO_TOPIC: pb.Code.TOPIC_NOT_FOUND,
+    ConsumeRefusal.TOPIC_UNREADABLE: pb.Code.FORBIDDEN,
+    ConsumeRefusal.QUEUE_ID: pb.Code.BAD_REQUEST,
+}
+
+
+def consume_code(exc: ConsumeRefused) -> int:
+    """The v2 code of a consumer's request the consume service refused."""
+    return _CONSUME_CODE.get(exc.reason, pb.Code.INTERNAL_SERVER_ERROR)
 
 
 class MessagingService(spb_grpc.MessagingServiceServicer):
@@ -91,12 +107,14 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         groups: SubscriptionGroupTable,
         clients: ClientRegistry,
         sends: SendService,
+        consume: ConsumeService,
         transactions: TransactionService,
         pop: PopService,
         endpoint: Callable[[], tuple[str, int]],
         acl: GrpcAcl | None = None,
     ) -> None:
-        self._sends = sends  # the send service, shared with the remoting front end
+        self._sends = sends  # the send and consume services, shared with the remoting front end
+        self._consume = consume
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
         self._max_body = config.store.max_message_size
@@ -183,30 +201,34 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         )
         return mq
 
-    def _topic_group_call(self, context: Context, request: Any) -> tuple[Any, Any]:
-        """A consumer's request on one topic: its session (and ACL) checked, then its topic and its group."""
+    def _topic_group_call(self, context: Context, request: Any, *, reading: bool = False) -> tuple[Any, Any]:
+        """A consumer's request on one topic: its session (and ACL) checked, then the names (gRPC's own checks),
+        then what the consume service checks for both front ends."""
         self._sessions.session(context, request)
-        return self._topic(request.topic.name), self._group(request.group.name)
+        return self._consumable(request.topic.name, request.group.name, reading=reading)
 
-    def _topic(self, name: str) -> Any:
+    def _consumable(self, topic: str, group: str, *, reading: bool) -> tuple[Any, Any]:
+        self._topic_name(topic)
+        if not group or T.group_error(group) is not None:
+            raise ClientError(pb.Code.ILLEGAL_CONSUMER_GROUP, f"consumer group {group!r} is illegal")
+        try:
+            ok = self._consume.check(ConsumeRequest(group, topic, reading=reading))
+        except ConsumeRefused as exc:
+            raise ClientError(consume_code(exc), exc.remark) from None
+        return ok.topic, ok.group
+
+    def _topic_name(self, name: str) -> None:
         if not name or T.topic_error(name) is not None:
             raise ClientError(pb.Code.ILLEGAL_TOPIC, f"topic {name!r} is illegal")
         if name in self._topics.system_topic_names() or name.startswith(T.SYSTEM_TOPIC_PREFIX):
             raise ClientError(pb.Code.ILLEGAL_TOPIC, f"topic {name} is a system topic")
+
+    def _topic(self, name: str) -> Any:
+        self._topic_name(name)
         tc = self._topics.get(name)
         if tc is None:
             raise ClientError(pb.Code.TOPIC_NOT_FOUND, f"topic {name} not found")
         return tc
-
-    def _group(self, name: str) -> Any:
-        if not name or T.group_error(name) is not None:
-            raise ClientError(pb.Code.ILLEGAL_CONSUMER_GROUP, f"consumer group {name!r} is illegal")
-        g = self._groups.find_or_create(name)
-        if g is None:
-            raise ClientError(pb.Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group {name} not found")
-        if not g.consume_enable:
-            raise ClientError(pb.Code.FORBIDDEN, f"consumer group {name} is disabled")
-        return g
 
     def settings_reply(self, client: pb.Settings) -> pb.Settings:
         """Client settings merged with the server's values (proxy ``GrpcClientSettingsManager``)."""
@@ -393,19 +415,16 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         cfg = self._cfg
         try:
             chan = self._sessions.session(context, request)
-            tc = self._topic(request.message_queue.topic.name)
-            g = self._group(request.group.name)
-            if not T.is_readable(tc.perm):
-                raise ClientError(pb.Code.FORBIDDEN, f"topic {tc.topic_name} is not readable")
+            tc, g = self._consumable(request.message_queue.topic.name, request.group.name, reading=True)
             fe = request.filter_expression
             try:
-                sub = build_subscription(tc.topic_name, fe.expression or "*", 0, expression_type(fe))
-            except SubscriptionParseError as exc:
+                sub = self._consume.subscription(tc.topic_name, fe.expression, expression_type(fe))
+            except ConsumeRefused as exc:
                 if (
                     fe.type == pb.FilterType.SQL
                 ):  # J: the broker's POP answers SUBSCRIPTION_PARSE_FAILED, the proxy 50001
-                    raise ClientError(pb.Code.INTERNAL_SERVER_ERROR, POP_PARSE_FAILED) from None
-                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, str(exc)) from None
+                    raise ClientError(pb.Code.INTERNAL_SERVER_ERROR, exc.remark) from None
+                raise ClientError(pb.Code.ILLEGAL_FILTER_EXPRESSION, exc.detail) from None
             if request.auto_renew or not request.HasField("invisible_duration"):
                 invisible_ms = cfg.default_invisible_time_mills
             else:
@@ -424,16 +443,18 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             return
         batch = max(1, min(request.batch_size or 32, 1024))
         got = await self._pop.receive(
-            g.group_name,
-            tc.topic_name,
-            make_filter(sub),
-            batch=batch,
-            invisible_ms=invisible_ms,
-            fifo=g.consume_message_orderly,
-            max_attempts=g.retry_max_times + 1,
-            poll_s=poll_ms / 1000,
-            queue_id=request.message_queue.id if g.consume_message_orderly else -1,
-            renew_client=chan.client_id if request.auto_renew else "",
+            PopRequest(
+                g.group_name,
+                tc.topic_name,
+                make_filter(sub),
+                batch,
+                invisible_ms,
+                g.consume_message_orderly,
+                g.retry_max_times + 1,
+                poll_ms / 1000,
+                request.message_queue.id if g.consume_message_orderly else -1,
+                chan.client_id if request.auto_renew else "",
+            )
         )
         if not got:
             yield spb.ReceiveMessageResponse(status=status(pb.Code.MESSAGE_NOT_FOUND, "no new message"))

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 
 import structlog
 
+from broker.store.request import GetRequest
+
 _log = structlog.get_logger("rocketq.broker.long_polling")
 
 
@@ -40,19 +42,12 @@ def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
 
 
 class _Held:
-    __slots__ = ("future", "group", "match_code", "offset", "wake_on_arrival")
+    """One held pull: the read it will run again, and the future its wake resolves."""
 
-    def __init__(
-        self,
-        group: str,
-        offset: int,
-        match_code: Callable[[int], bool] | None,
-        future: asyncio.Future[Wake],
-        wake_on_arrival: bool,
-    ) -> None:
-        self.group = group
-        self.offset = offset
-        self.match_code = match_code
+    __slots__ = ("future", "request", "wake_on_arrival")
+
+    def __init__(self, request: GetRequest, future: asyncio.Future[Wake], wake_on_arrival: bool) -> None:
+        self.request = request
         self.future = future
         self.wake_on_arrival = wake_on_arrival
 
@@ -72,26 +67,23 @@ class LongPollingService:
 
     async def hold(
         self,
-        topic: str,
-        queue_id: int,
-        offset: int,
+        request: GetRequest,
         timeout_s: float,
-        match_code: Callable[[int], bool] | None = None,
         max_offset_now: Callable[[], int] | None = None,
         *,
         wake_on_arrival: bool = True,
-        group: str = "",
     ) -> Wake:
-        """Wait until a message at or beyond ``offset`` that passes ``match_code`` arrives on (topic, queue_id),
-        or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message dispatched after the caller's
-        read but before this registration. ``wake_on_arrival=False`` is short polling: only the timeout (or
-        shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does."""
+        """Wait until a message at or beyond the read's offset that passes its tag-hash filter (``message_filter``)
+        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message
+        dispatched after the caller's read but before this registration. ``wake_on_arrival=False`` is short polling:
+        only the timeout (or shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does."""
         if self._closed:
             return Wake.SHUTDOWN
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Wake] = loop.create_future()
-        key = (topic, queue_id)
-        entry = _Held(group, offset, match_code, fut, wake_on_arrival)
+        key = (request.topic, request.queue_id)
+        offset = request.offset
+        entry = _Held(request, fut, wake_on_arrival)
         self._held.setdefault(key, []).append(entry)
         timer = loop.call_later(max(timeout_s, 0.0), _resolve, fut, Wake.TIMEOUT)
         if wake_on_arrival and max_offset_now is not None and max_offset_now() > offset:
@@ -124,9 +116,10 @@ class LongPollingService:
         if not waiting:
             return
         for entry in waiting:
-            if not entry.wake_on_arrival or next_offset <= entry.offset:
+            if not entry.wake_on_arrival or next_offset <= entry.request.offset:
                 continue
-            if entry.match_code is None or entry.match_code(tags_code):
+            match_code = entry.request.message_filter
+            if match_code is None or match_code(tags_code):
                 _resolve(entry.future, Wake.ARRIVED)
 
     def release_group(self, group: str, topic: str) -> int:
@@ -136,7 +129,7 @@ class LongPollingService:
             if held_topic != topic:
                 continue
             for entry in waiting:
-                if entry.group == group and not entry.future.done():
+                if entry.request.group == group and not entry.future.done():
                     _resolve(entry.future, Wake.RESET)
                     n += 1
         return n

@@ -173,7 +173,8 @@ class SendRequest(PutRequest):
     ``PutRequest`` fields, then how the service is to treat it. A plain single send (no half message, no delay)
     is handed to the store as it is, with its queue and stamped properties filled in: one object per send.
 
-    ``queue_id`` ≥ 0: this queue; negative: the service picks one (``NEXT_QUEUE``: in turn; else at random).
+    ``queue_id`` ≥ 0: this queue; negative: the service picks one (``NEXT_QUEUE``: in turn; else at random) and
+    writes it here, as it writes ``msg_type``: the request carries what its outcome is built from.
     ``born_host`` also names the producer in remarks and an auto-create's log line. ``properties``: as sent (a
     batch: "", each message has its own)."""
 
@@ -183,6 +184,7 @@ class SendRequest(PutRequest):
         "default_queue_nums",
         "default_topic",
         "message_group",
+        "msg_type",
         "prepared",
     )
 
@@ -204,22 +206,16 @@ class SendRequest(PutRequest):
         default_queue_nums: int = 0,
         client_topics_only: bool = False,
     ) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
-        self.flag = flag
-        self.sys_flag = sys_flag
-        self.born_timestamp = born_timestamp
-        self.born_host = born_host
-        self.body = body
-        self.properties = properties
-        self.reconsume_times = reconsume_times
-        self.prepared_transaction_offset = 0
+        super().__init__(
+            topic, queue_id, flag, sys_flag, born_timestamp, born_host, body, properties, reconsume_times
+        )  # fmt: skip
         self.batch = batch
         self.prepared = prepared  # a transaction half message
         self.message_group = message_group  # FIFO: the queue is hash(message_group) % writeQueueNums
         self.default_topic = default_topic  # auto-create an unknown topic from this one (None: refused)
         self.default_queue_nums = default_queue_nums
         self.client_topics_only = client_topics_only  # refuse every system topic (5.x clients), not only forbidden
+        self.msg_type = "normal"  # J's message_type label of the send's metrics, set by the service
 
 
 @dataclass(slots=True)
@@ -362,6 +358,7 @@ class SendService:
                 queue_id = next(self._rr) % n
             else:
                 queue_id = random.randrange(n)
+            req.queue_id = queue_id
         if len(req.body) > self.max_message_size:
             raise SendRefused(
                 Refusal.TOO_LARGE,
@@ -370,14 +367,13 @@ class SendService:
             )
         put: PutRequest | BatchPutRequest
         if req.batch:
-            msg_type = "normal"
             wait = True
-            put = self._batch(req, queue_id)
+            put = self._batch(req)
         else:
             props = req.properties
             if not isinstance(props, str):
                 props = encode_properties(props)
-            msg_type = message_type(props)
+            req.msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
             if req.prepared:  # answered when it is durable
@@ -385,7 +381,7 @@ class SendService:
                     req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
                     req.reconsume_times,
                 )  # fmt: skip
-                return self.outcome(req, queue_id, msg_type, await self._counted(self._tx.put_half(half)))
+                return self.outcome(req, await self._counted(self._tx.put_half(half)))
             if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                 try:
                     topic, qid, props = self._schedule.divert(req.topic, queue_id, props)
@@ -396,7 +392,6 @@ class SendService:
                     req.reconsume_times,
                 )  # fmt: skip
             else:  # the common case: the request itself is the store's request
-                req.queue_id = queue_id
                 req.properties = props
                 put = req
             wait = _NO_WAIT_MARK not in props
@@ -405,17 +400,17 @@ class SendService:
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
-                pending = PendingSend(self, req, queue_id, msg_type, result)
+                pending = PendingSend(self, req, result)
                 if gc.request_callback(last.wrote_offset + last.size, pending.flushed):
                     if self._stats is not None:
                         self._stats.send_inflight += 1
                     return pending
-            return self.outcome(req, queue_id, msg_type, result)
+            return self.outcome(req, result)
         if isinstance(put, BatchPutRequest):
             result = await self._counted(store.put_messages(put))
         else:
             result = await self._counted(store.put_message(put))
-        return self.outcome(req, queue_id, msg_type, result)
+        return self.outcome(req, result)
 
     async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
         """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""
@@ -428,7 +423,7 @@ class SendService:
         finally:
             stats.send_inflight -= 1
 
-    def _batch(self, req: SendRequest, queue_id: int) -> BatchPutRequest:
+    def _batch(self, req: SendRequest) -> BatchPutRequest:
         """The batch's messages (decoded from its body), checked as J checks a batch."""
         if req.topic.startswith(T.RETRY_PREFIX):
             raise SendRefused(
@@ -447,9 +442,9 @@ class SendService:
                 raise SendRefused(
                     Refusal.BAD_BATCH, ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message"
                 )
-        return BatchPutRequest(req.topic, queue_id, req.sys_flag, req.born_timestamp, req.born_host, items)
+        return BatchPutRequest(req.topic, req.queue_id, req.sys_flag, req.born_timestamp, req.born_host, items)
 
-    def outcome(self, req: SendRequest, queue_id: int, msg_type: str, result: PutMessageResult) -> SendOutcome:
+    def outcome(self, req: SendRequest, result: PutMessageResult) -> SendOutcome:
         """The outcome of a put that ended with ``result`` (raises SendRefused for a failed put); counts it."""
         status = result.status
         if status is PutMessageStatus.PUT_OK:  # an identity test: Enum.__hash__ is a Python call
@@ -469,23 +464,19 @@ class SendService:
         if stats is not None:  # once per request: messages, stored bytes, J's message_type label
             first = items[0]
             size = first.size if len(items) == 1 else sum(i.size for i in items)
-            stats.on_put(req.topic, msg_type, len(items), size)
-        return SendOutcome(code, queue_id if req.prepared else items[0].queue_id, result)
+            stats.on_put(req.topic, req.msg_type, len(items), size)
+        return SendOutcome(code, req.queue_id if req.prepared else items[0].queue_id, result)
 
 
 class PendingSend:
     """A stored send waiting for the group commit's fsync (``send`` with ``defer``): ``then(cb)`` gets its outcome
     once the group commit has answered."""
 
-    __slots__ = ("_msg_type", "_outcome", "_queue_id", "_req", "_result", "_service", "_then")
+    __slots__ = ("_outcome", "_req", "_result", "_service", "_then")
 
-    def __init__(
-        self, service: SendService, req: SendRequest, queue_id: int, msg_type: str, result: PutMessageResult
-    ) -> None:
+    def __init__(self, service: SendService, req: SendRequest, result: PutMessageResult) -> None:
         self._service = service
         self._req = req
-        self._queue_id = queue_id
-        self._msg_type = msg_type
         self._result = result
         self._then: Flushed | None = None
         self._outcome: SendOutcome | None = None
@@ -505,6 +496,6 @@ class PendingSend:
         if not durable:
             result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
             result.remark = "flush disk timeout"
-        outcome = self._outcome = service.outcome(self._req, self._queue_id, self._msg_type, result)
+        outcome = self._outcome = service.outcome(self._req, result)
         if self._then is not None:
             self._then(outcome)

@@ -36,7 +36,7 @@ import errno
 import logging
 import os
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher
@@ -321,7 +321,8 @@ class Appender:
             born_block = self._born_block(req.born_host)
         store_block = self._store_block
         if born_block is None or store_block is None:
-            return self._append_generic(req, props_text)
+            req.properties = props_text  # the generic encoder reads the text it was given from the request
+            return self._append_generic(req)
         if size > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
         queue_id = req.queue_id
@@ -352,11 +353,12 @@ class Appender:
             PutMessageStatus.PUT_OK, [AppendResult(phys, size, queue_id, qoff, now, self.msg_id_prefix)]
         )
 
-    def _append_generic(self, req: PutRequest, props_text: str) -> PutMessageResult:
+    def _append_generic(self, req: PutRequest) -> PutMessageResult:
         """A message with an IPv6 born or store host (sysFlag 0x10 / 0x20 set by the encoder). The official C++
         client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can.
-        ``props_text``: ``req``'s properties as a string."""
+        ``req.properties`` is text here (``append_one`` and ``_batch_generic`` hand it in as text)."""
         topic, queue_id, body = req.topic, req.queue_id, req.body
+        props_text = cast(str, req.properties)
         sys_flag = req.sys_flag & ~_V6_BITS
         dispatch = not sys_flag & _NOT_DISPATCHED_BIT
         qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
@@ -478,7 +480,7 @@ class Appender:
             one = PutRequest(
                 req.topic, req.queue_id, it.flag, req.sys_flag, req.born_timestamp, req.born_host, it.body, it.text
             )
-            res = self._append_generic(one, it.text)
+            res = self._append_generic(one)
             if res.status is not PutMessageStatus.PUT_OK:
                 return res if not results else PutMessageResult(res.status, results, res.remark)
             results.extend(res.items)

@@ -17,6 +17,7 @@ from broker.proxy.pb import definition_pb2 as pb
 from broker.proxy.pb import service_pb2 as spb
 from broker.proxy.pb import service_pb2_grpc
 from client.admin.admin_client import AdminClient
+from protocol.codes import ResponseCode
 from protocol.remoting import RemotingClient
 from tests.eventually import eventually
 from tests.harness import run_broker
@@ -351,3 +352,32 @@ async def test_without_a_namespace_names_are_as_sent(broker: BrokerApp, stub: An
     route.topic.name = "ns5%GN"
     resp = await stub.QueryRoute(route, metadata=MD)
     assert {(q.topic.resource_namespace, q.topic.name) for q in resp.message_queues} == {("ns5", "GN")}
+
+
+async def test_an_unreadable_broker_refuses_grpc_receives_as_it_refuses_pulls(broker: BrokerApp, stub: Any) -> None:
+    """brokerPermission without READ (changed at runtime): the consume service both front ends call refuses a
+    remoting pull (NO_PERMISSION) and a gRPC receive (FORBIDDEN) with J's one remark; READ back, both pass."""
+    broker.topics.create_if_absent("GP", 1, 6)
+    await _telemetry(stub, _settings(pb.ClientType.SIMPLE_CONSUMER, "GID_perm", "GP"))
+    receive = _recv("GID_perm", auto_renew=False, poll_s=5)
+    receive.message_queue.topic.name = "GP"
+    remark = "the broker[127.0.0.1] pulling message is forbidden"
+    client = RemotingClient()
+    try:
+        async with AdminClient("127.0.0.1:1") as admin:
+            await admin.update_broker_config(broker.addr, "brokerPermission", "2")
+            resp = await pull(client, broker.addr, "GID_perm", "GP", 0, 0)
+            assert (resp.code, resp.remark) == (ResponseCode.NO_PERMISSION, remark)
+            replies = [r async for r in stub.ReceiveMessage(receive, metadata=MD)]
+            assert [(r.status.code, r.status.message) for r in replies] == [(pb.Code.FORBIDDEN, remark)]
+            await admin.update_broker_config(broker.addr, "brokerPermission", "6")
+        m = pb.Message(body=b"readable again")
+        m.topic.name = "GP"
+        m.system_properties.message_id = "01PERM0"
+        sent = await stub.SendMessage(spb.SendMessageRequest(messages=[m]), metadata=MD)
+        assert sent.status.code == pb.Code.OK
+        assert [x.body for x in messages(await pull(client, broker.addr, "GID_perm", "GP", 0, 0))] == [m.body]
+        replies = [r async for r in stub.ReceiveMessage(receive, metadata=MD)]
+        assert [r.message.body for r in replies if r.HasField("message")] == [m.body]
+    finally:
+        await client.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.long_polling import LongPollingService, Wake
+from broker.store.request import GetRequest
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 
@@ -84,9 +85,14 @@ def test_expiry_closes_silent_channels() -> None:
     assert b.is_closed and reg.client_ids("G") == ["A"]
 
 
+def _get(topic: str, queue_id: int, offset: int = 0, group: str = "") -> GetRequest:
+    """A held pull's read: ``group``'s, of (topic, queue_id) from ``offset``."""
+    return GetRequest(group, topic, queue_id, offset, 1)
+
+
 async def test_hold_wakes_on_matching_arrival() -> None:
     svc = LongPollingService()
-    task = asyncio.create_task(svc.hold("T", 0, 5, 10.0, match_code=lambda c: c == 42))
+    task = asyncio.create_task(svc.hold(GetRequest("", "T", 0, 5, 1, message_filter=lambda c: c == 42), 10.0))
     await asyncio.sleep(0)
     assert svc.held_count == 1
     svc.notify_arrival("T", 0, 6, 7)  # does not match the filter
@@ -101,19 +107,19 @@ async def test_hold_wakes_on_matching_arrival() -> None:
 
 async def test_hold_timeout_and_release() -> None:
     svc = LongPollingService()
-    assert await svc.hold("T", 0, 0, 0.01) is Wake.TIMEOUT
-    task = asyncio.create_task(svc.hold("T", 0, 0, 10.0))
+    assert await svc.hold(_get("T", 0), 0.01) is Wake.TIMEOUT
+    task = asyncio.create_task(svc.hold(_get("T", 0), 10.0))
     await asyncio.sleep(0)
     assert svc.release_all() == 1
     assert await task is Wake.SHUTDOWN
-    assert await svc.hold("T", 0, 0, 10.0) is Wake.SHUTDOWN
+    assert await svc.hold(_get("T", 0), 10.0) is Wake.SHUTDOWN
 
 
 async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None:
     svc = LongPollingService()
-    mine = [asyncio.create_task(svc.hold("T", q, 0, 10.0, group="G")) for q in (0, 1)]
-    other_group = asyncio.create_task(svc.hold("T", 0, 0, 10.0, group="H"))
-    other_topic = asyncio.create_task(svc.hold("U", 0, 0, 10.0, group="G"))
+    mine = [asyncio.create_task(svc.hold(_get("T", q, group="G"), 10.0)) for q in (0, 1)]
+    other_group = asyncio.create_task(svc.hold(_get("T", 0, group="H"), 10.0))
+    other_topic = asyncio.create_task(svc.hold(_get("U", 0, group="G"), 10.0))
     await asyncio.sleep(0)
     assert svc.release_group("G", "T") == 2
     assert [await t for t in mine] == [Wake.RESET, Wake.RESET]
@@ -127,4 +133,4 @@ async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None
 
 async def test_hold_race_with_dispatch() -> None:
     svc = LongPollingService()
-    assert await svc.hold("T", 0, 3, 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED
+    assert await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED

@@ -81,19 +81,19 @@ def test_runtime_update_never_changes_a_path(key: str) -> None:
     live = LiveConfig(load_config(None))
     before = live.current
     with pytest.raises(ConfigUpdateRefused, match=f"Can not update config path: {key}"):
-        live.update({"orderMessageEnable": "true", key: "/etc/cron.d/x"})
+        live.change({"orderMessageEnable": "true", key: "/etc/cron.d/x"})
     assert live.current is before  # all or nothing
 
 
 def test_runtime_update_allow_list() -> None:
     live = LiveConfig(load_config(None))
     with pytest.raises(ConfigUpdateRefused, match="listenPort can not be changed at runtime"):
-        live.update({"listenPort": "1"})
+        live.change({"listenPort": "1"})
     with pytest.raises(ConfigUpdateRefused, match="unknown config key: bogus"):
-        live.update({"bogus": "1"})
+        live.change({"bogus": "1"})
     with pytest.raises(ConfigError, match="not a valid integer"):
-        live.update({"brokerChannelExpiredTime": "soon"})
-    live.update({"orderMessageEnable": "true", "brokerChannelExpiredTime": "500"})
+        live.change({"brokerChannelExpiredTime": "soon"})
+    live.change({"orderMessageEnable": "true", "brokerChannelExpiredTime": "500"})
     assert live.current.order_message_enable and live.current.broker_channel_expired_time == 500
 
 

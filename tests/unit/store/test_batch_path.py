@@ -86,6 +86,25 @@ async def test_batch_stores_the_received_properties_string(tmp_path: Path) -> No
         await store.close()
 
 
+async def test_a_batch_from_an_ipv6_producer_goes_message_by_message_with_its_properties(tmp_path: Path) -> None:
+    """An IPv6 born host takes the generic encoder, one message at a time: consecutive offsets, each message's own
+    properties (read from its request), the host kept."""
+    store = MessageStore.open(small_config(tmp_path))
+    await store.start()
+    try:
+        items = [BatchItem(b"a", text="K\x01one"), BatchItem(b"b", {"K": "two"})]
+        born = ("::1", 5000)
+        res = await store.put_messages(BatchPutRequest(T, 1, 0, 1, born, decode_batch(encode_batch(items))))
+        assert res.ok and [r.queue_offset for r in res.items] == [0, 1]
+        got = get_all(store, T, 1)
+        assert [(m.body, m.properties, m.born_host) for m in got] == [
+            (b"a", {"K": "one"}, born),
+            (b"b", {"K": "two"}, born),
+        ]
+    finally:
+        await store.close()
+
+
 def test_batch_item_text_and_dict_agree() -> None:
     item = decode_batch(encode_batch([BatchItem(b"x", {"a": "1", "b": "2"}, 3)]))[0]
     assert item.text == "a\x011\x02b\x012\x02"
@@ -111,7 +130,9 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
 
         def hold(offset: int, tag: str) -> asyncio.Task[Wake]:
             code = tag_hash(tag)
-            return asyncio.create_task(polling.hold(T, 2, offset, 30.0, match_code=lambda c: c == code))
+            return asyncio.create_task(
+                polling.hold(GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0)
+            )
 
         first_tag, later_offset, other_tag = hold(0, "t0"), hold(5, "t1"), hold(0, "t9")
         await asyncio.sleep(0)  # the holds register

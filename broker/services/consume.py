@@ -1,0 +1,183 @@
+"""ConsumeService: what a consumer's read must pass before the store is asked, decided once for both front ends. The
+remoting PULL handler (``broker.handlers.pull``) and the gRPC endpoint's receive, ack, change-invisible and
+dead-letter RPCs (``broker.proxy.service``) translate their wire into one ``ConsumeRequest``, call ``check`` and
+translate a ``ConsumeRefused`` back into their wire; the read itself is one ``GetRequest`` with the subscription's
+filter (``get_request``), which the PULL handler and the POP service (``broker.proxy.pop_service``) hand the store.
+
+Checks, in J's order (``PullMessageProcessor``; J's POP path makes the same ones), each a ``ConsumeRefused`` with the
+remoting code and J's remark and a ``ConsumeRefusal`` saying which check it was (what the gRPC endpoint maps to its
+own codes):
+
+=================================== ================== ============================ =================================
+check                               refusal            code                         remark
+=================================== ================== ============================ =================================
+broker not readable                 BROKER_UNREADABLE  NO_PERMISSION                the broker[ip] pulling message is
+(``brokerPermission``)                                                              forbidden
+group unknown, auto-create off      NO_GROUP           SUBSCRIPTION_GROUP_NOT_EXIST subscription group [g] does not
+                                                                                    exist
+group ``consumeEnable=false``       GROUP_DISABLED     NO_PERMISSION                subscription group no
+                                                                                    permission, g
+topic unknown                       NO_TOPIC           TOPIC_NOT_EXIST              topic[t] not exist, apply first
+                                                                                    please!
+topic not readable                  TOPIC_UNREADABLE   NO_PERMISSION                the topic[t] pulling message is
+                                                                                    forbidden
+queue id ≥ readQueueNums            QUEUE_ID           SYSTEM_ERROR                 queueId[n] is illegal, …
+expression does not parse           BAD_SUBSCRIPTION   SUBSCRIPTION_PARSE_FAILED    parse the consumer's subscription
+(``subscription``)                                                                  failed
+=================================== ================== ============================ =================================
+
+A request that does not read (``reading=False``: an ack, a change of invisibility, a dead-letter of a handle) passes
+the group and topic-existence checks only; ``queue_id`` None (a POP over every queue) skips the queue check.
+Parsed expressions are kept per (topic, expression, type), so a pull that names its subscription does not parse it
+again.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+from broker import topics as T
+from broker.filter import MessageFilter, SubscriptionParseError, build_subscription
+from broker.services.client_registry import CompiledSubscription
+from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
+from broker.services.topic_config import TopicConfigTable
+from broker.store.request import GetRequest
+from protocol.bodies import TopicConfig
+from protocol.codes import ResponseCode
+
+_SUB_CACHE_MAX = 4096
+PARSE_FAILED = "parse the consumer's subscription failed"
+
+
+class ConsumeRefusal(enum.Enum):
+    """Which check refused a consumer's request (the table in the module docstring)."""
+
+    BROKER_UNREADABLE = enum.auto()
+    NO_GROUP = enum.auto()
+    GROUP_DISABLED = enum.auto()
+    NO_TOPIC = enum.auto()
+    TOPIC_UNREADABLE = enum.auto()
+    QUEUE_ID = enum.auto()
+    BAD_SUBSCRIPTION = enum.auto()
+
+
+# each refusal's remoting code and J's remark (the module docstring's table)
+_REFUSALS: Final[dict[ConsumeRefusal, tuple[int, str]]] = {
+    ConsumeRefusal.BROKER_UNREADABLE: (ResponseCode.NO_PERMISSION, "the broker[{broker}] pulling message is forbidden"),
+    ConsumeRefusal.NO_GROUP: (ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group [{group}] does not exist"),
+    ConsumeRefusal.GROUP_DISABLED: (ResponseCode.NO_PERMISSION, "subscription group no permission, {group}"),
+    ConsumeRefusal.NO_TOPIC: (ResponseCode.TOPIC_NOT_EXIST, "topic[{topic}] not exist, apply first please!"),
+    ConsumeRefusal.TOPIC_UNREADABLE: (ResponseCode.NO_PERMISSION, "the topic[{topic}] pulling message is forbidden"),
+    ConsumeRefusal.QUEUE_ID: (
+        ResponseCode.SYSTEM_ERROR,
+        "queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{nums}] consumer:[{group}]",
+    ),
+}
+
+
+class ConsumeRefused(Exception):
+    """A consumer's request the broker does not serve: ``code`` and ``remark`` are the remoting reply (J's),
+    ``reason`` the check, ``detail`` the parser's own words for a BAD_SUBSCRIPTION."""
+
+    def __init__(self, reason: ConsumeRefusal, code: int, remark: str, detail: str = "") -> None:
+        super().__init__(remark)
+        self.reason = reason
+        self.code = code
+        self.remark = remark
+        self.detail = detail or remark
+
+
+@dataclass(slots=True)
+class ConsumeRequest:
+    """One consumer's request on one topic: ``queue_id`` None is every queue (a POP); ``reading`` False for the
+    requests about a message already received (ack, change of invisibility, dead-letter)."""
+
+    group: str
+    topic: str
+    queue_id: int | None = None
+    reading: bool = True
+
+
+@dataclass(slots=True)
+class Consumable:
+    """What passed: the topic's and the group's configs."""
+
+    topic: TopicConfig
+    group: SubscriptionGroupConfig
+
+
+class ConsumeService:
+    def __init__(
+        self, topics: TopicConfigTable, groups: SubscriptionGroupTable, *, broker_ip: str, broker_permission: int
+    ) -> None:
+        self._topics = topics
+        self._groups = groups
+        self._broker_ip = broker_ip
+        self._readable = T.is_readable(broker_permission)
+        self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
+
+    def set_broker_permission(self, perm: int) -> None:
+        """``brokerPermission`` changed at runtime (UPDATE_BROKER_CONFIG): J reads it on every pull and POP."""
+        self._readable = T.is_readable(perm)
+
+    def check(self, req: ConsumeRequest) -> Consumable:
+        """The topic and group ``req`` may use; raises ConsumeRefused (the table in the module docstring)."""
+        reading = req.reading
+        if reading and not self._readable:
+            raise self._refused(ConsumeRefusal.BROKER_UNREADABLE, req)
+        group = self._groups.find_or_create(req.group)
+        if group is None:
+            raise self._refused(ConsumeRefusal.NO_GROUP, req)
+        if not group.consume_enable:
+            raise self._refused(ConsumeRefusal.GROUP_DISABLED, req)
+        tc = self._topics.get(req.topic)
+        if tc is None:
+            raise self._refused(ConsumeRefusal.NO_TOPIC, req)
+        if reading and not T.is_readable(tc.perm):
+            raise self._refused(ConsumeRefusal.TOPIC_UNREADABLE, req)
+        qid = req.queue_id
+        if qid is not None and not 0 <= qid < tc.read_queue_nums:
+            raise self._refused(ConsumeRefusal.QUEUE_ID, req, nums=tc.read_queue_nums)
+        return Consumable(tc, group)
+
+    def _refused(self, reason: ConsumeRefusal, req: ConsumeRequest, **more: object) -> ConsumeRefused:
+        code, remark = _REFUSALS[reason]
+        text = remark.format(broker=self._broker_ip, group=req.group, topic=req.topic, qid=req.queue_id, **more)
+        return ConsumeRefused(reason, code, text)
+
+    def subscription(self, topic: str, expression: str | None, expression_type: str | None) -> CompiledSubscription:
+        """``expression`` (None or blank: every message) of ``expression_type`` (None: TAG) compiled, from the cache
+        when it was seen before; raises ConsumeRefused (BAD_SUBSCRIPTION) when it does not parse."""
+        expr = expression or "*"
+        kind = expression_type or "TAG"
+        key = (topic, expr, kind)
+        sub = self._sub_cache.get(key)
+        if sub is None:
+            try:
+                sub = build_subscription(topic, expr, 0, kind)
+            except SubscriptionParseError as exc:
+                raise ConsumeRefused(
+                    ConsumeRefusal.BAD_SUBSCRIPTION, ResponseCode.SUBSCRIPTION_PARSE_FAILED, PARSE_FAILED, str(exc)
+                ) from None
+            if len(self._sub_cache) >= _SUB_CACHE_MAX:
+                self._sub_cache.clear()
+            self._sub_cache[key] = sub
+        return sub
+
+
+def get_request(
+    group: str,
+    topic: str,
+    queue_id: int,
+    offset: int,
+    max_msgs: int,
+    max_bytes: int | None,
+    message_filter: MessageFilter | None,
+) -> GetRequest:
+    """The store's read of one queue through ``message_filter`` (None: every message), for a pull and a POP."""
+    f = message_filter
+    if f is None:
+        return GetRequest(group, topic, queue_id, offset, max_msgs, max_bytes)
+    return GetRequest(group, topic, queue_id, offset, max_msgs, max_bytes, f.match_code, f.match_tags, f.match_record)

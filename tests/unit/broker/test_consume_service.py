@@ -1,0 +1,118 @@
+"""ConsumeService (broker/services/consume.py), the checks a consumer's read passes on both front ends: which check
+refuses (its ``ConsumeRefusal``, what the gRPC endpoint maps to its codes), J's order (group before topic), the
+lighter checks of a request that does not read (ack, change of invisibility), the subscription cache, and the read
+``get_request`` builds from a subscription's filter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from broker import topics as T
+from broker.filter import build_subscription, make_filter
+from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService, get_request
+from broker.services.subscription_groups import SubscriptionGroupConfig
+from protocol.bodies import TopicConfig
+from protocol.codes import ResponseCode
+from protocol.message_properties import tag_hash
+from tests.unit.broker.handler_support import WiredBroker, wired_broker
+
+
+def _tables(b: WiredBroker) -> None:
+    b.topics.put(TopicConfig.with_queues("TopicA", 4, T.PERM_RW))
+    b.topics.put(TopicConfig.with_queues("WriteOnly", 4, T.PERM_WRITE))
+    b.groups.put(SubscriptionGroupConfig("Off", consume_enable=False))
+
+
+@pytest.mark.parametrize(
+    ("config", "req", "reason", "code"),
+    [
+        (
+            {"brokerPermission": "2"},
+            ConsumeRequest("G", "TopicA", 0),
+            ConsumeRefusal.BROKER_UNREADABLE,
+            ResponseCode.NO_PERMISSION,
+        ),
+        (
+            {"autoCreateSubscriptionGroup": "false"},
+            ConsumeRequest("Nobody", "TopicA", 0),
+            ConsumeRefusal.NO_GROUP,
+            ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+        ),
+        ({}, ConsumeRequest("Off", "TopicA", 0), ConsumeRefusal.GROUP_DISABLED, ResponseCode.NO_PERMISSION),
+        ({}, ConsumeRequest("Off", "Unknown", 0), ConsumeRefusal.GROUP_DISABLED, ResponseCode.NO_PERMISSION),
+        ({}, ConsumeRequest("G", "Unknown", 0), ConsumeRefusal.NO_TOPIC, ResponseCode.TOPIC_NOT_EXIST),
+        ({}, ConsumeRequest("G", "WriteOnly", 0), ConsumeRefusal.TOPIC_UNREADABLE, ResponseCode.NO_PERMISSION),
+        ({}, ConsumeRequest("G", "TopicA", 4), ConsumeRefusal.QUEUE_ID, ResponseCode.SYSTEM_ERROR),
+        ({}, ConsumeRequest("G", "TopicA", -1), ConsumeRefusal.QUEUE_ID, ResponseCode.SYSTEM_ERROR),
+    ],
+)
+async def test_each_check_refuses_with_its_reason_and_code(
+    tmp_path: Path, config: dict[str, str], req: ConsumeRequest, reason: ConsumeRefusal, code: int
+) -> None:
+    async with wired_broker(tmp_path, **config) as b:
+        _tables(b)
+        with pytest.raises(ConsumeRefused) as caught:
+            b.wiring.consume.check(req)
+        assert (caught.value.reason, caught.value.code) == (reason, code), caught.value.remark
+        assert caught.value.remark
+
+
+async def test_a_request_that_does_not_read_passes_an_unreadable_broker_and_topic(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path, brokerPermission="2") as b:
+        _tables(b)
+        svc: ConsumeService = b.wiring.consume
+        ok = svc.check(ConsumeRequest("G", "WriteOnly", reading=False))
+        assert (ok.topic.topic_name, ok.group.group_name) == ("WriteOnly", "G")
+        with pytest.raises(ConsumeRefused) as caught:
+            svc.check(ConsumeRequest("G", "Unknown", reading=False))
+        assert caught.value.reason is ConsumeRefusal.NO_TOPIC
+        svc.set_broker_permission(T.PERM_RW)  # what UPDATE_BROKER_CONFIG calls
+        assert svc.check(ConsumeRequest("G", "TopicA")).topic.topic_name == "TopicA"
+
+
+async def test_a_subscription_is_parsed_once_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path) as b:
+        svc = b.wiring.consume
+        first = svc.subscription("TopicA", "a || b", None)
+        assert first.tags == {"a", "b"} and svc.subscription("TopicA", "a || b", "TAG") is first
+        assert svc.subscription("TopicA", None, None).matches_all
+        with pytest.raises(ConsumeRefused) as caught:
+            svc.subscription("TopicA", "a >", "SQL92")
+        refused = caught.value
+        assert (refused.reason, refused.code) == (
+            ConsumeRefusal.BAD_SUBSCRIPTION,
+            ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+        )
+        assert refused.remark == "parse the consumer's subscription failed" and refused.detail != refused.remark
+
+
+def test_get_request_carries_the_filter_stages() -> None:
+    every = get_request("G", "T", 1, 5, 32, None, None)
+    assert (every.group, every.topic, every.queue_id, every.offset, every.max_msgs) == ("G", "T", 1, 5, 32)
+    assert every.message_filter is None and every.tags_filter is None and every.record_filter is None
+    f = make_filter(build_subscription("T", "a"))
+    assert f is not None
+    tagged = get_request("G", "T", 1, 5, 32, 1024, f)
+    assert tagged.max_bytes == 1024 and tagged.message_filter is not None and tagged.tags_filter is not None
+    assert tagged.message_filter(tag_hash("a")) and not tagged.message_filter(tag_hash("b"))
+
+
+def test_every_refusal_has_a_grpc_code() -> None:
+    pytest.importorskip("grpc")
+    from broker.proxy.pb import definition_pb2 as pb
+    from broker.proxy.service import consume_code
+
+    expected: dict[ConsumeRefusal, Any] = {
+        ConsumeRefusal.BROKER_UNREADABLE: pb.Code.FORBIDDEN,
+        ConsumeRefusal.NO_GROUP: pb.Code.CONSUMER_GROUP_NOT_FOUND,
+        ConsumeRefusal.GROUP_DISABLED: pb.Code.FORBIDDEN,
+        ConsumeRefusal.NO_TOPIC: pb.Code.TOPIC_NOT_FOUND,
+        ConsumeRefusal.TOPIC_UNREADABLE: pb.Code.FORBIDDEN,
+    }
+    for reason, code in expected.items():
+        assert consume_code(ConsumeRefused(reason, 0, "r")) == code
+    for reason in ConsumeRefusal:
+        assert consume_code(ConsumeRefused(reason, 0, "r")) in pb.Code.values()
