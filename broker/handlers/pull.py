@@ -258,6 +258,7 @@ class PullHandlers:
                 message_filter=f.match_code if f is not None else None,
                 tags_filter=f.match_tags if f is not None else None,
                 record_filter=f.match_record if f is not None else None,
+                marks=f.marks if f is not None else None,
             )
         )
         status = result.status.name

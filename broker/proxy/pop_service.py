@@ -303,6 +303,7 @@ class PopService:
                     message_filter.match_code if message_filter is not None else None,
                     message_filter.match_tags if message_filter is not None else None,
                     message_filter.match_record if message_filter is not None else None,
+                    message_filter.marks if message_filter is not None else None,
                 )
             )
             if res.status is GetMessageStatus.FOUND:
