@@ -83,10 +83,12 @@ class QueueMarks:
             del bits[:drop]
             self.base += drop
 
-    def window(self, queue_offset: int, count: int) -> bytes:
+    def window(self, queue_offset: int, count: int) -> bytes | bytearray:
         """The verdicts of ``count`` entries from ``queue_offset`` (``UNKNOWN`` where none is kept)."""
         lo = queue_offset - self.base
         hi = lo + count
+        if lo >= 0 and hi <= len(self.bits):  # the common case: one copy
+            return self.bits[lo:hi]
         got = bytes(self.bits[max(lo, 0) : max(hi, 0)])
         if lo < 0:
             got = bytes(min(-lo, count)) + got
