@@ -182,6 +182,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with run_broker(None, Path(tmp), enablePropertyFilter=True) as broker:
             store = broker.store
+            assert store is not None
             plain = TOPIC + "Plain"
             for topic in (TOPIC, plain):
                 broker.topics.create_if_absent(topic, 1, 6)

@@ -107,10 +107,11 @@ def properties_matcher(selector: Selector) -> Callable[[str | Mapping[str, str] 
     def match(props: str | Mapping[str, str] | tuple[object, ...]) -> bool:
         if isinstance(props, tuple):
             props = props[0]  # type: ignore[assignment]
+        get: Callable[[str], str | None]
         if isinstance(props, str):
             raw = props
 
-            def get(name: str) -> str | None:
+            def get_text(name: str) -> str | None:
                 try:
                     sep_key, key = known[name]
                 except KeyError:
@@ -125,8 +126,14 @@ def properties_matcher(selector: Selector) -> Callable[[str | Mapping[str, str] 
                 end = raw.find("\x02", start)
                 return raw[start:end] if end >= 0 else raw[start:]
 
+            get = get_text
         elif isinstance(props, Mapping):
-            get = props.get
+            mapping: Mapping[str, str] = props
+
+            def get_mapped(name: str) -> str | None:
+                return mapping.get(name)
+
+            get = get_mapped
         else:
             return False
         try:

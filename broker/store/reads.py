@@ -106,7 +106,7 @@ class StoreReads:
         if req.marks is not None and record_filter is not None and cq.rebuilding is None:
             qm = self.dispatcher.marks.for_read(topic, queue_id, req.marks, max_off)
             verdicts = qm.window(offset, count) if qm is not None else None
-            if verdicts is not None and verdicts.count(MATCH) == count:  # every unit known to match: read as if unfiltered
+            if verdicts is not None and verdicts.count(MATCH) == count:  # all known matches: read unfiltered
                 message_filter = tags_filter = record_filter = None
                 verdicts = qm = None
         status = GetMessageStatus.NO_MATCHED_MESSAGE

@@ -57,6 +57,7 @@ async def _read_all(
 
 async def test_messages_before_and_after_the_subscription(tmp_path: Path, client: RemotingClient) -> None:
     async with run_broker(None, tmp_path, enablePropertyFilter=True) as broker:
+        assert broker.store is not None
         addr, marks = broker.addr, broker.store.dispatcher.marks
         broker.topics.create_if_absent(TOPIC, 1, 6)
         await _send_range(client, addr, TOPIC, range(40))  # before anyone subscribed: nothing judged at dispatch
@@ -102,7 +103,7 @@ async def test_a_restart_forgets_the_verdicts_and_reads_stay_exact(tmp_path: Pat
         await _send_range(client, broker.addr, TOPIC, range(30))
         assert await _read_all(client, broker.addr, TOPIC, expr) == _expected(wanted, list(range(30)))
     async with run_broker(None, tmp_path, enablePropertyFilter=True) as broker:
-        assert broker.store.dispatcher.marks.stats()["filterVerdicts"] == 0
+        assert broker.store is not None and broker.store.dispatcher.marks.stats()["filterVerdicts"] == 0
         await _send_range(client, broker.addr, TOPIC, range(30, 60))
         assert await _read_all(client, broker.addr, TOPIC, expr, max_msgs=4) == _expected(wanted, list(range(60)))
         await _send_range(client, broker.addr, TOPIC, range(60, 70))
@@ -154,7 +155,9 @@ async def test_retry_topic_with_a_sql_consumer(tmp_path: Path, client: RemotingC
             await asyncio.wait_for(done.wait(), 30)
         assert sorted(seen) == sorted([(str(i), 0) for i in range(5, 10)] + [("6", 1), ("8", 1)])
         retry = f"%RETRY%{group}"
-        await eventually(lambda: broker.store.get_max_offset_in_queue(retry, 0) >= 2, what="the two retries")
+        store = broker.store
+        assert store is not None
+        await eventually(lambda: store.get_max_offset_in_queue(retry, 0) >= 2, what="the two retries")
         got = await _read_all(client, broker.addr, retry, "a = 8", group=group)
         assert got == [b"m8"]
         assert await _read_all(client, broker.addr, retry, "a = 8", group=group, max_msgs=1) == [b"m8"]
