@@ -83,6 +83,11 @@ class QueueMarks:
             del bits[:drop]
             self.base += drop
 
+    def all_match(self, queue_offset: int, count: int) -> bool:
+        """Whether the ``count`` entries from ``queue_offset`` are all known matches (no copy)."""
+        lo = queue_offset - self.base
+        return lo >= 0 and lo + count <= len(self.bits) and self.bits.count(MATCH, lo, lo + count) == count
+
     def window(self, queue_offset: int, count: int) -> bytes | bytearray:
         """The verdicts of ``count`` entries from ``queue_offset`` (``UNKNOWN`` where none is kept)."""
         lo = queue_offset - self.base

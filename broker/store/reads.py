@@ -105,10 +105,11 @@ class StoreReads:
         qm = None
         if req.marks is not None and record_filter is not None and cq.rebuilding is None:
             qm = self.dispatcher.marks.for_read(topic, queue_id, req.marks, max_off)
-            verdicts = qm.window(offset, count) if qm is not None else None
-            if verdicts is not None and verdicts.count(MATCH) == count:  # all known matches: read unfiltered
+            if qm is not None and qm.all_match(offset, count):  # all known matches: read unfiltered
                 message_filter = tags_filter = record_filter = None
-                verdicts = qm = None
+                qm = None
+            elif qm is not None:
+                verdicts = qm.window(offset, count)
         status = GetMessageStatus.NO_MATCHED_MESSAGE
         parts: list[memoryview] = []
         qoffs: list[int] = []

@@ -17,6 +17,8 @@ def test_window_pads_what_is_not_kept_with_unknown() -> None:
     assert qm.window(8, 4) == bytes([UNKNOWN, UNKNOWN, MATCH, MISS])
     assert qm.window(12, 5) == bytes([UNKNOWN, MATCH, UNKNOWN, UNKNOWN, UNKNOWN])
     assert qm.window(0, 3) == bytes(3) and qm.window(50, 2) == bytes(2)
+    assert not qm.all_match(10, 2) and not qm.all_match(9, 1) and not qm.all_match(13, 2)
+    assert qm.all_match(13, 1) and qm.all_match(10, 1) and qm.all_match(10, 0)
     qm.set(5, MATCH)  # older than the window: not kept
     assert qm.window(5, 1) == bytes([UNKNOWN])
     qm.set(11, MATCH)  # a verdict judged again replaces the old one
