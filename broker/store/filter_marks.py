@@ -43,6 +43,8 @@ _log = logging.getLogger("rocketq.store.filter_marks")
 UNKNOWN: Final = 0
 MATCH: Final = 1
 MISS: Final = 2
+_UNKNOWN_B: Final = bytes((UNKNOWN,))
+_MISS_B: Final = bytes((MISS,))
 WINDOW: Final = 1 << 20  # verdicts kept per queue and key (1 MiB), the newest
 _ROOM_BELOW: Final = 1 << 16
 IDLE_S: Final = 600.0  # a key no read used for this long stops being evaluated at dispatch
@@ -50,13 +52,15 @@ MAX_KEYS: Final = 32  # keys judged at dispatch per topic; reads with more disti
 
 
 class QueueMarks:
-    """The verdicts of one queue under one key: ``bits[i]`` is the verdict of queue offset ``base + i``."""
+    """The verdicts of one queue under one key: ``bits[i]`` is the verdict of queue offset ``base + i``; ``used``
+    (when a filter registration made it) is told of reads."""
 
-    __slots__ = ("base", "bits")
+    __slots__ = ("base", "bits", "used")
 
-    def __init__(self, base: int) -> None:
+    def __init__(self, base: int, used: _Registered | None = None) -> None:
         self.base = base
         self.bits = bytearray()
+        self.used = used
 
     @property
     def end(self) -> int:
@@ -86,7 +90,9 @@ class QueueMarks:
     def all_match(self, queue_offset: int, count: int) -> bool:
         """Whether the ``count`` entries from ``queue_offset`` are all known matches (no copy)."""
         lo = queue_offset - self.base
-        return lo >= 0 and lo + count <= len(self.bits) and self.bits.count(MATCH, lo, lo + count) == count
+        hi = lo + count
+        bits = self.bits
+        return lo >= 0 and hi <= len(bits) and bits.find(_UNKNOWN_B, lo, hi) < 0 and bits.find(_MISS_B, lo, hi) < 0
 
     def window(self, queue_offset: int, count: int) -> bytes | bytearray:
         """The verdicts of ``count`` entries from ``queue_offset`` (``UNKNOWN`` where none is kept)."""
@@ -123,6 +129,7 @@ class FilterMarks:
     def __init__(self) -> None:
         # topic → key → its properties test; read by the dispatcher (empty: no dispatch work at all)
         self.topics: dict[str, dict[str, _Registered]] = {}
+        # (topic, queue, key) → its verdicts; an entry exists only while its key is registered for the topic
         self._queues: dict[tuple[str, int, str], QueueMarks] = {}
         self._last_sweep = time.monotonic()
 
@@ -132,6 +139,13 @@ class FilterMarks:
         now = time.monotonic()
         if now - self._last_sweep > 60.0:
             self._sweep(now)
+        qm = self._queues.get((topic, queue_id, spec.key))
+        if qm is not None:  # the common case: registered, verdicts there
+            if qm.used is not None:
+                qm.used.used = now
+            if qm.base + len(qm.bits) > max_offset:  # the queue was cut back (or re-created): not its entries'
+                qm.cut(max_offset)
+            return qm
         keys = self.topics.get(topic)
         if keys is None:
             keys = self.topics[topic] = {}
@@ -139,16 +153,11 @@ class FilterMarks:
         if reg is None:
             if len(keys) >= MAX_KEYS:
                 return None
-            keys[spec.key] = _Registered(spec.test, now)
+            reg = keys[spec.key] = _Registered(spec.test, now)
             _log.info("filter verdicts kept at dispatch for topic %s: %s", topic, spec.key)
         else:
             reg.used = now
-        qk = (topic, queue_id, spec.key)
-        qm = self._queues.get(qk)
-        if qm is None:
-            qm = self._queues[qk] = QueueMarks(max(max_offset - WINDOW, 0))
-        elif qm.end > max_offset:  # the queue was cut back (or re-created): those verdicts are not its entries'
-            qm.cut(max_offset)
+        qm = self._queues[(topic, queue_id, spec.key)] = QueueMarks(max(max_offset - WINDOW, 0), reg)
         return qm
 
     def on_dispatch(
@@ -160,7 +169,7 @@ class FilterMarks:
             qk = (topic, queue_id, key)
             qm = queues.get(qk)
             if qm is None:  # room below for the verdicts reads will find for the messages already there
-                qm = queues[qk] = QueueMarks(max(queue_offset - _ROOM_BELOW, 0))
+                qm = queues[qk] = QueueMarks(max(queue_offset - _ROOM_BELOW, 0), reg)
             try:
                 ok = reg.test(props)
             except Exception:  # the test is total; should it not be, the read decides
