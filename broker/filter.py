@@ -11,10 +11,13 @@ SQL92 (``MessageSelector.bySql``): the expression is compiled once (``broker.sql
 subscription is built, and evaluated per record over the properties it names, read from the record's raw
 properties bytes (``match_record``, ``broker.sql92.record``; ``TAGS``, ``KEYS`` … are properties too). When every
 way the expression can be TRUE needs a TAGS value from a known set (``TAGS = 'a'``, ``TAGS IN (...)`` under AND/OR),
-the consume queue's tag hash is the first stage (``match_code``), so other tags' records are not even read; J's
-consume-queue stage is instead the optional bloom bitmap of the consume-queue extension
-(``enableCalcFilterBitMap``), which this store does not have. Expression types as J's ``ExpressionType``:
-None, ``""`` and ``"TAG"`` are TAG; ``"SQL92"``; anything else does not parse.
+the consume queue's tag hash is the first stage (``match_code``), so other tags' records are not even read. Like
+J's ``enableCalcFilterBitMap`` (a bloom bitmap per consume-queue entry computed at dispatch), a SQL92 filter hands
+the store a ``MarkSpec`` (``marks``: the expression and the same test over a message's properties): once a read has
+used it, dispatch judges the topic's new messages with it and the store keeps the exact verdict per entry, so a
+pull of judged messages skips the misses unread and serves the matches without evaluating them
+(``broker.store.filter_marks``). Expression types as J's ``ExpressionType``: None, ``""`` and ``"TAG"`` are TAG;
+``"SQL92"``; anything else does not parse.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from collections.abc import Callable
 
 from broker.services.client_registry import CompiledSubscription
 from broker.sql92 import Selector, SelectorError, compile_selector
-from broker.sql92.record import record_matcher
+from broker.sql92.record import properties_matcher, record_matcher
+from broker.store.request import MarkSpec
 from protocol.message_properties import tag_hash
 
 SUB_ALL = "*"
@@ -80,23 +84,44 @@ def build_subscription(
 
 class MessageFilter:
     """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
-    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply."""
+    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply.
+    ``marks``: what lets the store keep ``match_record``'s verdicts per entry (None: they are not kept)."""
 
-    __slots__ = ("match_code", "match_record", "match_tags")
+    __slots__ = ("marks", "match_code", "match_record", "match_tags")
 
     def __init__(
         self,
         match_code: Callable[[int], bool] | None,
         match_tags: Callable[[str | None], bool] | None,
         match_record: Callable[[memoryview], bool] | None,
+        marks: MarkSpec | None = None,
     ) -> None:
         self.match_code = match_code
         self.match_tags = match_tags
         self.match_record = match_record
+        self.marks = marks
 
 
 def _tag_match(tags: frozenset[str]) -> Callable[[str | None], bool]:
     return lambda tag: tag is not None and tag in tags
+
+
+_SQL_FILTERS: dict[str, MessageFilter] = {}
+_SQL_FILTERS_MAX = 1024
+
+
+def _sql_filter(selector: Selector) -> MessageFilter:
+    """The filter of a compiled selector, built once per expression text (pulls reuse it)."""
+    f = _SQL_FILTERS.get(selector.text)
+    if f is None:
+        tags = selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
+        codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
+        marks = MarkSpec(f"{SQL92}:{selector.text}", properties_matcher(selector))
+        f = MessageFilter(codes, None, record_matcher(selector), marks)
+        if len(_SQL_FILTERS) >= _SQL_FILTERS_MAX:
+            _SQL_FILTERS.clear()
+        _SQL_FILTERS[selector.text] = f
+    return f
 
 
 def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
@@ -104,9 +129,7 @@ def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
     if sub.matches_all:
         return None
     if sub.selector is not None:
-        tags = sub.selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
-        codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
-        return MessageFilter(codes, None, record_matcher(sub.selector))
+        return _sql_filter(sub.selector)
     if sub.is_sql:  # a SQL92 subscription that did not compile: the handlers refuse it before reading
         return MessageFilter(None, None, lambda view: False)
     return MessageFilter(sub.codes.__contains__, _tag_match(sub.tags), None)

@@ -180,4 +180,6 @@ def get_request(
     f = message_filter
     if f is None:
         return GetRequest(group, topic, queue_id, offset, max_msgs, max_bytes)
-    return GetRequest(group, topic, queue_id, offset, max_msgs, max_bytes, f.match_code, f.match_tags, f.match_record)
+    return GetRequest(
+        group, topic, queue_id, offset, max_msgs, max_bytes, f.match_code, f.match_tags, f.match_record, f.marks
+    )

@@ -18,6 +18,9 @@ dispatched, and records are dispatched strictly in commit-log order.
 * Reads call ``drain`` first (``MessageStore`` does), so a get that follows a put always sees it, whether or not
   the task has run yet: the store reads its own writes, as the inline dispatch it replaces did.
 * At recovery ``redispatch`` re-reads records from the commit log itself (the slow path: each record is decoded).
+* For a topic some filtered read registered a kept filter on (``filter_marks.py``: SQL92 selectors), each message is
+  judged by it here, from its properties, and the verdict kept per queue offset; other topics pay one dict lookup
+  per append, and nothing at all while no filter is registered.
 
 Prepared and rolled-back transaction messages are stored but never dispatched (only NOT_TYPE and COMMIT reach a
 consume queue or the index). Arrival listeners (the broker's long polling, the schedule and pop services) are
@@ -39,6 +42,7 @@ from typing import Any, Final
 
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.filter_marks import FilterMarks
 from broker.store.index import IndexService
 from broker.store.request import Appended
 from protocol.message_properties import PropertyKey, decode_properties, get_property, tag_hash
@@ -120,6 +124,7 @@ class Dispatcher:
         "_scheduled",
         "_waiting",
         "dispatched_offset",
+        "marks",
         "on_stall",
         "stalled",
     )
@@ -135,6 +140,7 @@ class Dispatcher:
         self.dispatched_offset = 0
         self.stalled: OSError | None = None  # the full-disk error dispatch waits on (None: not waiting)
         self.on_stall: Callable[[], None] | None = None  # told when dispatch starts waiting (the put path)
+        self.marks = FilterMarks()  # filter verdicts judged at dispatch for the topics read with a kept filter
 
     def add_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
         """``cb`` after each message is dispatched; with ``waiting``, an append to a queue it reports waiters on
@@ -237,6 +243,8 @@ class Dispatcher:
         cq = self._cq_factory(topic, queue_id)
         index = self._index
         listeners = self._listeners
+        marks = self.marks
+        judged = marks.topics.get(topic) if marks.topics else None  # None: no filter's verdicts kept for the topic
         for size, props in zip(sizes, props_list, strict=True):
             if isinstance(props, str):
                 # the three properties dispatch needs, found in place (get_property, inlined: this runs per message)
@@ -288,6 +296,8 @@ class Dispatcher:
                 )
             if index is not None and (keys or uniq):
                 index.put(topic, keys, uniq, phys, store_ts)
+            if judged:
+                marks.on_dispatch(judged, topic, queue_id, queue_offset, props)
             phys += size
             queue_offset += 1
             if listeners:
@@ -347,6 +357,11 @@ class Dispatcher:
                     )  # fmt: skip
         if indexed and index is not None:
             index.put_batch(topic, indexed, store_ts)
+        marks = self.marks
+        judged = marks.topics.get(topic) if marks.topics else None
+        if judged:
+            for i, text in enumerate(texts):
+                marks.on_dispatch(judged, topic, queue_id, queue_offset + i, text)
         self.dispatched_offset = p
         listeners = self._listeners
         if listeners:

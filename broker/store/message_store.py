@@ -501,6 +501,7 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
             self.dispatcher.drain()
         if self._rebuild is not None:
             self._rebuild.forget(topics)
+        self.dispatcher.marks.forget(topics)
         n = 0
         for key in [k for k in self._queues if k[0] in topics]:
             self._queues.pop(key).destroy()

@@ -21,6 +21,7 @@ from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueu
 from broker.store.cq_repair import repair_one
 from broker.store.dispatcher import Dispatcher
 from broker.store.errors import StoreClosedError
+from broker.store.filter_marks import MATCH, MISS
 from broker.store.index import IndexService
 from broker.store.integrity import IntegrityReport
 from broker.store.quarantine import Quarantine
@@ -66,6 +67,8 @@ class StoreReads:
 
         ``req.message_filter`` gets each unit's tags hash (the consume-queue pre-filter); ``tags_filter`` the
         record's TAGS string and ``record_filter`` the whole record (both after it is read from the commit log).
+        With ``req.marks`` the record filter's verdicts kept per entry (``filter_marks.py``) decide first: a known
+        miss is skipped unread, a known match is not tested again, and an all-match scan runs unfiltered.
         Filtered units count as scanned. The reply holds up to ``max_msgs`` (capped by
         maxTransferCountOnMessageInMemory) whole records and stops before ``max_bytes`` would be passed, but always
         holds one if it found one."""
@@ -97,7 +100,16 @@ class StoreReads:
         got = cq.read(offset, max(_MAX_SCAN_UNITS, max_msgs))
         if got is None:
             return GetMessageResult(GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset), min_off, max_off)
-        units, _count = got
+        units, count = got
+        verdicts = None  # the kept verdicts of the scanned units (filter_marks.py), when the filter has them
+        qm = None
+        if req.marks is not None and record_filter is not None and cq.rebuilding is None:
+            qm = self.dispatcher.marks.for_read(topic, queue_id, req.marks, max_off)
+            if qm is not None and qm.all_match(offset, count):  # all known matches: read unfiltered
+                message_filter = tags_filter = record_filter = None
+                qm = None
+            elif qm is not None:
+                verdicts = qm.window(offset, count)
         status = GetMessageStatus.NO_MATCHED_MESSAGE
         parts: list[memoryview] = []
         qoffs: list[int] = []
@@ -113,6 +125,13 @@ class StoreReads:
             i += 1
             if next_phy_file_start >= 0 and phys < next_phy_file_start:
                 continue
+            test = record_filter
+            if verdicts is not None:
+                known = verdicts[i - 1]
+                if known == MISS:
+                    continue
+                if known == MATCH:
+                    test = None
             if message_filter is not None and not message_filter(tags_code):
                 continue
             view = commitlog.read(phys, size) if phys >= cl_min and size > 0 else None
@@ -141,8 +160,12 @@ class StoreReads:
                 cq.verified = (lo, hi + 1) if hi == offset + i - 1 else (offset + i - 1, offset + i)
             if tags_filter is not None and not tags_filter(record_tags(view)):
                 continue
-            if record_filter is not None and not record_filter(view):
-                continue
+            if test is not None:
+                ok = test(view)
+                if qm is not None:
+                    qm.set(offset + i - 1, MATCH if ok else MISS)
+                if not ok:
+                    continue
             parts.append(view)
             qoffs.append(offset + i - 1)
             total += size

@@ -8,6 +8,7 @@ object              carried from → to
 ``BatchPutRequest`` a service → ``MessageStore.put_messages`` → ``Appender.append_batch``
 ``Appended``        the appender → ``Dispatcher.submit`` → its drain (what dispatch needs of one append)
 ``GetRequest``      a service or handler → ``MessageStore.get_message`` (a pull, a POP, a scan of a queue)
+``MarkSpec``        a filtered ``GetRequest`` → ``FilterMarks`` (whose verdicts the store keeps per entry)
 =================== =========================================================================================
 
 ``PutRequest``'s positional order is the record's (topic, queue id, flag, sysFlag, born time, born host, body,
@@ -130,6 +131,19 @@ class Appended:
         return self.phys + sum(self.sizes)
 
 
+# a message's properties (as dispatch has them) → does the filter keep it? (the same answer as the record test)
+PropertiesTest = Callable[[Properties], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class MarkSpec:
+    """What a filtered read tells the store so its verdicts can be kept: ``key`` names the filter's semantics (two
+    filters with one key must give the same verdicts), ``test`` judges a message from its properties."""
+
+    key: str
+    test: PropertiesTest
+
+
 # consume-queue pre-filter: a unit's tags hash → keep it?
 TagsCodeFilter = Callable[[int], bool]
 # the record's TAGS (None when it has none) → keep it?
@@ -152,3 +166,4 @@ class GetRequest:
     message_filter: TagsCodeFilter | None = None
     tags_filter: TagsFilter | None = None
     record_filter: RecordFilter | None = None
+    marks: MarkSpec | None = None  # record_filter's identity: its verdicts are kept per entry (filter_marks.py)

@@ -87,3 +87,20 @@ def test_sql_tag_prefilter(expr: str, tags: set[str] | None) -> None:
         assert f.match_code is not None
         assert all(f.match_code(tag_hash(t)) for t in tags)
         assert not f.match_code(tag_hash("Other")) and not f.match_code(0)
+
+
+@pytest.mark.parametrize("expr", RECORD_EXPRESSIONS)
+def test_dispatch_verdict_agrees_with_the_record_matcher(expr: str) -> None:
+    """What dispatch judges from the properties string (or a dict) is what a read would from the stored record: the
+    store serves reads from the kept verdict."""
+    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    assert f is not None and f.match_record is not None and f.marks is not None
+    assert f.marks.key == f"SQL92:{expr}"
+    for props in (RECORD_PROPS, "a\x011\x02b\x02a\x017\x02TAGS\x01TagB\x02", {"a": "x"}):
+        rec = memoryview(bytes(encode_record(topic="T", body=b"", properties=props)))
+        text = props if isinstance(props, str) else "".join(f"{k}\x01{v}\x02" for k, v in props.items())
+        assert f.marks.test(text) is f.match_record(rec)
+        assert f.marks.test((text, None, None, None)) is f.match_record(rec)
+        if isinstance(props, dict):
+            assert f.marks.test(props) is f.match_record(rec)
+    assert make_filter(build_subscription("T", "TagA")).marks is None  # type: ignore[union-attr]
