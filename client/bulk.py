@@ -66,11 +66,13 @@ __all__ = [
     "MAGIC_V2",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",
+    "UNIQ_PROPERTY",
     "V4_BODY",
     "V4_FIELDS",
+    "V4_MIN_RECORD",
+    "V4_OTHER_LAYOUT",
     "RawPullResult",
     "RecordColumns",
-    "UNIQ_PROPERTY",
     "RecordError",
     "decode_columns",
     "offset_msg_id",
@@ -105,12 +107,15 @@ V4_FIELDS: dict[str, tuple[int, str]] = {  # name: (offset, numpy-style big-endi
     "store_ip": (POS_STOREHOST_V4, ">u4"),
     "store_port": (POS_STOREHOST_V4 + 4, ">i4"),
     "reconsume_times": (POS_RECONSUMETIMES_V4, ">i4"),
+    "sys_flag": (POS_SYSFLAG, ">i4"),
     "body_length": (POS_BODYLEN_V4, ">i4"),
 }
 V4_BODY = HEAD_V4.size
 _SIZE_AND_SYSFLAG = struct.Struct(f">i{POS_SYSFLAG - 4}xi")
 _NOT_V4 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | SYSFLAG_COMPRESSED
+V4_OTHER_LAYOUT = _NOT_V4  # sys_flag bits of a record that does not have the V4_FIELDS layout (IPv6 host, compressed)
 _MIN_V4_RECORD = V4_BODY + 1 + 2
+V4_MIN_RECORD = _MIN_V4_RECORD  # the smallest record with that layout (empty topic and properties lengths)
 
 
 @dataclass(slots=True)

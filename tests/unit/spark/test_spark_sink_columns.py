@@ -11,9 +11,9 @@ pytest.importorskip("pyspark")
 import pyarrow as pa
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType
 
+from protocol.batch import decode_batch
 from spark_connector.options import parse_sink_options
 from spark_connector.sink import SinkColumns
-from protocol.batch import decode_batch
 from spark_connector.sink_columns import EncodedBatch, columnar, encoded_batches
 
 OPTS = {"namesrvaddr": "h:1", "sendbatchmaxmessages": "3", "sendbatchmaxbytes": "1000"}
@@ -88,7 +88,7 @@ def test_string_bodies_topic_option_and_errors() -> None:
 def test_properties_over_the_int16_limit_are_refused() -> None:
     cols, opts = _cols(StructType([StructField("body", BinaryType()), StructField("tags", StringType())]), topic="t")
     rb = pa.RecordBatch.from_arrays([pa.array([b"a", b"b"]), pa.array(["x", "y" * 40_000])], names=["body", "tags"])
-    with pytest.raises(ValueError, match="properties of row 1 .* RocketMQ allows 32767"):
+    with pytest.raises(ValueError, match=r"properties of row 1 .* RocketMQ allows 32767"):
         list(encoded_batches(iter([rb]), cols, opts))  # type: ignore[arg-type]
 
 
