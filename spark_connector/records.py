@@ -16,6 +16,7 @@ turns them into a RecordBatch of the source schema.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,17 +150,26 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
 
 
+@functools.lru_cache(maxsize=4096)
+def _host_text(key: int) -> tuple[str, str]:
+    """("ip:port", "ip") of an address packed as ``ip << 32 | port``."""
+    ip = ".".join(str((key >> s) & 0xFF) for s in (56, 48, 40, 32))
+    return f"{ip}:{key & 0xFFFFFFFF}", ip
+
+
 def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
     """Per row "ip:port" and "ip" strings, formatted once per distinct address and taken from those."""
     keys = (ips << 32) | (ports & 0xFFFFFFFF)
-    if (keys == keys[0]).all():  # one producer (or one broker): no sort
-        uniq, index = keys[:1], pa.array(np.zeros(len(keys), np.int32))
-    else:
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        index = pa.array(inverse.reshape(-1).astype(np.int32))
-    ip_text = [".".join(str((int(k) >> s) & 0xFF) for s in (56, 48, 40, 32)) for k in uniq]
-    with_port = [f"{ip}:{int(k) & 0xFFFFFFFF}" for ip, k in zip(ip_text, uniq, strict=True)]
-    return pa.array(with_port, pa.string()).take(index), pa.array(ip_text, pa.string()).take(index)
+    if (keys == keys[0]).all():  # one producer (or one broker): no sort, no gather
+        with_port, ip = _host_text(int(keys[0]))
+        return pa.repeat(pa.scalar(with_port, pa.string()), len(keys)), pa.repeat(pa.scalar(ip, pa.string()), len(keys))
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    index = pa.array(inverse.reshape(-1).astype(np.int32))
+    texts = [_host_text(int(k)) for k in uniq]
+    return (
+        pa.array([t for t, _ in texts], pa.string()).take(index),
+        pa.array([ip for _, ip in texts], pa.string()).take(index),
+    )
 
 
 _INT32 = np.arange(4, dtype=np.int64)
