@@ -7,14 +7,23 @@
     python bench/spark_bench.py --cluster            # the same cases on a standalone cluster too, same run
 
 Produces ``--messages`` bodies of ``--size`` bytes to a fresh topic (4 queues), then, in one SparkSession, measures
-each path against a trivial Python data source of the same shape (:class:`CeilingSource`: yields pre-built
-``pyarrow.RecordBatch``es of the source schema with ``--size``-byte bodies, 4 partitions, no I/O) — the most a
-Python data source can do on this machine, and so the connector's ceiling:
+each path against a ceiling written on the very same Python Data Source API classes the connector uses, doing no I/O
+and no decoding — the most a Python data source can do on this machine, and so the connector's ceiling:
 
-* ``stream``: ``readStream`` from earliest, ``Trigger.AvailableNow`` + ``maxOffsetsPerTrigger`` into ``noop``;
-* ``batch``: ``spark.read`` + ``noop`` (one job);
-* ``sink``: ``--messages`` rows (``body`` of ``--size`` bytes, 4 partitions) written with ``df.write.format("rocketmq")``
-  against a Python sink that drops the Arrow batches it gets (:class:`CeilingSink`).
+* ``stream``: ``readStream`` from earliest, ``Trigger.AvailableNow`` + ``maxOffsetsPerTrigger`` into ``noop``. Ceiling:
+  a ``DataSourceStreamReader`` (+ ``SupportsTriggerAvailableNow``, ``latestOffset(start, limit)`` and
+  ``ReadMaxRows`` as the connector has them, so both run the same micro-batches) whose ``read`` yields pre-built
+  ``pyarrow.RecordBatch``es of the source schema (4,096 rows each, ``--size``-byte bodies, a two-entry properties
+  map), 4 partitions;
+* ``batch``: ``spark.read`` + ``noop`` (one job). Ceiling: a ``DataSourceReader`` yielding the same batches, 4
+  partitions;
+* ``sink``: ``--messages`` rows (``body`` of ``--size`` bytes, 4 partitions, cached) written with
+  ``df.write.format(...)``. Ceiling: a ``DataSourceArrowWriter`` (the connector's sink class too) whose ``write``
+  counts the rows of the Arrow batches Spark hands it and drops them.
+
+So the ratio is what the connector costs on top of Spark's own work for a Python data source of that shape: pulling
+and decoding (source), encoding and sending (sink), and the CPU the broker and the name server take from the same
+cores.
 
 Rows/s = rows / wall time of the whole query. Runs alternate (connector, ceiling, connector, ...) so load from other
 processes hits both; the medians and their ratio are printed. With ``--cluster`` every case runs again (same topic,
@@ -363,6 +372,7 @@ def measure(
         "sink": (lambda: sink("rocketmq"), lambda: sink("arrowceiling")),
     }
     result: dict[str, object] = {}
+    result[f"{prefix}loadavg_start"] = [round(x, 2) for x in os.getloadavg()]
     for name, (connector, ceiling_run) in cases.items():
         if name not in args.only:
             continue
@@ -388,6 +398,8 @@ def measure(
             f"   ratio {_median(ours) / _median(top):.2f}{servers_cpu}",
             flush=True,
         )
+    result[f"{prefix}loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"  load average (1/5/15 min) {result[f'{prefix}loadavg_start']} -> {result[f'{prefix}loadavg_end']}")
     if args.verbose:
         result[f"{prefix}stream_duration_ms"] = durations
     return result

@@ -1,7 +1,8 @@
 """Bulk reads and sends for columnar callers (the Spark connector): a PULL_MESSAGE that keeps the records undecoded,
 a decoder that turns a PULL body straight into per-field column lists, with no per-message object in between, and
 a SEND_BATCH_MESSAGE from bodies and properties texts the caller built for many rows at once
-(:func:`send_batch_texts`).
+(:func:`send_batch_texts`), or from a body the caller encoded whole (:func:`send_batch_payload`, with ids from
+:func:`uniq_id_block`).
 
 :func:`pull_raw` is ``PullConsumer.pull`` without the decoding: the reply's status and queue bounds plus the records'
 bytes. :func:`decode_columns` walks those bytes once and appends each field to a list (:class:`RecordColumns`), which
@@ -23,7 +24,7 @@ from client.errors import MessageTooLargeError, MQClientError
 from client.message import MessageQueue, validate_topic
 from client.producer.producer import Producer
 from client.results import PullStatus, SendResult
-from protocol.batch import encode_batch_texts
+from protocol.batch import BATCH_HEAD_FIELDS, BATCH_HEAD_SIZE, BATCH_PROPS_LEN, encode_batch_texts
 from protocol.codes import ResponseCode
 from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 from protocol.message_properties import NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, PropertyKey
@@ -55,22 +56,30 @@ from protocol.record import (
     RecordError,
 )
 from protocol.record import HEAD as HEAD_ANY
-from runtime.msg_id import create_uniq_ids
+from runtime.msg_id import create_uniq_id_block, create_uniq_ids
 
 __all__ = [
+    "BATCH_HEAD_FIELDS",
+    "BATCH_HEAD_SIZE",
+    "BATCH_PROPS_LEN",
     "MAGIC_V1",
     "MAGIC_V2",
     "NAME_VALUE_SEPARATOR",
     "PROPERTY_SEPARATOR",
+    "UNIQ_PROPERTY",
     "V4_BODY",
     "V4_FIELDS",
+    "V4_MIN_RECORD",
+    "V4_OTHER_LAYOUT",
     "RawPullResult",
     "RecordColumns",
     "RecordError",
     "decode_columns",
     "offset_msg_id",
     "pull_raw",
+    "send_batch_payload",
     "send_batch_texts",
+    "uniq_id_block",
     "v4_record_starts",
 ]
 
@@ -98,12 +107,15 @@ V4_FIELDS: dict[str, tuple[int, str]] = {  # name: (offset, numpy-style big-endi
     "store_ip": (POS_STOREHOST_V4, ">u4"),
     "store_port": (POS_STOREHOST_V4 + 4, ">i4"),
     "reconsume_times": (POS_RECONSUMETIMES_V4, ">i4"),
+    "sys_flag": (POS_SYSFLAG, ">i4"),
     "body_length": (POS_BODYLEN_V4, ">i4"),
 }
 V4_BODY = HEAD_V4.size
 _SIZE_AND_SYSFLAG = struct.Struct(f">i{POS_SYSFLAG - 4}xi")
 _NOT_V4 = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6 | SYSFLAG_COMPRESSED
+V4_OTHER_LAYOUT = _NOT_V4  # sys_flag bits of a record that does not have the V4_FIELDS layout (IPv6 host, compressed)
 _MIN_V4_RECORD = V4_BODY + 1 + 2
+V4_MIN_RECORD = _MIN_V4_RECORD  # the smallest record with that layout (empty topic and properties lengths)
 
 
 @dataclass(slots=True)
@@ -309,6 +321,7 @@ def decode_columns(
 
 
 _UNIQ_TEXT = PropertyKey.UNIQ_KEY + NAME_VALUE_SEPARATOR
+UNIQ_PROPERTY = _UNIQ_TEXT  # "UNIQ_KEY\x01": what precedes a message's id in its properties text
 
 
 async def send_batch_texts(
@@ -346,3 +359,30 @@ async def send_batch_texts(
         raise MessageTooLargeError(f"the batch size {len(payload)} is over max value, MAX: {limit}")
     result = await producer._send(topic, payload, 0, "", 0, queue, timeout, None, batch=True)
     return replace(result, msg_id=",".join(uniq))
+
+
+def uniq_id_block(n: int) -> tuple[str, int]:
+    """``n`` fresh UNIQ_KEY ids of this process as ``(head, first)``: id ``i`` is ``head`` (28 hex chars) followed by
+    ``(first + i) & 0xFFFF`` as 4 uppercase hex chars; for callers that write the ids into a batch in bulk."""
+    return create_uniq_id_block(n)
+
+
+async def send_batch_payload(
+    producer: Producer,
+    topic: str,
+    payload: bytes,
+    msg_ids: str,
+    *,
+    queue: MessageQueue | None = None,
+    timeout: float | None = None,
+) -> SendResult:
+    """One SEND_BATCH_MESSAGE whose body the caller encoded (``protocol.batch``'s layout, two or more entries, each
+    with its UNIQ_KEY, e.g. from :func:`uniq_id_block`); ``msg_ids`` (the ids, comma-separated) becomes the result's
+    ``msg_id`` as ``send_batch`` gives it. The same size check, retries and result as ``send_batch``. A single
+    message should go through :func:`send_batch_texts` (SEND_MESSAGE_V2, which ACL 1.0 checks)."""
+    validate_topic(topic, sending=True)
+    limit = producer.config.max_message_size
+    if len(payload) > limit:
+        raise MessageTooLargeError(f"the batch size {len(payload)} is over max value, MAX: {limit}")
+    result = await producer._send(topic, payload, 0, "", 0, queue, timeout, None, batch=True)
+    return replace(result, msg_id=msg_ids)

@@ -24,6 +24,18 @@ from protocol.record import I16, RecordError
 
 _BATCH_HEAD: Final = struct.Struct(">iiiii")  # totalSize, magic, bodyCRC, flag, bodyLen
 assert _BATCH_HEAD.size == 20
+# The same entry head as byte offsets (big-endian types in numpy's notation), for columnar encoders that write the
+# heads of many entries at once (client.bulk re-exports it); BODY follows at BATCH_HEAD_SIZE, then PROPSLEN
+# (BATCH_PROPS_LEN) + PROPERTIES.
+BATCH_HEAD_FIELDS: Final[dict[str, tuple[int, str]]] = {
+    "total_size": (0, ">i4"),
+    "magic": (4, ">i4"),
+    "body_crc": (8, ">i4"),
+    "flag": (12, ">i4"),
+    "body_length": (16, ">i4"),
+}
+BATCH_HEAD_SIZE: Final = _BATCH_HEAD.size
+BATCH_PROPS_LEN: Final = ">i2"
 
 
 class BatchItem:

@@ -91,7 +91,11 @@ class FrameDecoder:
         hstart = pos + 8
         bstart = hstart + hlen
         end = pos + 4 + length
-        body = bytes(buf[bstart:end]) if end > bstart else b""
+        if end > bstart:
+            with memoryview(buf) as view:  # one copy of the body (slicing the bytearray first would make two)
+                body = bytes(view[bstart:end])
+        else:
+            body = b""
         try:
             cmd = decode_header(stype, buf[hstart:bstart], body)
         except MalformedFrameError as exc:

@@ -10,8 +10,8 @@ uses them (a fork is detected by pid) and cached for the following tasks; they a
   consumer-group offset commit behind ``consumerGroup``.
 * :class:`PullSession` (executors): pipelined, retried pulls of offset windows, answered undecoded
   (``client.bulk.pull_raw``) for the reader to decode into Arrow columns.
-* :class:`ProducerSession` (executors, sink): ``send_batches(batches)`` (and ``send_all(messages)``) with a bounded
-  window of sends in flight, returning only when every one was acknowledged; the first failure raises with the
+* :class:`ProducerSession` (executors, sink): ``send_batches(batches)``, ``send_encoded(batches)`` (and
+  ``send_all(messages)``) with a bounded window of sends in flight, returning only when every one was acknowledged; the first failure raises with the
   broker's remark.
 * :func:`with_retries`: the driver's retry-with-backoff around route and offset look-ups.
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from client import MessageQueue, PullConsumer
     from client.bulk import RawPullResult
     from spark_connector.options import Security
+    from spark_connector.sink_columns import EncodedBatch
 
 import structlog
 
@@ -452,19 +453,23 @@ class ProducerSession:
 
         return self._windowed(((send(batch), len(batch)) for batch in batches), in_flight)
 
-    def send_text_batches(self, batches: Iterable[tuple[str, list[tuple[bytes, str]]]], in_flight: int) -> int:
-        """``send_batches`` for batches the caller encoded: ``(topic, [(body, properties text), ...])`` each (see
-        ``client.bulk.send_batch_texts``); the producer picks the queue."""
-        from client.bulk import send_batch_texts
+    def send_encoded(self, batches: Iterable[EncodedBatch], in_flight: int) -> int:
+        """``send_batches`` for batches the caller encoded (:mod:`spark_connector.sink_columns`): a
+        SEND_BATCH_MESSAGE body as is (``client.bulk.send_batch_payload``), or one message as a plain send; the
+        producer picks the queue."""
+        from client.bulk import send_batch_payload, send_batch_texts
 
-        async def send(topic: str, items: list[tuple[bytes, str]]) -> None:
+        async def send(batch: EncodedBatch) -> None:
             try:
-                result = await send_batch_texts(self._producer, topic, items)
+                if batch.single is not None:
+                    result = await send_batch_texts(self._producer, batch.topic, [batch.single])
+                else:
+                    result = await send_batch_payload(self._producer, batch.topic, batch.payload, batch.msg_ids)
             except Exception as exc:
-                raise SendError.failed(topic, exc) from None
-            _check_stored(topic, result)
+                raise SendError.failed(batch.topic, exc) from None
+            _check_stored(batch.topic, result)
 
-        return self._windowed(((send(topic, items), len(items)) for topic, items in batches), in_flight)
+        return self._windowed(((send(batch), batch.count) for batch in batches), in_flight)
 
     def _windowed(self, sends: Iterable[tuple[Coroutine[Any, Any, None], int]], in_flight: int) -> int:
         """Run the sends on the loop, at most ``in_flight`` at a time, the oldest awaited first (so errors surface in

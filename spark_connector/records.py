@@ -1,8 +1,9 @@
 """PULL reply bodies to columns, gathered with numpy and Arrow: no Python work per message on the common path.
 
 A PULL body is records back to back (the layout is ``protocol.record``'s table; ``client.bulk.V4_FIELDS`` gives the
-fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts
-(``client.bulk.v4_record_starts``, one ``struct`` read per record), then reads each fixed field of all records with
+fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts (when
+all records of a reply have one size, one numpy check; else ``client.bulk.v4_record_starts``, one ``struct`` read per
+record), then reads each fixed field of all records with
 one numpy gather, and points at the bodies and the properties in the reply with Arrow ``binary_view`` arrays built
 by numpy (no byte copied: the views keep the reply alive). The bytes are copied once, when a RecordBatch of one or
 more replies is built (``cast`` to ``binary`` in :func:`spark_connector.schema.columns_to_batch`). Records with IPv6 hosts or a compressed body (rare: the broker's
@@ -15,12 +16,23 @@ turns them into a RecordBatch of the source schema.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from client.bulk import MAGIC_V1, MAGIC_V2, V4_BODY, V4_FIELDS, RecordColumns, decode_columns, v4_record_starts
+from client.bulk import (
+    MAGIC_V1,
+    MAGIC_V2,
+    V4_BODY,
+    V4_FIELDS,
+    V4_MIN_RECORD,
+    V4_OTHER_LAYOUT,
+    RecordColumns,
+    decode_columns,
+    v4_record_starts,
+)
 
 
 @dataclass(slots=True)
@@ -138,31 +150,62 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
 
 
+@functools.lru_cache(maxsize=4096)
+def _host_text(key: int) -> tuple[str, str]:
+    """("ip:port", "ip") of an address packed as ``ip << 32 | port``."""
+    ip = ".".join(str((key >> s) & 0xFF) for s in (56, 48, 40, 32))
+    return f"{ip}:{key & 0xFFFFFFFF}", ip
+
+
 def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
     """Per row "ip:port" and "ip" strings, formatted once per distinct address and taken from those."""
     keys = (ips << 32) | (ports & 0xFFFFFFFF)
-    if (keys == keys[0]).all():  # one producer (or one broker): no sort
-        uniq, index = keys[:1], pa.array(np.zeros(len(keys), np.int32))
-    else:
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        index = pa.array(inverse.reshape(-1).astype(np.int32))
-    ip_text = [".".join(str((int(k) >> s) & 0xFF) for s in (56, 48, 40, 32)) for k in uniq]
-    with_port = [f"{ip}:{int(k) & 0xFFFFFFFF}" for ip, k in zip(ip_text, uniq, strict=True)]
-    return pa.array(with_port, pa.string()).take(index), pa.array(ip_text, pa.string()).take(index)
+    if (keys == keys[0]).all():  # one producer (or one broker): no sort, no gather
+        with_port, ip = _host_text(int(keys[0]))
+        return pa.repeat(pa.scalar(with_port, pa.string()), len(keys)), pa.repeat(pa.scalar(ip, pa.string()), len(keys))
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    index = pa.array(inverse.reshape(-1).astype(np.int32))
+    texts = [_host_text(int(k)) for k in uniq]
+    return (
+        pa.array([t for t, _ in texts], pa.string()).take(index),
+        pa.array([ip for _, ip in texts], pa.string()).take(index),
+    )
+
+
+_INT32 = np.arange(4, dtype=np.int64)
+
+
+def _int32s(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The big-endian int32 at each position of ``at``."""
+    return raw[at[:, None] + _INT32].view(">i4").reshape(-1).astype(np.int64)
+
+
+def _record_starts(buf: bytes, raw: np.ndarray) -> np.ndarray | None:
+    """Where each record of a PULL body starts; ``None`` when a record has another layout than :data:`V4_FIELDS`.
+
+    A body whose records all have the first one's size (a producer's messages of one shape: the usual case) is
+    checked with one numpy gather: if every multiple of that size holds that size, the chain of sizes is the records'
+    own. Any other body is walked record by record (``client.bulk.v4_record_starts``)."""
+    end = len(buf)
+    size = int.from_bytes(buf[:4], "big", signed=True) if end >= 4 else 0
+    if size >= V4_MIN_RECORD and end % size == 0:
+        starts = np.arange(0, end, size, dtype=np.int64)
+        if (_int32s(raw, starts) == size).all():
+            flags = _int32s(raw, starts + V4_FIELDS["sys_flag"][0])
+            return None if (flags & V4_OTHER_LAYOUT).any() else starts
+    walked = v4_record_starts(buf)
+    return None if walked is None else np.asarray(walked, np.int64)
 
 
 def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = None) -> RecordArrays:
     """The records of a PULL body with queue offsets in ``[min_offset, end_offset)``. Raises ``RecordError`` (from
     ``client.bulk``) on bad bytes."""
-    starts_list = v4_record_starts(buf)
-    if starts_list is None:
-        return RecordArrays.from_columns(decode_columns(buf, min_offset=min_offset, end_offset=end_offset))
-    from client.bulk import RecordColumns
-
-    if not starts_list:
-        return RecordArrays.from_columns(RecordColumns())
     raw = np.frombuffer(buf, np.uint8)
-    starts = np.asarray(starts_list, np.int64)
+    starts = _record_starts(buf, raw)
+    if starts is None:
+        return RecordArrays.from_columns(decode_columns(buf, min_offset=min_offset, end_offset=end_offset))
+    if not len(starts):
+        return RecordArrays.from_columns(RecordColumns())
     heads = _heads(raw, starts)
     qoff = _field(heads, "queue_offset")
     keep = qoff >= min_offset

@@ -51,7 +51,7 @@ from pyspark.sql.types import (
 from spark_connector import _client
 from spark_connector.options import OptionError, SinkOptions
 from spark_connector.schema import SCHEMA
-from spark_connector.sink_columns import SendBatch, columnar, text_batches
+from spark_connector.sink_columns import EncodedBatch, columnar, encoded_batches
 
 # structlog over stdlib logging: silent below WARNING unless the application configures logging (Spark workers).
 log = structlog.wrap_logger(logging.getLogger(__name__))
@@ -202,12 +202,12 @@ def write_rows(opts: SinkOptions, cols: SinkColumns, rows: Iterator[pa.RecordBat
     topics: set[str] = set()
     if columnar(cols):
 
-        def tracked_batches() -> Iterator[SendBatch]:
-            for batch in text_batches(rows, cols, opts):
-                topics.add(batch[0])
+        def tracked_batches() -> Iterator[EncodedBatch]:
+            for batch in encoded_batches(rows, cols, opts):
+                topics.add(batch.topic)
                 yield batch
 
-        sent = session.send_text_batches(tracked_batches(), opts.sends_in_flight)
+        sent = session.send_encoded(tracked_batches(), opts.sends_in_flight)
         return SinkCommitMessage(sent, tuple(sorted(topics)))
 
     def tracked() -> Iterator[_client.OutgoingMessage]:
