@@ -75,6 +75,21 @@ def test_simple_consumer_created_after_sends(java4: Driver, java5: Driver, targe
     assert_same(seen)
 
 
+def test_async_sends_then_simple_consumer(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    """8 sendAsync calls in flight at once, each receipt awaited after the last call; then a simple consumer."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "Ref5Async")
+        sent = ok(java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5Async", count=8, mode="async"), t.name)
+        got = java5.run(cmd="simple", endpoint=t.grpc_endpoint, topic="Ref5Async", group="Ref5AsyncC", expect=8)
+        return {"sent": [e for e in sent if e["event"] == "sent"], "got": view(ok(got, t.name))}
+
+    seen = on_both(targets, run)
+    assert seen["apache"]["sent"] == [{"event": "sent", "hasMsgId": True}] * 8
+    assert len(seen["apache"]["got"]) == 8
+    assert_same(seen)
+
+
 def test_fifo_message_groups_in_order(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
     """An orderly consumer group and messages in 2 message groups: each group's messages arrive in send order."""
 
