@@ -175,7 +175,9 @@ def test_transaction_committed_by_check_back(java5: Driver, tmp_path: Path) -> N
         for e in got:  # how many checks went out before the answer is timing (Apache's proxy: until it routes one)
             if e["event"] == "msg" and e["props"].get("TRANSACTION_CHECK_TIMES", "0").isdigit():
                 e["props"]["TRANSACTION_CHECK_TIMES"] = ">=1" if int(e["props"]["TRANSACTION_CHECK_TIMES"]) else "0"
-        return {"checks": checks, "got": view(ok(got, t.name))}
+        # distinct messages: a committed half that Apache's broker checks again is committed again by the second
+        # answer, so the message can arrive twice there (docs/reference-differences.md); rocketq commits once
+        return {"checks": checks, "got": sorted(set(view(ok(got, t.name))))}
 
     with clusters(tmp_path / "clusters", f"transactionCheckMax={TX_CHECKS}\n") as pair:
         seen = on_both(pair, run)
