@@ -1,7 +1,7 @@
 """The official Go client (rocketmq-client-go/v2, the version in tests/reference/godriver/go.mod) against Apache
-RocketMQ 5.5.0 and rocketq: sync, async and oneway sends, then a push consumer, and a tag filter. (A RECONSUME_LATER
-redelivery is not among them: the Go client learns the group's retry topic's route on its 30 s route poll, on both
-clusters, so it would add half a minute.)"""
+RocketMQ 5.5.0 and rocketq: sync, async, oneway and batch sends, then a push consumer, and a tag filter. (A
+RECONSUME_LATER redelivery is not among them: the Go client learns the group's retry topic's route on its 30 s route
+poll, on both clusters, so it would add half a minute.)"""
 
 from __future__ import annotations
 
@@ -34,6 +34,23 @@ def test_send_modes_then_push(java4: Driver, godriver: Driver, targets: dict[str
     assert len(seen["apache"]["got"]) == 9 and len(seen["apache"]["sent"]) == 6
     assert seen["apache"].pop("stamped") == set()
     assert seen["rocketq"].pop("stamped") == {"__CRC32#"}
+    assert_same(seen)
+
+
+def test_batch_send_then_push(java4: Driver, godriver: Driver, targets: dict[str, Target]) -> None:
+    """5 messages in one SendSync call (a batch: one send result, whose message id the Go client leaves empty on
+    both, and one queue), then a push consumer."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "RefGoBatch")
+        sent = ok(godriver.run(cmd="send", ns=t.ns_addr, topic="RefGoBatch", group="RefGoP", mode="batch", count=5))
+        got = ok(godriver.run(cmd="consume", ns=t.ns_addr, topic="RefGoBatch", group="RefGoBatchC", expect=5))
+        queues = {e["queueId"] for e in got if e["event"] == "msg"}
+        return {"sent": sent_view(sent), "queues": len(queues), "got": messages(got, t.name)}
+
+    seen = on_both(targets, run)
+    assert [r[0] for r in seen["apache"]["sent"]] == ["SEND_OK"] and seen["apache"]["queues"] == 1
+    assert len(seen["apache"]["got"]) == 5
     assert_same(seen)
 
 

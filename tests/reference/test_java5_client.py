@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.reference.compare import VOLATILE, assert_same, errors
-from tests.reference.conftest import Target
+from tests.reference.conftest import Target, clusters, need
 from tests.reference.peers import Driver, mqadmin, wait_route
 from tests.reference.test_java4_client import create, on_both
 
@@ -46,9 +46,10 @@ def view(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     )
 
 
-def ok(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def ok(events: list[dict[str, Any]], where: str = "") -> list[dict[str, Any]]:
+    """``events`` when the client reported no error and no timeout; ``where`` (the cluster) names the failing side."""
     got = [(e["keys"], e["deliveryAttempt"]) for e in events if e["event"] == "msg"]
-    assert not errors(events), f"{errors(events)}; received {got}"
+    assert not errors(events), f"{where}: {errors(events)}; received {got}"
     return events
 
 
@@ -71,6 +72,21 @@ def test_simple_consumer_created_after_sends(java4: Driver, java5: Driver, targe
 
     seen = on_both(targets, run)
     assert len(seen["apache"]) == 5
+    assert_same(seen)
+
+
+def test_async_sends_then_simple_consumer(java4: Driver, java5: Driver, targets: dict[str, Target]) -> None:
+    """8 sendAsync calls in flight at once, each receipt awaited after the last call; then a simple consumer."""
+
+    def run(t: Target) -> Any:
+        create(java4, t, "Ref5Async")
+        sent = ok(java5.run(cmd="send", endpoint=t.grpc_endpoint, topic="Ref5Async", count=8, mode="async"), t.name)
+        got = java5.run(cmd="simple", endpoint=t.grpc_endpoint, topic="Ref5Async", group="Ref5AsyncC", expect=8)
+        return {"sent": [e for e in sent if e["event"] == "sent"], "got": view(ok(got, t.name))}
+
+    seen = on_both(targets, run)
+    assert seen["apache"]["sent"] == [{"event": "sent", "hasMsgId": True}] * 8
+    assert len(seen["apache"]["got"]) == 8
     assert_same(seen)
 
 
@@ -134,26 +150,44 @@ def test_push_consumer_failure_redelivers(java4: Driver, java5: Driver, targets:
     assert_same(seen)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="intermittent: in about 1 run in 8 (CI at 04:40 on 2026-11-28 among them) no check-back reaches the 5.x "
-    "checker within the driver's 30 s on one of the two clusters (the log does not say which); passes alone",
-)
-def test_transaction_committed_by_check_back(java5: Driver, targets: dict[str, Target], tmp_path: Path) -> None:
-    """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it."""
+# A transactional 5.x producer is known to Apache RocketMQ's broker only once the proxy's transaction heartbeat has
+# named its group (transactionHeartbeatPeriodSecond); a check before that finds no producer and is dropped, counted.
+# The pair below gives a half message TX_CHECKS checks, 1 s apart: the scenario holds only if the proxy announces the
+# producer within them. With the proxy's default 20 s, 15 checks ran out first in about 1 run in 8 (no check at all;
+# the scenario was marked xfail), and these 5 run out before a fresh proxy's first tick (seen: a timeout on Apache);
+# peers.py's 1 s period announces it before the first check.
+TX_CHECKS = 5
+
+
+def test_transaction_committed_by_check_back(java5: Driver, tmp_path: Path) -> None:
+    """A transaction left open: the broker asks the checker, which commits; a simple consumer receives it. On a
+    cluster pair of its own (a fresh proxy) whose brokers check a half message at most ``TX_CHECKS`` times."""
+    need("apache")
 
     def run(t: Target) -> Any:
         create_typed(t, tmp_path / "mqadmin", "Ref5Tx", "TRANSACTION")
         got = java5.run(
-            cmd="transaction", endpoint=t.grpc_endpoint, topic="Ref5Tx", group="Ref5TxC", count=2, end="none", expect=2
+            cmd="transaction",
+            endpoint=t.grpc_endpoint,
+            topic="Ref5Tx",
+            group="Ref5TxC",
+            count=2,
+            end="none",
+            expect=2,
+            settleMs=5000,  # Apache: a message committed twice counts twice towards expect; the other one comes later
         )
-        checks = sorted(e["keys"] for e in got if e["event"] == "check")
+        # which messages were checked: how often is timing (Apache's broker writes its op markers in batches and checks
+        # a committed half again until it has read them; the client may see a second check)
+        checks = sorted({e["keys"] for e in got if e["event"] == "check"})
         for e in got:  # how many checks went out before the answer is timing (Apache's proxy: until it routes one)
             if e["event"] == "msg" and e["props"].get("TRANSACTION_CHECK_TIMES", "0").isdigit():
                 e["props"]["TRANSACTION_CHECK_TIMES"] = ">=1" if int(e["props"]["TRANSACTION_CHECK_TIMES"]) else "0"
-        return {"checks": checks, "got": view(ok(got))}
+        # distinct messages: a committed half that Apache's broker checks again is committed again by the second
+        # answer, so the message can arrive twice there (docs/reference-differences.md); rocketq commits once
+        return {"checks": checks, "got": sorted(set(view(ok(got, t.name))))}
 
-    seen = on_both(targets, run)
+    with clusters(tmp_path / "clusters", f"transactionCheckMax={TX_CHECKS}\n") as pair:
+        seen = on_both(pair, run)
     assert seen["apache"]["checks"] == ["m-key-0", "m-key-1"]
     assert_same(seen)
 

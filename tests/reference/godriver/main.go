@@ -1,9 +1,11 @@
 // Command driver drives the official Go client (rocketmq-client-go/v2) for tests/reference: one JSON command a line
 // on stdin, JSON lines on stdout describing what the client observed, then {"event":"done"} per command. Commands:
 //
-//	{"cmd":"send","ns":ADDR,"group":G,"topic":T,"count":N,"mode":"sync|async|oneway","prefix":P,"tags":"A,B"}
+//	{"cmd":"send","ns":ADDR,"group":G,"topic":T,"count":N,"mode":"sync|async|oneway|batch","prefix":P,"tags":"A,B"}
 //	{"cmd":"consume","ns":ADDR,"group":G,"topic":T,"expr":"*","expect":N,"timeoutMs":MS}
 //	{"cmd":"rebalance","ns":ADDR,"group":G,"topic":T,"consumers":N,"count":N,"queues":Q}
+//
+// A batch send puts the count messages in one SendSync call and reports one "sent" event for them.
 package main
 
 import (
@@ -98,6 +100,19 @@ func send(c *command) error {
 		return err
 	}
 	defer p.Shutdown()
+	if c.Mode == "batch" {
+		msgs := make([]*primitive.Message, 0, c.Count)
+		for i := 0; i < c.Count; i++ {
+			msgs = append(msgs, message(c, i))
+		}
+		r, err := p.SendSync(context.Background(), msgs...)
+		if err != nil {
+			fail(err)
+			return nil
+		}
+		sent(r)
+		return nil
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < c.Count; i++ {
 		m := message(c, i)

@@ -121,11 +121,30 @@ public final class Driver5 {
     return b.build();
   }
 
+  static void sent(SendReceipt r) {
+    emit("event", "sent", "hasMsgId", r.getMessageId() != null && !r.getMessageId().toString().isEmpty());
+  }
+
+  /** mode "sync" (the default): one send after another; "async": every sendAsync in flight, then each receipt (or
+   * error) in send order. */
   static void send(JsonObject c) throws Exception {
     try (Producer p = producer(c, false)) {
+      if (str(c, "mode", "sync").equals("async")) {
+        List<java.util.concurrent.CompletableFuture<SendReceipt>> inFlight = new ArrayList<>();
+        for (int i = 0; i < num(c, "count", 1); i++) {
+          inFlight.add(p.sendAsync(message(c, i)));
+        }
+        for (java.util.concurrent.CompletableFuture<SendReceipt> f : inFlight) {
+          try {
+            sent(f.get(30, TimeUnit.SECONDS));
+          } catch (java.util.concurrent.ExecutionException e) {
+            emitError(e.getCause());
+          }
+        }
+        return;
+      }
       for (int i = 0; i < num(c, "count", 1); i++) {
-        SendReceipt r = p.send(message(c, i));
-        emit("event", "sent", "hasMsgId", r.getMessageId() != null && !r.getMessageId().toString().isEmpty());
+        sent(p.send(message(c, i)));
       }
     }
   }
@@ -249,6 +268,20 @@ public final class Driver5 {
     }
   }
 
+  /** An error event: the first ClientException among {@code e} and its causes (else {@code e}'s innermost cause). */
+  static void emitError(Throwable e) {
+    Throwable t = e;
+    while (!(t instanceof org.apache.rocketmq.client.apis.ClientException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    StringBuilder causes = new StringBuilder();
+    for (Throwable u = t.getCause(); u != null && u != u.getCause(); u = u.getCause()) {
+      causes.append(u.getClass().getSimpleName()).append(": ").append(u.getMessage()).append("; ");
+    }
+    emit("event", "error", "type", t.getClass().getSimpleName(), "remark", String.valueOf(t.getMessage()),
+        "causes", causes.toString());
+  }
+
   public static void main(String[] args) throws Exception {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     emit("event", "ready");
@@ -268,16 +301,7 @@ public final class Driver5 {
           default: throw new IllegalArgumentException("unknown cmd " + c.get("cmd"));
         }
       } catch (Throwable e) {
-        Throwable t = e;
-        while (!(t instanceof org.apache.rocketmq.client.apis.ClientException) && t.getCause() != null) {
-          t = t.getCause();
-        }
-        StringBuilder causes = new StringBuilder();
-        for (Throwable u = t.getCause(); u != null && u != u.getCause(); u = u.getCause()) {
-          causes.append(u.getClass().getSimpleName()).append(": ").append(u.getMessage()).append("; ");
-        }
-        emit("event", "error", "type", t.getClass().getSimpleName(), "remark", String.valueOf(t.getMessage()),
-            "causes", causes.toString());
+        emitError(e);
       }
       emit("event", "done");
     }
