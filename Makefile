@@ -5,16 +5,22 @@
 #                          ARGS passes options: make run ARGS="--namesrv-port 19876 --enable-proxy" (ARGS=--help lists
 #                          them: ports, --bind, --enable-proxy, --acl, -c broker.conf (once per broker), --store-dir…)
 #                          BROKERS=2 adds broker-b on 11911: a second broker process uses a second core
+#                          `make run` compiles the hot modules first (make compile); ROCKETQ_PURE=1 runs the pure source
 #   make venv              .venv with `-e .[test,dev,spark,grpc]` (SPARK=0 leaves out pyspark)
-#   make test              the whole suite (unit, integration, compat, reference, dashboard, spark); installs Java 17
+#   make compile           mypyc-compile the modules in pyproject.toml's [tool.rocketq.compile] in place (setup.py,
+#                          ROCKETQ_COMPILE=1; about 2 minutes on 2 cores, redone only when one of them changes)
+#   make pure              delete the compiled modules again (the checkout runs the pure source)
+#   make test              the whole suite on the compiled build, then tests/unit on the pure one (ROCKETQ_PURE=1)
+#                          (unit, integration, compat, reference, dashboard, spark); installs Java 17
 #                          for Spark if needed, when npm is on PATH the Node.js clients ali-ons and
 #                          rocketmq-client-nodejs (npm ci), the reference peers (make peers), Chromium and the Dashboard
-#   make test-unit | test-integration | test-compat | test-reference | test-spark
+#   make test-unit | test-integration | test-compat | test-reference | test-spark | test-pure (tests/unit, pure)
 #   make test-wheel        build the wheel, install it in a fresh venv, start mqnamesrv + mqbroker, send (marker wheel)
 #   make peers             Apache RocketMQ 5.5.0 and its Java/Go clients for tests/reference, from Maven Central and
 #                          the Go module proxy, cached under ~/.cache/rocketq/<thing>-<version>/ (a no-op when cached)
 #   make lint              ruff check, ruff format --check, mypy, lint-imports
-#   make dist              dist/rocketq-<version>-py3-none-any.whl (core deps only; extras grpc, spark, bench, test, dev)
+#   make dist              dist/rocketq-<version>-cp311-cp311-<platform>.whl, the hot modules mypyc-compiled (core deps
+#                          only; extras grpc, spark, bench, test, dev); ROCKETQ_COMPILE=0 make dist: the pure py3 wheel
 #   make dashboard         the official RocketMQ Dashboard (built once, cached in ~/.cache/rocketq) against the
 #                          cluster `make run` started: NAMESRV=127.0.0.1:9876, PORT=8082 (prints its URL)
 #   make chromium          Debian's chromium for the Dashboard browser tests (apt-get, when root)
@@ -51,7 +57,7 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run run-venv dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-reference test-spark java ons node5 peers lint bench bench-setup bench-latency clean distclean
+.PHONY: help venv run run-venv compile pure test-pure dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-reference test-spark java ons node5 peers lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -86,18 +92,48 @@ $(RUN_STAMP): pyproject.toml
 	if [ -n "$$full" ] && [ "$$full" -nt pyproject.toml ] && [ -x $(PY) ]; then touch $@; exit 0; fi; \
 	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 		echo "creating $(VENV) with $$($(BASE_PYTHON) --version)"; rm -rf $(VENV); $(BASE_PYTHON) -m venv $(VENV); fi; \
-	echo "installing rocketq[grpc] into $(VENV) (what make run needs; make venv adds test, dev, spark)"; \
-	$(PY) -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[grpc]'; \
+	echo "installing rocketq[grpc] and mypy (mypyc, make compile) into $(VENV) (make venv adds test, dev, spark)"; \
+	$(PY) -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[grpc]' \
+		'$(MYPYC_REQ)'; \
 	touch $@
 
-run: run-venv
+run: run-venv compile
 	$(PY) scripts/run_local.py --brokers $(BROKERS) $(ARGS)
 
+# The compiled build in this checkout (setup.py with ROCKETQ_COMPILE=1, mypyc from the venv): an extension module
+# beside each module of [tool.rocketq.compile] and their shared library rocketq__mypyc*.so at the top. Rebuilt when
+# one of those modules, pyproject.toml or setup.py changes; protocol/build.py runs the pure source (one stderr line)
+# while a compiled module is older than its .py. `make pure` removes the build.
+MYPYC_REQ := $(shell sed -n 's/^MYPYC_REQUIREMENT = "\(.*\)"/\1/p' setup.py)
+COMPILED_SRC := $(shell sed -n '/^\[tool.rocketq.compile.modules\]/,/^$$/s/^"\([^"]*\)".*/\1/p' pyproject.toml \
+	| tr . / | sed 's/$$/.py/')
+COMPILE_STAMP := build/.stamp-compiled
+PACKAGE_DIRS := rocketq protocol runtime namesrv controller broker client spark_connector
+
+compile: $(COMPILE_STAMP)
+
+$(COMPILE_STAMP): $(COMPILED_SRC) pyproject.toml setup.py | run-venv
+	@$(PY) -c 'import mypyc' 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check '$(MYPYC_REQ)'
+	@echo "mypyc: compiling $(words $(COMPILED_SRC)) modules (pyproject.toml [tool.rocketq.compile])"
+	@rm -f rocketq__mypyc.*.so; find $(PACKAGE_DIRS) -name '*.so' -delete  # none left from a longer list
+	@mkdir -p $(@D); start=$$(date +%s); \
+	ROCKETQ_COMPILE=1 $(PY) setup.py --quiet build_ext --inplace --parallel 2 >$(@D)/compile.log 2>&1 \
+		|| { tail -40 $(@D)/compile.log >&2; exit 1; }; \
+	echo "mypyc: compiled in $$(( $$(date +%s) - start ))s (log: $(@D)/compile.log)"
+	@touch $@
+
+pure:
+	rm -f rocketq__mypyc.*.so $(COMPILE_STAMP)
+	find $(PACKAGE_DIRS) -name '*.so' -delete
+
 # A wheel of the core package (entry points mqnamesrv, mqbroker, mqadmin; extras as in pyproject.toml), built by
-# pip in an isolated build environment (setuptools from the index or pip's cache).
+# pip in an isolated build environment (setuptools, and mypy for mypyc, from the index or pip's cache). By default
+# the compiled (platform) wheel; ROCKETQ_COMPILE=0 the pure-Python one.
+ROCKETQ_COMPILE ?= 1
 dist: run-venv
-	rm -rf build dist/*.whl
-	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w dist .
+	rm -rf build/lib* build/temp* dist/*.whl
+	@start=$$(date +%s); ROCKETQ_COMPILE=$(ROCKETQ_COMPILE) $(PY) -m pip wheel --quiet --disable-pip-version-check \
+		--no-deps -w dist .; echo "wheel built in $$(( $$(date +%s) - start ))s"
 	@ls -l dist/*.whl
 
 # The wheel in a fresh venv in a temp dir (tests/integration/test_wheel_install.py, marker wheel): about a minute.
@@ -188,8 +224,13 @@ $(SPRING_DIR)/.stamp: $(REF)/spring/pom.xml $(shell find $(REF)/spring/src -name
 $(GO_DIR)/driver: $(REF)/godriver/go.mod $(REF)/godriver/go.sum $(wildcard $(REF)/godriver/*.go)
 	cd $(REF)/godriver && go build -o $@ .
 
-test: venv java ons node5 peers chromium dashboard-jar
+# the whole suite on the compiled build, then the unit tests on the pure source (the same checkout, ROCKETQ_PURE=1)
+test: venv compile java ons node5 peers chromium dashboard-jar
 	$(RUN_PYTEST) $(SPARK_MARK) $(PYTEST_ARGS)
+	ROCKETQ_PURE=1 $(RUN_PYTEST) tests/unit $(SPARK_MARK) $(PYTEST_ARGS)
+
+test-pure: venv
+	ROCKETQ_PURE=1 $(RUN_PYTEST) tests/unit $(SPARK_MARK) $(PYTEST_ARGS)
 
 test-unit: venv
 	$(RUN_PYTEST) tests/unit $(SPARK_MARK) $(PYTEST_ARGS)
@@ -225,7 +266,7 @@ bench-setup: venv
 # issue 21's tables in one invocation: rocketq vs Redis Streams and NATS JetStream, alternating, ratios of medians.
 # BENCH_ARGS="--full" for the issue's sizes, "--trace" for one message's hops, "--help" for the rest.
 BENCH_ARGS ?=
-bench-latency: venv
+bench-latency: venv compile
 	$(PY) bench/latency_bench.py $(BENCH_ARGS)
 
 bench: venv java
@@ -234,8 +275,9 @@ bench: venv java
 	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis spark-warehouse metastore_db derby.log
+	rm -rf build dist *.egg-info .pytest_cache rocketq__mypyc.*.so .mypy_cache .ruff_cache .hypothesis spark-warehouse metastore_db derby.log
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	find $(PACKAGE_DIRS) -name '*.so' -delete
 
 distclean: clean
 	rm -rf $(VENV) $(ONS)/node_modules $(NODE5)/node_modules

@@ -44,15 +44,19 @@ except ImportError:
     from _util import free_port  # type: ignore[no-redef]
     from e2e_bench import start_servers  # type: ignore[no-redef]
 
-SYSTEMS = ("rocketq", "apache", "redis", "nats", "floor")
+SYSTEMS = ("rocketq", "rocketq-pure", "apache", "redis", "nats", "floor")
 LABEL = {
     "rocketq": "rocketq",
+    "rocketq-pure": "rocketq-pure",
     "apache": "Apache RocketMQ",
     "redis": "Redis Streams",
     "nats": "NATS JetStream",
     "floor": "Python floor",
 }
-GRPC = frozenset({"rocketq", "apache"})  # the systems with a gRPC endpoint for the Java 5.x client's rows
+ROCKETQ = frozenset({"rocketq", "rocketq-pure"})  # the mypyc-compiled build (make compile) and the pure source
+GRPC = frozenset(
+    {"rocketq", "rocketq-pure", "apache"}
+)  # the systems with a gRPC endpoint for the Java 5.x client's rows
 JVM = frozenset({"apache"})  # warmed by --warm
 APACHE_JVM_OPTS = [
     "-Xms512m",
@@ -87,6 +91,11 @@ def nats_server_exe() -> str | None:
 def missing(system: str) -> str | None:
     """Why ``system`` cannot run here (``make bench-setup`` installs what the anchors need, ``make peers`` Apache
     RocketMQ), or None."""
+    if system == "rocketq":
+        from protocol import build
+
+        if not build.available():
+            return f"no compiled build in use ({build.describe()}): make compile"
     if system == "apache":
         from tests.reference.peers import missing as peer_missing
 
@@ -167,14 +176,14 @@ def servers(system: str, durability: str, tmp: Path, grpc: bool = False) -> Iter
     roles: tuple[str, ...] = ("broker",)
     grpc_addr = ""
     try:
-        if system == "rocketq":
+        if system in ROCKETQ:
             flush = "ASYNC_FLUSH" if durability == "async" else "SYNC_FLUSH"
             extra = "groupCommitInline=true\n" if durability == "sync-inline" else ""
             if grpc:
                 port = free_port()
                 extra += f"enableProxy=true\ngrpcServerPort={port}\n"
                 grpc_addr = f"127.0.0.1:{port}"
-            procs, addr = start_servers(tmp, flush=flush, extra=extra)
+            procs, addr = start_servers(tmp, flush=flush, extra=extra, pure=system == "rocketq-pure")
             roles = ("broker", "name server")
         elif system == "redis":
             port = free_port()
@@ -464,4 +473,6 @@ def make_client(system: str, addr: str, topic: str, *, one_in_flight: bool = Fal
         return FloorClient(addr, topic, one_in_flight)
     if system == "redis":
         return RedisClient(addr, topic, one_in_flight)
-    return RocketqClient(addr, topic, one_in_flight) if system in ("rocketq", "apache") else NatsClient(addr, topic)
+    if system in ROCKETQ or system == "apache":
+        return RocketqClient(addr, topic, one_in_flight)
+    return NatsClient(addr, topic)

@@ -40,18 +40,25 @@ sys.path.insert(0, str(REPO))
 
 
 def start_servers(
-    tmp: Path, metrics_port: int = 0, flush: str = "ASYNC_FLUSH", repo: Path = REPO, extra: str = ""
+    tmp: Path,
+    metrics_port: int = 0,
+    flush: str = "ASYNC_FLUSH",
+    repo: Path = REPO,
+    extra: str = "",
+    *,
+    pure: bool = False,
 ) -> tuple[list[subprocess.Popen[bytes]], str]:
     """A name server and a broker (``flush``: its flushDiskType; ``extra``: more broker.conf lines) from the checkout
     ``repo`` (this one by default); with ``metrics_port`` the broker serves /metrics. Returns them, the broker first,
-    and the name server's address.
+    and the name server's address. ``pure``: the servers run the pure-Python source (ROCKETQ_PURE=1) even where the
+    checkout has a compiled build (``make compile``).
 
     Their output goes to ``tmp/namesrv.out`` and ``tmp/broker.out``. A port taken between ``free_port`` choosing it
     and the server binding it (another process on a busy machine) means new ports and another try; any other failed
     start raises with the tail of the server's output."""
     for attempt in range(3):
         try:
-            return _start_servers(tmp, metrics_port, flush, repo, extra)
+            return _start_servers(tmp, metrics_port, flush, repo, extra, pure)
         except _PortTaken:
             if attempt == 2:
                 raise RuntimeError("servers did not start: their ports were taken three times") from None
@@ -63,7 +70,7 @@ class _PortTaken(Exception):
 
 
 def _start_servers(
-    tmp: Path, metrics_port: int, flush: str, repo: Path, extra: str
+    tmp: Path, metrics_port: int, flush: str, repo: Path, extra: str, pure: bool
 ) -> tuple[list[subprocess.Popen[bytes]], str]:
     ns_port, br_port = free_port(), free_port()
     (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
@@ -79,6 +86,8 @@ def _start_servers(
     # the repo first, and its directory current (``-m`` puts the cwd before PYTHONPATH); the caller's PYTHONPATH
     # stays behind it (bench/stall_probe)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    if pure:
+        env["ROCKETQ_PURE"] = "1"
     outs = {"namesrv": tmp / "namesrv.out", "broker": tmp / "broker.out"}
     with outs["namesrv"].open("wb") as out:
         ns = subprocess.Popen(

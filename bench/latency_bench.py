@@ -18,6 +18,9 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
 - the floor beside the others, column "Python floor": the same single, 32-concurrent and B runs against a bare
   Python relay (``bench/_floor.py``): Python on both ends, no work on either, nothing stored; no Python server can
   answer a send or deliver a message faster.
+- rocketq twice: ``rocketq`` is the mypyc-compiled build of this checkout (``make compile``; skipped without one) and
+  ``rocketq-pure`` the same source with ``ROCKETQ_PURE=1`` in its servers' environment (``protocol/build.py``); the
+  ratios are rocketq's (compiled) against each other system, ``rocketq-pure`` included.
 - Apache RocketMQ 5.5.0 (``apache``, from ``make peers``) beside rocketq, driven by the same Python client over
   remoting; each JVM with a fixed 512 MiB heap (``bench/_systems.py`` APACHE_JVM_OPTS). ``--warm`` first gives its
   JVMs a minute (``--warm SECS``) of 32-concurrent sends, so the JIT has compiled the hot paths before anything is

@@ -19,6 +19,7 @@ from typing import Any
 
 from broker.app import BrokerApp, BrokerStartError
 from broker.config import BrokerConfig, format_config, load_config
+from protocol import build
 from runtime.daemon import daemon_main, serve
 from runtime.logsetup import LogSettings
 
@@ -77,7 +78,7 @@ async def _serve(cfg: BrokerConfig) -> int:
         listen=f"{cfg.network.bind_address}:{cfg.network.listen_port}",
         banner=lambda: (
             f"The broker[{cfg.identity.broker_name}, {app.addr}] boot success. serializeType=JSON"
-            f" and name server is {cfg.namesrv.namesrv_addr}"
+            f" and name server is {cfg.namesrv.namesrv_addr} (modules: {build.describe()})"
         ),
         start_errors=(BrokerStartError,),
     )

@@ -3,6 +3,8 @@ asyncio shell around them."""
 
 from __future__ import annotations
 
+# first: chooses the compiled or the pure build (protocol.build) before any other module of ours is imported
+import protocol.build  # noqa: F401
 from protocol.codes import LanguageCode, RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
 from protocol.errors import (

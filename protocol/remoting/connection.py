@@ -109,7 +109,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     ) -> None:
         self._registry = registry
         self._burst = burst or 1 << 30  # frames waiting that make a write at once (0: the pass's end only)
-        self._inline = inline
+        self._run_inline = inline
         self._observer = observer
         self._hook = request_hook  # runs before dispatch (ACL); None costs one test per request
         self._budget = budget
@@ -362,7 +362,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         # one): such a handler must be on an ``inline=False`` connection or suspend first.
         coro = self._serve(cmd, self._read_at)
         loop = self._loop or asyncio.get_running_loop()
-        if self._inline:
+        if self._run_inline:
             try:
                 yielded = coro.send(None)
             except StopIteration:

@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.wheel, pytest.mark.timeout(300)]
 
 SOURCES = (
     "pyproject.toml",
+    "setup.py",
     "README.md",
     "rocketq",
     "protocol",
