@@ -15,7 +15,8 @@ divergent           replicas whose log of the topic differs from the final maste
 unconsumed          acked keys the push consumer never received (must be 0: consumers skip nothing)
 offset regressions  queues whose committed offset on the final master is below one committed before the fault
                     (must be 0: committed offsets survive the failover)
-unavailable         per fault, time from the fault to the first ack of a send begun after it (seconds)
+unavailable         per fault, the longest time without any ack from the fault until the end of the run (seconds):
+                    from the failure to the first successful send on the new master when the master changed
 ==================  =================================================================================================
 """
 
@@ -151,9 +152,9 @@ def judge(
         if after < before:
             v.offset_regressions.append(f"q{qid}: {before} -> {after}")
     for t in faults:
-        after = [a.acked for a in record.acks if a.sent >= t]
-        if after:
-            v.unavailable.append(round(min(after) - t, 2))
+        times = sorted(a.acked for a in record.acks if a.acked >= t)
+        if times:
+            v.unavailable.append(round(max(b - a for a, b in zip([t, *times], times, strict=False)), 2))
         else:
             v.notes.append(f"no ack after the fault at {t:.1f}")
     return v

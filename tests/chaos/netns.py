@@ -111,13 +111,19 @@ class Network:
     def destroy(self) -> None:
         self.heal()
         for node in self.nodes.values():
-            _ip("netns", "del", node.ns, check=False)  # takes its veth pair with it
+            _ip("link", "del", f"rqc{node.index}h", check=False)  # at once: a namespace's deletion is lazy
+            _ip("netns", "del", node.ns, check=False)
         self.nodes.clear()
         _ip("link", "del", BRIDGE, check=False)
 
 
 def cleanup_leftovers() -> None:
     """Delete this suite's namespaces and bridge (a run killed before its teardown leaves them)."""
+    links = _ip("-o", "link", "show", check=False).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0] if line.count(":") >= 2 else ""
+        if name.startswith("rqc") and name.endswith("h"):
+            _ip("link", "del", name, check=False)
     r = _ip("netns", "list", check=False)
     for line in r.stdout.splitlines():
         name = line.split()[0] if line.split() else ""

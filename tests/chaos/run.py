@@ -2,7 +2,7 @@
 workload, fault, heal, checker); ``python -m tests.chaos.run`` (``make chaos``) runs a schedule of them and writes a
 markdown report.
 
-    python -m tests.chaos.run [--rounds 4] [--hold 20] [--only kill-master,...] [--report chaos-report.md]
+    python -m tests.chaos.run [--rounds 4] [--hold 15] [--only kill-master,...] [--report chaos-report.md]
 
 One run: boot the cluster and wait for a master whose SyncStateSet holds all three replicas; create the topic
 (``QUEUES`` queues); start the push consumer and the producers (ours; the C++ client in every other run); after
@@ -58,7 +58,7 @@ async def _replicas_match(admin: AdminClient, cluster: Cluster, final: Log) -> d
     return logs
 
 
-async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: float = 20.0) -> Verdict:
+async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: float = 15.0) -> Verdict:
     net = Network.create()
     cluster = Cluster(net, work)
     record = Record()
@@ -192,7 +192,7 @@ async def schedule(names: list[str], rounds: int, hold: float, report: Path, wor
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="chaos_run", description="Jepsen-style nemesis runs against controller mode")
     p.add_argument("--rounds", type=int, default=4, help="rounds over the scenarios (default 4: 24 runs)")
-    p.add_argument("--hold", type=float, default=20.0, help="seconds each fault lasts before the heal")
+    p.add_argument("--hold", type=float, default=15.0, help="seconds each fault lasts before the heal")
     p.add_argument("--only", default="", help="comma-separated scenarios (default: all)")
     p.add_argument("--report", default="chaos-report.md", help="markdown report path")
     p.add_argument("--work", default="", help="where the nodes' stores and logs go (default: a temp dir)")
