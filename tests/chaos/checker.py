@@ -15,6 +15,8 @@ divergent           replicas whose log of the topic differs from the final maste
 unconsumed          acked keys the push consumer never received (must be 0: consumers skip nothing)
 offset regressions  queues whose committed offset on the final master is below one committed before the fault
                     (must be 0: committed offsets survive the failover)
+cut bytes           bytes of commit log the replicas dropped when they rejoined (what a deposed master had that the
+                    new one never confirmed; from the brokers' "commit log cut" lines)
 unavailable         per fault, the longest time without any ack from the fault until the end of the run (seconds):
                     from the failure to the first successful send on the new master when the master changed
 ==================  =================================================================================================
@@ -78,6 +80,7 @@ class Verdict:
     unconsumed: list[str] = field(default_factory=list)
     offset_regressions: list[str] = field(default_factory=list)
     unavailable: list[float] = field(default_factory=list)
+    cut_bytes: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import statistics
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from tests.eventually import eventually
 
 WARMUP_S = 13.0  # between the offsets snapshot and the fault: slaves copy offsets every 10 s
 POST_S = 5.0
+CUT_LINE = re.compile(r"commit log cut at \d+: (\d+) bytes dropped")
 
 
 async def _committed(admin: AdminClient, addr: str) -> dict[int, int]:
@@ -121,6 +123,9 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
             replicas = await _replicas_match(admin, cluster, final)
             verdict = judge(scenario.name, record, final, replicas, before, after, [fault_at])
             verdict.notes += notes
+            verdict.cut_bytes = sum(
+                int(m) for b in BROKERS for m in CUT_LINE.findall(cluster.procs[b].log.read_text(errors="replace"))
+            )
             return verdict
     finally:
         stop.set()
@@ -137,17 +142,18 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
 
 HEADER = (
     "| # | scenario | C++ | acked (C++) | failed sends | lost | dup | fenced | order | divergent | unconsumed "
-    "| offsets regressed | unavailable s | ok |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "| offsets regressed | cut bytes | unavailable s | ok |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
 def row(i: int, v: Verdict, cpp: bool) -> str:
     unavail = ", ".join(f"{u:.1f}" for u in v.unavailable) or "-"
+    ok = "yes" if v.ok else "NO"
     return (
         f"| {i} | {v.scenario} | {'yes' if cpp else 'no'} | {v.acked} ({v.acked_cpp}) | {v.failed_sends} "
         f"| {len(v.lost)} | {v.duplicates} | {len(v.fenced)} | {v.order_violations} | {len(v.divergent)} "
-        f"| {len(v.unconsumed)} | {len(v.offset_regressions)} | {unavail} | {'yes' if v.ok else 'NO'} |\n"
+        f"| {len(v.unconsumed)} | {len(v.offset_regressions)} | {v.cut_bytes} | {unavail} | {ok} |\n"
     )
 
 

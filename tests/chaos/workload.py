@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +87,7 @@ async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str
 
 
 @contextlib.asynccontextmanager
-async def consuming(ns_addr: str, record: Record):  # type: ignore[no-untyped-def]
+async def consuming(ns_addr: str, record: Record) -> AsyncIterator[PushConsumer]:
     """Our push consumer on the topic for the duration of the block; what it gets goes to ``record.consumed``."""
 
     async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
