@@ -12,17 +12,22 @@ veth pair       ``rqc<n>h`` (host side, on the bridge) ↔ ``eth0`` (in the name
 Faults (the machine has no iptables/nft): ``cut(a, b)`` adds ``blackhole <addr>/32`` routes inside both sides'
 namespaces, so packets between them vanish both ways (connections stall, as in a real partition); ``isolate(node)``
 downs the node's veth (it reaches no one, not even the clients); ``heal()`` undoes both. ``Network.create`` raises
-``NetnsUnavailable`` when this process may not create namespaces; the fixture turns that into a skip.
+``NetnsUnavailable`` when this process may not create namespaces; the fixture turns that into a skip. The names
+and the subnet are fixed, so one network exists at a time on a machine: ``create`` waits for ``LOCK`` (flock), which
+``destroy`` releases.
 """
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 from dataclasses import dataclass, field
+from typing import IO
 
 SUBNET = "10.77.0"
 BRIDGE = "rqcbr0"
 PREFIX = "rqc-"
+LOCK = "/tmp/rocketq-chaos-netns.lock"
 
 
 class NetnsUnavailable(Exception):
@@ -52,10 +57,23 @@ class Network:
     nodes: dict[str, Node] = field(default_factory=dict)
     _routes: set[tuple[str, str]] = field(default_factory=set)  # (namespace, blackholed address)
     _downed: set[str] = field(default_factory=set)
+    _lock: IO[bytes] | None = None
 
     @staticmethod
     def create() -> Network:
-        """The bridge, after removing whatever a killed earlier run left behind."""
+        """The bridge, after removing whatever a killed earlier run left behind (once no other run holds LOCK)."""
+        lock = open(LOCK, "ab")  # noqa: SIM115 - held until destroy()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            net = Network._create()
+        except BaseException:
+            lock.close()
+            raise
+        net._lock = lock
+        return net
+
+    @staticmethod
+    def _create() -> Network:
         cleanup_leftovers()
         probe = f"{PREFIX}probe"
         r = _ip("netns", "add", probe, check=False)
@@ -115,6 +133,9 @@ class Network:
             _ip("netns", "del", node.ns, check=False)
         self.nodes.clear()
         _ip("link", "del", BRIDGE, check=False)
+        if self._lock is not None:
+            self._lock.close()  # releases the flock
+            self._lock = None
 
 
 def cleanup_leftovers() -> None:
