@@ -15,6 +15,9 @@
 #                          for Spark if needed, when npm is on PATH the Node.js clients ali-ons and
 #                          rocketmq-client-nodejs (npm ci), the reference peers (make peers), Chromium and the Dashboard
 #   make test-unit | test-integration | test-compat | test-reference | test-spark | test-pure (tests/unit, pure)
+#   make chaos             the Jepsen-style suite's full schedule (tests/chaos/run.py; root: network namespaces): 24
+#                          nemesis runs against 3 controllers + a 3-replica broker group, report in chaos-report.md
+#                          (CHAOS_ARGS="--rounds 1 --only kill-master" narrows it); make test runs its short schedule
 #   make test-wheel        build the wheel, install it in a fresh venv, start mqnamesrv + mqbroker, send (marker wheel)
 #   make peers             Apache RocketMQ 5.5.0 and its Java/Go clients for tests/reference, from Maven Central and
 #                          the Go module proxy, cached under ~/.cache/rocketq/<thing>-<version>/ (a no-op when cached)
@@ -57,7 +60,9 @@ STAMP := $(VENV)/.stamp-$(subst $(comma),-,$(EXTRAS))
 
 RUN_PYTEST := PYTHON=$(PY) scripts/run_pytest
 
-.PHONY: help venv run run-venv compile pure test-pure dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-reference test-spark java ons node5 peers lint bench bench-setup bench-latency clean distclean
+CHAOS_ARGS ?=
+
+.PHONY: chaos help venv run run-venv compile pure test-pure dist test-wheel dashboard dashboard-jar chromium test test-unit test-integration test-compat test-reference test-spark java ons node5 peers lint bench bench-setup bench-latency clean distclean
 
 ONS := tests/compat/ons
 ONS_STAMP := $(ONS)/node_modules/.stamp
@@ -243,6 +248,9 @@ test-compat: venv ons node5
 
 test-reference: venv peers
 	$(RUN_PYTEST) -m reference $(PYTEST_ARGS)
+
+chaos: venv
+	$(PY) -m tests.chaos.run --report chaos-report.md $(CHAOS_ARGS)
 
 test-spark: venv java
 	$(RUN_PYTEST) -m spark $(PYTEST_ARGS)

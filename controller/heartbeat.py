@@ -89,6 +89,13 @@ class HeartbeatTable:
             return None
         return LiveInfo(info.epoch, info.max_offset, info.election_priority)
 
+    def now_ms(self) -> int:
+        return self._clock()
+
+    def next_expiry_ms(self) -> int | None:
+        """When the first live broker's heartbeat runs out (its last heartbeat + its timeout), None when none."""
+        return min((v.last_update_ms + v.timeout_ms for v in self._live.values()), default=None)
+
     def expire(self) -> list[tuple[BrokerKey, object | None]]:
         """Drop the brokers whose heartbeats stopped; returns them with their channels (to close)."""
         now = self._clock()

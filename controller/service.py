@@ -107,7 +107,7 @@ class ControllerService:
     def start(self) -> None:
         self._stopped = False
         self._tasks = [
-            asyncio.create_task(self._every(lambda: self._config().scan_not_active_broker_interval, self.scan_expired)),
+            asyncio.create_task(self._every(self._until_next_expiry, self.scan_expired)),
             asyncio.create_task(
                 self._every(lambda: self._config().scan_inactive_master_interval, self.scan_inactive_masters)
             ),
@@ -128,6 +128,16 @@ class ControllerService:
                     await result
             except Exception:
                 _log.exception("controller scan failed")
+
+    def _until_next_expiry(self) -> int:
+        """The expiry scan's next wait (ms): ``scanNotActiveBrokerInterval``, or less when a broker's heartbeat
+        runs out sooner — a silent master is noticed when its timeout ends, not up to one interval later (J
+        scans every interval; the rest of a failover is J's)."""
+        period = self._config().scan_not_active_broker_interval
+        nxt = self.heartbeats.next_expiry_ms()
+        if nxt is None:
+            return period
+        return max(1, min(period, nxt - self.heartbeats.now_ms() + 1))
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         if self._stopped:

@@ -1,0 +1,145 @@
+"""The chaos suite's clients, run from the host namespace against the cluster: a producer of our SDK (and, in some
+runs, the official C++ client in its own process, ``cpp_producer.py``) sending continuously to fixed queues of the
+orderly topic, and a push consumer of our SDK consuming throughout. Every acknowledged send is recorded (``Ack``) with
+what the broker said: queue, queue offset, the broker that acked (from the offset msgId) and when; every failed send
+is recorded too (``Failure``), for the unavailability windows.
+
+Bodies (and keys) are ``<client>-<seq>``: the checker matches acks to the final log by them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from client import Message, Producer
+from client.consumer.push import PushConsumer
+from client.results import ConsumeResult
+from protocol.bodies.mq import MessageQueue
+from protocol.message_ext import MessageExt
+from protocol.msg_id import decode_offset_msg_id
+from tests.chaos.nodes import GROUP, REPO
+
+TOPIC = "ChaosOrderTopic"
+QUEUES = 4
+CONSUMER_GROUP = "CG_chaos"
+
+
+@dataclass(frozen=True)
+class Ack:
+    key: str
+    queue_id: int  # -1: not reported (the C++ client's SendResult has no queue)
+    queue_offset: int
+    acker: str  # "ip:port" of the broker that stored it; "" when not reported
+    sent: float  # time.time() when the send began
+    acked: float  # and when its ack arrived
+
+
+@dataclass(frozen=True)
+class Failure:
+    key: str
+    at: float
+    error: str
+
+
+@dataclass
+class Record:
+    acks: list[Ack] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    consumed: list[tuple[str, int, int]] = field(default_factory=list)  # (key, queue id, queue offset)
+
+
+async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str = "py") -> None:
+    """Send ``<prefix>-<seq>`` to queue seq % QUEUES (one message at a time, so each queue's order is the send
+    order) until ``stop``; a failed send is recorded and the next one tried (a new key)."""
+    producer = Producer(f"PG_chaos_{prefix}", ns_addr, poll_namesrv_interval=1.0, send_timeout_ms=3000)
+    await producer.start()
+    try:
+        seq = 0
+        while not stop.is_set():
+            key = f"{prefix}-{seq}"
+            mq = MessageQueue(TOPIC, GROUP, seq % QUEUES)
+            began = time.time()
+            try:
+                r = await producer.send(Message(TOPIC, key.encode(), keys=key), queue=mq, timeout=3)
+            except Exception as exc:
+                record.failures.append(Failure(key, time.time(), f"{type(exc).__name__}: {exc}"[:200]))
+                await asyncio.sleep(0.05)
+            else:
+                if r.send_status.name == "SEND_OK":
+                    ip, port, _ = decode_offset_msg_id(r.offset_msg_id.split(",")[0])
+                    record.acks.append(
+                        Ack(key, r.message_queue.queue_id, r.queue_offset, f"{ip}:{port}", began, time.time())
+                    )
+                else:
+                    record.failures.append(Failure(key, time.time(), r.send_status.name))
+            seq += 1
+    finally:
+        await producer.close()
+
+
+@contextlib.asynccontextmanager
+async def consuming(ns_addr: str, record: Record) -> AsyncIterator[PushConsumer]:
+    """Our push consumer on the topic for the duration of the block; what it gets goes to ``record.consumed``."""
+
+    async def on_msgs(msgs: list[MessageExt]) -> ConsumeResult:
+        for m in msgs:
+            record.consumed.append((m.body.decode(), m.queue_id, m.queue_offset))
+        return ConsumeResult.SUCCESS
+
+    consumer = PushConsumer(
+        CONSUMER_GROUP,
+        ns_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        persist_consumer_offset_interval_ms=1000,
+        poll_namesrv_interval=1.0,
+    )
+    consumer.subscribe(TOPIC, "*", on_msgs)
+    await consumer.start()
+    try:
+        yield consumer
+    finally:
+        await consumer.close()
+
+
+class CppProducer:
+    """The official C++ client (PyPI ``rocketmq`` 0.4.4) sending ``cpp-<seq>`` continuously in its own process
+    (``cpp_producer.py``; librocketmq is not fork-safe), its JSON lines parsed into the record when it stops."""
+
+    def __init__(self, ns_addr: str, out: Path) -> None:
+        self.out = out
+        self._sink = out.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("cpp_producer.py")), ns_addr, TOPIC],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=self._sink,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def stop(self, record: Record) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._sink.close()
+        for line in self.out.read_text().splitlines():
+            ev = json.loads(line)
+            if ev["event"] == "sent" and ev["status"] == 0:
+                # the wheel's SendResult has the UNIQ id, not the offset msgId: the acking broker is not reported
+                record.acks.append(Ack(ev["key"], -1, ev["offset"], "", ev["sent"], ev["acked"]))
+            elif ev["event"] in ("sent", "error"):
+                record.failures.append(Failure(ev["key"], ev["acked"], str(ev.get("error") or ev.get("status"))))
