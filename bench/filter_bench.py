@@ -39,7 +39,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from broker.filter import build_subscription, make_filter  # noqa: E402
-from broker.store import GetRequest, MessageStore, PutRequest  # noqa: E402
+from broker.services.consume import get_request  # noqa: E402
+from broker.store import MessageStore, PutRequest  # noqa: E402
 from broker.store.results import GetMessageResult  # noqa: E402
 from protocol.codes import RequestCode, ResponseCode  # noqa: E402
 from protocol.command import RemotingCommand  # noqa: E402
@@ -74,20 +75,7 @@ async def _fill(store: MessageStore, topic: str, first: int, n: int) -> float:
 
 def _get(store: MessageStore, topic: str, off: int, expr: str, kind: str) -> GetMessageResult:
     f = make_filter(build_subscription(topic, expr, 0, kind))
-    return store.get_message_sync(
-        GetRequest(
-            "G",
-            topic,
-            0,
-            off,
-            32,
-            None,
-            f.match_code if f else None,
-            f.match_tags if f else None,
-            f.match_record if f else None,
-            f.marks if f else None,
-        )
-    )
+    return store.get_message_sync(get_request("G", topic, 0, off, 32, None, f))
 
 
 def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float, int]:
@@ -95,20 +83,7 @@ def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float
     off = delivered = 0
     t0 = time.perf_counter()
     while off < n:
-        r = store.get_message_sync(
-            GetRequest(
-                "G",
-                TOPIC,
-                0,
-                off,
-                32,
-                None,
-                f.match_code if f else None,
-                f.match_tags if f else None,
-                f.match_record if f else None,
-                f.marks if f else None,
-            )
-        )
+        r = store.get_message_sync(get_request("G", TOPIC, 0, off, 32, None, f))
         delivered += r.message_count
         off = r.next_begin_offset
     return time.perf_counter() - t0, delivered
@@ -252,20 +227,7 @@ async def main() -> None:
 
             async def store_step(k: int, off: int) -> tuple[int, int]:
                 f = pair_filters[k]
-                r = store.get_message_sync(
-                    GetRequest(
-                        "G",
-                        TOPIC,
-                        0,
-                        off,
-                        32,
-                        None,
-                        f.match_code if f else None,
-                        f.match_tags if f else None,
-                        f.match_record if f else None,
-                        f.marks if f else None,
-                    )
-                )
+                r = store.get_message_sync(get_request("G", TOPIC, 0, off, 32, None, f))
                 return r.message_count, r.next_begin_offset
 
             await _paired("store", a.messages, a.rounds, store_step)
