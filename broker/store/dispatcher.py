@@ -203,6 +203,8 @@ class Dispatcher:
         are skipped when it is dispatched again."""
         n = 0
         limit = -1 if self.confirmed is None else self.confirmed()
+        if limit >= 0 and self._pending and self._pending[0].end > limit:
+            return 0  # nothing confirmed yet: the backlog stays as it is (no copy per put)
         while self._pending:
             batch, self._pending = self._pending, []
             for i, entry in enumerate(batch):
