@@ -254,6 +254,10 @@ class ReplicasManager:
             self._lease_valid = False
         return True
 
+    def lease_lapsed(self) -> bool:
+        """A master whose lease ran out (it was paused or cut off): another may be master by now."""
+        return self.role == "MASTER" and not (self._lease_valid and time.monotonic() <= self._lease_until)
+
     def _grant_lease(self, asked_at: float) -> None:
         """A replica-info (or register/elect) answer sent at ``asked_at`` names this replica master at its epoch."""
         if self._last_hb_ok <= asked_at and self._last_hb_ok > asked_at - (self.cfg.lease_s - self._margin):
