@@ -431,6 +431,8 @@ class BrokerApp(DaemonApp):
         registrar.on_reply = ha.on_register_reply
         if ha.controller_mode:  # J: no registration until the controller gives a role (broker.ha.replicas)
             ha.register_as = lambda bid: registrar.register_as(bid, self.addr, ha.ha_addr())
+            if ha.replicas is not None:
+                registrar.stale_master = ha.replicas.lease_lapsed
             return
         await registrar.start(self.addr, ha.ha_addr())
 

@@ -300,6 +300,8 @@ class HAMaster:
             elif ack >= link.mark_offset:
                 link.caught_up_at = max(link.caught_up_at, link.mark_at)
             policy.on_ack(link)
+            if self.store.dispatcher.pending:  # the confirm offset may have moved: consumers may read further
+                self.store.dispatcher.drain()
             confirmed = policy.confirmed(list(state.links.values()), self.store.commitlog.max_offset)
             if confirmed > state.push2slave_max:
                 state.push2slave_max = confirmed

@@ -254,6 +254,10 @@ class ReplicasManager:
             self._lease_valid = False
         return True
 
+    def lease_lapsed(self) -> bool:
+        """A master whose lease ran out (it was paused or cut off): another may be master by now."""
+        return self.role == "MASTER" and not (self._lease_valid and time.monotonic() <= self._lease_until)
+
     def _grant_lease(self, asked_at: float) -> None:
         """A replica-info (or register/elect) answer sent at ``asked_at`` names this replica master at its epoch."""
         if self._last_hb_ok <= asked_at and self._last_hb_ok > asked_at - (self.cfg.lease_s - self._margin):
@@ -354,6 +358,7 @@ class ReplicasManager:
         self.master.serving = True
         self.master_epoch, self.master_id, self.master_addr = view.master_epoch, self.broker_id, self._own_addr()
         self.tracker.adopt(view.sync_state_set, view.sync_state_set_epoch)
+        store.dispatcher.confirmed = self._confirm_offset  # consumers read only what the set confirmed
         _log.warning(
             "now MASTER of %s at epoch %d (log end %d, SyncStateSet %s)",
             self.cfg.broker_name, view.master_epoch, end, sorted(view.sync_state_set),
@@ -363,6 +368,11 @@ class ReplicasManager:
     async def _become_slave(self, view: MasterView) -> None:
         self._lease_valid = False
         was_master = self.role == "MASTER"
+        if view.master_address != self.master_addr and not self.slave.cfg.fixed_master:
+            # not the old master's HA address: a paused or cut-off master still accepts the TCP connect and would
+            # hold this slave for haHousekeepingInterval (20 s) — the new set could not grow, writes wait. The new
+            # one's HA address comes with the name-server registration (J: updateHaMasterAddress(null))
+            self.slave.state.master_ha_addr = None
         self.role = "SLAVE"
         self.master_epoch, self.master_id, self.master_addr = (
             view.master_epoch,
@@ -370,6 +380,8 @@ class ReplicasManager:
             view.master_address,
         )
         self._gate()
+        self.store.dispatcher.confirmed = None  # before any cut: what is kept is dispatched, the rest cut with it
+        self.store.dispatcher.drain()
         self.master.serving = False
         self.master.drop_all()
         _log.warning(

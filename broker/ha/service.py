@@ -313,8 +313,9 @@ class HAService:
             self.master.lift_fence("forced by an operator (haMasterForceWritable=true)")
 
     def on_register_reply(self, reply: RegisterBrokerResponseHeader) -> None:
-        if self.replicas is not None and self.replicas.role != "SLAVE":
-            return
+        rep = self.replicas
+        if rep is not None and (rep.role != "SLAVE" or (reply.master_addr or "") != rep.master_addr):
+            return  # controller mode: a name server still naming the deposed master must not point us back at it
         if self.slave is not None:
             self.slave.set_master(reply.ha_server_addr, reply.master_addr)
 

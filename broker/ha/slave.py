@@ -68,6 +68,7 @@ class HAClient:
         self._on_lost = on_lost
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._writer: asyncio.StreamWriter | None = None  # the open connection's, while there is one
         if cfg.fixed_master:
             self.state.master_ha_addr = cfg.fixed_master
         # controller mode (``broker.ha.replicas``): open each connection with the epoch handshake as replica
@@ -85,6 +86,8 @@ class HAClient:
         _log.info("master HA address is now %s (was %s)", ha_addr, st.master_ha_addr)
         st.master_ha_addr = ha_addr
         self._changed.set()
+        if self._writer is not None:  # drop the old master's connection now (a paused one would hold it 20 s)
+            self._writer.close()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="ha-client")
@@ -104,7 +107,9 @@ class HAClient:
         st = self.state
         while True:
             addr = st.master_ha_addr
-            if not addr:
+            if not addr:  # a new master's HA address comes with a registration reply: ask for one
+                if self._on_lost is not None and self.handshake is not None:  # controller mode only
+                    self._on_lost()
                 await self._pause(_RETRY_S)
                 continue
             host, _, port = addr.rpartition(":")
@@ -121,6 +126,7 @@ class HAClient:
                 await self._pause(_RETRY_S)
                 continue
             st.connects += 1
+            self._writer = writer
             if st.state != "AHEAD_OF_MASTER":
                 st.state = "CONNECTED"
             pause = _RETRY_S
@@ -135,6 +141,7 @@ class HAClient:
             except ValueError as exc:
                 _log.error("replicated bytes from %s refused: %s", addr, exc)
             finally:
+                self._writer = None
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()

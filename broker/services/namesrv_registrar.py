@@ -80,6 +80,9 @@ class NamesrvRegistrar:
         self.registrations = 0  # successful REGISTER_BROKER replies, for tests and stats
         # a slave learns its master's HA and remoting address from each reply (J handleRegisterBrokerResult)
         self.on_reply: Callable[[RegisterBrokerResponseHeader], None] | None = None
+        # controller mode: true while this master's lease has run out (paused, cut off): its periodic registration
+        # as id 0 would take the route back from the master the controller elected meanwhile (J: stateVersion)
+        self.stale_master: Callable[[], bool] | None = None
 
     @property
     def namesrv_addrs(self) -> list[str]:
@@ -159,7 +162,8 @@ class NamesrvRegistrar:
             self._wake.clear()
             upto = self._requested
             try:
-                await (self.register_changed() if woke else self.register_all())
+                if self.stale_master is None or self._id != 0 or not self.stale_master():
+                    await (self.register_changed() if woke else self.register_all())
             finally:
                 self._covered(upto)
 

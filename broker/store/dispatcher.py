@@ -22,6 +22,10 @@ dispatched, and records are dispatched strictly in commit-log order.
   judged by it here, from its properties, and the verdict kept per queue offset; other topics pay one dict lookup
   per append, and nothing at all while no filter is registered.
 
+A ``confirmed`` gate (controller mode's master, J's ``getReputEndOffset`` without ``readUnCommitted``) holds back
+every append that ends past the offset it returns: consumers see only what the in-sync replicas confirmed, never a
+record a deposed master will cut. The owner drains again when that offset moves (each replica ack).
+
 Prepared and rolled-back transaction messages are stored but never dispatched (only NOT_TYPE and COMMIT reach a
 consume queue or the index). Arrival listeners (the broker's long polling, the schedule and pop services) are
 called after the units are written, so a woken pull always finds its message: once per message of a single put, and
@@ -123,6 +127,7 @@ class Dispatcher:
         "_pending",
         "_scheduled",
         "_waiting",
+        "confirmed",
         "dispatched_offset",
         "marks",
         "on_stall",
@@ -141,6 +146,7 @@ class Dispatcher:
         self.stalled: OSError | None = None  # the full-disk error dispatch waits on (None: not waiting)
         self.on_stall: Callable[[], None] | None = None  # told when dispatch starts waiting (the put path)
         self.marks = FilterMarks()  # filter verdicts judged at dispatch for the topics read with a kept filter
+        self.confirmed: Callable[[], int] | None = None  # the gate: dispatch only up to this commit-log offset
 
     def add_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
         """``cb`` after each message is dispatched; with ``waiting``, an append to a queue it reports waiters on
@@ -196,9 +202,15 @@ class Dispatcher:
         ``stalled`` says why (the put path refuses puts meanwhile) and a retry is scheduled; units already written
         are skipped when it is dispatched again."""
         n = 0
+        limit = -1 if self.confirmed is None else self.confirmed()
+        if limit >= 0 and self._pending and self._pending[0].end > limit:
+            return 0  # nothing confirmed yet: the backlog stays as it is (no copy per put)
         while self._pending:
             batch, self._pending = self._pending, []
             for i, entry in enumerate(batch):
+                if limit >= 0 and entry.end > limit:  # not confirmed yet: it waits, and all after it
+                    self._pending = batch[i:] + self._pending
+                    return n
                 try:
                     n += self._dispatch(entry)
                 except OSError as exc:

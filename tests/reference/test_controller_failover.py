@@ -231,6 +231,10 @@ async def _role_is(admin: AdminClient, addr: str, role: str) -> bool:
     return (await _controller_view(admin, addr)).get("role") == role
 
 
+async def _bodies_are(admin: AdminClient, addr: str, topic: str, want: list[bytes]) -> bool:
+    return sorted(await read_bodies(admin, addr, topic, QUEUES)) == want
+
+
 async def _same_bodies(admin: AdminClient, a: str, b: str, topic: str) -> bool:
     return sorted(await read_bodies(admin, a, topic, QUEUES)) == sorted(await read_bodies(admin, b, topic, QUEUES))
 
@@ -250,9 +254,10 @@ async def test_paused_master_is_deposed_refuses_writes_and_cuts_its_unconfirmed_
         for i in range(20):
             r = await _send_direct(admin, master.addr, topic, f"shared-{i}".encode())
             assert r.code == ResponseCode.SUCCESS, r.remark
-        for s in slaves:
+        shared = sorted(f"shared-{i}".encode() for i in range(20))
+        for p in procs:  # the master serves only what the set confirmed: all of it once every slave has it all
             await eventually(
-                lambda s=s: _same_bodies(admin, master.addr, s.addr, topic), timeout=30, what="slaves have it all"
+                lambda p=p: _bodies_are(admin, p.addr, topic, shared), timeout=30, what=f"{p.addr} has it all"
             )
         # the slaves stop; the master writes a tail only it holds
         for s in slaves:
