@@ -188,46 +188,14 @@ $(NODE5_STAMP): $(NODE5)/package.json $(NODE5)/package-lock.json
 
 # The reference peers (tests/reference): Apache RocketMQ 5.5.0's jars (namesrv, broker, proxy, tools) copied by Maven,
 # the Java 4.x (rocketmq-client 4.9.8) and 5.x (rocketmq-client-java 5.0.8) drivers and a Spring Boot app on
-# rocketmq-spring-boot-starter 2.3.1 compiled by Maven, the Go driver
-# (rocketmq-client-go/v2) built by go. Each is rebuilt only when its files here change; Maven's and Go's own caches
-# (~/.m2, ~/go/pkg/mod) keep the downloads. Without mvn/java or go the matching tests skip with the reason.
+# rocketmq-spring-boot-starter 2.3.1 compiled by Maven, the Go driver (rocketmq-client-go/v2) built by go, all under
+# ROCKETQ_PEERS. scripts/peers.sh rebuilds each only when a hash of its files here changes (not their mtimes, which a
+# fresh clone renews); without mvn/java or go the matching tests skip with the reason.
 ROCKETQ_PEERS ?= $(HOME)/.cache/rocketq
 export ROCKETQ_PEERS
-PEERS_DIR := $(ROCKETQ_PEERS)
-REF := tests/reference
-MVN := mvn -B -q
-RMQ_DIR := $(PEERS_DIR)/rocketmq-5.5.0
-J4_DIR := $(PEERS_DIR)/java4-driver-4.9.8
-J5_DIR := $(PEERS_DIR)/java5-driver-5.0.8
-SPRING_DIR := $(PEERS_DIR)/spring-driver-2.3.1
-GO_DIR := $(PEERS_DIR)/go-driver-$(shell sed -n 's|.*apache/rocketmq-client-go/v2 ||p' $(REF)/godriver/go.mod)
 
 peers:
-	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory $(RMQ_DIR)/.stamp $(J4_DIR)/.stamp $(J5_DIR)/.stamp $(SPRING_DIR)/.stamp; \
-	else echo "make peers: mvn or java not found; the Java reference tests will be skipped"; fi
-	@if command -v go >/dev/null 2>&1; then $(MAKE) --no-print-directory $(GO_DIR)/driver; \
-	else echo "make peers: go not found; the Go reference tests will be skipped"; fi
-
-$(RMQ_DIR)/.stamp: $(REF)/server/pom.xml
-	rm -rf $(RMQ_DIR) && $(MVN) -f $< dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(RMQ_DIR)/lib
-	touch $@
-
-# a driver: its classes and its dependencies' jars (lib/) in the cache directory; the pom is the first prerequisite
-BUILD_JAVA_DRIVER = rm -rf $(@D) && $(MVN) -f $< package dependency:copy-dependencies -DincludeScope=runtime \
-	-Dpeer.dir=$(@D) -DoutputDirectory=$(@D)/lib && touch $@
-
-$(J4_DIR)/.stamp: $(REF)/java4/pom.xml $(shell find $(REF)/java4/src -name '*.java')
-	$(BUILD_JAVA_DRIVER)
-
-$(J5_DIR)/.stamp: $(REF)/java5/pom.xml $(shell find $(REF)/java5/src -name '*.java')
-	$(BUILD_JAVA_DRIVER)
-
-$(SPRING_DIR)/.stamp: $(REF)/spring/pom.xml $(shell find $(REF)/spring/src -name '*.java')
-	$(BUILD_JAVA_DRIVER)
-
-$(GO_DIR)/driver: $(REF)/godriver/go.mod $(REF)/godriver/go.sum $(wildcard $(REF)/godriver/*.go)
-	cd $(REF)/godriver && go build -o $@ .
+	@scripts/peers.sh
 
 # the whole suite on the compiled build, then the unit tests on the pure source (the same checkout, ROCKETQ_PURE=1)
 test: venv compile java ons node5 peers chromium dashboard-jar
