@@ -1,6 +1,7 @@
 """Long polling: a pull that finds nothing is held and answered within milliseconds of a matching send; other
 requests on the same connection are never delayed by it; non-matching sends do not answer it; short polling holds
-for ``shortPollingTimeMills``; shutdown answers every held pull with PULL_NOT_FOUND.
+for ``shortPollingTimeMills``; shutdown answers every held pull with PULL_NOT_FOUND; a matching put answers the held
+pull before it returns.
 """
 
 from __future__ import annotations
