@@ -108,7 +108,8 @@ run: run-venv compile
 # The compiled build in this checkout (setup.py with ROCKETQ_COMPILE=1, mypyc from the venv): an extension module
 # beside each module of [tool.rocketq.compile] and their shared library rocketq__mypyc*.so at the top. Rebuilt when
 # one of those modules, pyproject.toml or setup.py changes; protocol/build.py runs the pure source (one stderr line)
-# while a compiled module is older than its .py. `make pure` removes the build.
+# while a compiled module is older than its .py. The shared library is touched after the build: build_ext copies it
+# from build/ with its old mtime when no C changed (a docstring edit), which read as stale. `make pure` removes it.
 MYPYC_REQ := $(shell sed -n 's/^MYPYC_REQUIREMENT = "\(.*\)"/\1/p' setup.py)
 COMPILED_SRC := $(shell sed -n '/^\[tool.rocketq.compile.modules\]/,/^$$/s/^"\([^"]*\)".*/\1/p' pyproject.toml \
 	| tr . / | sed 's/$$/.py/')
@@ -124,6 +125,7 @@ $(COMPILE_STAMP): $(COMPILED_SRC) pyproject.toml setup.py | run-venv
 	@mkdir -p $(@D); start=$$(date +%s); \
 	ROCKETQ_COMPILE=1 $(PY) setup.py --quiet build_ext --inplace --parallel 2 >$(@D)/compile.log 2>&1 \
 		|| { tail -40 $(@D)/compile.log >&2; exit 1; }; \
+	touch rocketq__mypyc.*.so; \
 	echo "mypyc: compiled in $$(( $$(date +%s) - start ))s (log: $(@D)/compile.log)"
 	@touch $@
 

@@ -255,7 +255,7 @@ class AdminStatsHandlers:
             "getTransferredTps": st.tps_windows(BROKER_GET_NUMS),  # 5.x's spelling, read by 5.5.0's clusterList
             # requests inside the send / pull handlers (J: thread-pool queue lengths); held pulls excluded
             "sendThreadPoolQueueSize": st.send_inflight,
-            "pullThreadPoolQueueSize": max(st.pull_inflight - st.pull_held, 0),
+            "pullThreadPoolQueueSize": st.pull_inflight,
             "sendThreadPoolQueueHeadWaitTimeMills": 0,
             "pullThreadPoolQueueHeadWaitTimeMills": 0,
             "queryThreadPoolQueueSize": 0,

@@ -30,7 +30,8 @@ properties (``broker.filter``), and the filtered-out records still advance ``nex
 
 A PULL_NOT_FOUND with the SUSPEND flag (0x2) is held by ``LongPollingService`` for ``suspendTimeoutMillis`` (capped
 at ``MAX_HOLD_MS``, under every official client's pull timeout) or ``shortPollingTimeMills`` when long polling is
-off, then re-run once and answered. The COMMIT_OFFSET flag (0x1) stores ``commitOffset`` when it is ≥ 0 (not on a slave).
+off, then re-run once and answered: the handler returns a ``DeferredReply`` that the hold's wake resolves (no Task per
+held pull), and a wake by an arriving message answers inside the put that stored it. The COMMIT_OFFSET flag (0x1) stores ``commitOffset`` when it is ≥ 0 (not on a slave).
 
 ``suggestWhichBrokerId`` (J): with ``slaveReadEnable`` it is the group's ``whichBrokerWhenConsumeSlowly`` when the
 consumer reads data that has probably left the page cache (the commit log's end is more than
@@ -55,11 +56,12 @@ from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.store.message_store import MessageStore
 from broker.store.request import GetRequest
+from broker.store.results import GetMessageResult
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import PullMessageRequestHeader
 from protocol.record import last_physical_offset
-from protocol.remoting.handler import Handler, HandlerError, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 FLAG_COMMIT_OFFSET = 0x1
 FLAG_SUSPEND = 0x2
@@ -124,7 +126,7 @@ class PullHandlers:
     def table(self) -> dict[int, Handler]:
         return {RequestCode.PULL_MESSAGE: self.pull}
 
-    async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
+    async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply:
         h = decode_header(PullMessageRequestHeader, cmd)
         try:
             sub = self._check(h)
@@ -150,19 +152,31 @@ class PullHandlers:
         if self._stats is not None:
             self._stats.pull_held += 1
             self._stats.pull_holds += 1
+        held = DeferredReply()
+        self._polling.park(
+            get,
+            timeout,
+            lambda why: self._woken(ctx, get, resp, held, why),
+            lambda: store.get_max_offset_in_queue(get.topic, get.queue_id),
+            self._long_polling,
+        )
+        return held
+
+    def _woken(
+        self, ctx: RequestContext, get: GetRequest, resp: RemotingCommand, held: DeferredReply, why: Wake
+    ) -> None:
+        """A held pull's wake (``LongPollingService.park``): re-run the read and answer, at once — inside the put
+        whose message woke it, so its reply leaves before the put's. Never raises (it runs inside the store's
+        dispatch): a failed read is answered SYSTEM_ERROR, as the remoting layer answers a handler that raised."""
+        if self._stats is not None:
+            self._stats.pull_held -= 1
+        cmd = ctx.cmd
         try:
-            wake = await self._polling.hold(
-                get,
-                timeout,
-                lambda: store.get_max_offset_in_queue(get.topic, get.queue_id),
-                wake_on_arrival=self._long_polling,
-            )
-        finally:
-            if self._stats is not None:
-                self._stats.pull_held -= 1
-        if wake is Wake.SHUTDOWN:
-            return resp
-        return await self._read(cmd, get)
+            reply = resp if why is Wake.SHUTDOWN else self._reply(cmd, get, self._store.get_message_sync(get))
+        except Exception as exc:
+            ctx.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
+            reply = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        held.resolve(reply)
 
     def _check_sql(self, sub: CompiledSubscription) -> None:
         """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
@@ -198,7 +212,9 @@ class PullHandlers:
         return sub
 
     async def _read(self, cmd: RemotingCommand, get: GetRequest) -> RemotingCommand:
-        result = await self._store.get_message(get)
+        return self._reply(cmd, get, await self._store.get_message(get))
+
+    def _reply(self, cmd: RemotingCommand, get: GetRequest, result: GetMessageResult) -> RemotingCommand:
         status = result.status.name
         code = _STATUS_CODE.get(status)
         if code is None:  # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE

@@ -298,7 +298,7 @@ class BrokerCollector(Collector):
         st = self._stats
         g = self._fam(GaugeMetricFamily, "rocketmq_processor_watermark", doc, ["processor"])
         g.add_metric([*c, "send"], st.send_inflight)
-        g.add_metric([*c, "pull"], max(st.pull_inflight - st.pull_held, 0))
+        g.add_metric([*c, "pull"], st.pull_inflight)
         yield g
         g = self._fam(GaugeMetricFamily, "rocketq_long_polling_held_requests", "pull requests parked right now")
         g.add_metric(c, self._polling.held_count)

@@ -200,7 +200,8 @@ class BrokerStats:
         self.group_ack[key] = self.group_ack.get(key, 0) + count
 
     def count_pulls(self, inner: Handler) -> Handler:
-        """Middleware: ``pull_inflight`` counts requests inside the pull handler (held ones too: see pull_held)."""
+        """Middleware: ``pull_inflight`` counts requests inside the pull handler; a held pull has left it (the handler
+        returned its ``DeferredReply``) and counts in ``pull_held`` instead."""
 
         async def pull(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
             self.pull_inflight += 1

@@ -1,18 +1,20 @@
 """LongPollingService: parks pull requests that found nothing until a matching message arrives or they time out.
 
 J's ``PullRequestHoldService`` re-checks held pulls every 5 s (1 s for short polling) and is also woken by the
-reput service's ``notifyMessageArriving``. Here there is no polling timer: each held pull is a future with its own
-``call_later`` deadline, and the store's arrival listener (fired after a message is dispatched to its consume queue)
-wakes the pulls parked on that (topic, queue) whose offset the message reaches and whose tag-hash filter it passes.
-The pull handler then re-runs the read and answers.
+reput service's ``notifyMessageArriving``. Here there is no polling timer: each held pull is a callback with its own
+``call_later`` deadline (``park``; ``hold`` awaits one as a future), and the store's arrival listener (fired after a
+message is dispatched to its consume queue) wakes the pulls parked on that (topic, queue) whose offset the message
+reaches and whose tag-hash filter it passes. The pull handler's callback then re-runs the read and answers, right
+there, inside the put that stored the message: the pull's reply leaves before the send's own (no Task woken, no
+loop pass in between — workload B's latency).
 
 A reset of a group's offsets (INVOKE_BROKER_TO_RESET_OFFSET) wakes that group's held pulls on the topic with
 ``RESET``: the client has dropped those queues and cannot resume them until their last pull is answered (librocketmq
 1.2 loops in its rebalance, holding its consumer table, until it is), so they are answered at once rather than at the
 end of the suspend timeout.
 
-A hold never blocks anything else: the remoting layer gives a request its own task once its handler suspends, and
-the hold is just an awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
+A hold never blocks anything else: the pull handler returns a ``DeferredReply`` that its wake resolves (no Task per
+held pull), and ``hold`` is just an awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
 PULL_NOT_FOUND before the server stops.
 """
 
@@ -42,14 +44,18 @@ def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
 
 
 class _Held:
-    """One held pull: the read it will run again, and the future its wake resolves."""
+    """One held pull: the read it will run again, what its wake calls, and its deadline's timer."""
 
-    __slots__ = ("future", "request", "wake_on_arrival")
+    __slots__ = ("key", "on_wake", "request", "timer", "wake_on_arrival")
 
-    def __init__(self, request: GetRequest, future: asyncio.Future[Wake], wake_on_arrival: bool) -> None:
+    def __init__(
+        self, key: tuple[str, int], request: GetRequest, on_wake: Callable[[Wake], None], wake_on_arrival: bool
+    ) -> None:
+        self.key = key
         self.request = request
-        self.future = future
+        self.on_wake: Callable[[Wake], None] | None = on_wake  # None once woken or dropped
         self.wake_on_arrival = wake_on_arrival
+        self.timer: asyncio.TimerHandle | None = None
 
 
 class LongPollingService:
@@ -76,30 +82,62 @@ class LongPollingService:
         """Wait until a message at or beyond the read's offset that passes its tag-hash filter (``message_filter``)
         arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message
         dispatched after the caller's read but before this registration. ``wake_on_arrival=False`` is short polling:
-        only the timeout (or shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does."""
-        if self._closed:
-            return Wake.SHUTDOWN
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Wake] = loop.create_future()
-        key = (request.topic, request.queue_id)
-        offset = request.offset
-        entry = _Held(request, fut, wake_on_arrival)
-        self._held.setdefault(key, []).append(entry)
-        timer = loop.call_later(max(timeout_s, 0.0), _resolve, fut, Wake.TIMEOUT)
-        if wake_on_arrival and max_offset_now is not None and max_offset_now() > offset:
-            _resolve(fut, Wake.ARRIVED)
+        only the timeout (or shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does. ``park`` without
+        a coroutine; a cancelled wait leaves nothing held."""
+        fut: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
+        entry = self.park(request, timeout_s, lambda why: _resolve(fut, why), max_offset_now, wake_on_arrival)
         try:
             return await fut
         finally:
-            timer.cancel()
-            waiting = self._held.get(key)
-            if waiting is not None:
-                try:
-                    waiting.remove(entry)
-                except ValueError:
-                    pass
-                if not waiting:
-                    del self._held[key]
+            if entry is not None:
+                self._drop(entry)
+
+    def park(
+        self,
+        request: GetRequest,
+        timeout_s: float,
+        on_wake: Callable[[Wake], None],
+        max_offset_now: Callable[[], int] | None = None,
+        wake_on_arrival: bool = True,
+    ) -> _Held | None:
+        """``hold`` without a coroutine: ``on_wake(why)`` is called exactly once, on the loop — from inside the
+        store's arrival listener when a message wakes it (the pull is answered there, before the put's own reply),
+        from this call itself when a message already arrived or the service is closed (then None is returned). It
+        must not raise. Returns the entry while it is held."""
+        if self._closed:
+            on_wake(Wake.SHUTDOWN)
+            return None
+        key = (request.topic, request.queue_id)
+        entry = _Held(key, request, on_wake, wake_on_arrival)
+        if wake_on_arrival and max_offset_now is not None and max_offset_now() > request.offset:
+            entry.on_wake = None
+            on_wake(Wake.ARRIVED)
+            return None
+        self._held.setdefault(key, []).append(entry)
+        entry.timer = asyncio.get_running_loop().call_later(max(timeout_s, 0.0), self._wake, entry, Wake.TIMEOUT)
+        return entry
+
+    def _drop(self, entry: _Held) -> bool:
+        """Stop holding ``entry`` (its timer too); False when it was already woken or dropped."""
+        if entry.on_wake is None:
+            return False
+        entry.on_wake = None
+        if entry.timer is not None:
+            entry.timer.cancel()
+        waiting = self._held.get(entry.key)
+        if waiting is not None:
+            try:
+                waiting.remove(entry)
+            except ValueError:
+                pass
+            if not waiting:
+                del self._held[entry.key]
+        return True
+
+    def _wake(self, entry: _Held, why: Wake) -> None:
+        on_wake = entry.on_wake
+        if on_wake is not None and self._drop(entry):
+            on_wake(why)
 
     def notify_arrival(
         self,
@@ -115,34 +153,32 @@ class LongPollingService:
         waiting = self._held.get((topic, queue_id))
         if not waiting:
             return
-        for entry in waiting:
+        for entry in list(waiting):  # a wake removes its entry
             if not entry.wake_on_arrival or next_offset <= entry.request.offset:
                 continue
             match_code = entry.request.message_filter
             if match_code is None or match_code(tags_code):
-                _resolve(entry.future, Wake.ARRIVED)
+                self._wake(entry, Wake.ARRIVED)
 
     def release_group(self, group: str, topic: str) -> int:
         """Wake ``group``'s pulls held on any queue of ``topic`` with RESET; returns how many were woken."""
-        n = 0
-        for (held_topic, _qid), waiting in self._held.items():
-            if held_topic != topic:
-                continue
-            for entry in waiting:
-                if entry.request.group == group and not entry.future.done():
-                    _resolve(entry.future, Wake.RESET)
-                    n += 1
-        return n
+        woken = [
+            entry
+            for (held_topic, _qid), waiting in self._held.items()
+            if held_topic == topic
+            for entry in waiting
+            if entry.request.group == group
+        ]
+        for entry in woken:
+            self._wake(entry, Wake.RESET)
+        return len(woken)
 
     def release_all(self) -> int:
         """Wake every held pull with SHUTDOWN and refuse new holds; returns how many were held."""
         self._closed = True
-        n = 0
-        for waiting in self._held.values():
-            for entry in waiting:
-                if not entry.future.done():
-                    n += 1
-                _resolve(entry.future, Wake.SHUTDOWN)
-        if n:
-            _log.info("released held pulls", count=n)
-        return n
+        held = [entry for waiting in self._held.values() for entry in waiting]
+        for entry in held:
+            self._wake(entry, Wake.SHUTDOWN)
+        if held:
+            _log.info("released held pulls", count=len(held))
+        return len(held)

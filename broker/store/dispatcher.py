@@ -12,8 +12,8 @@ dispatched, and records are dispatched strictly in commit-log order.
   written first. Puts therefore return without paying for dispatch, and a burst of puts is dispatched in one go;
   a backlog of ``MAX_PENDING`` appends is dispatched inline by the put that reaches it, so memory stays bounded.
   An append to a queue someone waits on (a listener's ``waiting`` probe says so: a held pull) is dispatched inline
-  too, with everything before it: the waiter is woken inside the put, and its reply leaves one loop pass after the
-  put's instead of two (no separate drain pass in between).
+  too, with everything before it: the waiter is woken inside the put (a held pull is answered right there, its
+  reply written before the put's own).
   Before ``start`` and after ``stop`` nothing is scheduled: reads and ``stop`` drain.
 * Reads call ``drain`` first (``MessageStore`` does), so a get that follows a put always sees it, whether or not
   the task has run yet: the store reads its own writes, as the inline dispatch it replaces did.

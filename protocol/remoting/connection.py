@@ -13,11 +13,12 @@ Invariants:
   requests with one timeout re-arms it once per timeout period.
 * An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
   answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
-  and its reply joins the read's single write. Only a handler that suspends (a held pull, a send awaiting its
-  fsync) is handed, at that point, to a Task of its own, so a held long-poll never delays the requests after it.
+  and its reply joins the read's single write. Only a handler that suspends (a send awaiting a replica's ack or
+  its new topic's registration, a call relayed to a client) is handed, at that point, to a Task of its own, so it
+  never delays the requests after it.
   A handler may instead return a ``DeferredReply`` without suspending (a SYNC_FLUSH send registered with the group
-  commit): it counts as in flight until whoever completes it resolves it, and the reply is written from there — no
-  Task, no coroutine wakeup. The replies resolved in one pass leave in one write; the last one a connection awaits
+  commit, a held pull parked with the long-polling service): it counts as in flight until whoever completes it
+  resolves it, and the reply is written from there — no Task, no coroutine wakeup. The replies resolved in one pass leave in one write; the last one a connection awaits
   is flushed at once. A deferred reply resolved after the connection closed is dropped.
   A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
   request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,

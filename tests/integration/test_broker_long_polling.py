@@ -1,6 +1,7 @@
 """Long polling: a pull that finds nothing is held and answered within milliseconds of a matching send; other
 requests on the same connection are never delayed by it; non-matching sends do not answer it; short polling holds
-for ``shortPollingTimeMills``; shutdown answers every held pull with PULL_NOT_FOUND.
+for ``shortPollingTimeMills``; shutdown answers every held pull with PULL_NOT_FOUND; a matching put answers the held
+pull before it returns.
 """
 
 from __future__ import annotations
@@ -111,3 +112,24 @@ async def test_shutdown_releases_held_pulls(tmp_path: Path, client: RemotingClie
         results = await asyncio.wait_for(asyncio.gather(*held), 5)
         assert all(r.code == ResponseCode.PULL_NOT_FOUND for r in results)
         assert time.monotonic() - t0 < 5
+
+
+async def test_held_pull_is_answered_inside_the_put_that_wakes_it(tmp_path: Path, client: RemotingClient) -> None:
+    """The wake re-reads and answers in the put itself (no Task woken a loop pass later): once a put returns, without
+    the loop having run, the held pull is no longer in flight on its connection and its reply is written."""
+    from broker.store.request import PutRequest
+
+    async with run_namesrv(tmp_path) as ns, run_broker(ns, tmp_path) as broker:
+        assert (await send(client, broker.addr, "LPI", b"first")).code == ResponseCode.SUCCESS
+        held = asyncio.create_task(
+            pull(client, broker.addr, "G", "LPI", 0, 1, sys_flag=HOLD, suspend_ms=15000, timeout=30)
+        )
+        await eventually(lambda: broker.polling.held_count >= 1, timeout=5, what="the pull held")
+        busy = [c for c in broker._server._connections if c.in_flight]
+        assert len(busy) == 1
+        res = broker.store.append(PutRequest("LPI", 0, 0, 0, 1_700_000_000_000, ("127.0.0.1", 1), b"second", {}))
+        assert res.status.name == "PUT_OK"
+        assert broker.polling.held_count == 0 and busy[0].in_flight == 0  # answered before the loop ran again
+        resp = await held
+        assert resp.code == ResponseCode.SUCCESS
+        assert [m.body for m in messages(resp)] == [b"second"]
