@@ -6,11 +6,11 @@ markdown report.
 
 One run: boot the cluster and wait for a master whose SyncStateSet holds all three replicas; create the topic
 (``QUEUES`` queues); start the push consumers (ours and the C++ client's, each its own group) and the producers
-(ours; the C++ client in every other run); after
-~15 s of traffic (slaves copy consumer offsets every 10 s) note the master's committed offsets and inject the
-fault; if the scenario deposes the master, wait for a new one and read its committed offsets at once; hold the
+(ours; the C++ client in every other run); after ~15 s of traffic (slaves copy consumer offsets every 10 s) note
+the master's committed offsets and inject the fault; if the scenario deposes the master, wait for a new one and read its committed offsets at once; hold the
 fault ``hold`` seconds, heal, wait until all three replicas are in sync again, send a few more seconds, stop,
-let both consumers drain, read everything back and judge (``checker.py``). Exit status 1 when any run broke a rule.
+let both consumers drain, read everything back and judge (``checker.py``); the sends' times and failures go to
+``<work>/record.json`` for a post-mortem. Exit status 1 when any run broke a rule.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import json
 import re
 import statistics
 import sys
@@ -33,6 +35,7 @@ from tests.chaos.nodes import BROKERS, Cluster
 from tests.chaos.workload import (
     CONSUMER_GROUP,
     CPP_CONSUMER_GROUP,
+    PROBE,
     QUEUES,
     TOPIC,
     CppConsumer,
@@ -76,6 +79,19 @@ async def _replicas_match(admin: AdminClient, cluster: Cluster, final: Log) -> d
     return logs
 
 
+def _dump(path: Path, record: Record, fault_at: float) -> None:
+    """The run's sends for a post-mortem of its window: the fault time, every failure, every ack's times."""
+    path.write_text(
+        json.dumps(
+            {
+                "fault_at": fault_at,
+                "failures": [dataclasses.astuple(f) for f in record.failures],
+                "acks": [(a.key, a.acker, a.sent, a.acked) for a in record.acks],
+            }
+        )
+    )
+
+
 async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: float = 15.0) -> Verdict:
     net = Network.create()
     cluster = Cluster(net, work)
@@ -97,6 +113,7 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
             await eventually(cpp_consumer.started, timeout=60, what="the C++ consumer to start")
             async with consuming(cluster.ns_addr, record):
                 tasks.append(asyncio.create_task(produce(cluster.ns_addr, record, stop)))
+                tasks.append(asyncio.create_task(produce(cluster.ns_addr, record, stop, "probe", PROBE)))
                 if cpp:
                     cpp_producer = CppProducer(cluster.ns_addr, work / "cpp-producer.jsonl")
 
@@ -149,6 +166,7 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
             final = await read_log(admin, cluster.addr(final_master))
             replicas = await _replicas_match(admin, cluster, final)
             verdict = judge(scenario.name, record, final, replicas, before, after, [fault_at])
+            _dump(work / "record.json", record, fault_at)
             verdict.notes += notes
             verdict.cut_bytes = sum(
                 int(m) for b in BROKERS for m in CUT_LINE.findall(cluster.procs[b].log.read_text(errors="replace"))
@@ -171,29 +189,34 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
 
 HEADER = (
     "| # | scenario | C++ producer | acked (C++) | failed sends | lost | dup | fenced | order | divergent "
-    "| unconsumed ours / C++ | redelivered ours / C++ | offsets regressed | cut bytes | unavailable s | ok |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "| unconsumed ours / C++ | redelivered ours / C++ | offsets regressed | cut bytes | unavailable s "
+    "| unavailable (3 s) s | ok |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
 def row(i: int, v: Verdict, cpp: bool) -> str:
     unavail = ", ".join(f"{u:.1f}" for u in v.unavailable) or "-"
+    unavail_main = ", ".join(f"{u:.1f}" for u in v.unavailable_main) or "-"
     ok = "yes" if v.ok else "NO"
     return (
         f"| {i} | {v.scenario} | {'yes' if cpp else 'no'} | {v.acked} ({v.acked_cpp}) | {v.failed_sends} "
         f"| {len(v.lost)} | {v.duplicates} | {len(v.fenced)} | {v.order_violations} | {len(v.divergent)} "
         f"| {len(v.unconsumed)} / {len(v.unconsumed_cpp)} | {v.redelivered} / {v.redelivered_cpp} "
-        f"| {len(v.offset_regressions)} | {v.cut_bytes} | {unavail} | {ok} |\n"
+        f"| {len(v.offset_regressions)} | {v.cut_bytes} | {unavail} | {unavail_main} | {ok} |\n"
     )
 
 
 def summary(results: list[tuple[Verdict, bool]]) -> str:
-    out = "\n| scenario | runs | unavailable p50 s | max s |\n|---|---|---|---|\n"
+    out = "\n| scenario | runs | unavailable p50 s | max s | unavailable (3 s) p50 s | max s |\n"
+    out += "|---|---|---|---|---|---|\n"
     for name in SCENARIOS:
-        vals = [u for v, _ in results if v.scenario == name for u in v.unavailable]
+        runs = [v for v, _ in results if v.scenario == name]
+        vals = [u for v in runs for u in v.unavailable]
+        main = [u for v in runs for u in v.unavailable_main] or [float("nan")]
         if vals:
-            out += f"| {name} | {sum(1 for v, _ in results if v.scenario == name)} "
-            out += f"| {statistics.median(vals):.1f} | {max(vals):.1f} |\n"
+            out += f"| {name} | {len(runs)} | {statistics.median(vals):.1f} | {max(vals):.1f} "
+            out += f"| {statistics.median(main):.1f} | {max(main):.1f} |\n"
     return out
 
 

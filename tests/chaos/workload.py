@@ -1,6 +1,7 @@
 """The chaos suite's clients, run from the host namespace against the cluster: a producer of our SDK (and, in some
 runs, the official C++ client in its own process, ``cpp_producer.py``) sending continuously to fixed queues of the
-orderly topic, and two push consumers consuming throughout, each in its own consumer group: ours
+orderly topic, a probe of our SDK (``PROBE``: the same, slower, with a 0.5 s send timeout) that marks when the
+cluster takes writes again, and two push consumers consuming throughout, each in its own consumer group: ours
 (``CONSUMER_GROUP``) and the official C++ client's (``CPP_CONSUMER_GROUP``, its own process, ``cpp_consumer.py``). Every acknowledged send is recorded (``Ack``) with
 what the broker said: queue, queue offset, the broker that acked (from the offset msgId) and when; every failed send
 is recorded too (``Failure``), for the unavailability windows.
@@ -61,10 +62,24 @@ class Record:
     consumed_cpp: list[tuple[str, int, int]] = field(default_factory=list)  # the C++ push consumer's
 
 
-async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str = "py") -> None:
+@dataclass(frozen=True)
+class Pace:
+    """How a producer sends: its per-send timeout, and the pause after each ack (0: back to back)."""
+
+    timeout_s: float = 3.0  # J's sendMsgTimeout
+    pause_s: float = 0.0
+
+
+PROBE = Pace(timeout_s=0.5, pause_s=0.1)  # the probe: tries often with a short timeout, so it sees the first moment
+# the new master takes writes (the main producer may be waiting out J's 3 s timeout on the silent old master then)
+
+
+async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str = "py", pace: Pace = Pace()) -> None:
     """Send ``<prefix>-<seq>`` to queue seq % QUEUES (one message at a time, so each queue's order is the send
     order) until ``stop``; a failed send is recorded and the next one tried (a new key)."""
-    producer = Producer(f"PG_chaos_{prefix}", ns_addr, poll_namesrv_interval=1.0, send_timeout_ms=3000)
+    producer = Producer(
+        f"PG_chaos_{prefix}", ns_addr, poll_namesrv_interval=1.0, send_timeout_ms=int(pace.timeout_s * 1000)
+    )
     await producer.start()
     try:
         seq = 0
@@ -73,7 +88,7 @@ async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str
             mq = MessageQueue(TOPIC, GROUP, seq % QUEUES)
             began = time.time()
             try:
-                r = await producer.send(Message(TOPIC, key.encode(), keys=key), queue=mq, timeout=3)
+                r = await producer.send(Message(TOPIC, key.encode(), keys=key), queue=mq, timeout=pace.timeout_s)
             except Exception as exc:
                 record.failures.append(Failure(key, time.time(), f"{type(exc).__name__}: {exc}"[:200]))
                 await asyncio.sleep(0.05)
@@ -85,6 +100,8 @@ async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str
                     )
                 else:
                     record.failures.append(Failure(key, time.time(), r.send_status.name))
+                if pace.pause_s:
+                    await asyncio.sleep(pace.pause_s)
             seq += 1
     finally:
         await producer.close()
