@@ -6,8 +6,8 @@
   long as ``send_timeout_ms`` lasts: ``retry_times_when_send_failed`` (2) times at once, each on another broker
   when the topic has one (J's behaviour), then with a backoff (50 ms doubling to 1 s) and a fresh connection on each
   try (aiokafka's), so a broker restart shorter than the budget costs latency, not an exception; a lost or refused
-  connection also refreshes the topic's route at once (beyond J, which waits for its poll: a failover's new master
-  is found on the next try). Only when the
+  connection also refreshes the topic's route at once, a timed-out send in the background (beyond J, which waits
+  for its poll: a failover's new master is found on the next try). Only when the
   budget is spent does the last error reach the caller. A FLUSH_* or SLAVE_NOT_AVAILABLE reply is returned, not
   retried (``retry_another_broker_when_not_store_ok``). Messages sent to a fixed queue (a queue, a selector or a
   sharding key: ordered messages) are retried on that queue only.
@@ -351,6 +351,9 @@ class Producer(RequestReply, StartClose):
                     isinstance(exc, BrokerError) and exc.refresh_route
                 ):  # a broker whose connection is gone may have been replaced (a failover): ask for the route now
                     await self._refresh_quietly(topic)
+                elif isinstance(exc, RequestTimeoutError):  # a silent broker may have been replaced meanwhile: the
+                    # next send should find out, without making this one later than its timeout
+                    self.instance.spawn(self._refresh_quietly(topic), "route refresh after a send timeout")
                 _log.info("send failed, retrying", topic=topic, broker=mq.broker_name, attempt=attempt, error=str(exc))
                 if attempt >= quick:  # every broker tried: wait a little (the broker may be restarting), reconnect
                     await asyncio.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
