@@ -90,7 +90,7 @@ async def produce(ns_addr: str, record: Record, stop: asyncio.Event, prefix: str
             try:
                 r = await producer.send(Message(TOPIC, key.encode(), keys=key), queue=mq, timeout=pace.timeout_s)
             except Exception as exc:
-                record.failures.append(Failure(key, time.time(), f"{type(exc).__name__}: {exc}"[:200]))
+                record.failures.append(Failure(key, time.time(), _brief(f"{type(exc).__name__}: {exc}")))
                 await asyncio.sleep(0.05)
             else:
                 if r.send_status.name == "SEND_OK":
@@ -129,6 +129,11 @@ async def consuming(ns_addr: str, record: Record) -> AsyncIterator[PushConsumer]
         yield consumer
     finally:
         await consumer.close()
+
+
+def _brief(text: str) -> str:
+    """An error's head and tail (a broker's refusal puts its reason after J's long remark)."""
+    return text if len(text) <= 320 else f"{text[:100]} … {text[-200:]}"
 
 
 class _CppProcess:
