@@ -299,6 +299,10 @@ class ReplicasManager:
                 await self._start_once()
             else:
                 _log.info("replica info from %s: %s", self.leader, exc)
+                if exc.code == ResponseCode.CONTROLLER_NOT_LEADER:
+                    # a follower still answers heartbeats: without this a broker would keep heartbeating a deposed
+                    # leader, unheard by the new one (which then cannot elect it)
+                    await self._find_leader()
             return
         except RemotingError as exc:
             _log.info("replica info from %s failed: %s", self.leader, exc)

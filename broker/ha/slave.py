@@ -5,7 +5,9 @@ queries. Byte layout: ``broker.ha.wire``.
 
 The master's HA address is ``haMasterAddress`` when set, otherwise the ``haServerAddr`` of the last REGISTER_BROKER
 reply (``set_master``). When the connection cannot be made or is lost the client asks for a fresh registration
-(``on_lost``, so it learns a master that moved) and retries after ``_RETRY_S`` (J waits 5 s).
+(``on_lost``, so it learns a master that moved) and retries after ``_RETRY_S`` (J waits 5 s). In controller mode
+a slave that has no master HA address yet (just after an election, the new master may register with the name
+servers after this slave did) asks again every 0.1 s for 2 s, then every ``_RETRY_S``.
 
 A slave never truncates: when the master pushes an offset other than this log's end, the connection is closed and
 the slave reports its end again; when the master says the slave is ahead (``DIVERGED``) it keeps its bytes, keeps
@@ -41,6 +43,8 @@ from runtime.tasks import stop_tasks
 _log = logging.getLogger("rocketq.broker.ha.slave")
 
 _RETRY_S = 1.0
+_ASK_FAST_S = 0.1  # controller mode, no master HA address yet: re-ask this often for _ASK_FAST_TRIES, then _RETRY_S
+_ASK_FAST_TRIES = 20
 _CONNECT_TIMEOUT_S = 3.0
 
 
@@ -105,13 +109,19 @@ class HAClient:
 
     async def _run(self) -> None:
         st = self.state
+        asks = 0
         while True:
             addr = st.master_ha_addr
             if not addr:  # a new master's HA address comes with a registration reply: ask for one
                 if self._on_lost is not None and self.handshake is not None:  # controller mode only
                     self._on_lost()
-                await self._pause(_RETRY_S)
+                    # just after an election the new master may not have registered yet: ask again soon
+                    asks += 1
+                    await self._pause(_ASK_FAST_S if asks <= _ASK_FAST_TRIES else _RETRY_S)
+                else:
+                    await self._pause(_RETRY_S)
                 continue
+            asks = 0
             host, _, port = addr.rpartition(":")
             sec = self.security
             try:

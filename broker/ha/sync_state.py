@@ -52,6 +52,7 @@ class SyncStateTracker:
         self._links: list[SlaveLink] = []
         self._pending: frozenset[int] | None = None  # a change sent to the controller, not answered yet
         self.hold_until = 0.0  # monotonic: no expansion before (set after a refused change)
+        self._held = 0  # the last confirm offset: the bound while a member is not connected
 
     def adopt(self, members: frozenset[int], epoch: int) -> bool:
         """The controller's set (register / replica info / alter reply / role notification); True if it changed."""
@@ -81,10 +82,21 @@ class SyncStateTracker:
         return acks[need - 1] if len(acks) >= need else -1
 
     def confirm_offset(self, links: list[SlaveLink], end: int) -> int:
-        """J's confirmOffset: the smallest ack over the set's connected members (the master's end when alone)."""
+        """J's confirmOffset: the smallest ack over the set's members (the master's end when alone). A member that is
+        not connected (or has not acked yet) holds it where it was: what that member has is unknown, and a master
+        whose slaves' connections all dropped (cut off, then healed just before it learns it was deposed) must not
+        let consumers read records no one else holds."""
         local = self._local_id()
-        acks = [lk.ack_offset for lk in links if lk.broker_id in self.members and lk.broker_id != local]
-        return min([end, *(a for a in acks if a >= 0)])
+        acks = {
+            lk.broker_id: lk.ack_offset
+            for lk in links
+            if lk.broker_id in self.members and lk.broker_id != local and lk.ack_offset >= 0
+        }
+        value = min([end, *acks.values()])
+        if any(m != local and m not in acks for m in self.members):
+            value = min(value, self._held)
+        self._held = value
+        return value
 
     def on_ack(self, link: SlaveLink) -> None:
         """Expand: a replica outside the set that has caught up joins (reported at once)."""

@@ -5,7 +5,9 @@
 * ``send`` retries retriable errors (connection refused or lost, timeout, SYSTEM_BUSY, TOPIC_NOT_EXIST…) for as
   long as ``send_timeout_ms`` lasts: ``retry_times_when_send_failed`` (2) times at once, each on another broker
   when the topic has one (J's behaviour), then with a backoff (50 ms doubling to 1 s) and a fresh connection on each
-  try (aiokafka's), so a broker restart shorter than the budget costs latency, not an exception. Only when the
+  try (aiokafka's), so a broker restart shorter than the budget costs latency, not an exception; a lost or refused
+  connection also refreshes the topic's route at once, a timed-out send in the background (beyond J, which waits
+  for its poll: a failover's new master is found on the next try). Only when the
   budget is spent does the last error reach the caller. A FLUSH_* or SLAVE_NOT_AVAILABLE reply is returned, not
   retried (``retry_another_broker_when_not_store_ok``). Messages sent to a fixed queue (a queue, a selector or a
   sharding key: ordered messages) are retried on that queue only.
@@ -49,7 +51,7 @@ from client.trace import INNER_TRACE_GROUP_PREFIX, TraceDispatcher, pub_record
 from protocol.batch import encode_batch_texts
 from protocol.bodies import PERM_WRITE
 from protocol.command import RemotingCommand
-from protocol.errors import BrokerError, RemotingError, RequestTimeoutError
+from protocol.errors import BrokerError, ConnectionClosedError, RemotingError, RequestTimeoutError
 from protocol.headers import (
     CheckTransactionStateRequestHeader,
     EndTransactionRequestHeader,
@@ -345,8 +347,13 @@ class Producer(RequestReply, StartClose):
                 retriable = exc.retriable if isinstance(exc, RemotingError) else True
                 if not retriable:
                     raise
-                if isinstance(exc, NoBrokerAvailableError) or (isinstance(exc, BrokerError) and exc.refresh_route):
+                if isinstance(exc, (NoBrokerAvailableError, ConnectionClosedError)) or (
+                    isinstance(exc, BrokerError) and exc.refresh_route
+                ):  # a broker whose connection is gone may have been replaced (a failover): ask for the route now
                     await self._refresh_quietly(topic)
+                elif isinstance(exc, RequestTimeoutError):  # a silent broker may have been replaced meanwhile: the
+                    # next send should find out, without making this one later than its timeout
+                    self.instance.spawn(self._refresh_quietly(topic), "route refresh after a send timeout")
                 _log.info("send failed, retrying", topic=topic, broker=mq.broker_name, attempt=attempt, error=str(exc))
                 if attempt >= quick:  # every broker tried: wait a little (the broker may be restarting), reconnect
                     await asyncio.sleep(max(0.0, min(backoff, deadline - time.monotonic())))

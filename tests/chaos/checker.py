@@ -9,16 +9,21 @@ lost                acked keys absent from the final log (must be 0)
 duplicates          extra copies of a key in the final log (a retried send whose first try was stored; allowed)
 fenced              acks whose reported (queue, offset) holds another message in the final log: a write a stale
                     master accepted and that was later cut (must be 0)
-order violations    per queue, acked sends (one producer, one at a time) whose final offsets do not follow the send
+order violations    per producer and queue, acked sends (one at a time) whose final offsets do not follow the send
                     order (must be 0)
 divergent           replicas whose log of the topic differs from the final master's once caught up (must be 0)
-unconsumed          acked keys the push consumer never received (must be 0: consumers skip nothing)
-offset regressions  queues whose committed offset on the final master is below one committed before the fault
-                    (must be 0: committed offsets survive the failover)
+unconsumed          acked keys our push consumer never received (must be 0: consumers skip nothing)
+unconsumed C++      acked keys the official C++ client's push consumer (its own group) never received (must be 0)
+redelivered         extra deliveries of a key to our / the C++ push consumer (at-least-once; allowed, counted)
+offset regressions  per group (ours, C++), queues whose committed offset on the new master is below one committed
+                    before the fault (must be 0: committed offsets survive the failover)
 cut bytes           bytes of commit log the replicas dropped when they rejoined (what a deposed master had that the
                     new one never confirmed; from the brokers' "commit log cut" lines)
 unavailable         per fault, the longest time without any ack from the fault until the end of the run (seconds):
-                    from the failure to the first successful send on the new master when the master changed
+                    from the failure to the first successful send on the new master when the master changed. Over
+                    every client's acks — the probe (0.5 s send timeout) sees the first moment the cluster takes
+                    writes; ``unavailable (3 s)``: the same over the main producer's acks alone (J's 3 s
+                    sendMsgTimeout: a send to a silent old master waits it out before the next one can go)
 ==================  =================================================================================================
 """
 
@@ -31,7 +36,7 @@ from client.admin.admin_client import AdminClient
 from protocol.codes import RequestCode, ResponseCode
 from protocol.headers import PullMessageRequestHeader
 from protocol.record_decode import decode_records
-from tests.chaos.workload import QUEUES, TOPIC, Record
+from tests.chaos.workload import QUEUES, TOPIC, Ack, Record
 
 Log = dict[int, list[str]]  # queue id → keys by queue offset (the index is the offset)
 
@@ -78,8 +83,12 @@ class Verdict:
     order_violations: int = 0
     divergent: list[str] = field(default_factory=list)
     unconsumed: list[str] = field(default_factory=list)
+    unconsumed_cpp: list[str] = field(default_factory=list)
+    redelivered: int = 0
+    redelivered_cpp: int = 0
     offset_regressions: list[str] = field(default_factory=list)
     unavailable: list[float] = field(default_factory=list)
+    unavailable_main: list[float] = field(default_factory=list)
     cut_bytes: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -91,6 +100,7 @@ class Verdict:
             or self.order_violations
             or self.divergent
             or self.unconsumed
+            or self.unconsumed_cpp
             or self.offset_regressions
         )
 
@@ -102,6 +112,7 @@ class Verdict:
                 ("fenced", self.fenced),
                 ("divergent", self.divergent),
                 ("unconsumed", self.unconsumed),
+                ("unconsumed by C++", self.unconsumed_cpp),
                 ("offset regressions", self.offset_regressions),
             )
             if vals
@@ -116,8 +127,8 @@ def judge(
     record: Record,
     final: Log,
     replicas: dict[str, Log],
-    committed_before: dict[int, int],
-    committed_after: dict[int, int],
+    committed_before: dict[str, dict[int, int]],
+    committed_after: dict[str, dict[int, int]],
     faults: list[float],
 ) -> Verdict:
     v = Verdict(scenario)
@@ -138,26 +149,45 @@ def judge(
             keys = final.get(a.queue_id, [])
             if a.queue_offset >= len(keys) or keys[a.queue_offset] != a.key:
                 v.fenced.append(f"{a.key}@q{a.queue_id}:{a.queue_offset} by {a.acker}")
-    last: dict[int, int] = {}
+    last: dict[tuple[str, int], int] = {}
     for a in sorted((a for a in record.acks if a.queue_id >= 0), key=lambda a: a.sent):
         if a.key in where:
             qid, off = where[a.key]
-            if off <= last.get(qid, -1):
+            lane = (a.key.rsplit("-", 1)[0], qid)
+            if off <= last.get(lane, -1):
                 v.order_violations += 1
-            last[qid] = max(off, last.get(qid, -1))
+            last[lane] = max(off, last.get(lane, -1))
     for name, log in replicas.items():
         if log != final:
             v.divergent.append(name)
-    consumed = {k for k, _q, _o in record.consumed}
-    v.unconsumed = [a.key for a in record.acks if a.key not in consumed]
-    for qid, before in committed_before.items():
-        after = committed_after.get(qid, -1)
-        if after < before:
-            v.offset_regressions.append(f"q{qid}: {before} -> {after}")
+    v.unconsumed, v.redelivered = _consumer_verdict(record.acks, record.consumed)
+    v.unconsumed_cpp, v.redelivered_cpp = _consumer_verdict(record.acks, record.consumed_cpp)
+    for group, offsets in committed_before.items():
+        for qid, before in offsets.items():
+            after = committed_after.get(group, {}).get(qid, -1)
+            if after < before:
+                v.offset_regressions.append(f"{group} q{qid}: {before} -> {after}")
     for t in faults:
-        times = sorted(a.acked for a in record.acks if a.acked >= t)
-        if times:
-            v.unavailable.append(round(max(b - a for a, b in zip([t, *times], times, strict=False)), 2))
-        else:
+        window = _window(t, record.acks)
+        if window is None:
             v.notes.append(f"no ack after the fault at {t:.1f}")
+            continue
+        v.unavailable.append(window)
+        main = _window(t, [a for a in record.acks if a.key.startswith("py-")])
+        if main is not None:
+            v.unavailable_main.append(main)
     return v
+
+
+def _window(fault: float, acks: list[Ack]) -> float | None:
+    """The longest time without an ack from ``fault`` on (None: no ack after it)."""
+    times = sorted(a.acked for a in acks if a.acked >= fault)
+    if not times:
+        return None
+    return round(max(b - a for a, b in zip([fault, *times], times, strict=False)), 2)
+
+
+def _consumer_verdict(acks: list[Ack], consumed: list[tuple[str, int, int]]) -> tuple[list[str], int]:
+    """The acked keys a consumer never received, and how many deliveries were repeats."""
+    got = Counter(k for k, _q, _o in consumed)
+    return [a.key for a in acks if a.key not in got], sum(n - 1 for n in got.values() if n > 1)

@@ -3,14 +3,16 @@ broker in controller mode, each a real process (``python -m controller|namesrv|b
 namespace (``netns.py``), with J's default timings. ``Cluster`` starts them, kills (-9), restarts, pauses
 (SIGSTOP) and resumes them, and asks who is master (GET_BROKER_HA_STATUS) and who leads the controllers.
 
-==========  ============  ==========================================================================
-node        address       process
-==========  ============  ==========================================================================
-ns          10.77.0.10    name server, port 9876
-c0..c2      10.77.0.11-13 controllers (DLedger keys; remoting 9878, Raft 10878)
-b0..b2      10.77.0.21-23 brokers of group ``broker-chaos``: listenPort 10911, haListenPort 10912,
-                          ``enableControllerMode``, ``allAckInSyncStateSet=true``, ``minInSyncReplicas=2``
-==========  ============  ==========================================================================
+==========  ==============  ========================================================================
+node        address         process
+==========  ==============  ========================================================================
+ns          <subnet>.10     name server, port 9876
+c0..c2      <subnet>.11-13  controllers (DLedger keys; remoting 9878, Raft 10878)
+b0..b2      <subnet>.21-23  brokers of group ``broker-chaos``: listenPort 10911, haListenPort 10912,
+                            ``enableControllerMode``, ``allAckInSyncStateSet=true``, ``minInSyncReplicas=2``
+==========  ==============  ========================================================================
+
+(``<subnet>`` is 10.77.0 by default, 10.78.<k> with ``ROCKETQ_CHAOS_NET=<k>``: ``netns.py``.)
 """
 
 from __future__ import annotations

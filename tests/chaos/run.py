@@ -5,11 +5,12 @@ markdown report.
     python -m tests.chaos.run [--rounds 4] [--hold 15] [--only kill-master,...] [--report chaos-report.md]
 
 One run: boot the cluster and wait for a master whose SyncStateSet holds all three replicas; create the topic
-(``QUEUES`` queues); start the push consumer and the producers (ours; the C++ client in every other run); after
-~15 s of traffic (slaves copy consumer offsets every 10 s) note the master's committed offsets and inject the
-fault; if the scenario deposes the master, wait for a new one and read its committed offsets at once; hold the
+(``QUEUES`` queues); start the push consumers (ours and the C++ client's, each its own group) and the producers
+(ours; the C++ client in every other run); after ~15 s of traffic (slaves copy consumer offsets every 10 s) note
+the master's committed offsets and inject the fault; if the scenario deposes the master, wait for a new one and read its committed offsets at once; hold the
 fault ``hold`` seconds, heal, wait until all three replicas are in sync again, send a few more seconds, stop,
-let the consumer drain, read everything back and judge (``checker.py``). Exit status 1 when any run broke a rule.
+let both consumers drain, read everything back and judge (``checker.py``); the sends' times and failures go to
+``<work>/record.json`` for a post-mortem. Exit status 1 when any run broke a rule.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import json
 import re
 import statistics
 import sys
@@ -29,7 +32,18 @@ from tests.chaos.checker import Log, Verdict, judge, read_log
 from tests.chaos.nemesis import SCENARIOS, Scenario
 from tests.chaos.netns import Network
 from tests.chaos.nodes import BROKERS, Cluster
-from tests.chaos.workload import CONSUMER_GROUP, QUEUES, TOPIC, CppProducer, Record, consuming, produce
+from tests.chaos.workload import (
+    CONSUMER_GROUP,
+    CPP_CONSUMER_GROUP,
+    PROBE,
+    QUEUES,
+    TOPIC,
+    CppConsumer,
+    CppProducer,
+    Record,
+    consuming,
+    produce,
+)
 from tests.eventually import eventually
 
 WARMUP_S = 13.0  # between the offsets snapshot and the fault: slaves copy offsets every 10 s
@@ -37,12 +51,17 @@ POST_S = 5.0
 CUT_LINE = re.compile(r"commit log cut at \d+: (\d+) bytes dropped")
 
 
-async def _committed(admin: AdminClient, addr: str) -> dict[int, int]:
-    try:
-        stats = await admin.consume_stats(addr, CONSUMER_GROUP, TOPIC)
-    except Exception:
-        return {}
-    return {mq.queue_id: w.consumer_offset for mq, w in stats.offset_table.items()}
+async def _committed(admin: AdminClient, addr: str) -> dict[str, dict[int, int]]:
+    """Each consumer group's committed offsets on the broker at ``addr`` (a group it cannot tell: {})."""
+    out: dict[str, dict[int, int]] = {}
+    for group in (CONSUMER_GROUP, CPP_CONSUMER_GROUP):
+        try:
+            stats = await admin.consume_stats(addr, group, TOPIC)
+        except Exception:
+            out[group] = {}
+        else:
+            out[group] = {mq.queue_id: w.consumer_offset for mq, w in stats.offset_table.items()}
+    return out
 
 
 async def _replicas_match(admin: AdminClient, cluster: Cluster, final: Log) -> dict[str, Log]:
@@ -60,6 +79,19 @@ async def _replicas_match(admin: AdminClient, cluster: Cluster, final: Log) -> d
     return logs
 
 
+def _dump(path: Path, record: Record, fault_at: float) -> None:
+    """The run's sends for a post-mortem of its window: the fault time, every failure, every ack's times."""
+    path.write_text(
+        json.dumps(
+            {
+                "fault_at": fault_at,
+                "failures": [dataclasses.astuple(f) for f in record.failures],
+                "acks": [(a.key, a.acker, a.sent, a.acked) for a in record.acks],
+            }
+        )
+    )
+
+
 async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: float = 15.0) -> Verdict:
     net = Network.create()
     cluster = Cluster(net, work)
@@ -67,6 +99,7 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     cpp_producer: CppProducer | None = None
+    cpp_consumer: CppConsumer | None = None
     notes: list[str] = []
     try:
         await cluster.start()
@@ -76,8 +109,11 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
                 with contextlib.suppress(Exception):  # slaves refuse (and copy the master's table)
                     await admin.create_topic(cluster.addr(b), TOPIC, QUEUES, QUEUES, 6, True)
             await eventually(lambda: admin.topic_route(TOPIC), timeout=30, ignoring=(Exception,), what="the route")
+            cpp_consumer = CppConsumer(cluster.ns_addr, work / "cpp-consumer.jsonl")
+            await eventually(cpp_consumer.started, timeout=60, what="the C++ consumer to start")
             async with consuming(cluster.ns_addr, record):
                 tasks.append(asyncio.create_task(produce(cluster.ns_addr, record, stop)))
+                tasks.append(asyncio.create_task(produce(cluster.ns_addr, record, stop, "probe", PROBE)))
                 if cpp:
                     cpp_producer = CppProducer(cluster.ns_addr, work / "cpp-producer.jsonl")
 
@@ -85,7 +121,8 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
                     for t in tasks:  # a producer that died says why
                         if t.done():
                             t.result()
-                    return len(record.acks) >= 20 and len(record.consumed) >= 10
+                    assert cpp_consumer is not None
+                    return len(record.acks) >= 20 and len(record.consumed) >= 10 and len(cpp_consumer.consumed()) >= 10
 
                 await eventually(traffic, timeout=60, what=lambda: f"traffic: {record.failures[-3:]}")
                 await asyncio.sleep(2.0)  # the consumer commits every second
@@ -94,7 +131,7 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
                 await asyncio.sleep(WARMUP_S)  # traffic before the fault; slaves copy the offsets meanwhile
                 fault_at = time.time()
                 victim = await scenario.inject(cluster, admin, master)
-                after: dict[int, int] = dict(before)
+                after = dict(before)
                 if scenario.master_changes:
                     try:
                         new = await cluster.wait_master(admin, 1, hold + 60, exclude=victim)
@@ -114,14 +151,22 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
                     cpp_producer.stop(record)
                     cpp_producer = None
                 acked = {a.key for a in record.acks}
+
+                def drained() -> bool:
+                    assert cpp_consumer is not None
+                    ours = {k for k, _q, _o in record.consumed}
+                    return acked <= ours and acked <= {k for k, _q, _o in cpp_consumer.consumed()}
+
                 with contextlib.suppress(AssertionError):
-                    await eventually(
-                        lambda: acked <= {k for k, _q, _o in record.consumed}, timeout=60, step=0.5, what="drain"
-                    )
+                    await eventually(drained, timeout=60, step=0.5, what="drain")
+            if note := cpp_consumer.stop(record):
+                notes.append(note)
+            cpp_consumer = None
             final_master = await cluster.wait_master(admin, 1, 60)
             final = await read_log(admin, cluster.addr(final_master))
             replicas = await _replicas_match(admin, cluster, final)
             verdict = judge(scenario.name, record, final, replicas, before, after, [fault_at])
+            _dump(work / "record.json", record, fault_at)
             verdict.notes += notes
             verdict.cut_bytes = sum(
                 int(m) for b in BROKERS for m in CUT_LINE.findall(cluster.procs[b].log.read_text(errors="replace"))
@@ -134,6 +179,8 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
         await asyncio.gather(*tasks, return_exceptions=True)
         if cpp_producer is not None:
             cpp_producer.stop(record)
+        if cpp_consumer is not None:
+            cpp_consumer.stop(record)
         cluster.stop_all()
         net.destroy()
 
@@ -141,29 +188,35 @@ async def run_one(scenario: Scenario, work: Path, *, cpp: bool = False, hold: fl
 # -- schedule and report ---------------------------------------------------------------------------------------------
 
 HEADER = (
-    "| # | scenario | C++ | acked (C++) | failed sends | lost | dup | fenced | order | divergent | unconsumed "
-    "| offsets regressed | cut bytes | unavailable s | ok |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "| # | scenario | C++ producer | acked (C++) | failed sends | lost | dup | fenced | order | divergent "
+    "| unconsumed ours / C++ | redelivered ours / C++ | offsets regressed | cut bytes | unavailable s "
+    "| unavailable (3 s) s | ok |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
 def row(i: int, v: Verdict, cpp: bool) -> str:
     unavail = ", ".join(f"{u:.1f}" for u in v.unavailable) or "-"
+    unavail_main = ", ".join(f"{u:.1f}" for u in v.unavailable_main) or "-"
     ok = "yes" if v.ok else "NO"
     return (
         f"| {i} | {v.scenario} | {'yes' if cpp else 'no'} | {v.acked} ({v.acked_cpp}) | {v.failed_sends} "
         f"| {len(v.lost)} | {v.duplicates} | {len(v.fenced)} | {v.order_violations} | {len(v.divergent)} "
-        f"| {len(v.unconsumed)} | {len(v.offset_regressions)} | {v.cut_bytes} | {unavail} | {ok} |\n"
+        f"| {len(v.unconsumed)} / {len(v.unconsumed_cpp)} | {v.redelivered} / {v.redelivered_cpp} "
+        f"| {len(v.offset_regressions)} | {v.cut_bytes} | {unavail} | {unavail_main} | {ok} |\n"
     )
 
 
 def summary(results: list[tuple[Verdict, bool]]) -> str:
-    out = "\n| scenario | runs | unavailable p50 s | max s |\n|---|---|---|---|\n"
+    out = "\n| scenario | runs | unavailable p50 s | max s | unavailable (3 s) p50 s | max s |\n"
+    out += "|---|---|---|---|---|---|\n"
     for name in SCENARIOS:
-        vals = [u for v, _ in results if v.scenario == name for u in v.unavailable]
+        runs = [v for v, _ in results if v.scenario == name]
+        vals = [u for v in runs for u in v.unavailable]
+        main = [u for v in runs for u in v.unavailable_main] or [float("nan")]
         if vals:
-            out += f"| {name} | {sum(1 for v, _ in results if v.scenario == name)} "
-            out += f"| {statistics.median(vals):.1f} | {max(vals):.1f} |\n"
+            out += f"| {name} | {len(runs)} | {statistics.median(vals):.1f} | {max(vals):.1f} "
+            out += f"| {statistics.median(main):.1f} | {max(main):.1f} |\n"
     return out
 
 

@@ -2,8 +2,8 @@
 controller, name server and broker processes, each in its own network namespace, under two nemesis runs — kill -9
 of the master (restarted later; the official C++ client produces alongside ours) and the master cut off from the
 controllers while clients still reach it. Every acknowledged message must be in the final log, no ack may come from
-a fenced master, each queue keeps its send order, the replicas agree, the push consumer skips nothing and committed
-offsets survive the failover; a new master takes writes after the fault."""
+a fenced master, each queue keeps its send order, the replicas agree, neither push consumer (ours, the official C++
+client's) skips anything and committed offsets survive the failover; a new master takes writes after the fault."""
 
 from __future__ import annotations
 

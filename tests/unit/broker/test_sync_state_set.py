@@ -70,3 +70,17 @@ def test_lagging_or_gone_members_leave() -> None:
     assert t.shrunk([fresh, stale]) == {1, 2}
     assert t.shrunk([fresh]) == {1, 2}  # 3 not connected
     assert t.shrunk([fresh, _link(3, 1000)]) is None
+
+
+def test_confirm_offset_holds_while_a_member_is_not_connected() -> None:
+    end, reports = [1000], []
+    t = _tracker(AckRule(all_ack=True), end, reports)
+    assert t.confirm_offset([_link(2, 900), _link(3, 800)], 1000) == 800
+    # every slave connection dropped (a master cut off, then healed before it learns it was deposed): what only this
+    # master holds stays unreadable — the bound does not jump to its end
+    assert t.confirm_offset([], 1200) == 800
+    assert t.confirm_offset([_link(2, 1200)], 1200) == 800  # one member back: the other still unknown
+    assert t.confirm_offset([_link(2, 1200), _link(3, -1)], 1200) == 800  # connected, not reported yet
+    assert t.confirm_offset([_link(2, 1200), _link(3, 1100)], 1200) == 1100  # both report: it moves again
+    t.adopt(frozenset({1}), 6)  # the controller shrank the set to this master alone
+    assert t.confirm_offset([], 1300) == 1300
