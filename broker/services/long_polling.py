@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import structlog
 
+from broker.store.dispatcher import Arrival
 from broker.store.request import GetRequest
 
 _log = structlog.get_logger("rocketq.broker.long_polling")
@@ -101,25 +102,17 @@ class LongPollingService:
                 if not waiting:
                     del self._held[key]
 
-    def notify_arrival(
-        self,
-        topic: str,
-        queue_id: int,
-        next_offset: int,
-        tags_code: int,
-        store_ts: int = 0,
-        properties: Mapping[str, str] | None = None,
-    ) -> None:
-        """The store's arrival listener: a message was dispatched; ``next_offset`` is the queue's max offset after
-        it (its logic offset + 1)."""
-        waiting = self._held.get((topic, queue_id))
+    def notify_arrival(self, arrival: Arrival) -> None:
+        """The store's arrival listener: a message was dispatched; wakes the pulls it has news for."""
+        waiting = self._held.get((arrival.topic, arrival.queue_id))
         if not waiting:
             return
+        next_offset = arrival.next_offset
         for entry in waiting:
             if not entry.wake_on_arrival or next_offset <= entry.request.offset:
                 continue
             match_code = entry.request.message_filter
-            if match_code is None or match_code(tags_code):
+            if match_code is None or match_code(arrival.tags_code):
                 _resolve(entry.future, Wake.ARRIVED)
 
     def release_group(self, group: str, topic: str) -> int:

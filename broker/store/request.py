@@ -8,6 +8,7 @@ object              carried from → to
 ``BatchPutRequest`` a service → ``MessageStore.put_messages`` → ``Appender.append_batch``
 ``Appended``        the appender → ``Dispatcher.submit`` → its drain (what dispatch needs of one append)
 ``GetRequest``      a service or handler → ``MessageStore.get_message`` (a pull, a POP, a scan of a queue)
+``MessageFilter``   a subscription's filter (``broker.filter``) → the filter fields of a ``GetRequest``
 ``MarkSpec``        a filtered ``GetRequest`` → ``FilterMarks`` (whose verdicts the store keeps per entry)
 =================== =========================================================================================
 
@@ -150,6 +151,26 @@ TagsCodeFilter = Callable[[int], bool]
 TagsFilter = Callable[[str | None], bool]
 # the whole record (a view of it) → keep it?
 RecordFilter = Callable[[memoryview], bool]
+
+
+class MessageFilter:
+    """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
+    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply.
+    ``marks``: what lets the store keep ``match_record``'s verdicts per entry (None: they are not kept)."""
+
+    __slots__ = ("marks", "match_code", "match_record", "match_tags")
+
+    def __init__(
+        self,
+        match_code: Callable[[int], bool] | None,
+        match_tags: Callable[[str | None], bool] | None,
+        match_record: Callable[[memoryview], bool] | None,
+        marks: MarkSpec | None = None,
+    ) -> None:
+        self.match_code = match_code
+        self.match_tags = match_tags
+        self.match_record = match_record
+        self.marks = marks
 
 
 @dataclass(slots=True)
