@@ -25,49 +25,24 @@ from typing import Any
 
 from protocol.batch import BatchItem
 from protocol.message_ext import MessageExt
+from protocol.record import RecordMessage
 
 Host = str | tuple[str, int]
 
 
-class PutRequest:
-    """One message to store. ``properties`` is the properties string as sent (stored verbatim) or a dict."""
+class PutRequest(RecordMessage):
+    """One message to store: the record's fields its sender gives (``RecordMessage``, which the appender encodes
+    from it). ``properties`` is the properties string as sent (stored verbatim) or a dict."""
 
-    __slots__ = (
-        "body",
-        "born_host",
-        "born_timestamp",
-        "flag",
-        "prepared_transaction_offset",
-        "properties",
-        "queue_id",
-        "reconsume_times",
-        "sys_flag",
-        "topic",
-    )
+    __slots__ = ()
 
-    def __init__(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        body: bytes,
-        properties: str | dict[str, str],
-        reconsume_times: int = 0,
-        prepared_transaction_offset: int = 0,
-    ) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
-        self.flag = flag
-        self.sys_flag = sys_flag
-        self.born_timestamp = born_timestamp
-        self.born_host = born_host
-        self.body = body
-        self.properties = properties
-        self.reconsume_times = reconsume_times
-        self.prepared_transaction_offset = prepared_transaction_offset
+    def moved(self, topic: str, queue_id: int, properties: str) -> PutRequest:
+        """A request storing this message at another place (a half message, a delay or timer diversion), with
+        these properties; this request is left as it is."""
+        return PutRequest(
+            topic, queue_id, self.flag, self.sys_flag, self.born_timestamp, self.born_host, self.body, properties,
+            self.reconsume_times, self.prepared_transaction_offset,
+        )  # fmt: skip
 
     @classmethod
     def from_ext(cls, msg: MessageExt, **changes: Any) -> PutRequest:
