@@ -215,7 +215,7 @@ def encode_record_v4(
 ) -> bytes:
     """The inline fast path: one MAGIC v1 record with IPv4 hosts, fields 1-15 packed by one ``struct`` call
     (``RECORD_HEAD_V4``) and the rest joined once. The put path of the store calls it per message with values it
-    already holds; ``encode_record`` calls it for IPv4 hosts. Nothing is checked here.
+    already holds (``encode_message`` builds the same bytes field by field). Nothing is checked here.
 
     ``size`` is the whole record, ``FIXED_SIZE_V4 - 1 + len(topic_block) + len(body) + len(props)``, plus
     ``len(seal) + SEAL_DIGITS_LEN + 1`` when sealed; ``crc`` is ``crc32(body)`` (unmasked: the seal continues it);
@@ -324,15 +324,6 @@ def encode_message(
     born_host = split_host(msg.born_host)
     born_block = host_block_v4(born_host)
     store_block = host_block_v4(store_host)
-    if born_block is not None and store_block is not None:
-        size = FIXED_SIZE_V4 + len(topic_b) + len(body) + len(props)
-        return bytearray(
-            encode_record_v4(
-                size, crc, msg.queue_id, msg.flag, queue_offset, physical_offset, sys_flag, msg.born_timestamp,
-                born_block, store_timestamp, store_block, msg.reconsume_times, msg.prepared_transaction_offset, body,
-                U8.pack(len(topic_b)) + topic_b, props,
-            )
-        )  # fmt: skip
     if born_block is None:
         sys_flag |= SYSFLAG_BORNHOST_V6
         born = HOST6.pack(host_bytes(born_host[0])[0], born_host[1])

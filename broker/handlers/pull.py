@@ -145,17 +145,13 @@ class PullHandlers:
             timeout = min(max(h.suspend_timeout_millis, 0), MAX_HOLD_MS) / 1000
         else:
             timeout = self._short_polling_s
-        store = self._store
         ctx.long_polling = True
         if self._stats is not None:
             self._stats.pull_held += 1
             self._stats.pull_holds += 1
         try:
             wake = await self._polling.hold(
-                get,
-                timeout,
-                lambda: store.get_max_offset_in_queue(get.topic, get.queue_id),
-                wake_on_arrival=self._long_polling,
+                get, timeout, self._store.get_max_offset_in_queue, wake_on_arrival=self._long_polling
             )
         finally:
             if self._stats is not None:

@@ -70,13 +70,13 @@ class LongPollingService:
         self,
         request: GetRequest,
         timeout_s: float,
-        max_offset_now: Callable[[], int] | None = None,
+        max_offset_now: Callable[[str, int], int] | None = None,
         *,
         wake_on_arrival: bool = True,
     ) -> Wake:
         """Wait until a message at or beyond the read's offset that passes its tag-hash filter (``message_filter``)
-        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message
-        dispatched after the caller's read but before this registration. ``wake_on_arrival=False`` is short polling:
+        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now(topic, queue_id)`` (the store's) closes
+        the race with a message dispatched after the caller's read but before this registration. ``wake_on_arrival=False`` is short polling:
         only the timeout (or shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does."""
         if self._closed:
             return Wake.SHUTDOWN
@@ -87,7 +87,7 @@ class LongPollingService:
         entry = _Held(request, fut, wake_on_arrival)
         self._held.setdefault(key, []).append(entry)
         timer = loop.call_later(max(timeout_s, 0.0), _resolve, fut, Wake.TIMEOUT)
-        if wake_on_arrival and max_offset_now is not None and max_offset_now() > offset:
+        if wake_on_arrival and max_offset_now is not None and max_offset_now(key[0], key[1]) > offset:
             _resolve(fut, Wake.ARRIVED)
         try:
             return await fut
