@@ -134,4 +134,7 @@ async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None
 
 async def test_hold_race_with_dispatch() -> None:
     svc = LongPollingService()
-    assert await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED
+    assert (
+        await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda topic, qid: 4 if (topic, qid) == ("T", 0) else 0)
+        is Wake.ARRIVED
+    )
