@@ -381,14 +381,9 @@ def encode_record(
         properties = encode_properties(properties)
     props = properties.encode() if isinstance(properties, str) else properties
     return encode_message(
-        msg,
-        queue_offset=queue_offset,
-        physical_offset=physical_offset,
-        store_timestamp=store_timestamp,
-        store_host=store_host,
-        props=props,
-        crc=crc,
-    )
+        msg, queue_offset=queue_offset, physical_offset=physical_offset, store_timestamp=store_timestamp,
+        store_host=store_host, props=props, crc=crc,
+    )  # fmt: skip
 
 
 def store_timestamp_pos(sys_flag: int) -> int:
