@@ -27,7 +27,7 @@ from collections.abc import Callable
 from broker.services.client_registry import CompiledSubscription
 from broker.sql92 import Selector, SelectorError, compile_selector
 from broker.sql92.record import properties_matcher, record_matcher
-from broker.store.request import MarkSpec
+from broker.store.request import MarkSpec, MessageFilter
 from protocol.message_properties import tag_hash
 
 SUB_ALL = "*"
@@ -77,59 +77,34 @@ def build_subscription(
         return CompiledSubscription(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, TAG)
     if expression_type != SQL92:
         raise SubscriptionParseError(f"expression type {expression_type} is not supported (TAG or SQL92)")
+    selector = compile_sql(expr)
     return CompiledSubscription(
-        topic, expr or "", sub_version=sub_version, expression_type=SQL92, selector=compile_sql(expr)
-    )
-
-
-class MessageFilter:
-    """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
-    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply.
-    ``marks``: what lets the store keep ``match_record``'s verdicts per entry (None: they are not kept)."""
-
-    __slots__ = ("marks", "match_code", "match_record", "match_tags")
-
-    def __init__(
-        self,
-        match_code: Callable[[int], bool] | None,
-        match_tags: Callable[[str | None], bool] | None,
-        match_record: Callable[[memoryview], bool] | None,
-        marks: MarkSpec | None = None,
-    ) -> None:
-        self.match_code = match_code
-        self.match_tags = match_tags
-        self.match_record = match_record
-        self.marks = marks
+        topic, expr or "", sub_version=sub_version, expression_type=SQL92, selector=selector,
+        sql_filter=sql_filter(selector),
+    )  # fmt: skip
 
 
 def _tag_match(tags: frozenset[str]) -> Callable[[str | None], bool]:
     return lambda tag: tag is not None and tag in tags
 
 
-_SQL_FILTERS: dict[str, MessageFilter] = {}
-_SQL_FILTERS_MAX = 1024
-
-
-def _sql_filter(selector: Selector) -> MessageFilter:
-    """The filter of a compiled selector, built once per expression text (pulls reuse it)."""
-    f = _SQL_FILTERS.get(selector.text)
-    if f is None:
-        tags = selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
-        codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
-        marks = MarkSpec(f"{SQL92}:{selector.text}", properties_matcher(selector))
-        f = MessageFilter(codes, None, record_matcher(selector), marks)
-        if len(_SQL_FILTERS) >= _SQL_FILTERS_MAX:
-            _SQL_FILTERS.clear()
-        _SQL_FILTERS[selector.text] = f
-    return f
+def sql_filter(selector: Selector) -> MessageFilter:
+    """The filter of a compiled selector: built once per subscription (``build_subscription`` keeps it in the
+    ``CompiledSubscription``, which the consume service caches and the client registry keeps per heartbeat)."""
+    tags = selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
+    codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
+    marks = MarkSpec(f"{SQL92}:{selector.text}", properties_matcher(selector))
+    return MessageFilter(codes, None, record_matcher(selector), marks)
 
 
 def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
     """None when the subscription takes every message (no filtering at all)."""
     if sub.matches_all:
         return None
+    if sub.sql_filter is not None:
+        return sub.sql_filter
     if sub.selector is not None:
-        return _sql_filter(sub.selector)
+        return sql_filter(sub.selector)
     if sub.is_sql:  # a SQL92 subscription that did not compile: the handlers refuse it before reading
         return MessageFilter(None, None, lambda view: False)
     return MessageFilter(sub.codes.__contains__, _tag_match(sub.tags), None)

@@ -1,5 +1,6 @@
-"""The commit-log record: one table of its layout, the encoders (``encode_record``, and ``encode_record_v4``, the
-inline fast path the store's put path uses), the field offsets and readers everyone walks records with, and the
+"""The commit-log record: one table of its layout, the encoders (``encode_message`` of a ``RecordMessage`` — the
+broker's put request is one —, ``encode_record`` field by field, and ``encode_record_v4``, the inline fast path the
+store's put path uses), the field offsets and readers everyone walks records with, and the
 validation recovery runs. The same bytes are the body of PULL / VIEW / QUERY replies (decoding them into messages:
 ``protocol.record_decode``). Pure: no IO, no name lookup, no clock.
 
@@ -214,7 +215,7 @@ def encode_record_v4(
 ) -> bytes:
     """The inline fast path: one MAGIC v1 record with IPv4 hosts, fields 1-15 packed by one ``struct`` call
     (``RECORD_HEAD_V4``) and the rest joined once. The put path of the store calls it per message with values it
-    already holds; ``encode_record`` calls it for IPv4 hosts. Nothing is checked here.
+    already holds (``encode_message`` builds the same bytes field by field). Nothing is checked here.
 
     ``size`` is the whole record, ``FIXED_SIZE_V4 - 1 + len(topic_block) + len(body) + len(props)``, plus
     ``len(seal) + SEAL_DIGITS_LEN + 1`` when sealed; ``crc`` is ``crc32(body)`` (unmasked: the seal continues it);
@@ -232,6 +233,125 @@ def encode_record_v4(
         tail = b"".join((topic_block, _pack_i16(plen), props, seal))
         return b"".join((head, body, tail, b"%010d\x02" % crc32(head + tail, crc)))
     return b"".join((head, body, topic_block, _pack_i16(plen), props))
+
+
+class RecordMessage:
+    """The fields of a record that its sender gives (the store adds the queue offset, the physical offset, the
+    store time and host): what ``encode_message`` encodes. The broker's ``PutRequest`` is one, so a put is encoded
+    from the request itself. ``born_host`` is ``(ip, port)`` or ``"ip:port"`` / ``"[v6]:port"``; ``properties``
+    the properties string or a dict."""
+
+    __slots__ = (
+        "body",
+        "born_host",
+        "born_timestamp",
+        "flag",
+        "prepared_transaction_offset",
+        "properties",
+        "queue_id",
+        "reconsume_times",
+        "sys_flag",
+        "topic",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: str | tuple[str, int],
+        body: bytes,
+        properties: str | dict[str, str],
+        reconsume_times: int = 0,
+        prepared_transaction_offset: int = 0,
+    ) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.flag = flag
+        self.sys_flag = sys_flag
+        self.born_timestamp = born_timestamp
+        self.born_host = born_host
+        self.body = body
+        self.properties = properties
+        self.reconsume_times = reconsume_times
+        self.prepared_transaction_offset = prepared_transaction_offset
+
+
+def split_host(host: str | tuple[str, int]) -> tuple[str, int]:
+    """``("ip", port)`` from a tuple or an ``"ip:port"`` / ``"[v6]:port"`` string."""
+    if isinstance(host, tuple):
+        return host
+    h, _, p = host.rpartition(":")
+    if not h:
+        return host, 0
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    try:
+        return h, int(p)
+    except ValueError:
+        return h, 0
+
+
+def encode_message(
+    msg: RecordMessage,
+    *,
+    queue_offset: int = 0,
+    physical_offset: int = 0,
+    store_timestamp: int = 0,
+    store_host: tuple[str, int] = ("127.0.0.1", 0),
+    props: bytes | None = None,
+    crc: int | None = None,
+) -> bytearray:
+    """Encode ``msg`` as one MAGIC v1 record at the store's offsets, time and host. ``props``: the properties
+    bytes to write instead of ``msg.properties`` encoded. Raises ValueError for a topic over 127 bytes or
+    properties over 32767 bytes.
+
+    IPv6 hosts set the sysFlag bits 0x10 / 0x20 and take 16 address bytes; IPv4 (and IPv4-mapped) hosts clear them.
+    Note the C++ client reads hosts as IPv4 whatever the flags say: a store serving it should use IPv4 hosts."""
+    topic_b = msg.topic.encode()
+    if props is None:
+        properties = msg.properties
+        props = (properties if isinstance(properties, str) else encode_properties(properties)).encode()
+    if len(topic_b) > MAX_TOPIC_BYTES:
+        raise ValueError(f"topic is {len(topic_b)} bytes, the limit is {MAX_TOPIC_BYTES}")
+    if len(props) > MAX_PROPERTIES_BYTES:
+        raise ValueError(f"properties are {len(props)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
+    body = msg.body
+    crc = crc32(body) if crc is None else crc
+    sys_flag = msg.sys_flag & ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
+    born_host = split_host(msg.born_host)
+    born_block = host_block_v4(born_host)
+    store_block = host_block_v4(store_host)
+    if born_block is None:
+        sys_flag |= SYSFLAG_BORNHOST_V6
+        born = HOST6.pack(host_bytes(born_host[0])[0], born_host[1])
+    else:
+        born = born_block
+    if store_block is None:
+        sys_flag |= SYSFLAG_STOREHOST_V6
+        store = HOST6.pack(host_bytes(store_host[0])[0], store_host[1])
+    else:
+        store = store_block
+    size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + len(props)
+    parts = [
+        HEAD.pack(
+            size, MAGIC_V1, crc & 0x7FFFFFFF, msg.queue_id, msg.flag, queue_offset, physical_offset, sys_flag,
+            msg.born_timestamp,
+        ),
+        born,
+        I64.pack(store_timestamp),
+        store,
+        MID.pack(msg.reconsume_times, msg.prepared_transaction_offset),
+        I32.pack(len(body)),
+        body,
+        U8.pack(len(topic_b)),
+        topic_b,
+        I16.pack(len(props)),
+        props,
+    ]  # fmt: skip
+    return bytearray(b"".join(parts))
 
 
 def encode_record(
@@ -252,58 +372,18 @@ def encode_record(
     prepared_transaction_offset: int = 0,
     crc: int | None = None,
 ) -> bytearray:
-    """Encode one MAGIC v1 record. Raises ValueError for a topic over 127 bytes or properties over 32767 bytes.
-
-    IPv6 hosts set the sysFlag bits 0x10 / 0x20 and take 16 address bytes; IPv4 (and IPv4-mapped) hosts clear them.
-    Note the C++ client reads hosts as IPv4 whatever the flags say: a store serving it should use IPv4 hosts."""
-    topic_b = topic.encode() if isinstance(topic, str) else topic
+    """``encode_message`` of a record given field by field (tools, tests, a stored message re-encoded)."""
+    msg = RecordMessage(
+        topic.decode() if isinstance(topic, bytes) else topic, queue_id, flag, sys_flag, born_timestamp, born_host,
+        body, "", reconsume_times, prepared_transaction_offset,
+    )  # fmt: skip
     if isinstance(properties, dict):
         properties = encode_properties(properties)
-    props_b = properties.encode() if isinstance(properties, str) else properties
-    if len(topic_b) > MAX_TOPIC_BYTES:
-        raise ValueError(f"topic is {len(topic_b)} bytes, the limit is {MAX_TOPIC_BYTES}")
-    if len(props_b) > MAX_PROPERTIES_BYTES:
-        raise ValueError(f"properties are {len(props_b)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
-    crc = crc32(body) if crc is None else crc
-    sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
-    born_block = host_block_v4(born_host)
-    store_block = host_block_v4(store_host)
-    if born_block is not None and store_block is not None:
-        size = FIXED_SIZE_V4 + len(topic_b) + len(body) + len(props_b)
-        return bytearray(
-            encode_record_v4(
-                size, crc, queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, born_block,
-                store_timestamp, store_block, reconsume_times, prepared_transaction_offset, body,
-                U8.pack(len(topic_b)) + topic_b, props_b,
-            )
-        )  # fmt: skip
-    if born_block is None:
-        sys_flag |= SYSFLAG_BORNHOST_V6
-        born = HOST6.pack(host_bytes(born_host[0])[0], born_host[1])
-    else:
-        born = born_block
-    if store_block is None:
-        sys_flag |= SYSFLAG_STOREHOST_V6
-        store = HOST6.pack(host_bytes(store_host[0])[0], store_host[1])
-    else:
-        store = store_block
-    size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + len(props_b)
-    parts = [
-        HEAD.pack(
-            size, MAGIC_V1, crc & 0x7FFFFFFF, queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp
-        ),
-        born,
-        I64.pack(store_timestamp),
-        store,
-        MID.pack(reconsume_times, prepared_transaction_offset),
-        I32.pack(len(body)),
-        body,
-        U8.pack(len(topic_b)),
-        topic_b,
-        I16.pack(len(props_b)),
-        props_b,
-    ]
-    return bytearray(b"".join(parts))
+    props = properties.encode() if isinstance(properties, str) else properties
+    return encode_message(
+        msg, queue_offset=queue_offset, physical_offset=physical_offset, store_timestamp=store_timestamp,
+        store_host=store_host, props=props, crc=crc,
+    )  # fmt: skip
 
 
 def store_timestamp_pos(sys_flag: int) -> int:

@@ -84,6 +84,15 @@ _DURATION_MS = {
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 
 # Option name → pydantic field, one table per side. Spark lower-cases keys; the tables give the spelling back.
+# the client's security options, the same keys for a source and a sink
+_SECURITY_OPTIONS: dict[str, str] = {
+    "accessKey": "access_key",
+    "secretKey": "secret_key",
+    "useTLS": "use_tls",
+    "tlsTrustCertPath": "tls_trust_cert_path",
+    "tlsCertPath": "tls_cert_path",
+    "tlsKeyPath": "tls_key_path",
+}
 SOURCE_OPTIONS: dict[str, str] = {
     "namesrvAddr": "namesrv_addr",
     "subscribe": "subscribe",
@@ -110,12 +119,7 @@ SOURCE_OPTIONS: dict[str, str] = {
     "fetchRetryBackoffMs": "fetch_retry_backoff_ms",
     "minPartitions": "min_partitions",
     "maxRecordsPerPartition": "max_records_per_partition",
-    "accessKey": "access_key",
-    "secretKey": "secret_key",
-    "useTLS": "use_tls",
-    "tlsTrustCertPath": "tls_trust_cert_path",
-    "tlsCertPath": "tls_cert_path",
-    "tlsKeyPath": "tls_key_path",
+    **_SECURITY_OPTIONS,
 }
 SINK_OPTIONS: dict[str, str] = {
     "namesrvAddr": "namesrv_addr",
@@ -125,12 +129,7 @@ SINK_OPTIONS: dict[str, str] = {
     "sendBatchMaxBytes": "send_batch_max_bytes",
     "sendBatchMaxMessages": "send_batch_max_messages",
     "sendsInFlight": "sends_in_flight",
-    "accessKey": "access_key",
-    "secretKey": "secret_key",
-    "useTLS": "use_tls",
-    "tlsTrustCertPath": "tls_trust_cert_path",
-    "tlsCertPath": "tls_cert_path",
-    "tlsKeyPath": "tls_key_path",
+    **_SECURITY_OPTIONS,
 }
 # Keys Spark itself may put into a data source's options; never ours, never an error.
 SPARK_KEYS: frozenset[str] = frozenset({"path", "paths", "checkpointlocation", "queryname"})

@@ -57,6 +57,23 @@ def _sss(body: bytes | None) -> SyncStateSet:
         return SyncStateSet()
 
 
+def _master_view(
+    h: RegisterBrokerToControllerResponseHeader | GetReplicaInfoResponseHeader,
+    body: bytes | None,
+    sss_epoch: int | None,
+) -> MasterView:
+    """A controller's answer about the group: the master from the header, the SyncStateSet from the body (its epoch
+    from the header when it names one: ``sss_epoch``)."""
+    s = _sss(body)
+    return MasterView(
+        h.master_broker_id,
+        h.master_address or "",
+        h.master_epoch or 0,
+        frozenset(s.sync_state_set),
+        sss_epoch or s.sync_state_set_epoch,
+    )
+
+
 class ControllerApi:
     def __init__(self, client: RemotingClient, cluster: str, broker_name: str) -> None:
         self._client = client
@@ -104,14 +121,7 @@ class ControllerApi:
         )
         resp = await self._call(addr, RequestCode.CONTROLLER_REGISTER_BROKER, header)
         h = RegisterBrokerToControllerResponseHeader.from_ext_fields(resp.ext_fields)
-        s = _sss(resp.body)
-        return MasterView(
-            h.master_broker_id,
-            h.master_address or "",
-            h.master_epoch or 0,
-            frozenset(s.sync_state_set),
-            h.sync_state_set_epoch or s.sync_state_set_epoch,
-        )
+        return _master_view(h, resp.body, h.sync_state_set_epoch)
 
     async def heartbeat(self, addr: str, header: BrokerHeartbeatRequestHeader, timeout: float) -> None:
         """J sends it one-way; we wait for the controller's "Heart beat success" so the lease can be measured."""
@@ -121,15 +131,7 @@ class ControllerApi:
         resp = await self._call(
             addr, RequestCode.CONTROLLER_GET_REPLICA_INFO, GetReplicaInfoRequestHeader(self.broker_name)
         )
-        h = GetReplicaInfoResponseHeader.from_ext_fields(resp.ext_fields)
-        s = _sss(resp.body)
-        return MasterView(
-            h.master_broker_id,
-            h.master_address or "",
-            h.master_epoch or 0,
-            frozenset(s.sync_state_set),
-            s.sync_state_set_epoch,
-        )
+        return _master_view(GetReplicaInfoResponseHeader.from_ext_fields(resp.ext_fields), resp.body, None)
 
     async def elect(self, addr: str, broker_id: int) -> MasterView:
         """The broker's own election request (J ``brokerElect``); MASTER_STILL_EXIST is an answer too."""

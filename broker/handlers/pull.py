@@ -147,7 +147,6 @@ class PullHandlers:
             timeout = min(max(h.suspend_timeout_millis, 0), MAX_HOLD_MS) / 1000
         else:
             timeout = self._short_polling_s
-        store = self._store
         ctx.long_polling = True
         if self._stats is not None:
             self._stats.pull_held += 1
@@ -157,7 +156,7 @@ class PullHandlers:
             get,
             timeout,
             lambda why: self._woken(ctx, get, resp, held, why),
-            lambda: store.get_max_offset_in_queue(get.topic, get.queue_id),
+            self._store.get_max_offset_in_queue,
             self._long_polling,
         )
         return held

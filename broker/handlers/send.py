@@ -146,8 +146,9 @@ class SendHandlers:
                 f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
+        req = request_of(ctx, h, cmd.body, batch)  # the wire header, translated once: all the service gets
         try:
-            outcome = await self._svc.send(request_of(ctx, h, cmd.body, batch), defer=True)
+            outcome = await self._svc.send(req, defer=True)
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if isinstance(outcome, PendingSend):

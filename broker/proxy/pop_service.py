@@ -19,13 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 
 from broker import topics as T
-from broker.filter import MessageFilter
 from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
@@ -33,8 +32,9 @@ from broker.services.broker_stats import BrokerStats
 from broker.services.consume import get_request
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
+from broker.store.dispatcher import Arrival
 from broker.store.message_store import MessageStore
-from broker.store.request import PutRequest
+from broker.store.request import MessageFilter, PutRequest
 from broker.store.results import GetMessageStatus
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey, encode_properties
@@ -173,16 +173,8 @@ class PopService:
 
     # -- arrivals and waiting -------------------------------------------------------------------------------------
 
-    def on_arrival(
-        self,
-        topic: str,
-        queue_id: int,
-        next_offset: int,
-        tags_code: int,
-        store_ts: int = 0,
-        properties: Mapping[str, str] | None = None,
-    ) -> None:
-        for ev in self._waiters.get(topic, ()):
+    def on_arrival(self, arrival: Arrival) -> None:
+        for ev in self._waiters.get(arrival.topic, ()):
             ev.set()
 
     # -- groups -----------------------------------------------------------------------------------------------------

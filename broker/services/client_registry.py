@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from broker.sql92 import Selector
+from broker.store.request import MessageFilter
 from protocol.bodies import SubscriptionData
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
@@ -54,6 +55,7 @@ class CompiledSubscription:
     sub_version: int = 0
     expression_type: str = "TAG"
     selector: Selector | None = None
+    sql_filter: MessageFilter | None = field(default=None, compare=False)  # the selector's, built with it
 
     @property
     def is_sql(self) -> bool:

@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from broker import topics as T
-from broker.filter import MessageFilter, SubscriptionParseError, build_subscription
+from broker.filter import SubscriptionParseError, build_subscription
 from broker.services.client_registry import CompiledSubscription
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
-from broker.store.request import GetRequest
+from broker.store.request import GetRequest, MessageFilter
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
 

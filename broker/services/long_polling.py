@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import structlog
 
+from broker.store.dispatcher import Arrival
 from broker.store.request import GetRequest
 
 _log = structlog.get_logger("rocketq.broker.long_polling")
@@ -75,15 +76,15 @@ class LongPollingService:
         self,
         request: GetRequest,
         timeout_s: float,
-        max_offset_now: Callable[[], int] | None = None,
+        max_offset_now: Callable[[str, int], int] | None = None,
         *,
         wake_on_arrival: bool = True,
     ) -> Wake:
         """Wait until a message at or beyond the read's offset that passes its tag-hash filter (``message_filter``)
-        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now`` closes the race with a message
-        dispatched after the caller's read but before this registration. ``wake_on_arrival=False`` is short polling:
-        only the timeout (or shutdown) ends the hold, as J's ``shortPollingTimeMills`` hold does. ``park`` without
-        a coroutine; a cancelled wait leaves nothing held."""
+        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now(topic, queue_id)`` (the store's)
+        closes the race with a message dispatched after the caller's read but before this registration.
+        ``wake_on_arrival=False`` is short polling: only the timeout (or shutdown) ends the hold, as J's
+        ``shortPollingTimeMills`` hold does. ``park`` without a coroutine; a cancelled wait leaves nothing held."""
         fut: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
         entry = self.park(request, timeout_s, lambda why: _resolve(fut, why), max_offset_now, wake_on_arrival)
         try:
@@ -97,7 +98,7 @@ class LongPollingService:
         request: GetRequest,
         timeout_s: float,
         on_wake: Callable[[Wake], None],
-        max_offset_now: Callable[[], int] | None = None,
+        max_offset_now: Callable[[str, int], int] | None = None,
         wake_on_arrival: bool = True,
     ) -> _Held | None:
         """``hold`` without a coroutine: ``on_wake(why)`` is called exactly once, on the loop — from inside the
@@ -109,7 +110,7 @@ class LongPollingService:
             return None
         key = (request.topic, request.queue_id)
         entry = _Held(key, request, on_wake, wake_on_arrival)
-        if wake_on_arrival and max_offset_now is not None and max_offset_now() > request.offset:
+        if wake_on_arrival and max_offset_now is not None and max_offset_now(key[0], key[1]) > request.offset:
             entry.on_wake = None
             on_wake(Wake.ARRIVED)
             return None
@@ -139,25 +140,17 @@ class LongPollingService:
         if on_wake is not None and self._drop(entry):
             on_wake(why)
 
-    def notify_arrival(
-        self,
-        topic: str,
-        queue_id: int,
-        next_offset: int,
-        tags_code: int,
-        store_ts: int = 0,
-        properties: Mapping[str, str] | None = None,
-    ) -> None:
-        """The store's arrival listener: a message was dispatched; ``next_offset`` is the queue's max offset after
-        it (its logic offset + 1)."""
-        waiting = self._held.get((topic, queue_id))
+    def notify_arrival(self, arrival: Arrival) -> None:
+        """The store's arrival listener: a message was dispatched; wakes the pulls it has news for."""
+        waiting = self._held.get((arrival.topic, arrival.queue_id))
         if not waiting:
             return
+        next_offset = arrival.next_offset
         for entry in list(waiting):  # a wake removes its entry
             if not entry.wake_on_arrival or next_offset <= entry.request.offset:
                 continue
             match_code = entry.request.message_filter
-            if match_code is None or match_code(tags_code):
+            if match_code is None or match_code(arrival.tags_code):
                 self._wake(entry, Wake.ARRIVED)
 
     def release_group(self, group: str, topic: str) -> int:

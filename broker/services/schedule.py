@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
 
 import structlog
 
 from broker import topics as T
 from broker.persistence import JsonFile, TableWriter, dumps
 from broker.services.timer import TIMER_TOPIC, TimerService, has_timer, strip_timer
+from broker.store.dispatcher import Arrival
 from broker.store.message_store import MessageStore
 from broker.store.request import GetRequest, PutRequest
 from broker.store.results import PutMessageStatus
@@ -146,18 +146,10 @@ class ScheduleService:
         await stop_tasks(*tasks)
         await self._writer.flush()
 
-    def on_arrival(
-        self,
-        topic: str,
-        queue_id: int,
-        next_offset: int,
-        tags_code: int,
-        store_ts: int = 0,
-        properties: Mapping[str, str] | None = None,
-    ) -> None:
+    def on_arrival(self, arrival: Arrival) -> None:
         """Store arrival listener: wake the level whose schedule queue got a message."""
-        if topic == T.SCHEDULE_TOPIC:
-            ev = self._wake.get(queue_id + 1)
+        if arrival.topic == T.SCHEDULE_TOPIC:
+            ev = self._wake.get(arrival.queue_id + 1)
             if ev is not None:
                 ev.set()
 

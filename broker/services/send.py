@@ -376,21 +376,14 @@ class SendService:
             req.msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
-            if req.prepared:  # answered when it is durable
-                half = PutRequest(
-                    req.topic, queue_id, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
-                    req.reconsume_times,
-                )  # fmt: skip
-                return self.outcome(req, await self._counted(self._tx.put_half(half)))
+            if req.prepared:  # answered when it is durable; put_half moves its request to the half queue
+                return self.outcome(req, await self._counted(self._tx.put_half(req.moved(req.topic, queue_id, props))))
             if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                 try:
                     topic, qid, props = self._schedule.divert(req.topic, queue_id, props)
                 except TimerRejected as exc:
                     raise SendRefused(Refusal.TIMER, exc.code, exc.remark) from None
-                put = PutRequest(
-                    topic, qid, req.flag, req.sys_flag, req.born_timestamp, req.born_host, req.body, props,
-                    req.reconsume_times,
-                )  # fmt: skip
+                put = req.moved(topic, qid, props)  # the outcome and its metrics keep the topic sent to
             else:  # the common case: the request itself is the store's request
                 req.properties = props
                 put = req
@@ -406,11 +399,7 @@ class SendService:
                         self._stats.send_inflight += 1
                     return pending
             return self.outcome(req, result)
-        if isinstance(put, BatchPutRequest):
-            result = await self._counted(store.put_messages(put))
-        else:
-            result = await self._counted(store.put_message(put))
-        return self.outcome(req, result)
+        return self.outcome(req, await self._counted(store.put_message(put)))
 
     async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
         """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""

@@ -52,6 +52,7 @@ import structlog
 
 from broker.persistence import JsonFile, dumps
 from broker.services.timer_wheel import TimerLog, TimerWheel, Unit
+from broker.store.dispatcher import Arrival
 from broker.store.message_store import MessageStore
 from broker.store.request import PutRequest
 from broker.store.results import PutMessageStatus
@@ -246,17 +247,9 @@ class TimerService:
             self._log.close()
             self._wheel = self._log = None
 
-    def on_arrival(
-        self,
-        topic: str,
-        queue_id: int,
-        next_offset: int,
-        tags_code: int,
-        store_ts: int = 0,
-        properties: Mapping[str, str] | None = None,
-    ) -> None:
+    def on_arrival(self, arrival: Arrival) -> None:
         """Store arrival listener: a message reached the timer queue."""
-        if topic == TIMER_TOPIC:
+        if arrival.topic == TIMER_TOPIC:
             self._wake.set()
 
     # -- enqueue ---------------------------------------------------------------------------------------------------

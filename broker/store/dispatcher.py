@@ -57,8 +57,33 @@ _log = logging.getLogger("rocketq.store.dispatcher")
 _NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 RETRY_S: Final = 1.0  # a dispatch stalled by a full disk is retried this often (and by every read)
 
-# listener(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)
-ArrivalListener = Callable[[str, int, int, int, int, Mapping[str, str]], None]
+
+class Arrival:
+    """What the dispatcher tells its arrival listeners (the broker's long polling, POP, the schedule and the timer)
+    after a message is dispatched: its queue, ``next_offset`` (the queue's max offset after it: its logic offset
+    + 1), its tags code, store timestamp and properties. One object per notification, handed to every listener."""
+
+    __slots__ = ("next_offset", "properties", "queue_id", "store_ts", "tags_code", "topic")
+
+    def __init__(
+        self,
+        topic: str,
+        queue_id: int,
+        next_offset: int,
+        tags_code: int = 0,
+        store_ts: int = 0,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.next_offset = next_offset
+        self.tags_code = tags_code
+        self.store_ts = store_ts
+        self.properties = properties
+
+
+# listener(arrival): one message dispatched
+ArrivalListener = Callable[[Arrival], None]
 # waiting(topic, queue_id): how many wait for an arrival on that queue (a listener's probe; 0 = nobody)
 Waiting = Callable[[str, int], int]
 
@@ -315,9 +340,10 @@ class Dispatcher:
             if listeners:
                 self.dispatched_offset = phys
                 mapping: Mapping[str, str] = LazyProperties(props) if isinstance(props, str) else props
+                arrival = Arrival(topic, queue_id, queue_offset, tags_code, store_ts, mapping)
                 for cb in listeners:
                     try:
-                        cb(topic, queue_id, queue_offset, tags_code, store_ts, mapping)
+                        cb(arrival)
                     except Exception:
                         _log.exception("arrival listener failed")
         self.dispatched_offset = phys
@@ -382,9 +408,10 @@ class Dispatcher:
                 code = codes[i]
                 text = texts[i]
                 mapping: Mapping[str, str] = LazyProperties(text) if isinstance(text, str) else text
+                arrival = Arrival(topic, queue_id, queue_offset + i + 1, code, store_ts, mapping)
                 for cb in listeners:
                     try:
-                        cb(topic, queue_id, queue_offset + i + 1, code, store_ts, mapping)
+                        cb(arrival)
                     except Exception:
                         _log.exception("arrival listener failed")
         return n

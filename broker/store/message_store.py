@@ -399,8 +399,9 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
 
     # -- put -------------------------------------------------------------------------------------------------------
 
-    async def put_message(self, req: PutRequest, *, wait: bool = True) -> PutMessageResult:
-        """Store one message (``PutRequest``: its properties as the string sent, stored verbatim, or a dict).
+    async def put_message(self, req: PutRequest | BatchPutRequest, *, wait: bool = True) -> PutMessageResult:
+        """Store one message (``PutRequest``: its properties as the string sent, stored verbatim, or a dict), or a
+        batch for one queue (as ``put_messages``).
 
         Returns PUT_OK with one ``AppendResult`` (physical offset, size, queue offset, store time, offset msgId);
         with SYNC_FLUSH and ``wait`` only once an fsync covers it (FLUSH_DISK_TIMEOUT, items filled, when that takes

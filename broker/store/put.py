@@ -56,9 +56,10 @@ from protocol.record import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_NOT_TYPE,
     TRANSACTION_PREPARED_TYPE,
-    encode_record,
+    encode_message,
     encode_record_v4,
     host_block_v4,
+    split_host,
 )
 
 _log = logging.getLogger("rocketq.store.put")
@@ -107,21 +108,6 @@ def volume_bytes(path: str) -> int:
 def reserve_bytes(volume: int, warning_ratio: int) -> int:
     """Free bytes below which puts are refused: ``min(DISK_SPACE_LOW, volume × (100 − warning_ratio) %)``."""
     return min(DISK_SPACE_LOW, volume * (100 - warning_ratio) // 100)
-
-
-def split_host(host: Host) -> tuple[str, int]:
-    """``("ip", port)`` from a tuple or an ``"ip:port"`` / ``"[v6]:port"`` string."""
-    if isinstance(host, tuple):
-        return host
-    h, _, p = host.rpartition(":")
-    if not h:
-        return host, 0
-    if h.startswith("[") and h.endswith("]"):
-        h = h[1:-1]
-    try:
-        return h, int(p)
-    except ValueError:
-        return h, 0
 
 
 def _fail(status: PutMessageStatus, remark: str) -> PutMessageResult:
@@ -370,11 +356,9 @@ class Appender:
             props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
 
         def encode(phys: int) -> bytes:
-            rec = encode_record(
-                topic=topic, body=body, properties=props_b, queue_id=queue_id, flag=req.flag, queue_offset=qoff,
-                physical_offset=phys, sys_flag=sys_flag, born_timestamp=req.born_timestamp,
-                born_host=split_host(req.born_host), store_timestamp=now, store_host=self.store_host,
-                reconsume_times=req.reconsume_times, prepared_transaction_offset=req.prepared_transaction_offset,
+            rec = encode_message(
+                req, queue_offset=qoff, physical_offset=phys, store_timestamp=now, store_host=self.store_host,
+                props=props_b,
             )  # fmt: skip
             if sealed:
                 seal(rec)

@@ -8,6 +8,7 @@ object              carried from → to
 ``BatchPutRequest`` a service → ``MessageStore.put_messages`` → ``Appender.append_batch``
 ``Appended``        the appender → ``Dispatcher.submit`` → its drain (what dispatch needs of one append)
 ``GetRequest``      a service or handler → ``MessageStore.get_message`` (a pull, a POP, a scan of a queue)
+``MessageFilter``   a subscription's filter (``broker.filter``) → the filter fields of a ``GetRequest``
 ``MarkSpec``        a filtered ``GetRequest`` → ``FilterMarks`` (whose verdicts the store keeps per entry)
 =================== =========================================================================================
 
@@ -24,49 +25,24 @@ from typing import Any
 
 from protocol.batch import BatchItem
 from protocol.message_ext import MessageExt
+from protocol.record import RecordMessage
 
 Host = str | tuple[str, int]
 
 
-class PutRequest:
-    """One message to store. ``properties`` is the properties string as sent (stored verbatim) or a dict."""
+class PutRequest(RecordMessage):
+    """One message to store: the record's fields its sender gives (``RecordMessage``, which the appender encodes
+    from it). ``properties`` is the properties string as sent (stored verbatim) or a dict."""
 
-    __slots__ = (
-        "body",
-        "born_host",
-        "born_timestamp",
-        "flag",
-        "prepared_transaction_offset",
-        "properties",
-        "queue_id",
-        "reconsume_times",
-        "sys_flag",
-        "topic",
-    )
+    __slots__ = ()
 
-    def __init__(
-        self,
-        topic: str,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        body: bytes,
-        properties: str | dict[str, str],
-        reconsume_times: int = 0,
-        prepared_transaction_offset: int = 0,
-    ) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
-        self.flag = flag
-        self.sys_flag = sys_flag
-        self.born_timestamp = born_timestamp
-        self.born_host = born_host
-        self.body = body
-        self.properties = properties
-        self.reconsume_times = reconsume_times
-        self.prepared_transaction_offset = prepared_transaction_offset
+    def moved(self, topic: str, queue_id: int, properties: str) -> PutRequest:
+        """A request storing this message at another place (a half message, a delay or timer diversion), with
+        these properties; this request is left as it is."""
+        return PutRequest(
+            topic, queue_id, self.flag, self.sys_flag, self.born_timestamp, self.born_host, self.body, properties,
+            self.reconsume_times, self.prepared_transaction_offset,
+        )  # fmt: skip
 
     @classmethod
     def from_ext(cls, msg: MessageExt, **changes: Any) -> PutRequest:
@@ -150,6 +126,26 @@ TagsCodeFilter = Callable[[int], bool]
 TagsFilter = Callable[[str | None], bool]
 # the whole record (a view of it) → keep it?
 RecordFilter = Callable[[memoryview], bool]
+
+
+class MessageFilter:
+    """What the store's get applies for one subscription: ``match_code`` (consume-queue tag hash), ``match_tags``
+    (the record's TAGS) and ``match_record`` (the whole record); each None when that stage does not apply.
+    ``marks``: what lets the store keep ``match_record``'s verdicts per entry (None: they are not kept)."""
+
+    __slots__ = ("marks", "match_code", "match_record", "match_tags")
+
+    def __init__(
+        self,
+        match_code: Callable[[int], bool] | None,
+        match_tags: Callable[[str | None], bool] | None,
+        match_record: Callable[[memoryview], bool] | None,
+        marks: MarkSpec | None = None,
+    ) -> None:
+        self.match_code = match_code
+        self.match_tags = match_tags
+        self.match_record = match_record
+        self.marks = marks
 
 
 @dataclass(slots=True)

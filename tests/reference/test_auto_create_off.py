@@ -4,12 +4,12 @@ topic, and sends once the broker itself is made read-only (``brokerPermission=4`
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.eventually import eventually_sync
 from tests.reference.compare import assert_same, errors, sent_view
 from tests.reference.conftest import Target, cluster_pair
 from tests.reference.peers import Driver
@@ -61,9 +61,11 @@ def test_read_only_broker_refuses_sends(java4: Driver, strict: dict[str, Target]
     def run(t: Target) -> Any:
         create(java4, t, "RefBrokerRO")
         assert java4.run(cmd="broker_config", ns=t.ns_addr, key="brokerPermission", value="4") == [{"event": "updated"}]
-        deadline = time.monotonic() + 30  # the broker registers its new permission with the name server
-        while (route := java4.run(cmd="route", ns=t.ns_addr, topic="RefBrokerRO"))[0].get("perm") != 4:
-            assert time.monotonic() < deadline, route
+        route = eventually_sync(  # the broker registers its new permission with the name server
+            lambda: (r := java4.run(cmd="route", ns=t.ns_addr, topic="RefBrokerRO"))[0].get("perm") == 4 and r,
+            timeout=30,
+            what="the route of RefBrokerRO read-only (perm 4)",
+        )
         refused = java4.run(cmd="send", ns=t.ns_addr, topic="RefBrokerRO", group="RefP")
         return {"send": failures(refused), "route": route}
 

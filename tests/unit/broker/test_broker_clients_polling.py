@@ -8,6 +8,7 @@ from typing import Any
 
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.long_polling import LongPollingService, Wake
+from broker.store.dispatcher import Arrival
 from broker.store.request import GetRequest
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
@@ -95,12 +96,12 @@ async def test_hold_wakes_on_matching_arrival() -> None:
     task = asyncio.create_task(svc.hold(GetRequest("", "T", 0, 5, 1, message_filter=lambda c: c == 42), 10.0))
     await asyncio.sleep(0)
     assert svc.held_count == 1
-    svc.notify_arrival("T", 0, 6, 7)  # does not match the filter
-    svc.notify_arrival("T", 1, 6, 42)  # other queue
-    svc.notify_arrival("T", 0, 5, 42)  # below the pull offset
+    svc.notify_arrival(Arrival("T", 0, 6, 7))  # does not match the filter
+    svc.notify_arrival(Arrival("T", 1, 6, 42))  # other queue
+    svc.notify_arrival(Arrival("T", 0, 5, 42))  # below the pull offset
     await asyncio.sleep(0)
     assert not task.done()
-    svc.notify_arrival("T", 0, 6, 42)
+    svc.notify_arrival(Arrival("T", 0, 6, 42))
     assert await task is Wake.ARRIVED
     assert svc.held_count == 0
 
@@ -133,4 +134,7 @@ async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None
 
 async def test_hold_race_with_dispatch() -> None:
     svc = LongPollingService()
-    assert await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda: 4) is Wake.ARRIVED
+    assert (
+        await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda topic, qid: 4 if (topic, qid) == ("T", 0) else 0)
+        is Wake.ARRIVED
+    )

@@ -4,12 +4,12 @@ arrival listeners hear a batch once per tags code, at the last message carrying 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from _store_util import BORN, get_all, small_config
 
 from broker.store import MessageStore
+from broker.store.dispatcher import Arrival
 from broker.store.request import BatchPutRequest, GetRequest
 from protocol.batch import BatchItem, decode_batch, encode_batch
 
@@ -30,8 +30,9 @@ async def test_batch_units_and_index_across_file_boundaries(tmp_path: Path) -> N
     store = MessageStore.open(small_config(tmp_path, mapped_file_size_consume_queue=5 * 20, max_index_num=6))
     heard: list[tuple[int, int, str | None]] = []
 
-    def listener(topic: str, qid: int, max_offset: int, tags_code: int, ts: int, props: Mapping[str, str]) -> None:
-        heard.append((max_offset, tags_code, props.get("UNIQ_KEY")))
+    def listener(a: Arrival) -> None:
+        assert a.properties is not None
+        heard.append((a.next_offset, a.tags_code, a.properties.get("UNIQ_KEY")))
 
     store.add_arrival_listener(listener)
     await store.start()

@@ -37,7 +37,7 @@ async def test_a_put_to_a_queue_with_waiters_dispatches_before_it_returns(tmp_pa
     await store.start()
     arrived: list[tuple[str, int, int]] = []
     store.add_arrival_listener(
-        lambda topic, qid, next_offset, code, ts, props: arrived.append((topic, qid, next_offset)),
+        lambda a: arrived.append((a.topic, a.queue_id, a.next_offset)),
         lambda topic, qid: 1 if (topic, qid) == ("W", 1) else 0,
     )
 

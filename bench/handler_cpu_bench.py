@@ -1,0 +1,102 @@
+"""CPU per remoting SEND and per PULL through the broker's own code, in-process, checkouts alternating.
+
+Each run is a fresh process started in one checkout (``--repo``; the first is the baseline): a broker's handlers over
+a started store in a temporary directory (``tests/unit/broker/handler_support.py``: no server, no socket), then
+``--sends`` SEND_MESSAGE requests (256-byte bodies, 4 queues) through ``SendHandlers.send`` → ``SendService`` → the
+store, and ``--pulls`` PULL_MESSAGE requests of 32 messages through ``PullHandlers`` → the consume service → the
+store's read. The figure is the process CPU time (``time.process_time``) per request after a warm-up; the runs of the
+checkouts alternate and each figure is the median of ``--runs`` rounds, with the ratio to the baseline. A checkout
+runs as it is: compiled where it has its ``make compile`` build, pure otherwise (it says which).
+
+    .venv/bin/python bench/handler_cpu_bench.py --repo /tmp/base --repo . [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_WARM_SENDS = 200
+_WARM_PULLS = 50
+
+
+async def _measure(n_send: int, n_pull: int) -> dict[str, float | bool]:
+    sys.path.insert(0, ".")  # the checkout this run measures
+    import protocol.record
+    from broker import topics as T
+    from protocol.bodies import TopicConfig
+    from protocol.codes import ResponseCode
+    from tests.integration.broker_wire import pull_cmd, send_cmd
+    from tests.unit.broker.handler_support import dispatch, wired_broker
+
+    with tempfile.TemporaryDirectory() as d:
+        async with wired_broker(Path(d), mappedFileSizeCommitLog=256 * 1024 * 1024) as b:
+            b.topics.put(TopicConfig.with_queues("BenchT", 4, T.PERM_RW))
+            sends = [send_cmd("BenchT", b"x" * 256, tags="TagA", queue_id=i % 4) for i in range(n_send + _WARM_SENDS)]
+            for cmd in sends[:_WARM_SENDS]:
+                await dispatch(b, cmd)
+            t0 = time.process_time()
+            for cmd in sends[_WARM_SENDS:]:
+                reply = await dispatch(b, cmd)
+            send_us = (time.process_time() - t0) / n_send * 1e6
+            assert reply.code == ResponseCode.SUCCESS, reply.remark
+            await asyncio.sleep(0.2)  # the scheduled dispatch drains
+            top = max(1, b.store.get_max_offset_in_queue("BenchT", 0) - 32)
+            pulls = [pull_cmd("G", "BenchT", 0, (i * 32) % top) for i in range(n_pull + _WARM_PULLS)]
+            for cmd in pulls[:_WARM_PULLS]:
+                await dispatch(b, cmd)
+            t0 = time.process_time()
+            for cmd in pulls[_WARM_PULLS:]:
+                reply = await dispatch(b, cmd)
+            pull_us = (time.process_time() - t0) / n_pull * 1e6
+            assert reply.code == ResponseCode.SUCCESS, reply.remark
+    compiled = not (protocol.record.__file__ or "").endswith(".py")
+    return {"send_us": send_us, "pull_us": pull_us, "compiled": compiled}
+
+
+def _run(repo: str, sends: int, pulls: int) -> dict[str, float | bool]:
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", str(sends), str(pulls)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    row: dict[str, float | bool] = json.loads(out.strip().splitlines()[-1])
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", action="append", help="checkout to measure (first = baseline; default: this one)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--sends", type=int, default=20000)
+    ap.add_argument("--pulls", type=int, default=3000)
+    ap.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(asyncio.run(_measure(*a.child))))
+        return
+    repos = a.repo or ["."]
+    rows: dict[str, list[dict[str, float | bool]]] = {r: [] for r in repos}
+    for _ in range(a.runs):
+        for repo in repos:
+            rows[repo].append(_run(repo, a.sends, a.pulls))
+    base = repos[0]
+    for key in ("send_us", "pull_us"):
+        base_med = statistics.median(float(r[key]) for r in rows[base])
+        for repo in repos:
+            med = statistics.median(float(r[key]) for r in rows[repo])
+            kind = "compiled" if all(r["compiled"] for r in rows[repo]) else "pure"
+            print(f"{key:8} {repo:30} {kind:8} median {med:7.1f} µs  ratio {med / base_med:.3f}")
+
+
+if __name__ == "__main__":
+    main()
