@@ -102,26 +102,30 @@ def concat(parts: list[RecordArrays]) -> RecordArrays:
 
 
 _HEAD = np.arange(V4_BODY, dtype=np.int64)
-# The fixed head as one numpy record: every field of every record is then a strided view, read with one astype.
-_HEAD_SPEC = {
-    "names": list(V4_FIELDS),
-    "formats": [dtype for _, dtype in V4_FIELDS.values()],
-    "offsets": [offset for offset, _ in V4_FIELDS.values()],
-}
-_HEAD_DTYPE = np.dtype({**_HEAD_SPEC, "itemsize": V4_BODY})
+
+
+@functools.lru_cache(maxsize=64)
+def _head_dtype(itemsize: int) -> np.dtype[np.void]:
+    """The fixed head as one numpy record of ``itemsize`` bytes: every field of every record is then a strided view,
+    read with one astype. With ``itemsize`` = a record's size, the fields of back-to-back records of that size are
+    strided views of the reply itself."""
+    return np.dtype(
+        {
+            "names": list(V4_FIELDS),
+            "formats": [dtype for _, dtype in V4_FIELDS.values()],
+            "offsets": [offset for offset, _ in V4_FIELDS.values()],
+            "itemsize": itemsize,
+        }
+    )
+
+
+_HEAD_DTYPE = _head_dtype(V4_BODY)
 
 
 def _heads(raw: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The fixed heads (``V4_BODY`` bytes) of the records starting at ``starts``: one gather, as ``n`` records of
     :data:`_HEAD_DTYPE`."""
     return raw[starts[:, None] + _HEAD].view(_HEAD_DTYPE).reshape(-1)
-
-
-@functools.lru_cache(maxsize=64)
-def _strided_dtype(size: int) -> np.dtype:
-    """:data:`_HEAD_DTYPE` stretched to records of ``size`` bytes: the fields of back-to-back records of one size
-    are then strided views of the reply itself."""
-    return np.dtype({**_HEAD_SPEC, "itemsize": size})
 
 
 def _field(heads: np.ndarray, name: str) -> np.ndarray:
@@ -189,7 +193,7 @@ def _record_heads(buf: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] 
     end = len(buf)
     size = int.from_bytes(buf[:4], "big", signed=True) if end >= 4 else 0
     if size >= V4_MIN_RECORD and end % size == 0:
-        heads = np.ndarray((end // size,), _strided_dtype(size), buf)
+        heads = np.ndarray((end // size,), _head_dtype(size), buf)
         if (heads["size"] == size).all():
             if (heads["sys_flag"] & V4_OTHER_LAYOUT).any():
                 return None
