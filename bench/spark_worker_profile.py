@@ -12,7 +12,8 @@ bodies of ``--size`` bytes to a fresh topic of 4 queues, then calls what an exec
 
 Each case runs once to warm up (connections, routes), ``--rounds`` times timed, then once under cProfile. Printed
 per case: rows/s (wall) and the client's CPU per row (``time.process_time``: both the caller's thread and the
-client's event-loop thread), which is what the connector adds to a Spark worker beyond the ceiling source; then the
+client's event-loop thread), which is what the connector adds to a Spark worker beyond the ceiling source, and the
+CPU the name server and the broker spent meanwhile per row (on one machine, taken from Spark's cores); then the
 cProfile top of the calling thread (the event-loop thread is not profiled: its CPU is in the per-row figure). On a
 loaded machine wall figures vary a lot between runs; CPU per row much less.
 """
@@ -32,14 +33,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _timed(label: str, fn: Callable[[], int], rounds: int, top: int) -> None:
+def _timed(label: str, fn: Callable[[], int], rounds: int, top: int, server_pids: list[int]) -> None:
+    from bench._util import cpu_seconds
+
     fn()  # warm-up
     for _ in range(rounds):
+        s0 = sum(cpu_seconds(p) for p in server_pids)
         t0, c0 = time.perf_counter(), time.process_time()
         rows = fn()
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        servers = sum(cpu_seconds(p) for p in server_pids) - s0
         print(
-            f"{label}: {rows} rows  {rows / wall:>9,.0f} rows/s  client CPU {cpu / rows * 1e6:5.1f} us/row", flush=True
+            f"{label}: {rows} rows  {rows / wall:>9,.0f} rows/s  client CPU {cpu / rows * 1e6:5.1f} us/row"
+            f"  servers' CPU {servers / rows * 1e6:5.1f} us/row",
+            flush=True,
         )
     if top:
         prof = cProfile.Profile()
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from spark_connector.reader import read_range
     from spark_connector.sink import SinkColumns, write_rows
 
-    with tempfile.TemporaryDirectory(prefix="spark-profile-") as tmp, servers(Path(tmp)) as (ns, _):
+    with tempfile.TemporaryDirectory(prefix="spark-profile-") as tmp, servers(Path(tmp)) as (ns, pids):
         topic = f"spark_profile_{int(time.time())}"
         produce(ns, topic, args.messages, args.size)
         if "read" in only:
@@ -83,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             admin.close()
             ranges = [QueueRange(q.topic, q.broker, q.queue_id, b.min, b.max) for q, b in bounds.items()]
             _timed(
-                "read", lambda: sum(rb.num_rows for r in ranges for rb in read_range(opts, r)), args.rounds, args.top
+                "read",
+                lambda: sum(rb.num_rows for r in ranges for rb in read_range(opts, r)),
+                args.rounds,
+                args.top,
+                pids,
             )
         if "sink" in only:
             sink_opts = parse_sink_options({"namesrvAddr": ns, "topic": topic + "_sink"})
@@ -91,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             body = b"x" * args.size
             full = pa.RecordBatch.from_arrays([pa.array([body] * 10_000, pa.binary())], names=["body"])
             parts = [full.slice(0, min(10_000, args.messages - i)) for i in range(0, args.messages, 10_000)]
-            _timed("sink", lambda: write_rows(sink_opts, cols, iter(parts)).rows, args.rounds, args.top)
+            _timed("sink", lambda: write_rows(sink_opts, cols, iter(parts)).rows, args.rounds, args.top, pids)
     return 0
 
 

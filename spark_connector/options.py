@@ -49,8 +49,8 @@ The options are all that reaches the executors: each Python worker opens its own
 certificate files must exist on every executor host).
 
 Only one of startingOffsets / startingOffsetsByTimestamp / startingTimestamp may be given. Sink options: namesrvAddr
-(required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs, sendBatchMaxBytes (192 KiB),
-sendBatchMaxMessages (256), sendsInFlight (8), accessKey / secretKey, useTLS, tlsTrustCertPath, tlsCertPath /
+(required), topic (overrides the ``topic`` column), producerGroup, sendTimeoutMs, sendBatchMaxBytes (512 KiB),
+sendBatchMaxMessages (1024), sendsInFlight (4), accessKey / secretKey, useTLS, tlsTrustCertPath, tlsCertPath /
 tlsKeyPath.
 """
 
@@ -349,9 +349,9 @@ class SinkOptions(_Options):
     topic: str | None = Field(None, alias="topic")
     producer_group: str = Field("spark-rocketmq-sink", alias="producerGroup")
     send_timeout_ms: int = Field(3000, gt=0, alias="sendTimeoutMs")
-    send_batch_max_bytes: int = Field(196_608, gt=0, alias="sendBatchMaxBytes")
-    send_batch_max_messages: int = Field(256, gt=0, le=10_000, alias="sendBatchMaxMessages")
-    sends_in_flight: int = Field(8, gt=0, le=256, alias="sendsInFlight")
+    send_batch_max_bytes: int = Field(524_288, gt=0, alias="sendBatchMaxBytes")
+    send_batch_max_messages: int = Field(1024, gt=0, le=10_000, alias="sendBatchMaxMessages")
+    sends_in_flight: int = Field(4, gt=0, le=256, alias="sendsInFlight")
 
     @field_validator("topic", "producer_group")
     @classmethod

@@ -1,12 +1,13 @@
 """PULL reply bodies to columns, gathered with numpy and Arrow: no Python work per message on the common path.
 
 A PULL body is records back to back (the layout is ``protocol.record``'s table; ``client.bulk.V4_FIELDS`` gives the
-fixed fields' byte offsets when both hosts are IPv4). :func:`decode_records` finds where each record starts (when
-all records of a reply have one size, one numpy check; else ``client.bulk.v4_record_starts``, one ``struct`` read per
-record), then reads each fixed field of all records with
-one numpy gather, and points at the bodies and the properties in the reply with Arrow ``binary_view`` arrays built
-by numpy (no byte copied: the views keep the reply alive). The bytes are copied once, when a RecordBatch of one or
-more replies is built (``cast`` to ``binary`` in :func:`spark_connector.schema.columns_to_batch`). Records with IPv6 hosts or a compressed body (rare: the broker's
+fixed fields' byte offsets when both hosts are IPv4). When all records of a reply have one size (the usual case),
+:func:`decode_records` lays an array of records of that size over the reply, so each fixed field of all records is a
+strided numpy view and nothing is gathered; otherwise it walks the records (``client.bulk.v4_record_starts``, one
+``struct`` read per record) and reads their fixed heads with one numpy gather. It then points at the bodies and the
+properties in the reply with Arrow ``binary_view`` arrays built by numpy (no byte copied: the views keep the reply
+alive). The bytes are copied once, when a RecordBatch of one or more replies is built (``cast`` to ``binary`` in
+:func:`spark_connector.schema.columns_to_batch`). Records with IPv6 hosts or a compressed body (rare: the broker's
 own address and the producers' decide the first, bodies over ``compressMsgBodyOverHowmuch`` the second) go through
 ``client.bulk.decode_columns`` and :meth:`RecordArrays.from_columns` instead: same columns, same values.
 
@@ -101,15 +102,24 @@ def concat(parts: list[RecordArrays]) -> RecordArrays:
 
 
 _HEAD = np.arange(V4_BODY, dtype=np.int64)
-# The fixed head as one numpy record: every field of every record is then a strided view, read with one astype.
-_HEAD_DTYPE = np.dtype(
-    {
-        "names": list(V4_FIELDS),
-        "formats": [dtype for _, dtype in V4_FIELDS.values()],
-        "offsets": [offset for offset, _ in V4_FIELDS.values()],
-        "itemsize": V4_BODY,
-    }
-)
+
+
+@functools.lru_cache(maxsize=64)
+def _head_dtype(itemsize: int) -> np.dtype[np.void]:
+    """The fixed head as one numpy record of ``itemsize`` bytes: every field of every record is then a strided view,
+    read with one astype. With ``itemsize`` = a record's size, the fields of back-to-back records of that size are
+    strided views of the reply itself."""
+    return np.dtype(
+        {
+            "names": list(V4_FIELDS),
+            "formats": [dtype for _, dtype in V4_FIELDS.values()],
+            "offsets": [offset for offset, _ in V4_FIELDS.values()],
+            "itemsize": itemsize,
+        }
+    )
+
+
+_HEAD_DTYPE = _head_dtype(V4_BODY)
 
 
 def _heads(raw: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -172,47 +182,46 @@ def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
     )
 
 
-_INT32 = np.arange(4, dtype=np.int64)
+def _record_heads(buf: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where each record of a PULL body starts and its fixed head (records of :data:`_HEAD_DTYPE`'s fields); ``None``
+    when a record has another layout than :data:`V4_FIELDS`.
 
-
-def _int32s(raw: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The big-endian int32 at each position of ``at``."""
-    return raw[at[:, None] + _INT32].view(">i4").reshape(-1).astype(np.int64)
-
-
-def _record_starts(buf: bytes, raw: np.ndarray) -> np.ndarray | None:
-    """Where each record of a PULL body starts; ``None`` when a record has another layout than :data:`V4_FIELDS`.
-
-    A body whose records all have the first one's size (a producer's messages of one shape: the usual case) is
-    checked with one numpy gather: if every multiple of that size holds that size, the chain of sizes is the records'
-    own. Any other body is walked record by record (``client.bulk.v4_record_starts``)."""
+    A body whose records all have the first one's size (a producer's messages of one shape: the usual case) is read
+    as an array of records of that size laid over the reply: every field of every record is a strided view, nothing
+    is gathered; if every record holds that size, the chain of sizes is the records' own. Any other body is walked
+    record by record (``client.bulk.v4_record_starts``) and its heads gathered (:func:`_heads`)."""
     end = len(buf)
     size = int.from_bytes(buf[:4], "big", signed=True) if end >= 4 else 0
     if size >= V4_MIN_RECORD and end % size == 0:
-        starts = np.arange(0, end, size, dtype=np.int64)
-        if (_int32s(raw, starts) == size).all():
-            flags = _int32s(raw, starts + V4_FIELDS["sys_flag"][0])
-            return None if (flags & V4_OTHER_LAYOUT).any() else starts
+        heads = np.ndarray((end // size,), _head_dtype(size), buf)
+        if (heads["size"] == size).all():
+            if (heads["sys_flag"] & V4_OTHER_LAYOUT).any():
+                return None
+            return np.arange(0, end, size, dtype=np.int64), heads
     walked = v4_record_starts(buf)
-    return None if walked is None else np.asarray(walked, np.int64)
+    if walked is None:
+        return None
+    starts = np.asarray(walked, np.int64)
+    return starts, _heads(raw, starts)
 
 
 def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = None) -> RecordArrays:
     """The records of a PULL body with queue offsets in ``[min_offset, end_offset)``. Raises ``RecordError`` (from
     ``client.bulk``) on bad bytes."""
     raw = np.frombuffer(buf, np.uint8)
-    starts = _record_starts(buf, raw)
-    if starts is None:
+    found = _record_heads(buf, raw)
+    if found is None:
         return RecordArrays.from_columns(decode_columns(buf, min_offset=min_offset, end_offset=end_offset))
+    starts, heads = found
     if not len(starts):
         return RecordArrays.from_columns(RecordColumns())
-    heads = _heads(raw, starts)
     qoff = _field(heads, "queue_offset")
     keep = qoff >= min_offset
     if end_offset is not None:
         keep &= qoff < end_offset
     if not keep.all():
-        starts, heads, qoff = starts[keep], heads[keep], qoff[keep]
+        starts, qoff = starts[keep], qoff[keep]
+        heads = _heads(raw, starts)  # compact copies of the kept heads only (a strided view's rows are whole records)
         if not len(starts):
             return RecordArrays.from_columns(RecordColumns())
     magic = _field(heads, "magic")
