@@ -19,11 +19,12 @@ from protocol.codes import RequestCode, ResponseCode, SerializeType
 from protocol.command import RemotingCommand
 from protocol.headers.cold import CreateTopicRequestHeader
 from protocol.headers.controller import ElectMasterRequestHeader
+from protocol.headers.pull import PULL_FLAG_SUSPEND
 from protocol.record_decode import decode_records
 from protocol.remoting import RemotingClient
 from tests.eventually import eventually
 from tests.harness import run_broker, run_namesrv
-from tests.integration.broker_wire import pull, send
+from tests.integration.broker_wire import PULL_SUBSCRIPTION, pull, send
 from tests.integration.test_controller_single import controller_config
 
 CLUSTER = "DeposedCluster"
@@ -85,7 +86,12 @@ async def test_deposed_master_hides_its_unconfirmed_tail_until_cut(tmp_path: Pat
             r = await send(client, b1.addr, TOPIC, b"unconfirmed", queue_nums=1)
             assert r.code == ResponseCode.SUCCESS, r.remark
             assert await _bodies(client, b1.addr, 1, suspend_ms=0) == []
-            held = asyncio.ensure_future(_bodies(client, b1.addr, 1, suspend_ms=20_000, timeout=30.0))
+            # a push consumer's pull, held (long polling) at the unconfirmed record's queue offset
+            held = asyncio.ensure_future(
+                _bodies(
+                    client, b1.addr, 1, suspend_ms=20_000, sys_flag=PULL_FLAG_SUSPEND | PULL_SUBSCRIPTION, timeout=30.0
+                )
+            )
 
             # the operator designates b2 (J's mqadmin electMaster): b1 hears it is deposed (NOTIFY_BROKER_ROLE_CHANGED)
             elect = ElectMasterRequestHeader(cluster_name=CLUSTER, broker_name=GROUP, broker_id=2, designate_elect=True)
