@@ -14,7 +14,10 @@ record at its end, records ``<epoch, end>`` in the epoch file, closes any old sl
 name servers as id 0; naming another replica makes it a slave of that one — it stops taking writes, registers
 under its replica id, and its HA client opens each connection with the epoch handshake, cutting what its new
 master never had (``handshake``; the master's last epoch must be the one the controller named, so a deposed master
-that still listens is never followed).
+that still listens is never followed). Consumers read a master's log only up to its SyncStateSet's confirm offset
+(the store's dispatch gate); a master that learns it was deposed keeps its last confirm offset as that bound until
+the handshake has cut its log to agree with the new master's — never its own log end: a held pull woken by the
+unconfirmed tail would move a consumer past the new master's records at the same queue offsets.
 
 **The write lease** (no two writable masters): a controller elects a new master only after this broker's
 heartbeats stopped for ``controllerHeartBeatTimeoutMills`` (or the connection to it closed). A master takes writes
@@ -118,6 +121,9 @@ class ReplicasManager:
         self.elections_seen = 0
         # the answer's delay (at most the heartbeat timeout) plus one tick of the loop, twice over; at most half the lease
         self._margin = min(cfg.heartbeat_timeout_s * 2 + cfg.heartbeat_s, cfg.lease_s / 2)
+        # a deposed master's last confirm offset, until its log agrees with the new master's (``handshake``)
+        self._deposed_bound: int | None = None
+        store.dispatcher.confirmed = self._confirm_offset  # consumers read only what a SyncStateSet confirmed
         master.epochs = epochs.pairs
         master.serving = False
         master.transfer.policy = self.tracker
@@ -308,7 +314,9 @@ class ReplicasManager:
             _log.info("replica info from %s failed: %s", self.leader, exc)
             return
         if (view.master_broker_id is None or not view.master_address) and view.master_epoch >= self.master_epoch:
-            self.role = "NONE" if self.role == "MASTER" else self.role
+            if self.role == "MASTER":
+                self._leave_master()
+                self.role = "NONE"
             self._gate()
             try:
                 view = await self.api.elect(self.leader, self.broker_id)
@@ -362,7 +370,7 @@ class ReplicasManager:
         self.master.serving = True
         self.master_epoch, self.master_id, self.master_addr = view.master_epoch, self.broker_id, self._own_addr()
         self.tracker.adopt(view.sync_state_set, view.sync_state_set_epoch)
-        store.dispatcher.confirmed = self._confirm_offset  # consumers read only what the set confirmed
+        self._deposed_bound = None  # the set bounds reads again (``_confirm_offset``)
         _log.warning(
             "now MASTER of %s at epoch %d (log end %d, SyncStateSet %s)",
             self.cfg.broker_name, view.master_epoch, end, sorted(view.sync_state_set),
@@ -372,6 +380,8 @@ class ReplicasManager:
     async def _become_slave(self, view: MasterView) -> None:
         self._lease_valid = False
         was_master = self.role == "MASTER"
+        if was_master:
+            self._leave_master()
         if view.master_address != self.master_addr and not self.slave.cfg.fixed_master:
             # not the old master's HA address: a paused or cut-off master still accepts the TCP connect and would
             # hold this slave for haHousekeepingInterval (20 s) — the new set could not grow, writes wait. The new
@@ -384,8 +394,6 @@ class ReplicasManager:
             view.master_address,
         )
         self._gate()
-        self.store.dispatcher.confirmed = None  # before any cut: what is kept is dispatched, the rest cut with it
-        self.store.dispatcher.drain()
         self.master.serving = False
         self.master.drop_all()
         _log.warning(
@@ -416,8 +424,14 @@ class ReplicasManager:
             )
         if cut < local_end:
             _log.warning("log diverged from master at %d: cutting %d bytes it never had", cut, local_end - cut)
+            if self._deposed_bound is not None:
+                self._deposed_bound = cut  # what stays is the new master's: dispatched before the cut, the rest dropped
             store.truncate_to(cut)
         self.epochs.replace(table)
+        if self._deposed_bound is not None:
+            _log.info("log agrees with master %s: consumers may read all of it again", self.master_addr)
+            self._deposed_bound = None
+            store.dispatcher.drain()
 
     # -- SyncStateSet --------------------------------------------------------------------------------------------------
 
@@ -426,9 +440,27 @@ class ReplicasManager:
         return last[-1].start_offset if last else 0
 
     def _confirm_offset(self) -> int:
-        if self.role != "MASTER":
-            return self.store.commitlog.max_offset
-        return self.tracker.confirm_offset(list(self.master.state.links.values()), self.store.commitlog.max_offset)
+        """The dispatch gate (consumers read up to here) and the heartbeat's confirm offset: a master's SyncStateSet
+        confirm offset; a deposed master's last one until its log agrees with the new master's; a slave's log end
+        (everything it holds came from its master)."""
+        if self.role == "MASTER":
+            return self.tracker.confirm_offset(list(self.master.state.links.values()), self.store.commitlog.max_offset)
+        if self._deposed_bound is not None:
+            return self._deposed_bound
+        return self.store.commitlog.max_offset
+
+    def _leave_master(self) -> None:
+        """This master learns it was deposed: freeze the read bound at its last confirm offset, at once. What lies past
+        it was never confirmed by the set and the new master may not hold it; the handshake with the new master cuts
+        it. Lifting the gate here would wake held pulls with those records (a consumer's next offset would then skip
+        the new master's records stored at the same queue offsets)."""
+        if self._deposed_bound is None:
+            self._deposed_bound = self._confirm_offset()
+            _log.warning(
+                "deposed: consumers read up to %d until the log agrees with the new master's (log end %d)",
+                self._deposed_bound,
+                self.store.commitlog.max_offset,
+            )
 
     def _check_sss(self) -> None:
         new = self.tracker.shrunk(list(self.master.state.links.values()))

@@ -24,7 +24,9 @@ dispatched, and records are dispatched strictly in commit-log order.
 
 A ``confirmed`` gate (controller mode's master, J's ``getReputEndOffset`` without ``readUnCommitted``) holds back
 every append that ends past the offset it returns: consumers see only what the in-sync replicas confirmed, never a
-record a deposed master will cut. The owner drains again when that offset moves (each replica ack).
+record a deposed master will cut (a deposed master keeps its last confirm offset as the gate until its log is cut
+to agree with the new master's). The owner drains again when that offset moves (each replica ack); a cut forgets
+the held-back appends past it (``discard_from``).
 
 Prepared and rolled-back transaction messages are stored but never dispatched (only NOT_TYPE and COMMIT reach a
 consume queue or the index). Arrival listeners (the broker's long polling, the schedule and pop services) are
@@ -215,6 +217,14 @@ class Dispatcher:
     async def stop(self) -> None:
         self._loop = None
         self.drain()
+
+    def discard_from(self, offset: int) -> int:
+        """Forget the appends at or past ``offset`` (a record boundary the commit log is cut at) that the gate held
+        back; returns how many. They were never dispatched, so no consumer saw them."""
+        kept = [a for a in self._pending if a.phys < offset]
+        dropped = len(self._pending) - len(kept)
+        self._pending = kept
+        return dropped
 
     def _scheduled_drain(self) -> None:
         self._scheduled = False

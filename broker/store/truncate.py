@@ -41,6 +41,7 @@ def truncate_log(
     if offset < q.min_offset:
         raise ValueError(f"cannot cut the commit log at {offset}: it starts at {q.min_offset}")
     dispatcher.drain()
+    dispatcher.discard_from(offset)  # held back by a confirm-offset gate: cut before any consumer saw them
     q.truncate(offset)
     for cq in queues:
         trim_tail(commitlog, cq, offset, report, cut=True)

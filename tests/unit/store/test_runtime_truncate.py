@@ -69,3 +69,25 @@ async def test_cut_tail_goes_everywhere_and_stays_cut(tmp_path: Path) -> None:
         assert not [b for b in _bodies(again, 1) if b.startswith(b"drop")]
     finally:
         await again.close()
+
+
+async def test_cut_forgets_what_the_confirm_gate_held_back(tmp_path: Path) -> None:
+    """A deposed master's unconfirmed tail, never dispatched (the gate), is cut: lifting the gate afterwards must not
+    dispatch it (its consume-queue units would point at whatever is replicated there next)."""
+    store = MessageStore.open(_cfg(tmp_path))
+    await store.start()
+    try:
+        await _put(store, 0, b"confirmed")
+        cut = store.commitlog.max_offset
+        store.dispatcher.confirmed = lambda: cut
+        await _put(store, 0, b"unconfirmed")
+        assert store.dispatcher.pending and _bodies(store, 0) == [b"confirmed"]
+        assert store.truncate_to(cut) > 0
+        store.dispatcher.confirmed = None
+        store.dispatcher.drain()
+        assert not store.dispatcher.pending
+        assert _bodies(store, 0) == [b"confirmed"]
+        assert await _put(store, 0, b"after") == (cut, 1)
+        assert _bodies(store, 0) == [b"confirmed", b"after"]
+    finally:
+        await store.close()
