@@ -2,7 +2,7 @@
 
 J's ``PullRequestHoldService`` re-checks held pulls every 5 s (1 s for short polling) and is also woken by the
 reput service's ``notifyMessageArriving``. Here there is no polling timer: each held pull is a callback with its own
-``call_later`` deadline (``park``; ``hold`` awaits one as a future), and the store's arrival listener (fired after a
+``call_later`` deadline (``park``), and the store's arrival listener (fired after a
 message is dispatched to its consume queue) wakes the pulls parked on that (topic, queue) whose offset the message
 reaches and whose tag-hash filter it passes. The pull handler's callback then re-runs the read and answers, right
 there, inside the put that stored the message: the pull's reply leaves before the send's own (no Task woken, no
@@ -14,7 +14,7 @@ A reset of a group's offsets (INVOKE_BROKER_TO_RESET_OFFSET) wakes that group's 
 end of the suspend timeout.
 
 A hold never blocks anything else: the pull handler returns a ``DeferredReply`` that its wake resolves (no Task per
-held pull), and ``hold`` is just an awaited future. On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
+held pull). On shutdown ``release_all`` wakes every held pull with ``SHUTDOWN`` so each is answered
 PULL_NOT_FOUND before the server stops.
 """
 
@@ -37,11 +37,6 @@ class Wake(enum.Enum):
     TIMEOUT = "timeout"
     SHUTDOWN = "shutdown"
     RESET = "reset"
-
-
-def _resolve(fut: asyncio.Future[Wake], why: Wake) -> None:
-    if not fut.done():
-        fut.set_result(why)
 
 
 class _Held:
@@ -72,27 +67,6 @@ class LongPollingService:
         """How many pulls are held on (topic, queue_id)."""
         return len(self._held.get((topic, queue_id), ()))
 
-    async def hold(
-        self,
-        request: GetRequest,
-        timeout_s: float,
-        max_offset_now: Callable[[str, int], int] | None = None,
-        *,
-        wake_on_arrival: bool = True,
-    ) -> Wake:
-        """Wait until a message at or beyond the read's offset that passes its tag-hash filter (``message_filter``)
-        arrives on its (topic, queue), or ``timeout_s`` passes. ``max_offset_now(topic, queue_id)`` (the store's)
-        closes the race with a message dispatched after the caller's read but before this registration.
-        ``wake_on_arrival=False`` is short polling: only the timeout (or shutdown) ends the hold, as J's
-        ``shortPollingTimeMills`` hold does. ``park`` without a coroutine; a cancelled wait leaves nothing held."""
-        fut: asyncio.Future[Wake] = asyncio.get_running_loop().create_future()
-        entry = self.park(request, timeout_s, lambda why: _resolve(fut, why), max_offset_now, wake_on_arrival)
-        try:
-            return await fut
-        finally:
-            if entry is not None:
-                self._drop(entry)
-
     def park(
         self,
         request: GetRequest,
@@ -101,7 +75,11 @@ class LongPollingService:
         max_offset_now: Callable[[str, int], int] | None = None,
         wake_on_arrival: bool = True,
     ) -> _Held | None:
-        """``hold`` without a coroutine: ``on_wake(why)`` is called exactly once, on the loop — from inside the
+        """Hold a pull until a message at or beyond the read's offset that passes its tag-hash filter
+        (``message_filter``) arrives on its (topic, queue), or ``timeout_s`` passes; ``max_offset_now(topic, queue_id)``
+        (the store's) closes the race with a message dispatched after the caller's read but before this registration;
+        ``wake_on_arrival=False`` is short polling: only the timeout (or shutdown) ends the hold, as J's
+        ``shortPollingTimeMills`` hold does. ``on_wake(why)`` is called exactly once, on the loop — from inside the
         store's arrival listener when a message wakes it (the pull is answered there, before the put's own reply),
         from this call itself when a message already arrived or the service is closed (then None is returned). It
         must not raise. Returns the entry while it is held."""
@@ -118,7 +96,7 @@ class LongPollingService:
         entry.timer = asyncio.get_running_loop().call_later(max(timeout_s, 0.0), self._wake, entry, Wake.TIMEOUT)
         return entry
 
-    def _drop(self, entry: _Held) -> bool:
+    def drop(self, entry: _Held) -> bool:
         """Stop holding ``entry`` (its timer too); False when it was already woken or dropped."""
         if entry.on_wake is None:
             return False
@@ -137,7 +115,7 @@ class LongPollingService:
 
     def _wake(self, entry: _Held, why: Wake) -> None:
         on_wake = entry.on_wake
-        if on_wake is not None and self._drop(entry):
+        if on_wake is not None and self.drop(entry):
             on_wake(why)
 
     def notify_arrival(self, arrival: Arrival) -> None:

@@ -12,6 +12,7 @@ from broker.store.dispatcher import Arrival
 from broker.store.request import GetRequest
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
+from tests.unit.broker.polling_support import hold
 
 
 class FakeChannel:
@@ -93,7 +94,7 @@ def _get(topic: str, queue_id: int, offset: int = 0, group: str = "") -> GetRequ
 
 async def test_hold_wakes_on_matching_arrival() -> None:
     svc = LongPollingService()
-    task = asyncio.create_task(svc.hold(GetRequest("", "T", 0, 5, 1, message_filter=lambda c: c == 42), 10.0))
+    task = asyncio.create_task(hold(svc, GetRequest("", "T", 0, 5, 1, message_filter=lambda c: c == 42), 10.0))
     await asyncio.sleep(0)
     assert svc.held_count == 1
     svc.notify_arrival(Arrival("T", 0, 6, 7))  # does not match the filter
@@ -108,19 +109,19 @@ async def test_hold_wakes_on_matching_arrival() -> None:
 
 async def test_hold_timeout_and_release() -> None:
     svc = LongPollingService()
-    assert await svc.hold(_get("T", 0), 0.01) is Wake.TIMEOUT
-    task = asyncio.create_task(svc.hold(_get("T", 0), 10.0))
+    assert await hold(svc, _get("T", 0), 0.01) is Wake.TIMEOUT
+    task = asyncio.create_task(hold(svc, _get("T", 0), 10.0))
     await asyncio.sleep(0)
     assert svc.release_all() == 1
     assert await task is Wake.SHUTDOWN
-    assert await svc.hold(_get("T", 0), 10.0) is Wake.SHUTDOWN
+    assert await hold(svc, _get("T", 0), 10.0) is Wake.SHUTDOWN
 
 
 async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None:
     svc = LongPollingService()
-    mine = [asyncio.create_task(svc.hold(_get("T", q, group="G"), 10.0)) for q in (0, 1)]
-    other_group = asyncio.create_task(svc.hold(_get("T", 0, group="H"), 10.0))
-    other_topic = asyncio.create_task(svc.hold(_get("U", 0, group="G"), 10.0))
+    mine = [asyncio.create_task(hold(svc, _get("T", q, group="G"), 10.0)) for q in (0, 1)]
+    other_group = asyncio.create_task(hold(svc, _get("T", 0, group="H"), 10.0))
+    other_topic = asyncio.create_task(hold(svc, _get("U", 0, group="G"), 10.0))
     await asyncio.sleep(0)
     assert svc.release_group("G", "T") == 2
     assert [await t for t in mine] == [Wake.RESET, Wake.RESET]
@@ -135,6 +136,5 @@ async def test_release_group_wakes_only_that_groups_holds_on_the_topic() -> None
 async def test_hold_race_with_dispatch() -> None:
     svc = LongPollingService()
     assert (
-        await svc.hold(_get("T", 0, 3), 10.0, max_offset_now=lambda topic, qid: 4 if (topic, qid) == ("T", 0) else 0)
-        is Wake.ARRIVED
+        await hold(svc, _get("T", 0, 3), 10.0, lambda topic, qid: 4 if (topic, qid) == ("T", 0) else 0) is Wake.ARRIVED
     )

@@ -122,6 +122,7 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
 
     from broker.services.long_polling import LongPollingService, Wake
     from protocol.message_properties import tag_hash
+    from tests.unit.broker.polling_support import hold
 
     store = MessageStore.open(small_config(tmp_path))
     polling = LongPollingService()
@@ -129,13 +130,13 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
     await store.start()
     try:
 
-        def hold(offset: int, tag: str) -> asyncio.Task[Wake]:
+        def held(offset: int, tag: str) -> asyncio.Task[Wake]:
             code = tag_hash(tag)
             return asyncio.create_task(
-                polling.hold(GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0)
+                hold(polling, GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0)
             )
 
-        first_tag, later_offset, other_tag = hold(0, "t0"), hold(5, "t1"), hold(0, "t9")
+        first_tag, later_offset, other_tag = held(0, "t0"), held(5, "t1"), held(0, "t9")
         await asyncio.sleep(0)  # the holds register
         assert polling.held_count == 3
         # tags t0, t1, t2, t0, t1: t0 first at offset 0 and last at 3; t1's last is offset 4 (next offset 5)
