@@ -22,9 +22,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 _WARM_SENDS = 200
 _WARM_PULLS = 50
+
+
+async def _cpu_us_per_request(broker: Any, cmds: list[Any], warm: int) -> float:
+    """Dispatch ``cmds`` through ``broker``'s handlers; the process CPU µs per request after the first ``warm``."""
+    from protocol.codes import ResponseCode
+    from tests.unit.broker.handler_support import dispatch
+
+    for cmd in cmds[:warm]:
+        await dispatch(broker, cmd)
+    t0 = time.process_time()
+    for cmd in cmds[warm:]:
+        reply = await dispatch(broker, cmd)
+    spent = time.process_time() - t0
+    assert reply.code == ResponseCode.SUCCESS, reply.remark
+    return spent / (len(cmds) - warm) * 1e6
 
 
 async def _measure(n_send: int, n_pull: int) -> dict[str, float | bool]:
@@ -32,31 +48,18 @@ async def _measure(n_send: int, n_pull: int) -> dict[str, float | bool]:
     import protocol.record
     from broker import topics as T
     from protocol.bodies import TopicConfig
-    from protocol.codes import ResponseCode
     from tests.integration.broker_wire import pull_cmd, send_cmd
-    from tests.unit.broker.handler_support import dispatch, wired_broker
+    from tests.unit.broker.handler_support import wired_broker
 
     with tempfile.TemporaryDirectory() as d:
         async with wired_broker(Path(d), mappedFileSizeCommitLog=256 * 1024 * 1024) as b:
             b.topics.put(TopicConfig.with_queues("BenchT", 4, T.PERM_RW))
             sends = [send_cmd("BenchT", b"x" * 256, tags="TagA", queue_id=i % 4) for i in range(n_send + _WARM_SENDS)]
-            for cmd in sends[:_WARM_SENDS]:
-                await dispatch(b, cmd)
-            t0 = time.process_time()
-            for cmd in sends[_WARM_SENDS:]:
-                reply = await dispatch(b, cmd)
-            send_us = (time.process_time() - t0) / n_send * 1e6
-            assert reply.code == ResponseCode.SUCCESS, reply.remark
+            send_us = await _cpu_us_per_request(b, sends, _WARM_SENDS)
             await asyncio.sleep(0.2)  # the scheduled dispatch drains
             top = max(1, b.store.get_max_offset_in_queue("BenchT", 0) - 32)
             pulls = [pull_cmd("G", "BenchT", 0, (i * 32) % top) for i in range(n_pull + _WARM_PULLS)]
-            for cmd in pulls[:_WARM_PULLS]:
-                await dispatch(b, cmd)
-            t0 = time.process_time()
-            for cmd in pulls[_WARM_PULLS:]:
-                reply = await dispatch(b, cmd)
-            pull_us = (time.process_time() - t0) / n_pull * 1e6
-            assert reply.code == ResponseCode.SUCCESS, reply.remark
+            pull_us = await _cpu_us_per_request(b, pulls, _WARM_PULLS)
     compiled = not (protocol.record.__file__ or "").endswith(".py")
     return {"send_us": send_us, "pull_us": pull_us, "compiled": compiled}
 
