@@ -1,6 +1,6 @@
 """The commit-log record: one table of its layout, the encoders (``encode_message`` of a ``RecordMessage`` — the
-broker's put request is one —, ``encode_record`` field by field, and ``encode_record_v4``, the inline fast path the
-store's put path uses), the field offsets and readers everyone walks records with, and the
+broker's put request is one — at a ``RecordPlace``, ``encode_record`` field by field, and ``encode_record_v4``, the
+inline fast path the store's put path uses), the field offsets and readers everyone walks records with, and the
 validation recovery runs. The same bytes are the body of PULL / VIEW / QUERY replies (decoding them into messages:
 ``protocol.record_decode``). Pure: no IO, no name lookup, no clock.
 
@@ -294,22 +294,38 @@ def split_host(host: str | tuple[str, int]) -> tuple[str, int]:
         return h, 0
 
 
-def encode_message(
-    msg: RecordMessage,
-    *,
-    queue_offset: int = 0,
-    physical_offset: int = 0,
-    store_timestamp: int = 0,
-    store_host: tuple[str, int] = ("127.0.0.1", 0),
-    props: bytes | None = None,
-    crc: int | None = None,
-) -> bytearray:
-    """Encode ``msg`` as one MAGIC v1 record at the store's offsets, time and host. ``props``: the properties
-    bytes to write instead of ``msg.properties`` encoded. Raises ValueError for a topic over 127 bytes or
-    properties over 32767 bytes.
+class RecordPlace:
+    """What the store gives a record as it appends it (the rest is the sender's ``RecordMessage``): the queue
+    offset, the commit-log offset, the store time and host; ``props`` the properties bytes it writes (None: the
+    message's properties encoded), ``crc`` a body CRC it already knows (None: computed)."""
+
+    __slots__ = ("crc", "physical_offset", "props", "queue_offset", "store_host", "store_timestamp")
+
+    def __init__(
+        self,
+        queue_offset: int = 0,
+        physical_offset: int = 0,
+        store_timestamp: int = 0,
+        store_host: tuple[str, int] = ("127.0.0.1", 0),
+        props: bytes | None = None,
+        crc: int | None = None,
+    ) -> None:
+        self.queue_offset = queue_offset
+        self.physical_offset = physical_offset
+        self.store_timestamp = store_timestamp
+        self.store_host = store_host
+        self.props = props
+        self.crc = crc
+
+
+def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
+    """Encode ``msg`` as one MAGIC v1 record at ``place`` (the store's offsets, time and host). Raises ValueError
+    for a topic over 127 bytes or properties over 32767 bytes.
 
     IPv6 hosts set the sysFlag bits 0x10 / 0x20 and take 16 address bytes; IPv4 (and IPv4-mapped) hosts clear them.
     Note the C++ client reads hosts as IPv4 whatever the flags say: a store serving it should use IPv4 hosts."""
+    props = place.props
+    store_host = place.store_host
     topic_b = msg.topic.encode()
     if props is None:
         properties = msg.properties
@@ -319,7 +335,9 @@ def encode_message(
     if len(props) > MAX_PROPERTIES_BYTES:
         raise ValueError(f"properties are {len(props)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
     body = msg.body
-    crc = crc32(body) if crc is None else crc
+    crc = place.crc
+    if crc is None:
+        crc = crc32(body)
     sys_flag = msg.sys_flag & ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
     born_host = split_host(msg.born_host)
     born_block = host_block_v4(born_host)
@@ -337,11 +355,11 @@ def encode_message(
     size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + len(props)
     parts = [
         HEAD.pack(
-            size, MAGIC_V1, crc & 0x7FFFFFFF, msg.queue_id, msg.flag, queue_offset, physical_offset, sys_flag,
-            msg.born_timestamp,
+            size, MAGIC_V1, crc & 0x7FFFFFFF, msg.queue_id, msg.flag, place.queue_offset, place.physical_offset,
+            sys_flag, msg.born_timestamp,
         ),
         born,
-        I64.pack(store_timestamp),
+        I64.pack(place.store_timestamp),
         store,
         MID.pack(msg.reconsume_times, msg.prepared_transaction_offset),
         I32.pack(len(body)),
@@ -380,10 +398,7 @@ def encode_record(
     if isinstance(properties, dict):
         properties = encode_properties(properties)
     props = properties.encode() if isinstance(properties, str) else properties
-    return encode_message(
-        msg, queue_offset=queue_offset, physical_offset=physical_offset, store_timestamp=store_timestamp,
-        store_host=store_host, props=props, crc=crc,
-    )  # fmt: skip
+    return encode_message(msg, RecordPlace(queue_offset, physical_offset, store_timestamp, store_host, props, crc))
 
 
 def store_timestamp_pos(sys_flag: int) -> int:

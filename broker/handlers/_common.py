@@ -4,7 +4,7 @@ relay.
 
 J decodes a custom header reflectively and answers SYSTEM_ERROR with the exception text when a required field is
 missing ("the custom field <x> is null") or a number does not parse; ``decode_header`` does the same through the
-explicit ``from_ext_fields`` of ``protocol.headers``.
+explicit ``from_ext_fields`` of ``protocol.headers`` (``bad_header``).
 
 ``call_consumer`` is J ``AdminBrokerProcessor.callConsumer`` (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY):
 the request goes to the connection the client heartbeated on, and the client's reply code, remark, ext fields and
@@ -31,12 +31,22 @@ class _HeaderClass(Protocol[H]):
     def from_ext_fields(self, fields: dict[str, str], /) -> H: ...
 
 
+# what a header's from_ext_fields raises for a missing or malformed field
+HEADER_ERRORS = (ValueError, TypeError, KeyError)
+
+
+def bad_header(exc: Exception) -> HandlerError:
+    """The reply to a header that does not decode (``HEADER_ERRORS``): SYSTEM_ERROR with the decoder's message."""
+    return HandlerError(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
+
+
 def decode_header(cls: _HeaderClass[H], cmd: RemotingCommand) -> H:
-    """``cls.from_ext_fields(cmd.ext_fields)``; a missing or malformed field → SYSTEM_ERROR with its message."""
+    """``cls.from_ext_fields(cmd.ext_fields)``; a missing or malformed field → ``bad_header``. (The send and pull
+    handlers decode inline, ``except HEADER_ERRORS``: their header class is named where it is decoded.)"""
     try:
         return cls.from_ext_fields(cmd.ext_fields)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise HandlerError(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__) from None
+    except HEADER_ERRORS as exc:
+        raise bad_header(exc) from None
 
 
 def check_send_allowed(topic: str, *, writeable: bool, broker_ip: str) -> None:

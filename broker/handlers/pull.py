@@ -47,10 +47,10 @@ from __future__ import annotations
 import os
 
 from broker.filter import make_filter
-from broker.handlers._common import decode_header
+from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry, CompiledSubscription
-from broker.services.consume import ConsumeRefused, ConsumeRequest, ConsumeService, get_request
+from broker.services.consume import ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -127,16 +127,18 @@ class PullHandlers:
         return {RequestCode.PULL_MESSAGE: self.pull}
 
     async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply:
-        h = decode_header(PullMessageRequestHeader, cmd)
         try:
-            sub = self._check(h)
+            h = PullMessageRequestHeader.from_ext_fields(cmd.ext_fields)
+        except HEADER_ERRORS as exc:
+            raise bad_header(exc) from None
+        req = ConsumeRequest.of_pull(h)  # the header translated once: what the consume service gets
+        try:
+            sub = self._check(req, h)
         except ConsumeRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if sub.is_sql:
             self._check_sql(sub)
-        get = get_request(
-            h.consumer_group, h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, self._max_bytes, make_filter(sub)
-        )
+        get = req.read(self._max_bytes, make_filter(sub))
         resp = await self._read(cmd, get)
         flag = h.sys_flag
         if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:
@@ -190,10 +192,10 @@ class PullHandlers:
                 f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
 
-    def _check(self, h: PullMessageRequestHeader) -> CompiledSubscription:
-        """Everything J checks before reading (the consume service's checks, then the subscription: the one the
-        request names, else the group's from its heartbeat); returns the subscription to filter with."""
-        group_cfg = self._consume.check(ConsumeRequest(h.consumer_group, h.topic, h.queue_id)).group
+    def _check(self, req: ConsumeRequest, h: PullMessageRequestHeader) -> CompiledSubscription:
+        """Everything J checks before reading (the consume service's checks of ``req``, then the subscription: the
+        one the header names, else the group's from its heartbeat); returns the subscription to filter with."""
+        group_cfg = self._consume.check(req).group
         if h.sys_flag & FLAG_SUBSCRIPTION:
             return self._consume.subscription(h.topic, h.subscription, h.expression_type)
         grp = self._clients.consumer_group(h.consumer_group)

@@ -33,7 +33,7 @@ send with another status) carries ext ``msgId`` (offset msgId; comma-joined for 
 ``queueOffset`` (the first one for a batch), ``MSG_REGION`` and ``TRACE_ON`` — all strings.
 
 With SYNC_FLUSH (and no SYNC_MASTER wait) a send that must wait for its fsync does not suspend: the service puts
-without waiting and calls a ``_FlushedReply`` (a ``DeferredReply`` returned at once) when the group commit has
+without waiting and calls a ``_FlushedReply`` (whose ``DeferredReply`` is returned at once) when the group commit has
 answered (PUT_OK, or FLUSH_DISK_TIMEOUT after ``syncFlushTimeout``); the connection writes it — no Task per send.
 """
 
@@ -42,54 +42,33 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from broker.handlers._common import decode_header
+from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.send import PendingSend, SendOutcome, SendRefused, SendRequest, SendService
 from broker.store.results import joined_msg_ids
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
-from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 
-def request_of(ctx: RequestContext, h: SendMessageRequestHeader, body: bytes, batch: bool) -> SendRequest:
-    """The send a remoting header asks for (reply sends are checked through it too)."""
-    return SendRequest(
-        h.topic,
-        h.queue_id,
-        h.flag,
-        h.sys_flag,
-        h.born_timestamp,
-        ctx.conn.peer,
-        body,
-        h.properties or "",
-        h.reconsume_times or 0,
-        batch,  # batch, prepared (a transaction half message), message group; auto-create from the default topic
-        not batch and h.sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE,
-        "",
-        h.default_topic,
-        h.default_topic_queue_nums,
-    )
-
-
-class _FlushedReply(DeferredReply):
-    """A SYNC_FLUSH send's reply, built when the group commit answers (``flushed``)."""
-
-    __slots__ = ("_cmd", "_handlers")
+class _FlushedReply:
+    """A SYNC_FLUSH send's reply: ``reply`` (what the handler returns) is resolved with the reply built when the
+    group commit answers (``flushed``). It holds its ``DeferredReply`` rather than extending it, so this module can
+    be compiled (a compiled class cannot extend handler's interpreted one)."""
 
     def __init__(self, handlers: SendHandlers, cmd: RemotingCommand) -> None:
-        super().__init__()
         self._handlers = handlers
         self._cmd = cmd
+        self.reply = DeferredReply()
 
     def flushed(self, outcome: SendOutcome) -> None:
         cmd = self._cmd
         try:
-            reply = self._handlers._reply(cmd, outcome)
+            reply = self._handlers.reply(cmd, outcome)
         except Exception as exc:  # a bug here must still answer, or the request stays in flight
             reply = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-        self.resolve(reply)
+        self.reply.resolve(reply)
 
 
 class SendHandlers:
@@ -118,7 +97,7 @@ class SendHandlers:
     def checked_topic(self, ctx: RequestContext, h: SendMessageRequestHeader) -> TopicConfig:
         """The topic's config after every check a send makes (reply sends make them too); raises HandlerError."""
         try:
-            return self._svc.check(request_of(ctx, h, b"", False))
+            return self._svc.check(SendRequest.of_header(h, b"", ctx.conn.peer, False))
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
 
@@ -126,16 +105,19 @@ class SendHandlers:
         """The handler of all three send codes: one coroutine per request (no middleware around it), the header
         decoded once."""
         code = cmd.code
-        if code == RequestCode.SEND_MESSAGE_V2:
-            h = decode_header(SEND_V2_AS_V1, cmd)
-            batch = h.batch
-        elif code == RequestCode.SEND_MESSAGE:
-            h = decode_header(SendMessageRequestHeader, cmd)
-            batch = h.batch
-        else:
-            ext = cmd.ext_fields
-            h = decode_header(SEND_V2_AS_V1 if "b" in ext or "a" in ext else SendMessageRequestHeader, cmd)
-            batch = True
+        ext = cmd.ext_fields
+        try:
+            if code == RequestCode.SEND_MESSAGE_V2:
+                h = SEND_V2_AS_V1.from_ext_fields(ext)
+                batch = h.batch
+            elif code == RequestCode.SEND_MESSAGE:
+                h = SendMessageRequestHeader.from_ext_fields(ext)
+                batch = h.batch
+            else:  # SEND_BATCH_MESSAGE, V1 or V2 names
+                h = (SEND_V2_AS_V1 if "b" in ext or "a" in ext else SendMessageRequestHeader).from_ext_fields(ext)
+                batch = True
+        except HEADER_ERRORS as exc:
+            raise bad_header(exc) from None
         clock = self._loop_time
         if clock is None:
             clock = self._loop_time = asyncio.get_running_loop().time
@@ -146,7 +128,9 @@ class SendHandlers:
                 f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
-        req = request_of(ctx, h, cmd.body, batch)  # the wire header, translated once: all the service gets
+        req = SendRequest.of_header(
+            h, cmd.body, ctx.conn.peer, batch
+        )  # the header translated once: all the service gets
         try:
             outcome = await self._svc.send(req, defer=True)
         except SendRefused as exc:
@@ -154,10 +138,10 @@ class SendHandlers:
         if isinstance(outcome, PendingSend):
             deferred = _FlushedReply(self, cmd)
             outcome.then(deferred.flushed)
-            return deferred
-        return self._reply(cmd, outcome)
+            return deferred.reply
+        return self.reply(cmd, outcome)
 
-    def _reply(self, cmd: RemotingCommand, outcome: SendOutcome) -> RemotingCommand:
+    def reply(self, cmd: RemotingCommand, outcome: SendOutcome) -> RemotingCommand:
         """The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE)."""
         items = outcome.result.items
         first = items[0]

@@ -35,6 +35,7 @@ from typing import Final
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from broker.proxy.pb import definition_pb2 as pb
+from broker.services.send import NEXT_QUEUE, SendRequest
 from protocol.codes import ResponseCode
 from protocol.message_ext import MessageExt
 from protocol.message_properties import PropertyKey
@@ -115,6 +116,14 @@ class Outgoing:
     message_group: str
     delivery_ms: int  # 0 = no delay
     transactional: bool
+
+    def request(self, born_host: str) -> SendRequest:
+        """The send service's request for this message from ``born_host`` (the gRPC peer): the queue picked in
+        turn (or by the message group's hash), every system topic refused (5.x clients send to none)."""
+        return SendRequest(
+            self.topic, NEXT_QUEUE, 0, self.sys_flag, self.born_timestamp, born_host, self.body, self.properties,
+            prepared=self.transactional, message_group=self.message_group, client_topics_only=True,
+        )  # fmt: skip
 
 
 def from_v2(m: pb.Message, limits: Limits, now_ms: int) -> Outgoing:

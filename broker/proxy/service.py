@@ -58,7 +58,7 @@ from broker.proxy.send_codes import STORED_CODE, refused_code
 from broker.proxy.sessions import ClientError, ClientSessions, Context, status
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
-from broker.services.send import NEXT_QUEUE, SendOutcome, SendRefused, SendRequest, SendService
+from broker.services.send import SendOutcome, SendRefused, SendService
 from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
@@ -367,12 +367,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         entry = spb.SendResultEntry(message_id=m.system_properties.message_id)
         try:
             out = from_v2(m, self._limits, int(time.time() * 1000))
-            outcome = await self._sends.send(
-                SendRequest(
-                    out.topic, NEXT_QUEUE, 0, out.sys_flag, out.born_timestamp, chan.peer, out.body, out.properties,
-                    prepared=out.transactional, message_group=out.message_group, client_topics_only=True,
-                )
-            )  # fmt: skip
+            outcome = await self._sends.send(out.request(chan.peer))
         except InvalidMessage as exc:
             entry.status.CopyFrom(status(exc.code, str(exc)))
             return entry

@@ -46,6 +46,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.request import GetRequest, MessageFilter
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
+from protocol.headers import PullMessageRequestHeader
 
 _SUB_CACHE_MAX = 4096
 PARSE_FAILED = "parse the consumer's subscription failed"
@@ -92,12 +93,27 @@ class ConsumeRefused(Exception):
 @dataclass(slots=True)
 class ConsumeRequest:
     """One consumer's request on one topic: ``queue_id`` None is every queue (a POP); ``reading`` False for the
-    requests about a message already received (ack, change of invisibility, dead-letter)."""
+    requests about a message already received (ack, change of invisibility, dead-letter). A pull also says where
+    its read starts (``offset``) and how many messages it takes at most (``max_msgs``): ``read`` is that read."""
 
     group: str
     topic: str
     queue_id: int | None = None
     reading: bool = True
+    offset: int = 0
+    max_msgs: int = 0
+
+    @classmethod
+    def of_pull(cls, h: PullMessageRequestHeader) -> ConsumeRequest:
+        """A PULL_MESSAGE header's request: its group, queue, offset and count."""
+        return cls(h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums)
+
+    def read(self, max_bytes: int | None, message_filter: MessageFilter | None) -> GetRequest:
+        """The store's read of this request's queue from its offset, through ``message_filter`` (see
+        ``get_request``)."""
+        qid = self.queue_id
+        assert qid is not None, "a read names its queue"
+        return get_request(self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes, message_filter)
 
 
 @dataclass(slots=True)

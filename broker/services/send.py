@@ -85,8 +85,9 @@ from broker.store.results import CONTROLLER_REFUSAL, PutMessageResult, PutMessag
 from protocol.batch import decode_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
+from protocol.headers import SendMessageRequestHeader
 from protocol.message_properties import PropertyKey, encode_properties, java_string_hash
-from protocol.record import RecordError
+from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE, RecordError
 
 NEXT_QUEUE: Final = -2  # queue id: the next queue in turn (any other negative id: one at random)
 
@@ -199,6 +200,7 @@ class SendRequest(PutRequest):
         body: bytes,
         properties: str | dict[str, str],
         reconsume_times: int = 0,
+        *,
         batch: bool = False,
         prepared: bool = False,
         message_group: str = "",
@@ -216,6 +218,22 @@ class SendRequest(PutRequest):
         self.default_queue_nums = default_queue_nums
         self.client_topics_only = client_topics_only  # refuse every system topic (5.x clients), not only forbidden
         self.msg_type = "normal"  # J's message_type label of the send's metrics, set by the service
+
+    @classmethod
+    def of_header(cls, h: SendMessageRequestHeader, body: bytes, born_host: str, batch: bool) -> SendRequest:
+        """The send a remoting header asks for: the header's fields, the frame's ``body`` and the connection's
+        ``born_host`` (all a header does not hold). A SEND_MESSAGE(_V2) whose sysFlag says TRANSACTION_PREPARED is
+        a half message; the header's ``defaultTopic`` is what an unknown topic is auto-created from."""
+        sys_flag = h.sys_flag
+        req = cls(
+            h.topic, h.queue_id, h.flag, sys_flag, h.born_timestamp, born_host, body, h.properties or "",
+            h.reconsume_times or 0,
+        )  # fmt: skip
+        req.batch = batch
+        req.prepared = not batch and sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
+        req.default_topic = h.default_topic
+        req.default_queue_nums = h.default_topic_queue_nums
+        return req
 
 
 @dataclass(slots=True)

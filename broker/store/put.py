@@ -56,6 +56,7 @@ from protocol.record import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_NOT_TYPE,
     TRANSACTION_PREPARED_TYPE,
+    RecordPlace,
     encode_message,
     encode_record_v4,
     host_block_v4,
@@ -355,11 +356,11 @@ class Appender:
         if sealed:
             props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
 
+        place = RecordPlace(qoff, 0, now, self.store_host, props_b)  # the commit-log offset is known last
+
         def encode(phys: int) -> bytes:
-            rec = encode_message(
-                req, queue_offset=qoff, physical_offset=phys, store_timestamp=now, store_host=self.store_host,
-                props=props_b,
-            )  # fmt: skip
+            place.physical_offset = phys
+            rec = encode_message(req, place)
             if sealed:
                 seal(rec)
             return bytes(rec)
