@@ -38,7 +38,7 @@ from broker.proxy.pb import definition_pb2 as pb
 from broker.services.send import NEXT_QUEUE, SendRequest
 from protocol.codes import ResponseCode
 from protocol.message_ext import MessageExt
-from protocol.message_properties import PropertyKey
+from protocol.message_properties import PropertyKey, encode_properties
 from protocol.record import SYSFLAG_COMPRESSED
 
 SHARDING_KEY: Final = "__SHARDINGKEY"
@@ -121,7 +121,8 @@ class Outgoing:
         """The send service's request for this message from ``born_host`` (the gRPC peer): the queue picked in
         turn (or by the message group's hash), every system topic refused (5.x clients send to none)."""
         return SendRequest(
-            self.topic, NEXT_QUEUE, 0, self.sys_flag, self.born_timestamp, born_host, self.body, self.properties,
+            self.topic, NEXT_QUEUE, 0, self.sys_flag, self.born_timestamp, born_host, self.body,
+            encode_properties(self.properties),
             prepared=self.transactional, message_group=self.message_group, client_topics_only=True,
         )  # fmt: skip
 

@@ -69,7 +69,7 @@ import itertools
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from broker import topics as T
 from broker.services.access import send_refusal
@@ -86,7 +86,7 @@ from protocol.batch import decode_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
 from protocol.headers import SendMessageRequestHeader
-from protocol.message_properties import PropertyKey, encode_properties, java_string_hash
+from protocol.message_properties import PropertyKey, java_string_hash
 from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE, RecordError
 
 NEXT_QUEUE: Final = -2  # queue id: the next queue in turn (any other negative id: one at random)
@@ -176,8 +176,8 @@ class SendRequest(PutRequest):
 
     ``queue_id`` ≥ 0: this queue; negative: the service picks one (``NEXT_QUEUE``: in turn; else at random) and
     writes it here, as it writes ``msg_type``: the request carries what its outcome is built from.
-    ``born_host`` also names the producer in remarks and an auto-create's log line. ``properties``: as sent (a
-    batch: "", each message has its own)."""
+    ``born_host`` also names the producer in remarks and an auto-create's log line. ``properties``: the text as sent
+    (a front end translates its wire's into it; a batch: "", each message has its own)."""
 
     __slots__ = (
         "batch",
@@ -198,7 +198,7 @@ class SendRequest(PutRequest):
         born_timestamp: int,
         born_host: str,
         body: bytes,
-        properties: str | dict[str, str],
+        properties: str,
         reconsume_times: int = 0,
         *,
         batch: bool = False,
@@ -385,18 +385,16 @@ class SendService:
             )
         put: PutRequest | BatchPutRequest
         if req.batch:
-            wait = True
             put = self._batch(req)
-        else:
-            props = req.properties
-            if not isinstance(props, str):
-                props = encode_properties(props)
+            wait = True
+        else:  # the properties text stamped (broker.stamp), J's metrics label taken from it
+            props = cast(str, req.properties)  # a single message's properties are text (the front ends' translation)
             req.msg_type = message_type(props)
             if self._stamp is not None:
                 props = self._stamp.apply(props)
-            if req.prepared:  # answered when it is durable; put_half moves its request to the half queue
-                return self.outcome(req, await self._counted(self._tx.put_half(req.moved(req.topic, queue_id, props))))
-            if _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
+            if req.prepared:  # put_half moves it on to the half queue
+                put = req.moved(req.topic, queue_id, props)
+            elif _DELAY_MARK in props or _TIMER_MARK in props:  # cheap substring tests; divert() parses
                 try:
                     topic, qid, props = self._schedule.divert(req.topic, queue_id, props)
                 except TimerRejected as exc:
@@ -407,7 +405,9 @@ class SendService:
                 put = req
             wait = _NO_WAIT_MARK not in props
         gc = store.sync_flush_only if defer and wait else None
-        if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
+        if req.prepared and isinstance(put, PutRequest):  # answered when it is durable
+            result = await self._counted(self._tx.put_half(put))
+        elif gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
@@ -416,8 +416,9 @@ class SendService:
                     if self._stats is not None:
                         self._stats.send_inflight += 1
                     return pending
-            return self.outcome(req, result)
-        return self.outcome(req, await self._counted(store.put_message(put)))
+        else:
+            result = await self._counted(store.put_message(put))
+        return self.outcome(req, result)
 
     async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
         """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""
