@@ -294,28 +294,18 @@ def split_host(host: str | tuple[str, int]) -> tuple[str, int]:
         return h, 0
 
 
+@dataclass(slots=True)
 class RecordPlace:
     """What the store gives a record as it appends it (the rest is the sender's ``RecordMessage``): the queue
     offset, the commit-log offset, the store time and host; ``props`` the properties bytes it writes (None: the
     message's properties encoded), ``crc`` a body CRC it already knows (None: computed)."""
 
-    __slots__ = ("crc", "physical_offset", "props", "queue_offset", "store_host", "store_timestamp")
-
-    def __init__(
-        self,
-        queue_offset: int = 0,
-        physical_offset: int = 0,
-        store_timestamp: int = 0,
-        store_host: tuple[str, int] = ("127.0.0.1", 0),
-        props: bytes | None = None,
-        crc: int | None = None,
-    ) -> None:
-        self.queue_offset = queue_offset
-        self.physical_offset = physical_offset
-        self.store_timestamp = store_timestamp
-        self.store_host = store_host
-        self.props = props
-        self.crc = crc
+    queue_offset: int = 0
+    physical_offset: int = 0
+    store_timestamp: int = 0
+    store_host: tuple[str, int] = ("127.0.0.1", 0)
+    props: bytes | None = None
+    crc: int | None = None
 
 
 def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
