@@ -53,7 +53,7 @@ from broker.services.client_registry import ClientRegistry, CompiledSubscription
 from broker.services.consume import ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
-from broker.services.subscription_groups import SubscriptionGroupTable
+from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
 from broker.store.message_store import MessageStore
 from broker.store.request import GetRequest
 from broker.store.results import GetMessageResult
@@ -133,7 +133,7 @@ class PullHandlers:
             raise bad_header(exc) from None
         req = ConsumeRequest.of_pull(h)  # the header translated once: what the consume service gets
         try:
-            sub = self._check(req, h)
+            sub = self._subscription(h, self._consume.check(req).group)
         except ConsumeRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if sub.is_sql:
@@ -192,10 +192,9 @@ class PullHandlers:
                 f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
 
-    def _check(self, req: ConsumeRequest, h: PullMessageRequestHeader) -> CompiledSubscription:
-        """Everything J checks before reading (the consume service's checks of ``req``, then the subscription: the
-        one the header names, else the group's from its heartbeat); returns the subscription to filter with."""
-        group_cfg = self._consume.check(req).group
+    def _subscription(self, h: PullMessageRequestHeader, group_cfg: SubscriptionGroupConfig) -> CompiledSubscription:
+        """What J checks after the consume service's checks: the subscription, the one the header names, else the
+        group's from its heartbeat; returns the subscription to filter with."""
         if h.sys_flag & FLAG_SUBSCRIPTION:
             return self._consume.subscription(h.topic, h.subscription, h.expression_type)
         grp = self._clients.consumer_group(h.consumer_group)
