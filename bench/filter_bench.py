@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from broker.filter import build_subscription, make_filter  # noqa: E402
-from broker.services.consume import get_request  # noqa: E402
+from broker.services.consume import ConsumeRequest  # noqa: E402
 from broker.store import MessageStore, PutRequest  # noqa: E402
 from broker.store.results import GetMessageResult  # noqa: E402
 from protocol.codes import RequestCode, ResponseCode  # noqa: E402
@@ -75,7 +75,7 @@ async def _fill(store: MessageStore, topic: str, first: int, n: int) -> float:
 
 def _get(store: MessageStore, topic: str, off: int, expr: str, kind: str) -> GetMessageResult:
     f = make_filter(build_subscription(topic, expr, 0, kind))
-    return store.get_message_sync(get_request("G", topic, 0, off, 32, None, f))
+    return store.get_message_sync(ConsumeRequest("G", topic, 0, True, off, 32).read(None, f))
 
 
 def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float, int]:
@@ -83,7 +83,7 @@ def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float
     off = delivered = 0
     t0 = time.perf_counter()
     while off < n:
-        r = store.get_message_sync(get_request("G", TOPIC, 0, off, 32, None, f))
+        r = store.get_message_sync(ConsumeRequest("G", TOPIC, 0, True, off, 32).read(None, f))
         delivered += r.message_count
         off = r.next_begin_offset
     return time.perf_counter() - t0, delivered
@@ -227,7 +227,7 @@ async def main() -> None:
 
             async def store_step(k: int, off: int) -> tuple[int, int]:
                 f = pair_filters[k]
-                r = store.get_message_sync(get_request("G", TOPIC, 0, off, 32, None, f))
+                r = store.get_message_sync(ConsumeRequest("G", TOPIC, 0, True, off, 32).read(None, f))
                 return r.message_count, r.next_begin_offset
 
             await _paired("store", a.messages, a.rounds, store_step)

@@ -1,6 +1,6 @@
 """PopService: POP consumption over the broker's store for the gRPC endpoint — the timing and IO around the pure
 ``pop_state.PopState``: long-polling receives woken by store arrivals or by the next invisibility deadline, reads
-through ``MessageStore.get_message`` (the read a pull makes: ``broker.services.consume.get_request``), redelivery
+through ``MessageStore.get_message`` (the read a pull makes: ``broker.services.consume.ConsumeRequest.read``), redelivery
 of due messages, the dead-letter put to ``%DLQ%<group>`` at max attempts (at receive time, and by a revive task once
 a second for groups nobody receives from), the auto-renewal of push consumers' invisibility (the same task), and persistence (``pop_store``) after every change.
 
@@ -29,7 +29,7 @@ from broker.proxy.convert import DLQ_ORIGIN_MESSAGE_ID, DLQ_ORIGIN_TOPIC
 from broker.proxy.pop_state import HandleStatus, InFlight, PopState
 from broker.proxy.pop_store import PopStore
 from broker.services.broker_stats import BrokerStats
-from broker.services.consume import get_request
+from broker.services.consume import ConsumeRequest
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.dispatcher import Arrival
@@ -281,7 +281,7 @@ class PopService:
             if off is None:
                 continue
             res = await self._store.get_message(
-                get_request(group, topic, qid, off, batch - len(out), None, req.message_filter)
+                ConsumeRequest(group, topic, qid, True, off, batch - len(out)).read(None, req.message_filter)
             )
             if res.status is GetMessageStatus.FOUND:
                 found = len(out)

@@ -2,7 +2,7 @@
 remoting PULL handler (``broker.handlers.pull``) and the gRPC endpoint's receive, ack, change-invisible and
 dead-letter RPCs (``broker.proxy.service``) translate their wire into one ``ConsumeRequest``, call ``check`` and
 translate a ``ConsumeRefused`` back into their wire; the read itself is one ``GetRequest`` with the subscription's
-filter (``get_request``), which the PULL handler and the POP service (``broker.proxy.pop_service``) hand the store.
+filter (``ConsumeRequest.read``), which the PULL handler and the POP service (``broker.proxy.pop_service``) hand the store.
 
 Checks, in J's order (``PullMessageProcessor``; J's POP path makes the same ones), each a ``ConsumeRefused`` with the
 remoting code and J's remark and a ``ConsumeRefusal`` saying which check it was (what the gRPC endpoint maps to its
@@ -109,11 +109,17 @@ class ConsumeRequest:
         return cls(h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums)
 
     def read(self, max_bytes: int | None, message_filter: MessageFilter | None) -> GetRequest:
-        """The store's read of this request's queue from its offset, through ``message_filter`` (see
-        ``get_request``)."""
+        """The store's read of this request's queue from its offset, up to ``max_bytes`` (None: the store's
+        limit), through ``message_filter`` (None: every message): what a pull and a POP hand the store."""
         qid = self.queue_id
         assert qid is not None, "a read names its queue"
-        return get_request(self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes, message_filter)
+        f = message_filter
+        if f is None:
+            return GetRequest(self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes)
+        return GetRequest(
+            self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes,
+            f.match_code, f.match_tags, f.match_record, f.marks,
+        )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -181,21 +187,3 @@ class ConsumeService:
                 self._sub_cache.clear()
             self._sub_cache[key] = sub
         return sub
-
-
-def get_request(
-    group: str,
-    topic: str,
-    queue_id: int,
-    offset: int,
-    max_msgs: int,
-    max_bytes: int | None,
-    message_filter: MessageFilter | None,
-) -> GetRequest:
-    """The store's read of one queue through ``message_filter`` (None: every message), for a pull and a POP."""
-    f = message_filter
-    if f is None:
-        return GetRequest(group, topic, queue_id, offset, max_msgs, max_bytes)
-    return GetRequest(
-        group, topic, queue_id, offset, max_msgs, max_bytes, f.match_code, f.match_tags, f.match_record, f.marks
-    )

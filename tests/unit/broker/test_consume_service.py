@@ -1,7 +1,7 @@
 """ConsumeService (broker/services/consume.py), the checks a consumer's read passes on both front ends: which check
 refuses (its ``ConsumeRefusal``, what the gRPC endpoint maps to its codes), J's order (group before topic), the
 lighter checks of a request that does not read (ack, change of invisibility), the subscription cache, and the read
-``get_request`` builds from a subscription's filter."""
+``ConsumeRequest.read`` builds from a subscription's filter."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from broker import topics as T
 from broker.filter import build_subscription, make_filter
-from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService, get_request
+from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.subscription_groups import SubscriptionGroupConfig
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
@@ -89,13 +89,13 @@ async def test_a_subscription_is_parsed_once_and_a_bad_one_is_refused(tmp_path: 
         assert refused.remark == "parse the consumer's subscription failed" and refused.detail != refused.remark
 
 
-def test_get_request_carries_the_filter_stages() -> None:
-    every = get_request("G", "T", 1, 5, 32, None, None)
+def test_read_carries_the_filter_stages() -> None:
+    every = ConsumeRequest("G", "T", 1, True, 5, 32).read(None, None)
     assert (every.group, every.topic, every.queue_id, every.offset, every.max_msgs) == ("G", "T", 1, 5, 32)
     assert every.message_filter is None and every.tags_filter is None and every.record_filter is None
     f = make_filter(build_subscription("T", "a"))
     assert f is not None
-    tagged = get_request("G", "T", 1, 5, 32, 1024, f)
+    tagged = ConsumeRequest("G", "T", 1, True, 5, 32).read(1024, f)
     assert tagged.max_bytes == 1024 and tagged.message_filter is not None and tagged.tags_filter is not None
     assert tagged.message_filter(tag_hash("a")) and not tagged.message_filter(tag_hash("b"))
 
