@@ -136,18 +136,26 @@ class _Loop:
 _lock = threading.Lock()
 _pid: int | None = None
 _loop: _Loop | None = None
-_pullers: dict[tuple[str, int, Security | None], PullSession] = {}
+_pullers: dict[tuple[str, int, Security | None, int], PullSession] = {}
 _producers: dict[tuple[str, str, int, Security | None], ProducerSession] = {}
 
 
-def _process_loop() -> _Loop:
-    """This process's loop; after a fork the parent's loop, sessions and sockets are dropped, not shared."""
+def _forget_after_fork() -> None:
+    """After a fork the parent's loop, sessions and sockets are dropped, not shared (caller holds ``_lock``)."""
     global _pid, _loop
+    if _pid != os.getpid():
+        _pid, _loop = os.getpid(), None
+        _pullers.clear()
+        _producers.clear()
+
+
+def _process_loop() -> _Loop:
+    """This process's loop thread (admin and producer sessions), started on first use."""
+    global _loop
     with _lock:
-        if _pid != os.getpid() or _loop is None:
-            _pid, _loop = os.getpid(), _Loop()
-            _pullers.clear()
-            _producers.clear()
+        _forget_after_fork()
+        if _loop is None:
+            _loop = _Loop()
         return _loop
 
 
@@ -302,13 +310,16 @@ class PullSession:
     def __init__(self, namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> None:
         from client import PullConsumer
 
-        self._loop = _process_loop()
+        # The session's own loop, run only by the thread waiting on a window (Spark's task thread): replies are read
+        # while it waits and the requests of the windows started meanwhile go out then; between waits the kernel
+        # buffers the replies. No loop thread takes the GIL from the task while it builds Arrow batches.
+        self._loop = asyncio.new_event_loop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-reader",
             **_client_options(namesrv_addrs, "reader", security),
         )
-        self._loop.run(self._consumer.start(), self._timeout)
+        self._loop.run_until_complete(asyncio.wait_for(self._consumer.start(), self._timeout))
 
     async def _pull(
         self, mq: MessageQueue, offset: int, max_nums: int, expression: str, backoff_s: list[float]
@@ -344,14 +355,38 @@ class PullSession:
 
     def window(
         self, queue: QueueKey, start: int, end: int, max_nums: int, expression: str, backoff_s: list[float]
-    ) -> concurrent.futures.Future[list[RawPullResult]]:
-        """Start pulling ``[start, end)`` of ``queue``; the future holds the replies, in offset order. The replies
+    ) -> PendingWindow:
+        """Start pulling ``[start, end)`` of ``queue``; its ``result()`` is the replies, in offset order. The replies
         stop early at the first that is not FOUND or does not advance (the caller decides what that means)."""
-        coro = self._window(queue, start, end, max_nums, expression, backoff_s)
-        return asyncio.run_coroutine_threadsafe(coro, self._loop.loop)
+        return PendingWindow(
+            self._loop, self._loop.create_task(self._window(queue, start, end, max_nums, expression, backoff_s))
+        )
 
     def close(self) -> None:
-        self._loop.run(self._consumer.close(), self._timeout)
+        loop = self._loop
+        try:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.wait_for(self._consumer.close(), self._timeout))
+            loop.run_until_complete(asyncio.sleep(0))  # let the cancelled windows finish
+        finally:
+            loop.close()
+
+
+class PendingWindow:
+    """One window being pulled on a :class:`PullSession`'s loop; :meth:`result` runs the loop (in the calling
+    thread) until the window's replies are in, serving every other pull in flight meanwhile."""
+
+    __slots__ = ("_loop", "_task")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[list[RawPullResult]]) -> None:
+        self._loop, self._task = loop, task
+
+    def result(self) -> list[RawPullResult]:
+        return self._loop.run_until_complete(self._task)
+
+    def cancel(self) -> bool:
+        return self._task.cancel()
 
 
 class ProducerSession:
@@ -507,10 +542,11 @@ def _check_stored(topic: str, result: Any) -> None:
 
 
 def pull_session(namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> PullSession:
-    """This process's pull session for ``namesrv_addrs`` and ``security`` (created on first use)."""
-    _process_loop()
-    key = (";".join(namesrv_addrs), timeout_ms, security)
+    """This thread's pull session for ``namesrv_addrs`` and ``security`` (created on first use; a session's loop runs
+    in the thread that waits on it, so each thread has its own; Spark's worker runs its tasks in one thread)."""
+    key = (";".join(namesrv_addrs), timeout_ms, security, threading.get_ident())
     with _lock:
+        _forget_after_fork()
         session = _pullers.get(key)
     if session is None:
         session = PullSession(namesrv_addrs, timeout_ms, security)

@@ -21,7 +21,6 @@ warning.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 from collections import deque
 from collections.abc import Iterator
@@ -111,7 +110,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
     session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.security)
     size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
     windows = iter(range(r.start, r.end, size))
-    pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()
+    pending: deque[tuple[int, int, _client.PendingWindow]] = deque()
 
     def submit() -> None:
         for a in windows:
