@@ -111,6 +111,49 @@ def _scatter(n: int, parents: np.ndarray, values: pa.Array) -> pa.Array:
     return pc.take(values, pa.array(idx, mask=idx < 0))
 
 
+_NAME_VALUE = ord(NAME_VALUE_SEPARATOR)
+_PROPERTY = ord(PROPERTY_SEPARATOR)
+
+
+def split_properties(props: pa.Array) -> tuple[np.ndarray, pa.Array, pa.Array]:
+    """Every ``name\x01value`` piece of every row's properties text, as (row index, name, value) arrays in row
+    order: a row's text is split at each ``\x02`` (its last piece runs to the row's end), a piece without ``\x01``
+    is dropped, and the name ends at the first ``\x01`` (the value may hold more).
+
+    One pass of numpy over the text's bytes finds the separators; the pieces are then one string array over the
+    text whose value boundaries are [gap, name, ``\x01``, value]* (no byte copied), and the names and the values
+    are two ``take``s of it: no Python work per row or per piece."""
+    text = props.cast(pa.string())  # UTF-8 checked once for the whole batch
+    n = len(text)
+    if n == 0:
+        return np.zeros(0, np.int64), pa.array([], pa.string()), pa.array([], pa.string())
+    _, offsets_buf, data_buf = text.buffers()
+    offs = np.frombuffer(offsets_buf, np.int32, n + 1, text.offset * 4).astype(np.int64)
+    lo, hi = int(offs[0]), int(offs[-1])
+    raw = np.frombuffer(data_buf, np.uint8, hi - lo, lo) if hi > lo else np.zeros(0, np.uint8)
+    pos2 = np.flatnonzero(raw == _PROPERTY) + lo
+    pos1 = np.flatnonzero(raw == _NAME_VALUE) + lo
+    count = np.diff(np.searchsorted(pos2, offs)) + 1  # pieces per row
+    last = np.zeros(len(pos2) + n, np.bool_)  # each row's last piece ends at the row's end, the others at a \x02
+    last[np.cumsum(count) - 1] = True
+    ends = np.empty(len(last), np.int64)
+    ends[last] = offs[1:]
+    ends[~last] = pos2
+    starts = np.empty(len(last), np.int64)
+    starts[0] = lo
+    starts[1:] = ends[:-1] + ~last[:-1]  # past the \x02, or the next row's start
+    sep = np.append(pos1, hi)[np.searchsorted(pos1, starts)]  # each piece's first \x01 (if before its end)
+    ok = sep < ends
+    parents = np.repeat(np.arange(n), count)[ok]
+    starts, ends, sep = starts[ok], ends[ok], sep[ok]
+    m = len(starts)
+    bounds = np.empty(4 * m + 2, np.int32)
+    bounds[0], bounds[-1] = lo, hi
+    bounds[1:-1:4], bounds[2:-1:4], bounds[3:-1:4], bounds[4:-1:4] = starts, sep, sep + 1, ends
+    pieces = pa.StringArray.from_buffers(4 * m + 1, pa.py_buffer(bounds), data_buf)
+    return parents, pieces.take(pa.array(np.arange(1, 4 * m, 4))), pieces.take(pa.array(np.arange(3, 4 * m, 4)))
+
+
 def columns_to_batch(
     cols: RecordArrays,
     *,
@@ -122,21 +165,13 @@ def columns_to_batch(
 ) -> pa.RecordBatch:
     """One RecordBatch of the source schema from decoded columns (:func:`spark_connector.records.decode_records`).
 
-    Properties are split in bulk with Arrow kernels: ``name\x01value\x02`` pieces → (row, name, value) triples →
-    the ``keys``/``tags`` columns and the ``properties`` map; nothing is done per message in Python. With a
+    Properties are split in bulk (:func:`split_properties`): ``name\x01value\x02`` pieces → (row, name, value)
+    triples → the ``keys``/``tags`` columns and the ``properties`` map; nothing is done per message in Python. With a
     ``tags_filter`` (``subExpression``), rows whose TAGS are not in it are dropped (the broker filters by tag hash
     only, which can collide).
     """
     n = len(cols)
-    props = cols.properties.cast(pa.string())
-    pieces_list = pc.split_pattern(props, PROPERTY_SEPARATOR)
-    parents = pc.list_parent_indices(pieces_list)
-    pieces = pc.list_flatten(pieces_list)
-    has_sep = pc.match_substring(pieces, NAME_VALUE_SEPARATOR)
-    parents, pieces = parents.filter(has_sep), pieces.filter(has_sep)
-    kv = pc.split_pattern(pieces, NAME_VALUE_SEPARATOR, max_splits=1)
-    names, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
-    parents_np = parents.to_numpy(zero_copy_only=False)
+    parents_np, names, values = split_properties(cols.properties)
 
     set_values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)  # "" reads as null
 
