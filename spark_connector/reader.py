@@ -2,10 +2,10 @@
 
 Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pickled on the driver) and reads
 ``[start, end)`` of one queue. The range is cut into windows of ``pullBatchSize`` offsets and ``pullsInFlight``
-windows are pulled at once on the worker's client loop (:class:`spark_connector._client.PullSession`), so the
-broker round trips overlap each other and the Arrow building here. Replies stay undecoded until this thread turns
-them into columns (:func:`spark_connector.records.decode_records`: numpy/Arrow gathers, nothing per message) and a
-RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
+windows are pulled at once (:class:`spark_connector._client.PullSession`, whose loop this thread runs while it waits
+for a window), so the broker round trips overlap each other and the Arrow building here. Replies stay undecoded
+until this thread turns them into columns (:func:`spark_connector.records.decode_records`: numpy/Arrow gathers,
+nothing per message) and a RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
 Messages are immutable once stored, so a range always yields the same rows: Spark can replay a batch after a
 failure and get exactly what it got the first time.
 

@@ -81,7 +81,11 @@ ARROW_SCHEMA = pa.schema(
 # Properties broken out into columns, or that change from pull to pull (the Java client adds MIN/MAX_OFFSET), so
 # that a replayed range yields the same rows.
 BROKEN_OUT_PROPERTIES = frozenset({"KEYS", "TAGS", "MIN_OFFSET", "MAX_OFFSET"})
-_BROKEN_OUT = pa.array(sorted(BROKEN_OUT_PROPERTIES), pa.string())
+# The properties the columns read, looked up once per piece (pyarrow.compute.index_in); codes are indexes here.
+_LOOKED_UP_NAMES = ("KEYS", "TAGS", "UNIQ_KEY", *sorted(BROKEN_OUT_PROPERTIES - {"KEYS", "TAGS"}))
+_LOOKED_UP = pa.array(_LOOKED_UP_NAMES, pa.string())
+_LOOKED_UP_CODE = {name: i for i, name in enumerate(_LOOKED_UP_NAMES)}
+_BROKEN_OUT_CODES = np.array([_LOOKED_UP_CODE[name] for name in sorted(BROKEN_OUT_PROPERTIES)])
 # RocketMQ's properties text: name\x01value\x02 ... (client.bulk re-exports protocol's constants; kept here as
 # literals so this module imports without the client).
 NAME_VALUE_SEPARATOR = "\x01"
@@ -102,13 +106,6 @@ def arrow_schema(include_properties: bool = True) -> pa.Schema:
     if include_properties:
         return ARROW_SCHEMA
     return ARROW_SCHEMA.remove(ARROW_SCHEMA.get_field_index("properties"))
-
-
-def _scatter(n: int, parents: np.ndarray, values: pa.Array) -> pa.Array:
-    """A string array of ``n`` rows: row ``parents[i]`` gets ``values[i]`` (the last one wins), the others null."""
-    idx = np.full(n, -1, dtype=np.int64)
-    idx[parents] = np.arange(len(parents), dtype=np.int64)
-    return pc.take(values, pa.array(idx, mask=idx < 0))
 
 
 _NAME_VALUE = ord(NAME_VALUE_SEPARATOR)
@@ -173,11 +170,17 @@ def columns_to_batch(
     n = len(cols)
     parents_np, names, values = split_properties(cols.properties)
 
-    set_values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)  # "" reads as null
+    # one hash look-up per piece finds the names the columns need; the rest is numpy on its codes
+    codes = pc.fill_null(pc.index_in(names, value_set=_LOOKED_UP), -1).to_numpy()
+    value_offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1, values.offset * 4)
+    empty = value_offsets[1:] == value_offsets[:-1]
 
     def column(name: str) -> pa.Array:
-        mask = pc.equal(names, name)
-        return _scatter(n, parents_np[mask.to_numpy(zero_copy_only=False)], set_values.filter(mask))
+        """The value of property ``name`` per row ("" and absent read as null; the last one wins)."""
+        hit = np.flatnonzero(codes == _LOOKED_UP_CODE[name])
+        idx = np.full(n, -1, dtype=np.int64)
+        idx[parents_np[hit]] = np.where(empty[hit], -1, hit)
+        return values.take(pa.array(idx, mask=idx < 0))
 
     tags = column("TAGS")
     msg_id = column("UNIQ_KEY")
@@ -197,11 +200,14 @@ def columns_to_batch(
         cols.body.cast(pa.binary()),
     ]
     if include_properties:
-        keep = pc.invert(pc.is_in(names, value_set=_BROKEN_OUT))
-        kept_parents = parents_np[keep.to_numpy(zero_copy_only=False)]
+        keep = ~np.isin(codes, _BROKEN_OUT_CODES)
         offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(np.bincount(kept_parents, minlength=n), out=offsets[1:])
-        arrays.append(pa.MapArray.from_arrays(pa.array(offsets), names.filter(keep), values.filter(keep)))
+        np.cumsum(np.bincount(parents_np[keep], minlength=n), out=offsets[1:])
+        if keep.all():
+            arrays.append(pa.MapArray.from_arrays(pa.array(offsets), names, values))
+        else:
+            kept = pa.array(keep)
+            arrays.append(pa.MapArray.from_arrays(pa.array(offsets), names.filter(kept), values.filter(kept)))
     arrays += [
         _ms_to_ts(cols.born_timestamp),
         _ms_to_ts(cols.store_timestamp),
