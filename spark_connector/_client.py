@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
@@ -151,7 +151,7 @@ class _DrivenLoop(asyncio.SelectorEventLoop):
         now = time.monotonic()
         return now - self._paused_for - (0.0 if self._paused_at is None else now - self._paused_at)
 
-    def run_until_complete(self, future: Awaitable[T]) -> T:
+    def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
         if self.is_running():  # asyncio's own error: the clock is left as it is
             return super().run_until_complete(future)
         if self._paused_at is not None:

@@ -12,6 +12,7 @@ import pytest
 
 import client
 from spark_connector import _client
+from spark_connector.offsets import QueueKey
 
 
 @dataclass
@@ -152,7 +153,7 @@ def pull_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[_client.Pull
         await asyncio.sleep(0.01)
         for _ in range(5):  # a 1 MiB reply is read in several passes of the loop
             await asyncio.sleep(0)
-        return bulk.RawPullResult(bulk.PullStatus.FOUND, offset + max_nums, 0, 1000, b"")
+        return bulk.RawPullResult(client.PullStatus.FOUND, offset + max_nums, 0, 1000, b"")
 
     monkeypatch.setattr(client, "PullConsumer", make, raising=False)
     monkeypatch.setattr(bulk, "pull_raw", pull_raw)
@@ -163,7 +164,7 @@ def pull_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[_client.Pull
 
 def test_pull_windows_run_in_the_thread_that_waits(pull_session: tuple[_client.PullSession, FakePullConsumer]) -> None:
     session, consumer = pull_session
-    queue = _client.QueueKey("t", "b", 0)
+    queue = QueueKey("t", "b", 0)
     windows = [session.window(queue, start, start + 10, 4, "*", []) for start in (0, 10, 20)]
     assert consumer.pulls == [(0, 4), (10, 4), (20, 4)]  # each window's first request leaves when it is started
     replies = [w.result() for w in windows]
@@ -179,6 +180,6 @@ def test_pull_timeouts_count_only_the_time_spent_waiting(
     import time
 
     session, _ = pull_session
-    pending = session.window(_client.QueueKey("t", "b", 0), 0, 4, 4, "*", [])
+    pending = session.window(QueueKey("t", "b", 0), 0, 4, 4, "*", [])
     time.sleep(0.2)  # the task is elsewhere for 4 timeouts (not a synchronisation: the loop does not run meanwhile)
     assert [r.next_begin_offset for r in pending.result()] == [4]
