@@ -11,10 +11,11 @@ bodies of ``--size`` bytes to a fresh topic of 4 queues, then calls what an exec
   ``maxRecordsPerBatch``), the shape the bench's sink case writes.
 
 Each case runs once to warm up (connections, routes), ``--rounds`` times timed, then once under cProfile. Printed
-per case: rows/s (wall) and the client's CPU per row (``time.process_time``: both the caller's thread and the
-client's event-loop thread), which is what the connector adds to a Spark worker beyond the ceiling source, and the
-CPU the name server and the broker spent meanwhile per row (on one machine, taken from Spark's cores); then the
-cProfile top of the calling thread (the event-loop thread is not profiled: its CPU is in the per-row figure). On a
+per case: rows/s (wall) and the client's CPU per row (``time.process_time``: the caller's thread, and for the sink
+the client's event-loop thread too), which is what the connector adds to a Spark worker beyond the ceiling source,
+and the CPU the name server and the broker spent meanwhile per row (on one machine, taken from Spark's cores); then
+the cProfile top of the calling thread (which runs the reader's pull loop itself; the sink's event-loop thread is not
+profiled: its CPU is in the per-row figure). On a
 loaded machine wall figures vary a lot between runs; CPU per row much less.
 """
 

@@ -1,14 +1,17 @@
 """The connector's only door to RocketMQ: small synchronous sessions over the project's public ``client`` API.
 
 Spark calls the connector from plain threads (the driver's planner worker, executor tasks), while the client is
-asyncio. Each Python process therefore runs one private event loop in a daemon thread (:class:`_Loop`), and the
-sessions below submit coroutines to it and block on the result. A Spark worker is forked from Spark's daemon and then
-reused for many tasks, so the loop, the pull sessions and the producers are created on first use in the process that
-uses them (a fork is detected by pid) and cached for the following tasks; they are closed at interpreter exit.
+asyncio. The admin and producer sessions submit coroutines to one private event loop per process in a daemon thread
+(:class:`_Loop`) and block on the result. A pull session has a loop of its own that the reading task's thread runs
+itself while it waits for replies (:class:`PendingWindow`): the replies are read by the thread that decodes them, and no
+loop thread takes the GIL from the task while it builds Arrow batches (the kernel buffers the replies meanwhile). A
+Spark worker is forked from Spark's daemon and then reused for many tasks, so the loop, the pull sessions and the
+producers are created on first use in the process that uses them (a fork is detected by pid) and cached for the
+following tasks; they are closed at interpreter exit.
 
 * :class:`AdminSession` (driver): topics, a topic's readable queues, min/max offsets, search by timestamp, and the
   consumer-group offset commit behind ``consumerGroup``.
-* :class:`PullSession` (executors): pipelined, retried pulls of offset windows, answered undecoded
+* :class:`PullSession` (executors, one per thread): pipelined, retried pulls of offset windows, answered undecoded
   (``client.bulk.pull_raw``) for the reader to decode into Arrow columns.
 * :class:`ProducerSession` (executors, sink): ``send_batches(batches)``, ``send_encoded(batches)`` (and
   ``send_all(messages)``) with a bounded window of sends in flight, returning only when every one was acknowledged; the first failure raises with the
@@ -31,7 +34,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
@@ -133,21 +136,56 @@ class _Loop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
 
+class _DrivenLoop(asyncio.SelectorEventLoop):
+    """An event loop run only by the thread that waits on it (:meth:`PendingWindow.result`), whose clock runs only
+    meanwhile: timeouts (``pollTimeoutMs``) count the time spent waiting for replies, not the time the task spends
+    elsewhere (building batches, or held by Spark's back-pressure), after which replies that arrived meanwhile are
+    still in the kernel's buffer, unread, and must not count as late."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._paused_for = 0.0  # seconds not run so far
+        self._paused_at: float | None = time.monotonic()
+
+    def time(self) -> float:
+        now = time.monotonic()
+        return now - self._paused_for - (0.0 if self._paused_at is None else now - self._paused_at)
+
+    def run_until_complete(self, future: Generator[Any, None, T] | Awaitable[T]) -> T:
+        if self.is_running():  # asyncio's own error: the clock is left as it is
+            return super().run_until_complete(future)
+        if self._paused_at is not None:
+            self._paused_for += time.monotonic() - self._paused_at
+            self._paused_at = None
+        try:
+            return super().run_until_complete(future)
+        finally:
+            self._paused_at = time.monotonic()
+
+
 _lock = threading.Lock()
 _pid: int | None = None
 _loop: _Loop | None = None
-_pullers: dict[tuple[str, int, Security | None], PullSession] = {}
+_pullers: dict[tuple[str, int, Security | None, int], PullSession] = {}
 _producers: dict[tuple[str, str, int, Security | None], ProducerSession] = {}
 
 
-def _process_loop() -> _Loop:
-    """This process's loop; after a fork the parent's loop, sessions and sockets are dropped, not shared."""
+def _forget_after_fork() -> None:
+    """After a fork the parent's loop, sessions and sockets are dropped, not shared (caller holds ``_lock``)."""
     global _pid, _loop
+    if _pid != os.getpid():
+        _pid, _loop = os.getpid(), None
+        _pullers.clear()
+        _producers.clear()
+
+
+def _process_loop() -> _Loop:
+    """This process's loop thread (admin and producer sessions), started on first use."""
+    global _loop
     with _lock:
-        if _pid != os.getpid() or _loop is None:
-            _pid, _loop = os.getpid(), _Loop()
-            _pullers.clear()
-            _producers.clear()
+        _forget_after_fork()
+        if _loop is None:
+            _loop = _Loop()
         return _loop
 
 
@@ -291,24 +329,29 @@ class AdminSession:
 
 
 class PullSession:
-    """Executor-side pulls for one name-server list; one per worker process, shared by its tasks.
+    """Executor-side pulls for one name-server list; one per worker thread, shared by the tasks it runs.
 
     :meth:`window` pulls the offsets ``[start, end)`` of one queue on the session's loop (as many requests as the
     broker's transfer limits need) and returns the undecoded replies; several windows run at once, so a task keeps
-    ``pullsInFlight`` requests on the wire while it turns earlier replies into Arrow. Each request is retried with
-    backoff (``fetchRetries`` / ``fetchRetryBackoffMs``), so a broker restart shorter than that leaves the task running.
+    ``pullsInFlight`` requests on the wire while it turns earlier replies into Arrow. The loop runs only in the
+    thread waiting on a window's ``result()``, so a session belongs to one thread (:func:`pull_session`). Each
+    request is retried with backoff (``fetchRetries`` / ``fetchRetryBackoffMs``), so a broker restart shorter than
+    that leaves the task running.
     """
 
     def __init__(self, namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> None:
         from client import PullConsumer
 
-        self._loop = _process_loop()
+        # The session's own loop, run only by the thread waiting on a window (Spark's task thread): replies are read
+        # while it waits and the requests of the windows started meanwhile go out then; between waits the kernel
+        # buffers the replies. No loop thread takes the GIL from the task while it builds Arrow batches.
+        self._loop = _DrivenLoop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(
             "spark-rocketmq-reader",
             **_client_options(namesrv_addrs, "reader", security),
         )
-        self._loop.run(self._consumer.start(), self._timeout)
+        self._loop.run_until_complete(asyncio.wait_for(self._consumer.start(), self._timeout))
 
     async def _pull(
         self, mq: MessageQueue, offset: int, max_nums: int, expression: str, backoff_s: list[float]
@@ -344,14 +387,38 @@ class PullSession:
 
     def window(
         self, queue: QueueKey, start: int, end: int, max_nums: int, expression: str, backoff_s: list[float]
-    ) -> concurrent.futures.Future[list[RawPullResult]]:
-        """Start pulling ``[start, end)`` of ``queue``; the future holds the replies, in offset order. The replies
+    ) -> PendingWindow:
+        """Start pulling ``[start, end)`` of ``queue``; its ``result()`` is the replies, in offset order. The replies
         stop early at the first that is not FOUND or does not advance (the caller decides what that means)."""
-        coro = self._window(queue, start, end, max_nums, expression, backoff_s)
-        return asyncio.run_coroutine_threadsafe(coro, self._loop.loop)
+        task = self._loop.create_task(self._window(queue, start, end, max_nums, expression, backoff_s))
+        self._loop.run_until_complete(asyncio.sleep(0))  # one pass: the request leaves now, not at the next wait
+        return PendingWindow(self._loop, task)
 
     def close(self) -> None:
-        self._loop.run(self._consumer.close(), self._timeout)
+        loop = self._loop
+        try:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.wait_for(self._consumer.close(), self._timeout))
+            loop.run_until_complete(asyncio.sleep(0))  # let the cancelled windows finish
+        finally:
+            loop.close()
+
+
+class PendingWindow:
+    """One window being pulled on a :class:`PullSession`'s loop; :meth:`result` runs the loop (in the calling
+    thread) until the window's replies are in, serving every other pull in flight meanwhile."""
+
+    __slots__ = ("_loop", "_task")
+
+    def __init__(self, loop: _DrivenLoop, task: asyncio.Task[list[RawPullResult]]) -> None:
+        self._loop, self._task = loop, task
+
+    def result(self) -> list[RawPullResult]:
+        return self._loop.run_until_complete(self._task)
+
+    def cancel(self) -> bool:
+        return self._task.cancel()
 
 
 class ProducerSession:
@@ -507,10 +574,11 @@ def _check_stored(topic: str, result: Any) -> None:
 
 
 def pull_session(namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> PullSession:
-    """This process's pull session for ``namesrv_addrs`` and ``security`` (created on first use)."""
-    _process_loop()
-    key = (";".join(namesrv_addrs), timeout_ms, security)
+    """This thread's pull session for ``namesrv_addrs`` and ``security`` (created on first use; a session's loop runs
+    in the thread that waits on it, so each thread has its own; Spark's worker runs its tasks in one thread)."""
+    key = (";".join(namesrv_addrs), timeout_ms, security, threading.get_ident())
     with _lock:
+        _forget_after_fork()
         session = _pullers.get(key)
     if session is None:
         session = PullSession(namesrv_addrs, timeout_ms, security)

@@ -2,10 +2,10 @@
 
 Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pickled on the driver) and reads
 ``[start, end)`` of one queue. The range is cut into windows of ``pullBatchSize`` offsets and ``pullsInFlight``
-windows are pulled at once on the worker's client loop (:class:`spark_connector._client.PullSession`), so the
-broker round trips overlap each other and the Arrow building here. Replies stay undecoded until this thread turns
-them into columns (:func:`spark_connector.records.decode_records`: numpy/Arrow gathers, nothing per message) and a
-RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
+windows are pulled at once (:class:`spark_connector._client.PullSession`, whose loop this thread runs while it waits
+for a window), so the broker round trips overlap each other and the Arrow building here. Replies stay undecoded
+until this thread turns them into columns (:func:`spark_connector.records.decode_records`: numpy/Arrow gathers,
+nothing per message) and a RecordBatch (:func:`spark_connector.schema.columns_to_batch`).
 Messages are immutable once stored, so a range always yields the same rows: Spark can replay a batch after a
 failure and get exactly what it got the first time.
 
@@ -21,7 +21,6 @@ warning.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 from collections import deque
 from collections.abc import Iterator
@@ -111,7 +110,7 @@ def read_range(opts: SourceOptions, r: QueueRange) -> Iterator[pa.RecordBatch]:
     session = _client.pull_session(opts.namesrv_addrs, opts.poll_timeout_ms, opts.security)
     size, expression, backoff = opts.pull_batch_size, opts.sub_expression, opts.fetch_backoff_s
     windows = iter(range(r.start, r.end, size))
-    pending: deque[tuple[int, int, concurrent.futures.Future[list[RawPullResult]]]] = deque()
+    pending: deque[tuple[int, int, _client.PendingWindow]] = deque()
 
     def submit() -> None:
         for a in windows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 import client
 from spark_connector import _client
+from spark_connector.offsets import QueueKey
 
 
 @dataclass
@@ -118,3 +120,66 @@ def test_security_options_reach_the_client(monkeypatch: pytest.MonkeyPatch) -> N
     assert (p.tls_trust_cert_path, p.tls_cert_path, p.tls_key_path) == ("/ca.pem", "/c.pem", "/c.key")
     with pytest.raises(ValueError, match="tlsCertPath and tlsKeyPath go together"):
         parse_sink_options({"namesrvAddr": "h:1", "topic": "t", "useTLS": "true", "tlsCertPath": "/c.pem"})
+
+
+@dataclass
+class FakePullConsumer:
+    group: str
+    pulls: list[tuple[int, int]] = field(default_factory=list)
+    threads: set[int] = field(default_factory=set)
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def pull_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[_client.PullSession, FakePullConsumer]]:
+    """A PullSession (pollTimeoutMs 50) over a fake consumer whose pulls take 10 ms of the loop's time and then a few
+    passes of the loop each."""
+    from client import bulk
+
+    made: list[FakePullConsumer] = []
+
+    def make(group: str, **kw: Any) -> FakePullConsumer:
+        made.append(FakePullConsumer(group))
+        return made[-1]
+
+    async def pull_raw(consumer: FakePullConsumer, mq: Any, offset: int, max_nums: int, expression: str = "*") -> Any:
+        consumer.pulls.append((offset, max_nums))
+        consumer.threads.add(threading.get_ident())
+        await asyncio.sleep(0.01)
+        for _ in range(5):  # a 1 MiB reply is read in several passes of the loop
+            await asyncio.sleep(0)
+        return bulk.RawPullResult(client.PullStatus.FOUND, offset + max_nums, 0, 1000, b"")
+
+    monkeypatch.setattr(client, "PullConsumer", make, raising=False)
+    monkeypatch.setattr(bulk, "pull_raw", pull_raw)
+    session = _client.PullSession(["127.0.0.1:9876"], 50)
+    yield session, made[0]
+    session.close()
+
+
+def test_pull_windows_run_in_the_thread_that_waits(pull_session: tuple[_client.PullSession, FakePullConsumer]) -> None:
+    session, consumer = pull_session
+    queue = QueueKey("t", "b", 0)
+    windows = [session.window(queue, start, start + 10, 4, "*", []) for start in (0, 10, 20)]
+    assert consumer.pulls == [(0, 4), (10, 4), (20, 4)]  # each window's first request leaves when it is started
+    replies = [w.result() for w in windows]
+    assert [[r.next_begin_offset for r in rs] for rs in replies] == [[4, 8, 10], [14, 18, 20], [24, 28, 30]]
+    assert consumer.threads == {threading.get_ident()}  # no loop thread: the waiting thread reads the replies
+
+
+def test_pull_timeouts_count_only_the_time_spent_waiting(
+    pull_session: tuple[_client.PullSession, FakePullConsumer],
+) -> None:
+    """A task away longer than pollTimeoutMs (building a batch, held by Spark's back-pressure) finds its replies
+    waiting, not timed out: no retries are allowed here, so a timeout would raise FetchError."""
+    import time
+
+    session, _ = pull_session
+    pending = session.window(QueueKey("t", "b", 0), 0, 4, 4, "*", [])
+    time.sleep(0.2)  # the task is elsewhere for 4 timeouts (not a synchronisation: the loop does not run meanwhile)
+    assert [r.next_begin_offset for r in pending.result()] == [4]

@@ -6,10 +6,11 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from spark_connector.records import RecordArrays, decode_records
-from spark_connector.schema import arrow_schema, columns_to_batch, read_schema
+from spark_connector.schema import arrow_schema, columns_to_batch, read_schema, split_properties
 
 
 @pytest.mark.parametrize("include_properties", [True, False])
@@ -84,3 +85,41 @@ def test_columns_to_batch(include_properties: bool) -> None:
 def test_tag_filter_drops_other_tags() -> None:
     batch = columns_to_batch(_columns(), topic="t", broker="b", queue_id=1, tags_filter=frozenset({"tagA"}))
     assert batch.column("queueOffset").to_pylist() == [10, 13]
+
+
+def _split_by_python(texts: list[bytes]) -> list[tuple[int, str, str]]:
+    """The rule split_properties implements, written out per row: pieces at \\x02, kept when they hold \\x01."""
+    out = []
+    for row, text in enumerate(texts):
+        for piece in text.decode().split("\x02"):
+            if "\x01" in piece:
+                name, value = piece.split("\x01", 1)
+                out.append((row, name, value))
+    return out
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [b"TAGS\x01a\x02KEYS\x01k1 k2\x02UNIQ_KEY\x01id\x02", b"", b"A\x01\x02B\x01x\x01y"],
+        [b"", b"", b""],
+        [b"no separators", b"\x02\x02", b"\x01", b"\x01\x02", b"\x02v\x01"],
+        ["név\x01értek\x02ü\x01ö".encode(), b"last\x01piece without a trailing separator"],
+        [b"a\x01b"],
+        [],
+    ],
+)
+@pytest.mark.parametrize("sliced", [False, True])
+def test_split_properties_matches_the_per_row_rule(texts: list[bytes], sliced: bool) -> None:
+    arr = pa.array([b"x\x01y\x02", *texts], pa.binary()).cast(pa.binary_view())
+    if sliced:  # an array that starts past the first row of its buffers, as a concatenated batch's part may
+        arr, expected = arr.slice(1), _split_by_python(texts)
+    else:
+        expected = _split_by_python([b"x\x01y\x02", *texts])
+    parents, names, values = split_properties(arr)
+    assert list(zip(parents.tolist(), names.to_pylist(), values.to_pylist(), strict=True)) == expected
+
+
+def test_split_properties_rejects_invalid_utf8() -> None:
+    with pytest.raises(pa.ArrowInvalid):
+        split_properties(pa.array([b"a\x01\xff\x02"], pa.binary()))
