@@ -47,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -60,13 +60,14 @@ from protocol.remoting.handler import (
     Channel,
     ChannelState,
     DeferredReply,
-    HandlerError,
+    Handler,
     HandlerRegistry,
     RequestContext,
 )
 from protocol.remoting.pending_budget import PendingBudget
 from protocol.remoting.resumed import ResumedHandler
-from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
+from protocol.remoting.rpc_stats import RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
+from protocol.remoting.serve import serve_request
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
 RequestObserver = Callable[[int, int, bool, str, float], None]
@@ -90,6 +91,20 @@ def format_peer(addr: Any) -> str:
 
 class _Expired(Exception):
     pass
+
+
+class _Transport(Protocol):
+    """What the connection uses of its transport: asyncio's and uvloop's (which is no ``asyncio.Transport``
+    subclass, so a compiled attribute of that type would refuse it)."""
+
+    def write(self, data: bytes) -> None: ...
+    def writelines(self, data: list[bytes]) -> None: ...
+    def is_closing(self) -> bool: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+    def pause_reading(self) -> None: ...
+    def resume_reading(self) -> None: ...
+    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
 
 
 class RemotingConnection(ChannelState, asyncio.Protocol):
@@ -118,7 +133,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
-        self._transport: asyncio.Transport | None = None
+        self._transport: _Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out: list[bytes] = []  # encoded frames not yet handed to the transport (one write per loop pass)
         self._in_read = False
@@ -247,7 +262,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     # -- asyncio.Protocol ------------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport is not an asyncio.Transport
+        self._transport = transport  # type: ignore[assignment]  # a BaseTransport the loop made for a stream
         self._loop = asyncio.get_running_loop()
         self._peer = format_peer(transport.get_extra_info("peername"))
         self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
@@ -361,14 +376,14 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         # handler that suspends continues in a Task from the point it suspended (``ResumedHandler``, resumed.py); only then does it
         # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
         # one): such a handler must be on an ``inline=False`` connection or suspend first.
-        coro = self._serve(cmd, self._read_at)
+        coro = serve_request(self, cmd, self._read_at)
         loop = self._loop or asyncio.get_running_loop()
         if self._run_inline:
             try:
                 yielded = coro.send(None)
             except StopIteration:
                 return
-            except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
+            except Exception:  # serve_request maps handler errors itself; this is a bug in it, and costs this request only
                 self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
                 return
             task = loop.create_task(ResumedHandler(coro, yielded))
@@ -394,44 +409,34 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             if self._budget is not None and self._decoder.buffered != self.charged:
                 self._budget.charge(self, self._decoder.buffered)
 
-    async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
-        handler = self._registry.get(cmd.code) if self._registry is not None else None
-        resp: RemotingCommand | None
-        ctx: RequestContext | None = None
-        result = RESULT_SUCCESS
+    def route(self, cmd: RemotingCommand) -> tuple[Handler | None, RemotingCommand | None]:
+        """The handler of ``cmd``, or (None, the reply) when it gets none: the request hook (ACL) denied it, or no
+        handler answers its code (REQUEST_CODE_NOT_SUPPORTED, logged rate-limited)."""
+        registry = self._registry
         if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
-            resp = denied
-        elif handler is None:
-            if self._registry is not None:
-                self._registry.note_unsupported(cmd.code, self._peer, self.log)
+            return None, denied
+        handler = registry.get(cmd.code) if registry is not None else None
+        if handler is None:
+            if registry is not None:
+                registry.note_unsupported(cmd.code, self._peer, self.log)
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
-        else:
-            ctx = RequestContext(self, cmd, self.log, received_at)
-            try:
-                reply = await handler(ctx, cmd)
-                if isinstance(reply, DeferredReply):
-                    self._deferred += 1
-                    reply.bind(self._settle, ctx)
-                    return
-                resp = reply
-            except HandlerError as exc:
-                resp = cmd.make_response(exc.code, exc.remark)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
-                resp = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-                result = RESULT_FAILED
-        if self._answer(cmd, received_at, ctx, resp, result) and self._write_paused:
-            try:
-                await self.drain()
-            except ConnectionClosedError:
-                return
+            return None, resp
+        return handler, None
+
+    def defer(self, reply: DeferredReply, ctx: RequestContext) -> None:
+        """A handler answered with ``reply``: the request counts as in flight until it is resolved (``_settle``)."""
+        self._deferred += 1
+        reply.bind(self._settle, ctx)
+
+    @property
+    def write_paused(self) -> bool:
+        """True while the transport's write buffer is over its high-water mark (writers ``drain()``)."""
+        return self._write_paused
 
     def _settle(self, ctx: RequestContext, resp: RemotingCommand | None) -> None:
         """A ``DeferredReply`` resolved: write its reply (the last one this connection awaits leaves at once)."""
         self._deferred -= 1
-        self._answer(ctx.cmd, ctx.received_at, ctx, resp, RESULT_SUCCESS)
+        self.answer(ctx.cmd, ctx.received_at, ctx, resp, RESULT_SUCCESS)
         if not self._deferred:
             if self._out and not self._in_read:
                 self._flush()
@@ -443,7 +448,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if self._read_paused:
             self._maybe_resume()
 
-    def _answer(
+    def answer(
         self,
         cmd: RemotingCommand,
         received_at: float,
