@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 import structlog
@@ -61,13 +61,14 @@ from protocol.remoting.handler import (
     ChannelState,
     DeferredReply,
     Handler,
+    HandlerError,
     HandlerRegistry,
     RequestContext,
 )
 from protocol.remoting.pending_budget import PendingBudget
 from protocol.remoting.resumed import ResumedHandler
-from protocol.remoting.rpc_stats import RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
-from protocol.remoting.serve import serve_request
+from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
+from protocol.remoting.serve import finish_request
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
 RequestObserver = Callable[[int, int, bool, str, float], None]
@@ -372,25 +373,58 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
         # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
-        # their replies join this read's single write and no Task, done callback or task-set entry is made. A
-        # handler that suspends continues in a Task from the point it suspended (``ResumedHandler``, resumed.py); only then does it
-        # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
-        # one): such a handler must be on an ``inline=False`` connection or suspend first.
-        coro = serve_request(self, cmd, self._read_at)
-        loop = self._loop or asyncio.get_running_loop()
-        if self._run_inline:
-            try:
-                yielded = coro.send(None)
-            except StopIteration:
-                return
-            except Exception:  # serve_request maps handler errors itself; this is a bug in it, and costs this request only
-                self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
-                return
-            task = loop.create_task(ResumedHandler(coro, yielded))
+        # their replies join this read's single write and no Task, coroutine of ours, done callback or task-set
+        # entry is made. A handler that suspends is awaited from the point it suspended by ``finish_request``
+        # (serve.py, interpreted: see there), which a Task continues (``ResumedHandler``, resumed.py); only then does
+        # it count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs one):
+        # such a handler must be on an ``inline=False`` connection or suspend first.
+        try:
+            self._serve_inline(cmd)
+        except Exception:  # a bug in routing or answering (handler errors are mapped): it costs this request only
+            self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
+
+    def _serve_inline(self, cmd: RemotingCommand) -> None:
+        received_at = self._read_at
+        handler, routed = self.route(cmd)
+        if handler is None:
+            if self.finish(cmd, received_at, None, routed, RESULT_SUCCESS):
+                self._track(self._drained())
+            return
+        ctx = RequestContext(self, cmd, self.log, received_at)
+        coro = handler(ctx, cmd)
+        if not self._run_inline:
+            self._track(finish_request(self, cmd, ctx, coro))
+            return
+        result = RESULT_SUCCESS
+        reply: RemotingCommand | DeferredReply | None
+        try:
+            first = coro.send(None)  # type: ignore[attr-defined]  # every handler is a coroutine function's
+        except StopIteration as done:
+            reply = done.value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            reply, result = self.reply_error(cmd, exc)
         else:
-            task = loop.create_task(coro)
+            # the answering coroutine's first step only reaches the handler's suspension: the Task continues both
+            outer = finish_request(self, cmd, ctx, ResumedHandler(coro, first))  # type: ignore[arg-type]
+            self._track(ResumedHandler(outer, outer.send(None)))
+            return
+        if self.finish(cmd, received_at, ctx, reply, result):
+            self._track(self._drained())
+
+    def _track(self, coro: Coroutine[Any, None, None]) -> None:
+        """Run ``coro`` in a Task that counts as in flight until it ends."""
+        task = (self._loop or asyncio.get_running_loop()).create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+
+    async def _drained(self) -> None:
+        """A reply was written while the transport's writes are paused: the request stays in flight until drained."""
+        try:
+            await self.drain()
+        except ConnectionClosedError:
+            pass
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -423,15 +457,31 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             return None, resp
         return handler, None
 
-    def defer(self, reply: DeferredReply, ctx: RequestContext) -> None:
-        """A handler answered with ``reply``: the request counts as in flight until it is resolved (``_settle``)."""
-        self._deferred += 1
-        reply.bind(self._settle, ctx)
+    def reply_error(self, cmd: RemotingCommand, exc: Exception) -> tuple[RemotingCommand, str]:
+        """The reply to ``cmd`` whose handler raised ``exc`` and its RPC result: a ``HandlerError``'s code and remark,
+        anything else SYSTEM_ERROR, logged with its traceback (call it in the ``except`` block)."""
+        if isinstance(exc, HandlerError):
+            return cmd.make_response(exc.code, exc.remark), RESULT_SUCCESS
+        self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
+        return cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"), RESULT_FAILED
 
-    @property
-    def write_paused(self) -> bool:
-        """True while the transport's write buffer is over its high-water mark (writers ``drain()``)."""
-        return self._write_paused
+    def finish(
+        self,
+        cmd: RemotingCommand,
+        received_at: float,
+        ctx: RequestContext | None,
+        reply: RemotingCommand | DeferredReply | None,
+        result: str,
+    ) -> bool:
+        """Answer ``cmd`` with a handler's ``reply``; a ``DeferredReply`` counts as in flight until resolved
+        (``_settle`` writes it then). True when a reply was written while the transport's writes are paused: the
+        caller should ``drain()``."""
+        if isinstance(reply, DeferredReply):
+            assert ctx is not None
+            self._deferred += 1
+            reply.bind(self._settle, ctx)
+            return False
+        return self.answer(cmd, received_at, ctx, reply, result) and self._write_paused
 
     def _settle(self, ctx: RequestContext, resp: RemotingCommand | None) -> None:
         """A ``DeferredReply`` resolved: write its reply (the last one this connection awaits leaves at once)."""
