@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol
 
 import structlog
 
@@ -60,6 +60,7 @@ from protocol.remoting.handler import (
     Channel,
     ChannelState,
     DeferredReply,
+    Handler,
     HandlerError,
     HandlerRegistry,
     RequestContext,
@@ -67,6 +68,7 @@ from protocol.remoting.handler import (
 from protocol.remoting.pending_budget import PendingBudget
 from protocol.remoting.resumed import ResumedHandler
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
+from protocol.remoting.serve import finish_request
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
 RequestObserver = Callable[[int, int, bool, str, float], None]
@@ -90,6 +92,20 @@ def format_peer(addr: Any) -> str:
 
 class _Expired(Exception):
     pass
+
+
+class _Transport(Protocol):
+    """What the connection uses of its transport: asyncio's and uvloop's (which is no ``asyncio.Transport``
+    subclass, so a compiled attribute of that type would refuse it)."""
+
+    def write(self, data: bytes) -> None: ...
+    def writelines(self, data: list[bytes]) -> None: ...
+    def is_closing(self) -> bool: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+    def pause_reading(self) -> None: ...
+    def resume_reading(self) -> None: ...
+    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
 
 
 class RemotingConnection(ChannelState, asyncio.Protocol):
@@ -118,7 +134,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
-        self._transport: asyncio.Transport | None = None
+        self._transport: _Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out: list[bytes] = []  # encoded frames not yet handed to the transport (one write per loop pass)
         self._in_read = False
@@ -247,7 +263,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
     # -- asyncio.Protocol ------------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport  # type: ignore[assignment]  # uvloop's TCPTransport is not an asyncio.Transport
+        self._transport = transport  # type: ignore[assignment]  # a BaseTransport the loop made for a stream
         self._loop = asyncio.get_running_loop()
         self._peer = format_peer(transport.get_extra_info("peername"))
         self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
@@ -357,25 +373,58 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
         # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
-        # their replies join this read's single write and no Task, done callback or task-set entry is made. A
-        # handler that suspends continues in a Task from the point it suspended (``ResumedHandler``, resumed.py); only then does it
-        # count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs
-        # one): such a handler must be on an ``inline=False`` connection or suspend first.
-        coro = self._serve(cmd, self._read_at)
-        loop = self._loop or asyncio.get_running_loop()
-        if self._run_inline:
-            try:
-                yielded = coro.send(None)
-            except StopIteration:
-                return
-            except Exception:  # _serve maps handler errors itself; this is a bug in it, and costs this request only
-                self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
-                return
-            task = loop.create_task(ResumedHandler(coro, yielded))
+        # their replies join this read's single write and no Task, coroutine of ours, done callback or task-set
+        # entry is made. A handler that suspends is awaited from the point it suspended by ``finish_request``
+        # (serve.py, interpreted: see there), which a Task continues (``ResumedHandler``, resumed.py); only then does
+        # it count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs one):
+        # such a handler must be on an ``inline=False`` connection or suspend first.
+        try:
+            self._serve_inline(cmd)
+        except Exception:  # a bug in routing or answering (handler errors are mapped): it costs this request only
+            self.log.exception("request dispatch failed", code=cmd.code, opaque=cmd.opaque)
+
+    def _serve_inline(self, cmd: RemotingCommand) -> None:
+        received_at = self._read_at
+        handler, routed = self.route(cmd)
+        if handler is None:
+            if self.finish(cmd, received_at, None, routed, RESULT_SUCCESS):
+                self._track(self._drained())
+            return
+        ctx = RequestContext(self, cmd, self.log, received_at)
+        coro = handler(ctx, cmd)
+        if not self._run_inline:
+            self._track(finish_request(self, cmd, ctx, coro))
+            return
+        result = RESULT_SUCCESS
+        reply: RemotingCommand | DeferredReply | None
+        try:
+            first = coro.send(None)  # type: ignore[attr-defined]  # every handler is a coroutine function's
+        except StopIteration as done:
+            reply = done.value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            reply, result = self.reply_error(cmd, exc)
         else:
-            task = loop.create_task(coro)
+            # the answering coroutine's first step only reaches the handler's suspension: the Task continues both
+            outer = finish_request(self, cmd, ctx, ResumedHandler(coro, first))  # type: ignore[arg-type]
+            self._track(ResumedHandler(outer, outer.send(None)))
+            return
+        if self.finish(cmd, received_at, ctx, reply, result):
+            self._track(self._drained())
+
+    def _track(self, coro: Coroutine[Any, None, None]) -> None:
+        """Run ``coro`` in a Task that counts as in flight until it ends."""
+        task = (self._loop or asyncio.get_running_loop()).create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
+
+    async def _drained(self) -> None:
+        """A reply was written while the transport's writes are paused: the request stays in flight until drained."""
+        try:
+            await self.drain()
+        except ConnectionClosedError:
+            pass
 
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -394,44 +443,50 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             if self._budget is not None and self._decoder.buffered != self.charged:
                 self._budget.charge(self, self._decoder.buffered)
 
-    async def _serve(self, cmd: RemotingCommand, received_at: float) -> None:
-        handler = self._registry.get(cmd.code) if self._registry is not None else None
-        resp: RemotingCommand | None
-        ctx: RequestContext | None = None
-        result = RESULT_SUCCESS
+    def route(self, cmd: RemotingCommand) -> tuple[Handler | None, RemotingCommand | None]:
+        """The handler of ``cmd``, or (None, the reply) when it gets none: the request hook (ACL) denied it, or no
+        handler answers its code (REQUEST_CODE_NOT_SUPPORTED, logged rate-limited)."""
+        registry = self._registry
         if self._hook is not None and (denied := self._hook(self, cmd)) is not None:
-            resp = denied
-        elif handler is None:
-            if self._registry is not None:
-                self._registry.note_unsupported(cmd.code, self._peer, self.log)
+            return None, denied
+        handler = registry.get(cmd.code) if registry is not None else None
+        if handler is None:
+            if registry is not None:
+                registry.note_unsupported(cmd.code, self._peer, self.log)
             resp = cmd.make_response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported")
-        else:
-            ctx = RequestContext(self, cmd, self.log, received_at)
-            try:
-                reply = await handler(ctx, cmd)
-                if isinstance(reply, DeferredReply):
-                    self._deferred += 1
-                    reply.bind(self._settle, ctx)
-                    return
-                resp = reply
-            except HandlerError as exc:
-                resp = cmd.make_response(exc.code, exc.remark)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
-                resp = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-                result = RESULT_FAILED
-        if self._answer(cmd, received_at, ctx, resp, result) and self._write_paused:
-            try:
-                await self.drain()
-            except ConnectionClosedError:
-                return
+            return None, resp
+        return handler, None
+
+    def reply_error(self, cmd: RemotingCommand, exc: Exception) -> tuple[RemotingCommand, str]:
+        """The reply to ``cmd`` whose handler raised ``exc`` and its RPC result: a ``HandlerError``'s code and remark,
+        anything else SYSTEM_ERROR, logged with its traceback (call it in the ``except`` block)."""
+        if isinstance(exc, HandlerError):
+            return cmd.make_response(exc.code, exc.remark), RESULT_SUCCESS
+        self.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
+        return cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"), RESULT_FAILED
+
+    def finish(
+        self,
+        cmd: RemotingCommand,
+        received_at: float,
+        ctx: RequestContext | None,
+        reply: RemotingCommand | DeferredReply | None,
+        result: str,
+    ) -> bool:
+        """Answer ``cmd`` with a handler's ``reply``; a ``DeferredReply`` counts as in flight until resolved
+        (``_settle`` writes it then). True when a reply was written while the transport's writes are paused: the
+        caller should ``drain()``."""
+        if isinstance(reply, DeferredReply):
+            assert ctx is not None
+            self._deferred += 1
+            reply.bind(self._settle, ctx)
+            return False
+        return self.answer(cmd, received_at, ctx, reply, result) and self._write_paused
 
     def _settle(self, ctx: RequestContext, resp: RemotingCommand | None) -> None:
         """A ``DeferredReply`` resolved: write its reply (the last one this connection awaits leaves at once)."""
         self._deferred -= 1
-        self._answer(ctx.cmd, ctx.received_at, ctx, resp, RESULT_SUCCESS)
+        self.answer(ctx.cmd, ctx.received_at, ctx, resp, RESULT_SUCCESS)
         if not self._deferred:
             if self._out and not self._in_read:
                 self._flush()
@@ -443,7 +498,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         if self._read_paused:
             self._maybe_resume()
 
-    def _answer(
+    def answer(
         self,
         cmd: RemotingCommand,
         received_at: float,

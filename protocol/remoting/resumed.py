@@ -1,5 +1,6 @@
 """ResumedHandler: how a request handler that ran inline in the read callback (``RemotingConnection``) and then
-suspended continues in a Task of its own, exactly as if the Task had run it from the start.
+suspended continues, exactly as if it had run from its start: awaited by the coroutine that answers it
+(``serve.finish_request``), and that coroutine in turn continued by a Task of its own.
 """
 
 from __future__ import annotations
@@ -8,15 +9,15 @@ from collections.abc import Coroutine, Generator
 from typing import Any
 
 
-class ResumedHandler(Coroutine[Any, None, None]):
-    """A handler coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare
-    yield), as a coroutine a Task can run: the Task's first step hands it ``first`` to wait on, and every later
-    send or throw (a cancel, even one before that first step) goes straight to the handler, as if the Task had
-    run the handler from its start."""
+class ResumedHandler(Coroutine[Any, None, Any], Generator[Any, None, Any]):
+    """A coroutine whose first step ran inline and suspended on ``first`` (a future, or None for a bare yield), as a
+    coroutine a Task can run, or one a coroutine can await: the first step hands out ``first`` to wait on, and every
+    later send or throw (a cancel, even one before that first step) goes straight to the coroutine, whose return
+    value is the await's, as if the Task had run it from its start."""
 
     __slots__ = ("_coro", "_first", "_started")
 
-    def __init__(self, coro: Coroutine[Any, None, None], first: Any) -> None:
+    def __init__(self, coro: Coroutine[Any, None, Any], first: Any) -> None:
         self._coro = coro
         self._first = first
         self._started = False
@@ -36,9 +37,9 @@ class ResumedHandler(Coroutine[Any, None, None]):
     def close(self) -> None:
         self._coro.close()
 
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self
+
     @property
     def __name__(self) -> str:  # what a Task's repr names: the handler
         return str(getattr(self._coro, "__qualname__", "handler"))
-
-    def __await__(self) -> Generator[Any, None, None]:
-        raise TypeError("a ResumedHandler is run by a Task, not awaited")

@@ -32,7 +32,7 @@ def start(log: list[str]) -> tuple[asyncio.Event, asyncio.Task[str]]:
     coro = handler(ev, log)
     first = coro.send(None)  # the inline first step: suspends on the event's future
     assert log == ["start"] and asyncio.isfuture(first)
-    return ev, asyncio.get_running_loop().create_task(ResumedHandler(coro, first))  # type: ignore[arg-type]
+    return ev, asyncio.get_running_loop().create_task(ResumedHandler(coro, first))
 
 
 async def test_woken_handler_finishes_in_its_task() -> None:
