@@ -52,13 +52,20 @@ class AppendResult:
     @property
     def msg_id(self) -> str:
         """The offset msgId (``MessageDecoder.createMessageId``), built on demand."""
-        return f"{self.msg_id_prefix}{self.wrote_offset:016X}"
+        return self.msg_id_prefix + _offset_hex(self.wrote_offset)
 
 
 def joined_msg_ids(items: list[AppendResult]) -> str:
     """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each."""
     prefix = items[0].msg_id_prefix
-    return ",".join([f"{prefix}{i.wrote_offset:016X}" for i in items])
+    return ",".join([prefix + _offset_hex(i.wrote_offset) for i in items])
+
+
+def _offset_hex(offset: int) -> str:
+    """``f"{offset:016X}"`` for a commit-log offset (0 ≤ offset < 2**63), the offset msgId's tail: its int64 as
+    uppercase hex. Compiled, the bytes' ``hex()`` costs a third of the general format spec's machinery (sent once
+    per send's reply)."""
+    return offset.to_bytes(8, "big").hex().upper()
 
 
 @dataclass(slots=True)
