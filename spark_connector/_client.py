@@ -1,25 +1,19 @@
 """The connector's only door to RocketMQ: small synchronous sessions over the project's public ``client`` API.
 
-Spark calls the connector from plain threads (the driver's planner worker, executor tasks), while the client is
-asyncio. The admin and producer sessions submit coroutines to one private event loop per process in a daemon thread
-(:class:`_Loop`) and block on the result. A pull session has a loop of its own that the reading task's thread runs
-itself while it waits for replies (:class:`PendingWindow`): the replies are read by the thread that decodes them, and no
-loop thread takes the GIL from the task while it builds Arrow batches (the kernel buffers the replies meanwhile). A
-Spark worker is forked from Spark's daemon and then reused for many tasks, so the loop, the pull sessions and the
-producers are created on first use in the process that uses them (a fork is detected by pid) and cached for the
-following tasks; they are closed at interpreter exit.
+Spark calls the connector from plain threads (driver planner, executor tasks); the client is asyncio. Admin and
+producer sessions submit coroutines to one private loop per process in a daemon thread (:class:`_Loop`). A pull
+session's loop is run by the reading task's own thread while it waits (:class:`PendingWindow`), so no loop thread
+takes the GIL from the task building Arrow batches. Spark reuses a forked worker for many tasks: loops and sessions
+are made on first use in the process using them (a fork is detected by pid), cached, and closed at exit.
 
-* :class:`AdminSession` (driver): topics, a topic's readable queues, min/max offsets, search by timestamp, and the
-  consumer-group offset commit behind ``consumerGroup``.
+* :class:`AdminSession` (driver): topics, readable queues, min/max offsets, search by timestamp, group offset commit.
 * :class:`PullSession` (executors, one per thread): pipelined, retried pulls of offset windows, answered undecoded
   (``client.bulk.pull_raw``) for the reader to decode into Arrow columns.
-* :class:`ProducerSession` (executors, sink): ``send_batches(batches)``, ``send_encoded(batches)`` (and
-  ``send_all(messages)``) with a bounded window of sends in flight, returning only when every one was acknowledged; the first failure raises with the
-  broker's remark.
+* :class:`ProducerSession` (sink): ``send_batches``, ``send_encoded`` (and ``send_all``) with a bounded window in
+  flight, returning when every send was acknowledged; the first failure raises with the broker's remark.
 * :func:`with_retries`: the driver's retry-with-backoff around route and offset look-ups.
 
-Only names exported by ``client`` are used here (import-linter forbids ``protocol``/``broker``/``namesrv``); they are
-imported where a session is made, so the reader's value types import without a client.
+Only names ``client`` exports are used (import-linter), imported where a session is made.
 """
 
 from __future__ import annotations
@@ -58,10 +52,8 @@ SEARCH_STEPS = 64  # messages read from the broker's answer to the first stored 
 
 
 class FetchError(RuntimeError):
-    """A pull or look-up that still failed after ``fetchRetries`` retries. The message leads with the cause
-    (``rocketmq: No route info of this topic: orders (route and offset look-up failed after 3 retries;
-    RouteNotFoundError)``) and the cause's own traceback is not chained: Spark embeds the Python traceback in its
-    error text, and a chained client traceback would push the cause hundreds of lines down."""
+    """A pull or look-up still failing after ``fetchRetries`` retries. The message leads with the cause; the cause's
+    traceback is not chained, since Spark embeds the Python traceback in its error text and would bury the cause."""
 
     @classmethod
     def after_retries(cls, what: str, retries: int, exc: BaseException) -> FetchError:
@@ -73,10 +65,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def cause_first(method: F) -> F:
-    """For the methods Spark calls (a writer's ``write``, a reader's planning calls): a FetchError or SendError
-    leaves with its traceback cut to this frame, so the Python text Spark embeds in its error is the cause in three
-    lines (``File ..., in call`` / ``SendError: rocketmq sink: ... No route info of this topic: orders``) instead of
-    the frames of the connector, the event loop and ``concurrent.futures`` in front of it."""
+    """For the methods Spark calls: a FetchError or SendError leaves with its traceback cut to this frame, so the
+    text Spark embeds in its error is the cause in three lines, not the connector's and event loop's frames."""
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -137,10 +127,9 @@ class _Loop:
 
 
 class _DrivenLoop(asyncio.SelectorEventLoop):
-    """An event loop run only by the thread that waits on it (:meth:`PendingWindow.result`), whose clock runs only
-    meanwhile: timeouts (``pollTimeoutMs``) count the time spent waiting for replies, not the time the task spends
-    elsewhere (building batches, or held by Spark's back-pressure), after which replies that arrived meanwhile are
-    still in the kernel's buffer, unread, and must not count as late."""
+    """An event loop run only by the thread waiting on it (:meth:`PendingWindow.result`), whose clock runs only then:
+    ``pollTimeoutMs`` counts time spent waiting, not time spent building batches or held by Spark's back-pressure
+    (replies that arrived meanwhile wait unread in the kernel's buffer and must not count as late)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,8 +204,7 @@ class _ClientOptions(TypedDict):
 
 
 def _client_options(namesrv_addrs: list[str], kind: str, security: Security | None) -> _ClientOptions:
-    """The keyword arguments every client the connector starts shares: with ACL keys every request is signed
-    (ACL 1.0), with ``use_tls`` name servers and brokers are dialled over TLS."""
+    """The keyword arguments of every client the connector starts (ACL 1.0 keys sign requests; ``use_tls`` dials TLS)."""
     return _ClientOptions(
         namesrv_addr=";".join(namesrv_addrs),
         instance_name=_instance_name(kind),
@@ -237,10 +225,7 @@ class AdminSession:
 
         self._loop = _process_loop()
         self._timeout = timeout_ms / 1000
-        self._consumer = PullConsumer(
-            "spark-rocketmq-admin",
-            **_client_options(namesrv_addrs, "admin", security),
-        )
+        self._consumer = PullConsumer("spark-rocketmq-admin", **_client_options(namesrv_addrs, "admin", security))
         self._security = security
         self._run(self._consumer.start())
         self._groups: dict[str, PullConsumer] = {}
@@ -342,9 +327,8 @@ class PullSession:
     def __init__(self, namesrv_addrs: list[str], timeout_ms: int, security: Security | None = None) -> None:
         from client import PullConsumer
 
-        # The session's own loop, run only by the thread waiting on a window (Spark's task thread): replies are read
-        # while it waits and the requests of the windows started meanwhile go out then; between waits the kernel
-        # buffers the replies. No loop thread takes the GIL from the task while it builds Arrow batches.
+        # Run only by the thread waiting on a window (Spark's task thread): replies are read and the requests of
+        # windows started meanwhile go out while it waits; between waits the kernel buffers the replies.
         self._loop = _DrivenLoop()
         self._timeout = timeout_ms / 1000
         self._consumer = PullConsumer(

@@ -1,8 +1,7 @@
 """RemotingConnection: one TCP connection speaking the remoting protocol, in either direction.
 
-The same class serves the server side (accepted sockets) and the client side (dialled sockets), because RocketMQ
-traffic is symmetric: a broker pushes requests to a client over the client's own connection (NOTIFY_CONSUMER_IDS_
-CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO) and the client answers them.
+The same class serves accepted and dialled sockets: RocketMQ traffic is symmetric (a broker sends a client requests
+over the client's own connection: NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO).
 
 Invariants:
 
@@ -14,8 +13,7 @@ Invariants:
 * An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
   answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
   and its reply joins the read's single write. Only a handler that suspends (a send awaiting a replica's ack or
-  its new topic's registration, a call relayed to a client) is handed, at that point, to a Task of its own, so it
-  never delays the requests after it.
+  its new topic's registration, a call relayed to a client) then becomes a Task, never delaying later requests.
   A handler may instead return a ``DeferredReply`` without suspending (a SYNC_FLUSH send registered with the group
   commit, a held pull parked with the long-polling service): it counts as in flight until whoever completes it
   resolves it, and the reply is written from there — no Task, no coroutine wakeup. The replies resolved in one pass leave in one write; the last one a connection awaits
@@ -26,8 +24,7 @@ Invariants:
   a request sent with ``invoke(now=True)`` (a consumer's pull) leaves at once too.
 * Coalescing has a cap when the connection is made with ``burst=N`` (the client side: N = ``CLIENT_BURST``): the
   frames of one pass leave N at a time, so the peer starts on the first N while this side still encodes the rest
-  (32 tasks each awaiting a send: the broker appends, and its group commit syncs, the first requests while the
-  client builds the others, instead of client, broker and fsync taking turns over the whole pass).
+  (32 sends: the broker appends and syncs the first while the client builds the others, instead of taking turns).
 * More than ``max_in_flight`` unanswered requests from one peer pause reading from that socket (back-pressure)
   until the count drops; a paused transport write side makes writers await ``drain()``.
 * The server-wide cap on bytes held for incomplete frames is ``pending_budget.PendingBudget``; a handler that
