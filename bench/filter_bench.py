@@ -38,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.filter import build_subscription, make_filter  # noqa: E402
+from broker.filter import build_subscription  # noqa: E402
 from broker.services.consume import ConsumeRequest  # noqa: E402
 from broker.store import MessageStore, PutRequest  # noqa: E402
 from broker.store.results import GetMessageResult  # noqa: E402
@@ -74,12 +74,12 @@ async def _fill(store: MessageStore, topic: str, first: int, n: int) -> float:
 
 
 def _get(store: MessageStore, topic: str, off: int, expr: str, kind: str) -> GetMessageResult:
-    f = make_filter(build_subscription(topic, expr, 0, kind))
+    f = build_subscription(topic, expr, 0, kind).filter
     return store.get_message_sync(ConsumeRequest("G", topic, 0, True, off, 32).read(None, f))
 
 
 def _store_arm(store: MessageStore, n: int, expr: str, kind: str) -> tuple[float, int]:
-    f = make_filter(build_subscription(TOPIC, expr, 0, kind))
+    f = build_subscription(TOPIC, expr, 0, kind).filter
     off = delivered = 0
     t0 = time.perf_counter()
     while off < n:
@@ -223,7 +223,7 @@ async def main() -> None:
                 return _store_arm(store, a.messages, expr, kind)
 
             await _alternate("store", a.messages, a.rounds, by_store, forget)
-            pair_filters = [make_filter(build_subscription(TOPIC, e, 0, k)) for _n, e, k in PAIR]
+            pair_filters = [build_subscription(TOPIC, e, 0, k).filter for _n, e, k in PAIR]
 
             async def store_step(k: int, off: int) -> tuple[int, int]:
                 f = pair_filters[k]

@@ -70,17 +70,21 @@ def compile_sql(expr: str | None) -> Selector:
 def build_subscription(
     topic: str, expr: str | None, sub_version: int = 0, expression_type: str | None = TAG
 ) -> CompiledSubscription:
-    """A subscription with its filter parsed (``SubscriptionParseError`` when it does not parse)."""
+    """A subscription with its filter built, once per subscription: the consume service caches it, the client
+    registry keeps it per heartbeat, and every read goes through its ``filter`` (``SubscriptionParseError`` when it
+    does not parse)."""
     if is_tag_type(expression_type):
         tags = parse_tags(expr)
         sub_string = SUB_ALL if not tags else (expr or "").strip()
-        return CompiledSubscription(topic, sub_string, tags, frozenset(tag_hash(t) for t in tags), sub_version, TAG)
+        codes = frozenset(tag_hash(t) for t in tags)
+        tag_filter = MessageFilter(codes.__contains__, _tag_match(tags), None) if tags else None
+        return CompiledSubscription(topic, sub_string, tags, codes, sub_version, TAG, filter=tag_filter)
     if expression_type != SQL92:
         raise SubscriptionParseError(f"expression type {expression_type} is not supported (TAG or SQL92)")
     selector = compile_sql(expr)
     return CompiledSubscription(
         topic, expr or "", sub_version=sub_version, expression_type=SQL92, selector=selector,
-        sql_filter=sql_filter(selector),
+        filter=sql_filter(selector),
     )  # fmt: skip
 
 
@@ -89,22 +93,19 @@ def _tag_match(tags: frozenset[str]) -> Callable[[str | None], bool]:
 
 
 def sql_filter(selector: Selector) -> MessageFilter:
-    """The filter of a compiled selector: built once per subscription (``build_subscription`` keeps it in the
-    ``CompiledSubscription``, which the consume service caches and the client registry keeps per heartbeat)."""
+    """The filter of a compiled selector."""
     tags = selector.required_tags  # e.g. "TAGS IN ('a', 'b') AND x > 1": no other tag's unit is read
     codes = None if tags is None else frozenset(tag_hash(t) for t in tags).__contains__
     marks = MarkSpec(f"{SQL92}:{selector.text}", properties_matcher(selector))
     return MessageFilter(codes, None, record_matcher(selector), marks)
 
 
-def make_filter(sub: CompiledSubscription) -> MessageFilter | None:
-    """None when the subscription takes every message (no filtering at all)."""
-    if sub.matches_all:
-        return None
-    if sub.sql_filter is not None:
-        return sub.sql_filter
-    if sub.selector is not None:
-        return sql_filter(sub.selector)
-    if sub.is_sql:  # a SQL92 subscription that did not compile: the handlers refuse it before reading
-        return MessageFilter(None, None, lambda view: False)
-    return MessageFilter(sub.codes.__contains__, _tag_match(sub.tags), None)
+def unparsed_subscription(topic: str, sub_string: str | None, expression_type: str | None) -> CompiledSubscription:
+    """A heartbeat's subscription whose expression did not parse: kept (J keeps it, without its filter data), a
+    SQL92 one reads nothing (the PULL handler refuses it before reading), a TAG one every message."""
+    if expression_type == SQL92:
+        return CompiledSubscription(topic, sub_string or SUB_ALL, expression_type=SQL92, filter=_READS_NOTHING)
+    return CompiledSubscription(topic, sub_string or SUB_ALL)
+
+
+_READS_NOTHING = MessageFilter(None, None, lambda view: False)

@@ -19,7 +19,14 @@ from __future__ import annotations
 import time
 
 from broker import topics as T
-from broker.filter import SQL92, SubscriptionParseError, build_subscription, compile_sql, is_tag_type
+from broker.filter import (
+    SQL92,
+    SubscriptionParseError,
+    build_subscription,
+    compile_sql,
+    is_tag_type,
+    unparsed_subscription,
+)
 from broker.handlers._common import decode_header
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.subscription_groups import SubscriptionGroupTable
@@ -43,8 +50,7 @@ def _subscriptions(consumer_subs: list[SubscriptionData]) -> list[CompiledSubscr
         try:
             out.append(build_subscription(s.topic, s.sub_string, int(s.sub_version or 0), s.expression_type or "TAG"))
         except SubscriptionParseError:
-            kind = SQL92 if s.expression_type == SQL92 else "TAG"
-            out.append(CompiledSubscription(s.topic, s.sub_string or "*", expression_type=kind))
+            out.append(unparsed_subscription(s.topic, s.sub_string, s.expression_type))
     return out
 
 

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import os
 
-from broker.filter import make_filter
 from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry, CompiledSubscription
@@ -60,6 +59,7 @@ from broker.store.results import GetMessageResult
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
 from protocol.headers import PullMessageRequestHeader
+from protocol.headers.pull import read_pull_request
 from protocol.record import last_physical_offset
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
@@ -128,7 +128,7 @@ class PullHandlers:
 
     async def pull(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply:
         try:
-            h = PullMessageRequestHeader.from_ext_fields(cmd.ext_fields)
+            h = read_pull_request(cmd.ext_fields)
         except HEADER_ERRORS as exc:
             raise bad_header(exc) from None
         req = ConsumeRequest.of_pull(h)  # the header translated once: what the consume service gets
@@ -138,7 +138,7 @@ class PullHandlers:
             raise HandlerError(exc.code, exc.remark) from None
         if sub.is_sql:
             self._check_sql(sub)
-        get = req.read(self._max_bytes, make_filter(sub))
+        get = req.read(self._max_bytes, sub.filter)
         resp = await self._read(cmd, get)
         flag = h.sys_flag
         if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:

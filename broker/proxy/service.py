@@ -45,7 +45,7 @@ from google.protobuf.duration_pb2 import Duration
 
 from broker import topics as T
 from broker.config import BrokerConfig
-from broker.filter import SubscriptionParseError, build_subscription, make_filter
+from broker.filter import SubscriptionParseError, build_subscription
 from broker.proxy.acl import GrpcAcl
 from broker.proxy.channel import GrpcClientChannel, parse_transaction_id, transaction_id
 from broker.proxy.convert import InvalidMessage, Limits, expression_type, from_v2, to_v2
@@ -441,7 +441,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
             PopRequest(
                 g.group_name,
                 tc.topic_name,
-                make_filter(sub),
+                sub.filter,
                 batch,
                 invisible_ms,
                 g.consume_message_orderly,

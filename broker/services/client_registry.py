@@ -45,7 +45,7 @@ class ClientChannel:
 class CompiledSubscription:
     """One subscribed topic with its expression, compiled once per heartbeat, not per pull: the tag strings and
     codes of a TAG expression, or the compiled ``selector`` of a SQL92 one (None when it did not compile: J's missing
-    ConsumerFilterData). The broker's filtering form of the wire's ``protocol.bodies.SubscriptionData`` (a
+    ConsumerFilterData), and the ``filter`` a read goes through (``broker.filter.build_subscription`` builds it). The broker's filtering form of the wire's ``protocol.bodies.SubscriptionData`` (a
     heartbeat's subscription), which ``to_wire`` gives back."""
 
     topic: str
@@ -55,7 +55,7 @@ class CompiledSubscription:
     sub_version: int = 0
     expression_type: str = "TAG"
     selector: Selector | None = None
-    sql_filter: MessageFilter | None = field(default=None, compare=False)  # the selector's, built with it
+    filter: MessageFilter | None = field(default=None, compare=False)  # what the store reads through; None: all
 
     @property
     def is_sql(self) -> bool:

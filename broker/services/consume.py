@@ -106,20 +106,14 @@ class ConsumeRequest:
     @classmethod
     def of_pull(cls, h: PullMessageRequestHeader) -> ConsumeRequest:
         """A PULL_MESSAGE header's request: its group, queue, offset and count."""
-        return cls(h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums)
+        return ConsumeRequest(h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums)
 
     def read(self, max_bytes: int | None, message_filter: MessageFilter | None) -> GetRequest:
         """The store's read of this request's queue from its offset, up to ``max_bytes`` (None: the store's
         limit), through ``message_filter`` (None: every message): what a pull and a POP hand the store."""
         qid = self.queue_id
         assert qid is not None, "a read names its queue"
-        f = message_filter
-        if f is None:
-            return GetRequest(self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes)
-        return GetRequest(
-            self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes,
-            f.match_code, f.match_tags, f.match_record, f.marks,
-        )  # fmt: skip
+        return GetRequest(self.group, self.topic, qid, self.offset, self.max_msgs, max_bytes, message_filter)
 
 
 @dataclass(slots=True)

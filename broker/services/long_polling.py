@@ -127,7 +127,8 @@ class LongPollingService:
         for entry in list(waiting):  # a wake removes its entry
             if not entry.wake_on_arrival or next_offset <= entry.request.offset:
                 continue
-            match_code = entry.request.message_filter
+            f = entry.request.filter
+            match_code = None if f is None else f.match_code
             if match_code is None or match_code(arrival.tags_code):
                 self._wake(entry, Wake.ARRIVED)
 

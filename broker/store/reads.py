@@ -65,15 +65,19 @@ class StoreReads:
     def get_message_sync(self, req: GetRequest) -> GetMessageResult:
         """RocketMQ's DefaultMessageStore.getMessage: statuses and nextBeginOffset corrections (as a master).
 
-        ``req.message_filter`` gets each unit's tags hash (the consume-queue pre-filter); ``tags_filter`` the
-        record's TAGS string and ``record_filter`` the whole record (both after it is read from the commit log).
-        With ``req.marks`` the record filter's verdicts kept per entry (``filter_marks.py``) decide first: a known
+        The filter's (``req.filter``) ``match_code`` gets each unit's tags hash (the consume-queue pre-filter);
+        ``match_tags`` the record's TAGS string and ``match_record`` the whole record (both after it is read from the
+        commit log). With its ``marks`` the record filter's verdicts kept per entry (``filter_marks.py``) decide first: a known
         miss is skipped unread, a known match is not tested again, and an all-match scan runs unfiltered.
         Filtered units count as scanned. The reply holds up to ``max_msgs`` (capped by
         maxTransferCountOnMessageInMemory) whole records and stops before ``max_bytes`` would be passed, but always
         holds one if it found one."""
         topic, queue_id, offset, max_msgs, max_bytes = req.topic, req.queue_id, req.offset, req.max_msgs, req.max_bytes
-        message_filter, tags_filter, record_filter = req.message_filter, req.tags_filter, req.record_filter
+        f = req.filter
+        if f is None:
+            message_filter = tags_filter = record_filter = marks = None
+        else:
+            message_filter, tags_filter, record_filter, marks = f.match_code, f.match_tags, f.match_record, f.marks
         if self._closed:
             raise StoreClosedError("store is closed")
         if self.dispatcher.pending:
@@ -103,8 +107,8 @@ class StoreReads:
         units, count = got
         verdicts = None  # the kept verdicts of the scanned units (filter_marks.py), when the filter has them
         qm = None
-        if req.marks is not None and record_filter is not None and cq.rebuilding is None:
-            qm = self.dispatcher.marks.for_read(topic, queue_id, req.marks, max_off)
+        if marks is not None and record_filter is not None and cq.rebuilding is None:
+            qm = self.dispatcher.marks.for_read(topic, queue_id, marks, max_off)
             if qm is not None and qm.all_match(offset, count):  # all known matches: read unfiltered
                 message_filter = tags_filter = record_filter = None
                 qm = None

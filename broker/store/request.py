@@ -8,7 +8,7 @@ object              carried from → to
 ``BatchPutRequest`` a service → ``MessageStore.put_messages`` → ``Appender.append_batch``
 ``Appended``        the appender → ``Dispatcher.submit`` → its drain (what dispatch needs of one append)
 ``GetRequest``      a service or handler → ``MessageStore.get_message`` (a pull, a POP, a scan of a queue)
-``MessageFilter``   a subscription's filter (``broker.filter``) → the filter fields of a ``GetRequest``
+``MessageFilter``   a subscription's filter (``broker.filter``) → the ``filter`` of a ``GetRequest``
 ``MarkSpec``        a filtered ``GetRequest`` → ``FilterMarks`` (whose verdicts the store keeps per entry)
 =================== =========================================================================================
 
@@ -137,9 +137,9 @@ class MessageFilter:
 
     def __init__(
         self,
-        match_code: Callable[[int], bool] | None,
-        match_tags: Callable[[str | None], bool] | None,
-        match_record: Callable[[memoryview], bool] | None,
+        match_code: TagsCodeFilter | None,
+        match_tags: TagsFilter | None = None,
+        match_record: RecordFilter | None = None,
         marks: MarkSpec | None = None,
     ) -> None:
         self.match_code = match_code
@@ -151,7 +151,8 @@ class MessageFilter:
 @dataclass(slots=True)
 class GetRequest:
     """A read of one consume queue (RocketMQ's getMessage arguments): up to ``max_msgs`` messages from ``offset``,
-    at most ``max_bytes`` (None: the store's maxTransferBytesOnMessageInMemory), through up to three filters."""
+    at most ``max_bytes`` (None: the store's maxTransferBytesOnMessageInMemory), through the subscription's
+    ``filter`` (None: every message)."""
 
     group: str
     topic: str
@@ -159,7 +160,4 @@ class GetRequest:
     offset: int
     max_msgs: int
     max_bytes: int | None = None
-    message_filter: TagsCodeFilter | None = None
-    tags_filter: TagsFilter | None = None
-    record_filter: RecordFilter | None = None
-    marks: MarkSpec | None = None  # record_filter's identity: its verdicts are kept per entry (filter_marks.py)
+    filter: MessageFilter | None = None

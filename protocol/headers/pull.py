@@ -1,6 +1,8 @@
 """The pull headers — PULL_MESSAGE (11) request and reply — with hand-tuned codecs: they are decoded and encoded once
-per pull (``bench/codec_bench.py`` "header" rows). Same technique as ``protocol.headers.send``: declared fields,
-a hand-tuned ``from_ext_fields``, the generated ``_from_ext_fields_checked`` and ``to_ext_fields``.
+per pull (``bench/codec_bench.py`` "header" rows): declared fields, a hand-tuned reader that indexes the fields
+and calls the header's constructor (``@header``'s, which sets the slots without the frozen guard), falling back to the
+generated ``_from_ext_fields_checked`` only for the precise error; the generated ``to_ext_fields``. The broker reads
+a pull's header with ``read_pull_request`` (a plain function: the one reader a pull takes).
 
 | header                    | fields (``!`` = required)                                                           |
 |---------------------------|-------------------------------------------------------------------------------------|
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from typing import Final, Self
 
-from protocol.headers.codec import Fields, WireHeader, _new, _slot_setters, header, wire
+from protocol.headers.codec import Fields, WireHeader, header, wire
 
 PULL_FLAG_COMMIT_OFFSET: Final = 0x1
 PULL_FLAG_SUSPEND: Final = 0x2
@@ -42,32 +44,30 @@ class PullMessageRequestHeader(WireHeader):
     expression_type: str | None = wire("expressionType", default=None)
 
     @classmethod
-    def from_ext_fields(cls, d: Fields) -> Self:
-        get = d.get
-        try:
-            o = _new(cls)
-            s = _PULL_SET
-            s[0](o, d["consumerGroup"])
-            s[1](o, d["topic"])
-            s[2](o, int(d["queueId"]))
-            s[3](o, int(d["queueOffset"]))
-            s[4](o, int(d["maxMsgNums"]))
-            s[5](o, int(d["sysFlag"]))
-            s[6](o, int(d["commitOffset"]))
-            s[7](o, int(d["suspendTimeoutMillis"]))
-            s[8](o, int(d["subVersion"]))
-            s[9](o, get("subscription"))
-            s[10](o, get("expressionType"))
-            return o
-        except (KeyError, ValueError):
-            return cls._from_ext_fields_checked(d)
+    def from_ext_fields(cls, d: Fields) -> PullMessageRequestHeader:
+        return read_pull_request(d)
 
 
-_PULL_SET: Final = _slot_setters(
-    PullMessageRequestHeader,
-    "consumer_group topic queue_id queue_offset max_msg_nums sys_flag commit_offset suspend_timeout_millis "
-    "sub_version subscription expression_type",
-)
+def read_pull_request(d: Fields) -> PullMessageRequestHeader:
+    """The PULL_MESSAGE header in ``d``: the hand-tuned read a broker makes once per pull. A missing or malformed
+    field raises the declared reader's precise error (``MissingHeaderFieldError`` / ``BadHeaderFieldError``)."""
+    get = d.get
+    try:
+        return PullMessageRequestHeader(
+            d["consumerGroup"],
+            d["topic"],
+            int(d["queueId"]),
+            int(d["queueOffset"]),
+            int(d["maxMsgNums"]),
+            int(d["sysFlag"]),
+            int(d["commitOffset"]),
+            int(d["suspendTimeoutMillis"]),
+            int(d["subVersion"]),
+            get("subscription"),
+            get("expressionType"),
+        )
+    except (KeyError, ValueError):
+        return PullMessageRequestHeader._from_ext_fields_checked(d)
 
 
 @header
@@ -84,17 +84,6 @@ class PullMessageResponseHeader(WireHeader):
     def from_ext_fields(cls, d: Fields) -> Self:
         try:
             sw = d.get("suggestWhichBrokerId")
-            o = _new(cls)
-            s = _PULL_RESP_SET
-            s[0](o, int(sw) if sw else 0)
-            s[1](o, int(d["nextBeginOffset"]))
-            s[2](o, int(d["minOffset"]))
-            s[3](o, int(d["maxOffset"]))
-            return o
+            return cls(int(sw) if sw else 0, int(d["nextBeginOffset"]), int(d["minOffset"]), int(d["maxOffset"]))
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
-
-
-_PULL_RESP_SET: Final = _slot_setters(
-    PullMessageResponseHeader, "suggest_which_broker_id next_begin_offset min_offset max_offset"
-)

@@ -9,7 +9,7 @@ from typing import Any
 from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
 from broker.services.long_polling import LongPollingService, Wake
 from broker.store.dispatcher import Arrival
-from broker.store.request import GetRequest
+from broker.store.request import GetRequest, MessageFilter
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
 from tests.unit.broker.polling_support import hold
@@ -94,7 +94,7 @@ def _get(topic: str, queue_id: int, offset: int = 0, group: str = "") -> GetRequ
 
 async def test_hold_wakes_on_matching_arrival() -> None:
     svc = LongPollingService()
-    task = asyncio.create_task(hold(svc, GetRequest("", "T", 0, 5, 1, message_filter=lambda c: c == 42), 10.0))
+    task = asyncio.create_task(hold(svc, GetRequest("", "T", 0, 5, 1, filter=MessageFilter(lambda c: c == 42)), 10.0))
     await asyncio.sleep(0)
     assert svc.held_count == 1
     svc.notify_arrival(Arrival("T", 0, 6, 7))  # does not match the filter

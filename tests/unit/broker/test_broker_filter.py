@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.filter import SubscriptionParseError, build_subscription, compile_sql, make_filter, parse_tags
+from broker.filter import SubscriptionParseError, build_subscription, compile_sql, parse_tags
 from broker.sql92.record import record_matcher
 from protocol.message_properties import tag_hash
 from protocol.record import encode_record
@@ -21,11 +21,11 @@ def test_parse_tags() -> None:
 def test_filter_ignores_client_codes_and_checks_strings() -> None:
     sub = build_subscription("T", "TagA || TagB", 7)
     assert sub.codes == {tag_hash("TagA"), tag_hash("TagB")} and sub.sub_version == 7
-    f = make_filter(sub)
+    f = sub.filter
     assert f is not None and f.match_code is not None and f.match_tags is not None and f.match_record is None
     assert f.match_code(tag_hash("TagA")) and not f.match_code(0)
     assert f.match_tags("TagB") and not f.match_tags("TagC") and not f.match_tags(None)
-    assert make_filter(build_subscription("T", "*")) is None
+    assert build_subscription("T", "*").filter is None
     with pytest.raises(SubscriptionParseError):
         build_subscription("T", "a >", expression_type="SQL92")
     with pytest.raises(SubscriptionParseError):
@@ -50,7 +50,7 @@ def test_record_matcher_agrees_with_the_decoded_properties(expr: str, v6: bool) 
     """The raw-bytes lookup gives the selector what the decoded properties would, whatever the hosts' form."""
     host = ("::1", 5000) if v6 else ("127.0.0.1", 5000)
     rec = encode_record(topic="T", body=b"body", properties=RECORD_PROPS, born_host=host, store_host=host)
-    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    f = build_subscription("T", expr, expression_type="SQL92").filter
     assert f is not None and f.match_record is not None
     assert f.match_record(memoryview(bytes(rec))) is compile_sql(expr).matches(RECORD_PROPS.get)
 
@@ -79,7 +79,7 @@ def test_record_matcher_takes_the_last_of_a_repeated_name_and_refuses_garbage() 
 )
 def test_sql_tag_prefilter(expr: str, tags: set[str] | None) -> None:
     """When every way to TRUE needs a TAGS from a set, the consume queue's tag hash skips the other units."""
-    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    f = build_subscription("T", expr, expression_type="SQL92").filter
     assert f is not None
     if tags is None:
         assert f.match_code is None
@@ -93,7 +93,7 @@ def test_sql_tag_prefilter(expr: str, tags: set[str] | None) -> None:
 def test_dispatch_verdict_agrees_with_the_record_matcher(expr: str) -> None:
     """What dispatch judges from the properties string (or a dict) is what a read would from the stored record: the
     store serves reads from the kept verdict."""
-    f = make_filter(build_subscription("T", expr, expression_type="SQL92"))
+    f = build_subscription("T", expr, expression_type="SQL92").filter
     assert f is not None and f.match_record is not None and f.marks is not None
     assert f.marks.key == f"SQL92:{expr}"
     for props in (RECORD_PROPS, "a\x011\x02b\x02a\x017\x02TAGS\x01TagB\x02", {"a": "x"}):
@@ -103,4 +103,4 @@ def test_dispatch_verdict_agrees_with_the_record_matcher(expr: str) -> None:
         assert f.marks.test((text, None, None, None)) is f.match_record(rec)
         if isinstance(props, dict):
             assert f.marks.test(props) is f.match_record(rec)
-    assert make_filter(build_subscription("T", "TagA")).marks is None  # type: ignore[union-attr]
+    assert build_subscription("T", "TagA").filter.marks is None  # type: ignore[union-attr]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from broker import topics as T
-from broker.filter import build_subscription, make_filter
+from broker.filter import build_subscription
 from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.subscription_groups import SubscriptionGroupConfig
 from protocol.bodies import TopicConfig
@@ -92,12 +92,12 @@ async def test_a_subscription_is_parsed_once_and_a_bad_one_is_refused(tmp_path: 
 def test_read_carries_the_filter_stages() -> None:
     every = ConsumeRequest("G", "T", 1, True, 5, 32).read(None, None)
     assert (every.group, every.topic, every.queue_id, every.offset, every.max_msgs) == ("G", "T", 1, 5, 32)
-    assert every.message_filter is None and every.tags_filter is None and every.record_filter is None
-    f = make_filter(build_subscription("T", "a"))
-    assert f is not None
+    assert every.filter is None
+    f = build_subscription("T", "a").filter
+    assert f is not None and f.match_code is not None and f.match_tags is not None
     tagged = ConsumeRequest("G", "T", 1, True, 5, 32).read(1024, f)
-    assert tagged.max_bytes == 1024 and tagged.message_filter is not None and tagged.tags_filter is not None
-    assert tagged.message_filter(tag_hash("a")) and not tagged.message_filter(tag_hash("b"))
+    assert tagged.max_bytes == 1024 and tagged.filter is f
+    assert f.match_code(tag_hash("a")) and not f.match_code(tag_hash("b"))
 
 
 def test_every_refusal_has_a_grpc_code() -> None:

@@ -10,7 +10,7 @@ from _store_util import BORN, get_all, small_config
 
 from broker.store import MessageStore
 from broker.store.dispatcher import Arrival
-from broker.store.request import BatchPutRequest, GetRequest
+from broker.store.request import BatchPutRequest, GetRequest, MessageFilter
 from protocol.batch import BatchItem, decode_batch, encode_batch
 
 T = "BatchT"
@@ -133,7 +133,7 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
         def held(offset: int, tag: str) -> asyncio.Task[Wake]:
             code = tag_hash(tag)
             return asyncio.create_task(
-                hold(polling, GetRequest("", T, 2, offset, 1, message_filter=lambda c: c == code), 30.0)
+                hold(polling, GetRequest("", T, 2, offset, 1, filter=MessageFilter(lambda c: c == code)), 30.0)
             )
 
         first_tag, later_offset, other_tag = held(0, "t0"), held(5, "t1"), held(0, "t9")

@@ -14,7 +14,7 @@ import pytest
 from _store_util import get_all, put, small_config
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.request import GetRequest
+from broker.store.request import GetRequest, MessageFilter
 from protocol.message_properties import tag_hash
 
 S = GetMessageStatus
@@ -99,8 +99,7 @@ async def test_status_table(tmp_path: Path, case: Case) -> None:
                 case.qid,
                 case.offset,
                 32,
-                message_filter=(lambda c: c == code) if case.tag else None,
-                tags_filter=(lambda t: t == case.tag) if case.tag else None,
+                filter=MessageFilter(lambda c: c == code, lambda t: t == case.tag) if case.tag else None,
             )
         )
         assert (r.status, r.next_begin_offset, r.min_offset, r.max_offset) == (
@@ -305,21 +304,21 @@ async def test_tag_prefilter_and_exact_filter(tmp_path: Path) -> None:
             seen_codes.append(c)
             return c == code
 
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=pre))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, filter=MessageFilter(pre)))
         assert r.queue_offsets == [0, 1, 4, 5, 6]  # hash matches include the BB collisions
         assert seen_codes == [tag_hash(t) for t in tags]  # None → 0
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=pre, tags_filter=lambda t: t == "Aa"))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, filter=MessageFilter(pre, lambda t: t == "Aa")))
         assert r.queue_offsets == [0, 4]
         assert [m.tags for m in r.messages()] == ["Aa", "Aa"]
         assert r.next_begin_offset == 8
         # max_msgs counts matched messages, next_begin_offset the units scanned
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, message_filter=pre, tags_filter=lambda t: t == "BB"))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, filter=MessageFilter(pre, lambda t: t == "BB")))
         assert (r.queue_offsets, r.next_begin_offset) == ([1], 2)
-        r = store.get_message_sync(GetRequest("g", T, 0, 2, 1, message_filter=pre, tags_filter=lambda t: t == "BB"))
+        r = store.get_message_sync(GetRequest("g", T, 0, 2, 1, filter=MessageFilter(pre, lambda t: t == "BB")))
         assert (r.queue_offsets, r.next_begin_offset) == ([5], 6)
         # untagged messages have tags code 0 and tags None
         r = store.get_message_sync(
-            GetRequest("g", T, 0, 0, 32, message_filter=lambda c: c == 0, tags_filter=lambda t: t is None)
+            GetRequest("g", T, 0, 0, 32, filter=MessageFilter(lambda c: c == 0, lambda t: t is None))
         )
         assert r.queue_offsets == [3]
     finally:
@@ -333,11 +332,11 @@ async def test_filter_scans_past_max_msgs_units(tmp_path: Path) -> None:
         for i in range(600):
             await put(store, T, 0, b"%d" % i, {"TAGS": "hit" if i in (450, 599) else "miss"})
         code = tag_hash("hit")
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, message_filter=lambda c: c == code))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 1, filter=MessageFilter(lambda c: c == code)))
         assert (r.status, r.queue_offsets, r.next_begin_offset) == (S.FOUND, [450], 451)
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=lambda c: c == code))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, filter=MessageFilter(lambda c: c == code)))
         assert (r.queue_offsets, r.next_begin_offset) == ([450, 599], 600)
-        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, message_filter=lambda c: False))
+        r = store.get_message_sync(GetRequest("g", T, 0, 0, 32, filter=MessageFilter(lambda c: False)))
         assert (r.status, r.next_begin_offset) == (S.NO_MATCHED_MESSAGE, 600)
     finally:
         await store.close()
