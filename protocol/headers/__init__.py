@@ -153,7 +153,6 @@ from protocol.headers.codec import (
     MalformedHeaderError,
     MissingHeaderFieldError,
     WireHeader,
-    _slot_setters,  # noqa: F401 - for the fast-path unit tests
     header,
     wire,
 )

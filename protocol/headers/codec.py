@@ -26,7 +26,6 @@ Numbers that do not parse raise ``BadHeaderFieldError``; booleans read ``true``/
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final, Protocol, Self, TypeVar, cast, dataclass_transform
 
@@ -138,18 +137,6 @@ def _put(out: Fields, name: str, value: object) -> None:
 # The fast paths' boolean table: exact spellings only; anything else (``"TRUE"``) takes the checked path.
 _BOOL_F: Final[dict[str, bool]] = {"": False, "false": False, "true": True, "0": False, "1": True}
 _BOOL_T: Final[dict[str, bool]] = {"": True, "false": False, "true": True, "0": False, "1": True}
-
-_new = object.__new__
-_Setter = Callable[[object, object], None]
-
-
-def _slot_setters(cls: type, names: str) -> tuple[_Setter, ...]:
-    """The ``__set__`` of each slot descriptor of a frozen slotted dataclass, in field order (import time only).
-    ``names`` must list every field, so a field added later cannot be left unset by a fast constructor."""
-    if tuple(names.split()) != tuple(f.name for f in fields(cls)):
-        raise AssertionError(f"{cls.__name__}: fast-path fields {names!r} do not match the dataclass fields")
-    setters: tuple[_Setter, ...] = tuple(getattr(cls, n).__set__ for n in names.split())
-    return setters
 
 
 # -- the declarative form (cold headers) -----------------------------------------------------------------------------

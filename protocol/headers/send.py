@@ -16,28 +16,20 @@ class, for ``decode_header``):
 
 The reply: ``!msgId !queueId !queueOffset transactionId MSG_REGION TRACE_ON``.
 
-The fields are declared once with ``wire()`` (``protocol.headers.codec``), which generates ``to_ext_fields`` and the
-exact-error reader ``_from_ext_fields_checked``. Only ``from_ext_fields`` (and the V1 ↔ V2 conversions) are
-hand-tuned: one ``try`` block with direct indexing that falls back to ``_from_ext_fields_checked`` only to produce
-the precise error (or for rare spellings such as ``"TRUE"``); objects are built through their slots' descriptors,
-which skips the frozen dataclass's guarded ``__setattr__`` (about half the construction cost). Tests check that
-both paths agree on any input.
+The fields are declared once with ``wire()`` (``protocol.headers.codec``), which generates ``to_ext_fields``, the
+exact-error reader ``_from_ext_fields_checked`` and the constructor (it sets the slots without the frozen dataclass's
+guarded ``__setattr__``: half the cost). Only the readers are hand-tuned: one ``try`` block with direct indexing into
+the constructor, falling back to ``_from_ext_fields_checked`` only to produce the precise error (or for rare
+spellings such as ``"TRUE"``). The broker reads a send's header with ``read_send_request`` /
+``read_send_request_v2`` (plain functions: the one reader each wire form takes). Tests check that both paths agree
+on any input.
 """
 
 from __future__ import annotations
 
-from typing import Final, Self, TypeVar
+from typing import Final, Self
 
-from protocol.headers.codec import (
-    _BOOL_F,
-    _BOOL_T,
-    Fields,
-    WireHeader,
-    _new,
-    _slot_setters,
-    header,
-    wire,
-)
+from protocol.headers.codec import _BOOL_F, _BOOL_T, Fields, WireHeader, header, wire
 
 
 @header
@@ -60,58 +52,13 @@ class SendMessageRequestHeader(WireHeader):
     broker_name: str | None = wire("brokerName", default=None)
 
     @classmethod
-    def from_ext_fields(cls, d: Fields) -> Self:
-        get = d.get
-        try:
-            rt = get("reconsumeTimes")
-            mrt = get("maxReconsumeTimes")
-            return _make_v1(
-                cls,
-                d["producerGroup"],
-                d["topic"],
-                d["defaultTopic"],
-                int(d["defaultTopicQueueNums"]),
-                int(d["queueId"]),
-                int(d["sysFlag"]),
-                int(d["bornTimestamp"]),
-                int(d["flag"]),
-                get("properties"),
-                int(rt) if rt else None,
-                _BOOL_F[get("unitMode", "")],
-                _BOOL_F[get("batch", "")],
-                int(mrt) if mrt else None,
-                get("brokerName"),
-            )
-        except (KeyError, ValueError):
-            return cls._from_ext_fields_checked(d)
+    def from_ext_fields(cls, d: Fields) -> SendMessageRequestHeader:
+        return read_send_request(d)
 
     @classmethod
-    def from_v2_ext_fields(cls, d: Fields) -> Self:
+    def from_v2_ext_fields(cls, d: Fields) -> SendMessageRequestHeader:
         """Read SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE wire names straight into this (V1) header."""
-        get = d.get
-        try:
-            j = get("j")
-            lv = get("l")
-            return _make_v1(
-                cls,
-                d["a"],
-                d["b"],
-                d["c"],
-                int(d["d"]),
-                int(d["e"]),
-                int(d["f"]),
-                int(d["g"]),
-                int(d["h"]),
-                get("i"),
-                int(j) if j else None,
-                _BOOL_F[get("k", "")],
-                _BOOL_F[get("m", "")],
-                int(lv) if lv else None,
-                get("n"),
-            )
-        except (KeyError, ValueError):
-            v2 = SendMessageRequestHeaderV2._from_ext_fields_checked(d)
-            return _make_v1(cls, v2.a, v2.b, v2.c, v2.d, v2.e, v2.f, v2.g, v2.h, v2.i, v2.j, v2.k, v2.m, v2.l, v2.n)
+        return read_send_request_v2(d)
 
     @classmethod
     def of(
@@ -129,10 +76,9 @@ class SendMessageRequestHeader(WireHeader):
         batch: bool = False,
         max_reconsume_times: int | None = None,
     ) -> Self:
-        """``cls(...)`` positionally without the frozen ``__setattr__`` guard (a producer builds one per send);
-        ``unit_mode`` False, no ``broker_name``."""
-        return _make_v1(
-            cls,
+        """``cls(...)`` positionally, without ``unit_mode`` (False) and ``broker_name`` (None): what a producer
+        builds once per send."""
+        return cls(
             producer_group,
             topic,
             default_topic,
@@ -174,8 +120,7 @@ class SendMessageRequestHeader(WireHeader):
         return out
 
     def to_v2(self) -> SendMessageRequestHeaderV2:
-        return _make_v2(
-            SendMessageRequestHeaderV2,
+        return SendMessageRequestHeaderV2(
             self.producer_group,
             self.topic,
             self.default_topic,
@@ -218,8 +163,7 @@ class SendMessageRequestHeaderV2(WireHeader):
         try:
             j = get("j")
             lv = get("l")
-            return _make_v2(
-                cls,
+            return cls(
                 d["a"],
                 d["b"],
                 d["c"],
@@ -239,8 +183,7 @@ class SendMessageRequestHeaderV2(WireHeader):
             return cls._from_ext_fields_checked(d)
 
     def to_v1(self) -> SendMessageRequestHeader:
-        return _make_v1(
-            SendMessageRequestHeader,
+        return SendMessageRequestHeader(
             self.a,
             self.b,
             self.c,
@@ -258,87 +201,59 @@ class SendMessageRequestHeaderV2(WireHeader):
         )
 
 
-_V1 = TypeVar("_V1", bound=SendMessageRequestHeader)
-_V2 = TypeVar("_V2", bound=SendMessageRequestHeaderV2)
-_V1_SET: Final = _slot_setters(
-    SendMessageRequestHeader,
-    "producer_group topic default_topic default_topic_queue_nums queue_id sys_flag born_timestamp flag properties "
-    "reconsume_times unit_mode batch max_reconsume_times broker_name",
-)
-_V2_SET: Final = _slot_setters(SendMessageRequestHeaderV2, "a b c d e f g h i j k l m n")
+def read_send_request(d: Fields) -> SendMessageRequestHeader:
+    """The SEND_MESSAGE header in ``d`` (long names): the hand-tuned read a broker makes once per message. A missing
+    or malformed field (or a rare spelling such as ``"TRUE"``) takes the declared reader, which raises its precise
+    error or reads it."""
+    get = d.get
+    try:
+        rt = get("reconsumeTimes")
+        mrt = get("maxReconsumeTimes")
+        return SendMessageRequestHeader(
+            d["producerGroup"],
+            d["topic"],
+            d["defaultTopic"],
+            int(d["defaultTopicQueueNums"]),
+            int(d["queueId"]),
+            int(d["sysFlag"]),
+            int(d["bornTimestamp"]),
+            int(d["flag"]),
+            get("properties"),
+            int(rt) if rt else None,
+            _BOOL_F[get("unitMode", "")],
+            _BOOL_F[get("batch", "")],
+            int(mrt) if mrt else None,
+            get("brokerName"),
+        )
+    except (KeyError, ValueError):
+        return SendMessageRequestHeader._from_ext_fields_checked(d)
 
 
-def _make_v1(
-    cls: type[_V1],
-    producer_group: str,
-    topic: str,
-    default_topic: str,
-    default_topic_queue_nums: int,
-    queue_id: int,
-    sys_flag: int,
-    born_timestamp: int,
-    flag: int,
-    properties: str | None,
-    reconsume_times: int | None,
-    unit_mode: bool,
-    batch: bool,
-    max_reconsume_times: int | None,
-    broker_name: str | None,
-) -> _V1:
-    """``cls(...)`` for the send header, positionally, without the frozen ``__setattr__`` guard."""
-    o = _new(cls)
-    s = _V1_SET
-    s[0](o, producer_group)
-    s[1](o, topic)
-    s[2](o, default_topic)
-    s[3](o, default_topic_queue_nums)
-    s[4](o, queue_id)
-    s[5](o, sys_flag)
-    s[6](o, born_timestamp)
-    s[7](o, flag)
-    s[8](o, properties)
-    s[9](o, reconsume_times)
-    s[10](o, unit_mode)
-    s[11](o, batch)
-    s[12](o, max_reconsume_times)
-    s[13](o, broker_name)
-    return o
-
-
-def _make_v2(
-    cls: type[_V2],
-    a: str,
-    b: str,
-    c: str,
-    d: int,
-    e: int,
-    f: int,
-    g: int,
-    h: int,
-    i: str | None,
-    j: int | None,
-    k: bool,
-    l: int | None,  # noqa: E741 - the wire name
-    m: bool,
-    n: str | None,
-) -> _V2:
-    o = _new(cls)
-    s = _V2_SET
-    s[0](o, a)
-    s[1](o, b)
-    s[2](o, c)
-    s[3](o, d)
-    s[4](o, e)
-    s[5](o, f)
-    s[6](o, g)
-    s[7](o, h)
-    s[8](o, i)
-    s[9](o, j)
-    s[10](o, k)
-    s[11](o, l)
-    s[12](o, m)
-    s[13](o, n)
-    return o
+def read_send_request_v2(d: Fields) -> SendMessageRequestHeader:
+    """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header in ``d`` (one-letter names) as the V1 header, with no V2
+    object between: the broker's read of every V2 send."""
+    get = d.get
+    try:
+        j = get("j")
+        lv = get("l")
+        return SendMessageRequestHeader(
+            d["a"],
+            d["b"],
+            d["c"],
+            int(d["d"]),
+            int(d["e"]),
+            int(d["f"]),
+            int(d["g"]),
+            int(d["h"]),
+            get("i"),
+            int(j) if j else None,
+            _BOOL_F[get("k", "")],
+            _BOOL_F[get("m", "")],
+            int(lv) if lv else None,
+            get("n"),
+        )
+    except (KeyError, ValueError):
+        return SendMessageRequestHeaderV2._from_ext_fields_checked(d).to_v1()
 
 
 @header
@@ -357,22 +272,16 @@ class SendMessageResponseHeader(WireHeader):
     def from_ext_fields(cls, d: Fields) -> Self:
         get = d.get
         try:
-            o = _new(cls)
-            s = _SEND_RESP_SET
-            s[0](o, d["msgId"])
-            s[1](o, int(d["queueId"]))
-            s[2](o, int(d["queueOffset"]))
-            s[3](o, get("transactionId"))
-            s[4](o, get("MSG_REGION", "DefaultRegion"))
-            s[5](o, _BOOL_T[get("TRACE_ON", "")])
-            return o
+            return cls(
+                d["msgId"],
+                int(d["queueId"]),
+                int(d["queueOffset"]),
+                get("transactionId"),
+                get("MSG_REGION", "DefaultRegion"),
+                _BOOL_T[get("TRACE_ON", "")],
+            )
         except (KeyError, ValueError):
             return cls._from_ext_fields_checked(d)
-
-
-_SEND_RESP_SET: Final = _slot_setters(
-    SendMessageResponseHeader, "msg_id queue_id queue_offset transaction_id msg_region trace_on"
-)
 
 
 class _SendV2AsV1:
@@ -382,7 +291,7 @@ class _SendV2AsV1:
 
     @staticmethod
     def from_ext_fields(d: Fields, /) -> SendMessageRequestHeader:
-        return SendMessageRequestHeader.from_v2_ext_fields(d)
+        return read_send_request_v2(d)
 
 
 SEND_V2_AS_V1: Final = _SendV2AsV1()
