@@ -48,7 +48,8 @@ from broker.store.results import joined_msg_ids
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
+from protocol.headers import SendMessageRequestHeader
+from protocol.headers.send import read_send_request, read_send_request_v2
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 
@@ -108,13 +109,13 @@ class SendHandlers:
         ext = cmd.ext_fields
         try:
             if code == RequestCode.SEND_MESSAGE_V2:
-                h = SEND_V2_AS_V1.from_ext_fields(ext)
+                h = read_send_request_v2(ext)
                 batch = h.batch
             elif code == RequestCode.SEND_MESSAGE:
-                h = SendMessageRequestHeader.from_ext_fields(ext)
+                h = read_send_request(ext)
                 batch = h.batch
             else:  # SEND_BATCH_MESSAGE, V1 or V2 names
-                h = (SEND_V2_AS_V1 if "b" in ext or "a" in ext else SendMessageRequestHeader).from_ext_fields(ext)
+                h = read_send_request_v2(ext) if "b" in ext or "a" in ext else read_send_request(ext)
                 batch = True
         except HEADER_ERRORS as exc:
             raise bad_header(exc) from None
