@@ -158,29 +158,9 @@ class SendMessageRequestHeaderV2(WireHeader):
     n: str | None = wire("n", default=None)
 
     @classmethod
-    def from_ext_fields(cls, d: Fields) -> Self:
-        get = d.get
-        try:
-            j = get("j")
-            lv = get("l")
-            return cls(
-                d["a"],
-                d["b"],
-                d["c"],
-                int(d["d"]),
-                int(d["e"]),
-                int(d["f"]),
-                int(d["g"]),
-                int(d["h"]),
-                get("i"),
-                int(j) if j else None,
-                _BOOL_F[get("k", "")],
-                int(lv) if lv else None,
-                _BOOL_F[get("m", "")],
-                get("n"),
-            )
-        except (KeyError, ValueError):
-            return cls._from_ext_fields_checked(d)
+    def from_ext_fields(cls, d: Fields) -> SendMessageRequestHeaderV2:
+        """Through ``read_send_request_v2`` (the broker's reader of these names; only tools build a V2 object)."""
+        return read_send_request_v2(d).to_v2()
 
     def to_v1(self) -> SendMessageRequestHeader:
         return SendMessageRequestHeader(
