@@ -75,8 +75,8 @@ class LongPollingService:
         max_offset_now: Callable[[str, int], int] | None = None,
         wake_on_arrival: bool = True,
     ) -> _Held | None:
-        """Hold a pull until a message at or beyond the read's offset that passes its tag-hash filter
-        (``message_filter``) arrives on its (topic, queue), or ``timeout_s`` passes; ``max_offset_now(topic, queue_id)``
+        """Hold a pull until a message at or beyond the read's offset that passes its tag-hash filter (the read's
+        ``filter.match_code``) arrives on its (topic, queue), or ``timeout_s`` passes; ``max_offset_now(topic, queue_id)``
         (the store's) closes the race with a message dispatched after the caller's read but before this registration;
         ``wake_on_arrival=False`` is short polling: only the timeout (or shutdown) ends the hold, as J's
         ``shortPollingTimeMills`` hold does. ``on_wake(why)`` is called exactly once, on the loop — from inside the

@@ -65,9 +65,9 @@ class StoreReads:
     def get_message_sync(self, req: GetRequest) -> GetMessageResult:
         """RocketMQ's DefaultMessageStore.getMessage: statuses and nextBeginOffset corrections (as a master).
 
-        The filter's (``req.filter``) ``match_code`` gets each unit's tags hash (the consume-queue pre-filter);
-        ``match_tags`` the record's TAGS string and ``match_record`` the whole record (both after it is read from the
-        commit log). With its ``marks`` the record filter's verdicts kept per entry (``filter_marks.py``) decide first: a known
+        ``req.filter``'s ``match_code`` gets each unit's tags hash (the consume-queue pre-filter); ``match_tags``
+        the record's TAGS string and ``match_record`` the whole record (both after it is read from the commit log).
+        With its ``marks`` the record filter's verdicts kept per entry (``filter_marks.py``) decide first: a known
         miss is skipped unread, a known match is not tested again, and an all-match scan runs unfiltered.
         Filtered units count as scanned. The reply holds up to ``max_msgs`` (capped by
         maxTransferCountOnMessageInMemory) whole records and stops before ``max_bytes`` would be passed, but always
