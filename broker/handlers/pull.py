@@ -65,7 +65,6 @@ from protocol.remoting.handler import DeferredReply, Handler, HandlerError, Requ
 
 FLAG_COMMIT_OFFSET = 0x1
 FLAG_SUSPEND = 0x2
-FLAG_SUBSCRIPTION = 0x4
 MAX_HOLD_MS = 20_000  # J, C++ and ali-ons time a suspended pull out after 30 s; all ask for 15 s of suspend
 # statuses whose nextBeginOffset J corrects only on a master (nextOffsetCorrection)
 _CORRECTED = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY", "OFFSET_FOUND_NULL"})
@@ -133,9 +132,10 @@ class PullHandlers:
             raise bad_header(exc) from None
         req = ConsumeRequest.of_pull(h)  # the header translated once: what the consume service gets
         try:
-            sub = self._subscription(h, self._consume.check(req).group)
+            ok = self._consume.check(req)
         except ConsumeRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
+        sub = ok.subscription if ok.subscription is not None else self._registered_subscription(h, ok.group)
         if sub.is_sql:
             self._check_sql(sub)
         get = req.read(self._max_bytes, sub.filter)
@@ -192,11 +192,11 @@ class PullHandlers:
                 f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
 
-    def _subscription(self, h: PullMessageRequestHeader, group_cfg: SubscriptionGroupConfig) -> CompiledSubscription:
-        """What J checks after the consume service's checks: the subscription, the one the header names, else the
-        group's from its heartbeat; returns the subscription to filter with."""
-        if h.sys_flag & FLAG_SUBSCRIPTION:
-            return self._consume.subscription(h.topic, h.subscription, h.expression_type)
+    def _registered_subscription(
+        self, h: PullMessageRequestHeader, group_cfg: SubscriptionGroupConfig
+    ) -> CompiledSubscription:
+        """What J checks of a pull that does not name its subscription (after the consume service's checks): the
+        group's, from its heartbeat; returns the subscription to filter with."""
         grp = self._clients.consumer_group(h.consumer_group)
         if grp is None:
             raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")

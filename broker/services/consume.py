@@ -27,7 +27,9 @@ expression does not parse           BAD_SUBSCRIPTION   SUBSCRIPTION_PARSE_FAILED
 =================================== ================== ============================ =================================
 
 A request that does not read (``reading=False``: an ack, a change of invisibility, a dead-letter of a handle) passes
-the group and topic-existence checks only; ``queue_id`` None (a POP over every queue) skips the queue check.
+the group and topic-existence checks only; ``queue_id`` None (a POP over every queue) skips the queue check. A
+request that names its subscription (``expression``: a PULL with the SUBSCRIPTION flag) has it compiled as the last
+check, and ``Consumable.subscription`` is the result (None: the caller finds the consumer's subscription itself).
 Parsed expressions are kept per (topic, expression, type), so a pull that names its subscription does not parse it
 again.
 """
@@ -46,7 +48,7 @@ from broker.services.topic_config import TopicConfigTable
 from broker.store.request import GetRequest, MessageFilter
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
-from protocol.headers import PullMessageRequestHeader
+from protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 
 _SUB_CACHE_MAX = 4096
 PARSE_FAILED = "parse the consumer's subscription failed"
@@ -94,7 +96,8 @@ class ConsumeRefused(Exception):
 class ConsumeRequest:
     """One consumer's request on one topic: ``queue_id`` None is every queue (a POP); ``reading`` False for the
     requests about a message already received (ack, change of invisibility, dead-letter). A pull also says where
-    its read starts (``offset``) and how many messages it takes at most (``max_msgs``): ``read`` is that read."""
+    its read starts (``offset``) and how many messages it takes at most (``max_msgs``): ``read`` is that read; and
+    the subscription it names, if it names one (``expression`` of ``expression_type``; None: it names none)."""
 
     group: str
     topic: str
@@ -102,11 +105,18 @@ class ConsumeRequest:
     reading: bool = True
     offset: int = 0
     max_msgs: int = 0
+    expression: str | None = None
+    expression_type: str | None = None
 
     @classmethod
     def of_pull(cls, h: PullMessageRequestHeader) -> ConsumeRequest:
-        """A PULL_MESSAGE header's request: its group, queue, offset and count."""
-        return ConsumeRequest(h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums)
+        """A PULL_MESSAGE header's request: its group, queue, offset and count, and its subscription when its
+        sysFlag says it names one (SUBSCRIPTION; no expression is every message)."""
+        names = h.sys_flag & PULL_FLAG_SUBSCRIPTION
+        return ConsumeRequest(
+            h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums,
+            (h.subscription or "*") if names else None, h.expression_type,
+        )  # fmt: skip
 
     def read(self, max_bytes: int | None, message_filter: MessageFilter | None) -> GetRequest:
         """The store's read of this request's queue from its offset, up to ``max_bytes`` (None: the store's
@@ -118,10 +128,11 @@ class ConsumeRequest:
 
 @dataclass(slots=True)
 class Consumable:
-    """What passed: the topic's and the group's configs."""
+    """What passed: the topic's and the group's configs, and the request's named subscription compiled."""
 
     topic: TopicConfig
     group: SubscriptionGroupConfig
+    subscription: CompiledSubscription | None = None
 
 
 class ConsumeService:
@@ -139,7 +150,8 @@ class ConsumeService:
         self._readable = T.is_readable(perm)
 
     def check(self, req: ConsumeRequest) -> Consumable:
-        """The topic and group ``req`` may use; raises ConsumeRefused (the table in the module docstring)."""
+        """The topic and group ``req`` may use, and its named subscription; raises ConsumeRefused (the table in the
+        module docstring)."""
         reading = req.reading
         if reading and not self._readable:
             raise self._refused(ConsumeRefusal.BROKER_UNREADABLE, req)
@@ -156,7 +168,9 @@ class ConsumeService:
         qid = req.queue_id
         if qid is not None and not 0 <= qid < tc.read_queue_nums:
             raise self._refused(ConsumeRefusal.QUEUE_ID, req, nums=tc.read_queue_nums)
-        return Consumable(tc, group)
+        if req.expression is None:
+            return Consumable(tc, group)
+        return Consumable(tc, group, self.subscription(req.topic, req.expression, req.expression_type))
 
     def _refused(self, reason: ConsumeRefusal, req: ConsumeRequest, **more: object) -> ConsumeRefused:
         code, remark = _REFUSALS[reason]

@@ -116,3 +116,18 @@ def test_every_refusal_has_a_grpc_code() -> None:
         assert consume_code(ConsumeRefused(reason, 0, "r")) == code
     for reason in ConsumeRefusal:
         assert consume_code(ConsumeRefused(reason, 0, "r")) in pb.Code.values()
+
+
+async def test_a_named_subscription_is_compiled_as_the_last_check(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path) as b:
+        _tables(b)
+        svc: ConsumeService = b.wiring.consume
+        assert svc.check(ConsumeRequest("G", "TopicA", 0)).subscription is None  # names none
+        named = svc.check(ConsumeRequest("G", "TopicA", 0, expression="a || b", expression_type="TAG")).subscription
+        assert named is svc.subscription("TopicA", "a || b", "TAG")
+        with pytest.raises(ConsumeRefused) as caught:  # the queue check comes first
+            svc.check(ConsumeRequest("G", "TopicA", 9, expression="a >", expression_type="SQL92"))
+        assert caught.value.reason is ConsumeRefusal.QUEUE_ID
+        with pytest.raises(ConsumeRefused) as caught:
+            svc.check(ConsumeRequest("G", "TopicA", 0, expression="a >", expression_type="SQL92"))
+        assert caught.value.reason is ConsumeRefusal.BAD_SUBSCRIPTION
