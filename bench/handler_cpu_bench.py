@@ -10,7 +10,7 @@ scheduled drain runs before the next). The figure is the process CPU time (``tim
 checkouts alternate and each figure is the median of ``--runs`` rounds, with the ratio to the baseline. A checkout
 runs as it is: compiled where it has its ``make compile`` build, pure otherwise (it says which).
 
-    .venv/bin/python bench/handler_cpu_bench.py --repo /tmp/base --repo . [--runs 7]
+    .venv/bin/python bench/handler_cpu_bench.py --repo /tmp/base --repo . [--runs 7] [--batches 200]
 """
 
 from __future__ import annotations
