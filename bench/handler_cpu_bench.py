@@ -80,7 +80,9 @@ async def _measure(n_send: int, n_pull: int, n_batch: int, batch_size: int) -> d
     from tests.unit.broker.handler_support import wired_broker
 
     with tempfile.TemporaryDirectory() as d:
-        async with wired_broker(Path(d), mappedFileSizeCommitLog=256 * 1024 * 1024, mappedFileSizeConsumeQueue=300_000 * 20) as b:
+        async with wired_broker(
+            Path(d), mappedFileSizeCommitLog=256 * 1024 * 1024, mappedFileSizeConsumeQueue=300_000 * 20
+        ) as b:
             b.topics.put(TopicConfig.with_queues("BenchT", 4, T.PERM_RW))
             sends = [send_cmd("BenchT", b"x" * 256, tags="TagA", queue_id=i % 4) for i in range(n_send + _WARM_SENDS)]
             send_us = await _cpu_us_per_request(b, sends, _WARM_SENDS)
@@ -115,7 +117,9 @@ def main() -> None:
     ap.add_argument("--sends", type=int, default=20000)
     ap.add_argument("--pulls", type=int, default=3000)
     ap.add_argument("--batches", type=int, default=0, help="SEND_BATCH_MESSAGE requests (0: none)")
-    ap.add_argument("--batch-size", type=int, default=460, help="messages per batch (the sink's default: ~460 of 1 KiB)")
+    ap.add_argument(
+        "--batch-size", type=int, default=460, help="messages per batch (the sink's default: ~460 of 1 KiB)"
+    )
     ap.add_argument("--child", nargs=4, type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:

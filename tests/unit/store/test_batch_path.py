@@ -168,7 +168,9 @@ def test_the_loop_form_encodes_the_bytes_of_the_single_record_encoder() -> None:
 
     texts = ["K\x01v\x02", "A\x011\x02B\x01two", "", "UNIQ_KEY\x01" + "F" * 32 + "\x02", "WAIT\x01true\x02"]
     bodies = [b"x" * 1024, bytes(range(256)), b"\x00", b"body", b"\xff" * 7]
-    view = scan_batch(encode_batch([BatchItem(b, text=t, flag=i * 3) for i, (b, t) in enumerate(zip(bodies, texts))]))
+    view = scan_batch(
+        encode_batch([BatchItem(b, text=t, flag=i * 3) for i, (b, t) in enumerate(zip(bodies, texts, strict=True))])
+    )
     seals = [SEAL_PREFIX if not t or t.endswith("\x02") else b"\x02" + SEAL_PREFIX for t in texts]
     seals[4] = b""  # unsealed
     topic = b"\x06BatchT"
