@@ -9,15 +9,18 @@
 | BODYLEN+BODY | int32 + bytes |                                            |
 | PROPSLEN+PROPERTIES | int16 + bytes | the properties string (``protocol.message_properties``) |
 
-Topic and queue come from the request header. ``BatchItem`` keeps an entry's properties string as received, so the
-broker's batch path never parses and re-encodes them.
+Topic and queue come from the request header. ``scan_batch`` checks a body once and keeps it whole as a
+``BatchView``: where each entry's body and properties sit in it (flat lists of ints) and each properties string as
+received, no object per entry; the broker's batch path encodes records straight from those spans
+(``protocol.record.encode_records_v4``), never parsing or re-encoding properties. ``BatchItem``s (``decode_batch``,
+or indexing a view) are for everyone else.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Final, overload
 
 from protocol.message_properties import decode_properties, encode_properties
 from protocol.record import I16, RecordError
@@ -110,16 +113,52 @@ def encode_batch_texts(items: Iterable[tuple[int, bytes, str]]) -> bytes:
     return b"".join(parts)
 
 
-def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
-    """Unpack a SEND_BATCH_MESSAGE body; RecordError on inconsistent lengths or properties that are not UTF-8.
-    Each item keeps its properties string as received (parsed only if ``properties`` is read)."""
-    out: list[BatchItem] = []
-    add = out.append
+class BatchView(Sequence[BatchItem]):
+    """A checked SEND_BATCH_MESSAGE body kept whole (``scan_batch``): ``spans`` holds three ints per entry, where
+    its body starts, where its properties start and where they end (its body ends 2 bytes before its properties:
+    PROPSLEN); ``flags`` and ``texts`` (the properties strings as received) one each. As a sequence it gives
+    ``BatchItem``s, made on access."""
+
+    __slots__ = ("flags", "payload", "spans", "texts")
+
+    def __init__(self, payload: bytes, spans: list[int], flags: list[int], texts: list[str]) -> None:
+        self.payload = payload
+        self.spans = spans
+        self.flags = flags
+        self.texts = texts
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    @overload
+    def __getitem__(self, i: int) -> BatchItem: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[BatchItem]: ...
+
+    def __getitem__(self, i: int | slice) -> BatchItem | list[BatchItem]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self.flags)
+        spans = self.spans
+        body = self.payload[spans[3 * i] : spans[3 * i + 1] - 2]
+        return BatchItem(body, None, self.flags[i], text=self.texts[i])
+
+    def __iter__(self) -> Iterator[BatchItem]:
+        return (self[i] for i in range(len(self.flags)))
+
+
+def scan_batch(body: bytes | bytearray | memoryview) -> BatchView:
+    """Check a SEND_BATCH_MESSAGE body and note where its entries' parts are (``BatchView``); RecordError on
+    inconsistent lengths or properties that are not UTF-8."""
+    spans: list[int] = []
+    flags: list[int] = []
+    texts: list[str] = []
     unpack_head = _BATCH_HEAD.unpack_from
     unpack_len = I16.unpack_from
-    item = BatchItem
     if not isinstance(body, bytes):
-        body = bytes(body)  # one copy; slices of bytes are the items' own bytes
+        body = bytes(body)  # one copy; the view keeps it
     pos = 0
     end = len(body)
     try:
@@ -132,10 +171,20 @@ def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
             plen = unpack_len(body, p)[0]
             if plen < 0 or p + 2 + plen != nxt:
                 raise RecordError(f"bad batch entry properties at {pos}")
-            add(item(body[pos + 20 : p], None, flag, text=str(body[p + 2 : nxt], "utf-8") if plen else ""))
+            spans.append(pos + 20)
+            spans.append(p + 2)
+            spans.append(nxt)
+            flags.append(flag)
+            texts.append(str(body[p + 2 : nxt], "utf-8") if plen else "")
             pos = nxt
     except struct.error as exc:
         raise RecordError(f"truncated batch entry at {pos}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"undecodable batch properties at {pos}: {exc}") from None
-    return out
+    return BatchView(body, spans, flags, texts)
+
+
+def decode_batch(body: bytes | bytearray | memoryview) -> list[BatchItem]:
+    """Unpack a SEND_BATCH_MESSAGE body (``scan_batch``'s checks, then one ``BatchItem`` per entry, each keeping its
+    properties string as received: parsed only if ``properties`` is read)."""
+    return list(scan_batch(body))

@@ -82,7 +82,7 @@ from broker.stamp import BrokerStamp
 from broker.store.message_store import MessageStore
 from broker.store.request import BatchPutRequest, PutRequest
 from broker.store.results import CONTROLLER_REFUSAL, PutMessageResult, PutMessageStatus
-from protocol.batch import decode_batch
+from protocol.batch import scan_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
 from protocol.headers import SendMessageRequestHeader
@@ -440,13 +440,13 @@ class SendService:
                 f"batch request does not support retry group {req.topic}",
             )
         try:
-            items = decode_batch(req.body)
+            items = scan_batch(req.body)
         except RecordError as exc:
             raise SendRefused(Refusal.BAD_BATCH, ResponseCode.MESSAGE_ILLEGAL, f"bad batch body: {exc}") from None
         if not items:
             raise SendRefused(Refusal.BAD_BATCH, ResponseCode.MESSAGE_ILLEGAL, "batch body holds no message")
-        for item in items:  # properties parsed only when one may name a delay
-            if _DELAY_MARK in item.text and item.properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
+        for i, text in enumerate(items.texts):  # properties parsed only when one may name a delay
+            if _DELAY_MARK in text and items[i].properties.get(PropertyKey.DELAY, "0") not in ("", "0"):
                 raise SendRefused(
                     Refusal.BAD_BATCH, ResponseCode.MESSAGE_ILLEGAL, "batch message does not support delay message"
                 )

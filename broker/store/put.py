@@ -4,8 +4,10 @@ Everything here is synchronous and runs on the event loop between two awaits, so
 lock (RocketMQ's put lock) and the physical offset, the queue offsets and the store timestamp are all known before
 a record is encoded. Each record is therefore packed exactly once, with its final values
 (``protocol.record.encode_record_v4``, the record module's fast path: fields 1-15 in one ``struct`` call), then
-the body, topic and properties are joined into one ``bytes`` per record — a whole batch is one ``pwrite``. Nothing is patched afterwards and nothing is
-parsed again: the dispatcher gets topic, queue, offsets, sizes and the properties string with the append.
+the body, topic and properties are joined into one ``bytes`` per record; a batch's records are encoded straight from
+the received body by the loop form (``encode_records_v4``) and joined once — a whole batch is one ``pwrite``.
+Nothing is patched afterwards and nothing is parsed again: the dispatcher gets topic, queue, offsets, sizes and the
+properties string with the append.
 
 Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
 record needs anyway is continued over the header, topic and properties, so sealing costs ~100 bytes of CRC.
@@ -44,6 +46,7 @@ from broker.store.mapped_file import MappedFile
 from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
 from broker.store.request import Appended, BatchPutRequest, Host, Properties, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
+from protocol.batch import BatchView, encode_batch, scan_batch
 from protocol.crc import crc32
 from protocol.message_properties import PropertyKey, encode_properties
 from protocol.msg_id import offset_msg_id_prefix
@@ -57,8 +60,10 @@ from protocol.record import (
     TRANSACTION_NOT_TYPE,
     TRANSACTION_PREPARED_TYPE,
     RecordPlace,
+    RecordRun,
     encode_message,
     encode_record_v4,
+    encode_records_v4,
     host_block_v4,
     split_host,
 )
@@ -74,6 +79,7 @@ _TAGS: Final = PropertyKey.TAGS
 _KEYS: Final = PropertyKey.KEYS
 _UNIQ: Final = PropertyKey.UNIQ_KEY
 _encode_v4 = encode_record_v4
+_encode_run = encode_records_v4
 _crc32 = crc32
 _DIGITS: Final = DIGITS_LEN + 1  # the trailer's digits and final separator, added after its CRC is known
 _TRAILER: Final = TRAILER_PREFIX
@@ -380,8 +386,9 @@ class Appender:
 
     def append_batch(self, req: BatchPutRequest) -> PutMessageResult:
         """A batch for one queue: consecutive queue offsets, one write. All or nothing: one bad message refuses
-        the whole batch. Each item's properties string is written as received (``BatchItem.text``, kept by
-        ``decode_batch``) with the store's trailer spliced on: nothing is parsed or re-encoded."""
+        the whole batch. The records are encoded straight from the received body (``BatchView``: items of another
+        kind are encoded into one first) by ``encode_records_v4``, each item's properties string as received with
+        the store's trailer spliced on: nothing is parsed or re-encoded."""
         clock = self._clock()
         if self.disk_full or not self.next_probe - 2.0 <= clock < self.next_probe:
             refused = self.disk_refusal(clock)
@@ -396,36 +403,39 @@ class Appender:
         born_block = self._born_block(req.born_host)
         store_block = self._store_block
         sys_flag = req.sys_flag & ~_V6_BITS
-        born_timestamp = req.born_timestamp
         if born_block is None or store_block is None:
             return self._batch_generic(req)
+        if isinstance(items, BatchView):
+            view = items
+        else:
+            for it in items:
+                n = len(it.text.encode())
+                if n > MAX_PROPERTIES_BYTES:
+                    return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {n}")
+            view = scan_batch(encode_batch(items))
         max_size = self.max_message_size
         seal_max = self._seal_max
         fixed = FIXED_SIZE_V4 - 1 + len(topic_block)
-        texts: list[Properties] = []
-        encoded: list[bytes] = []
+        src = view.payload
+        spans = view.spans
         sizes: list[int] = []
-        trailers: list[bytes] = []  # the seal's name per record (empty: unsealed)
+        seals: list[bytes] = []  # the seal's name per record (empty: unsealed)
         total = 0
-        for it in items:
-            text = it.text
-            raw = text.encode()
-            n = len(raw)
-            if n > MAX_PROPERTIES_BYTES:
-                return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {n}")
-            texts.append(text)
-            if n <= seal_max:  # record_check.trailer_props, inlined
-                trailer = _TRAILER if not raw or raw[-1] == 2 else _SEP_TRAILER
-                plen = n + len(trailer) + _DIGITS
+        for i in range(len(view.flags)):
+            bs = spans[3 * i]
+            ps = spans[3 * i + 1]
+            pe = spans[3 * i + 2]
+            plen = pe - ps
+            if plen <= seal_max:  # record_check.trailer_props, inlined
+                trailer = _TRAILER if not plen or src[pe - 1] == 2 else _SEP_TRAILER
+                plen += len(trailer) + _DIGITS
             else:
                 trailer = b""
-                plen = n
-            trailers.append(trailer)
+            seals.append(trailer)
             # J counts the whole stored record against maxMessageSize, the integrity trailer included
-            size = fixed + len(it.body) + plen
+            size = fixed + ps - 2 - bs + plen
             if size > max_size:
-                return self._too_large(size, len(it.body))
-            encoded.append(raw)
+                return self._too_large(size, ps - 2 - bs)
             sizes.append(size)
             total += size
         if total > self.commitlog.max_record_size:
@@ -435,22 +445,13 @@ class Appender:
         mf = self.commitlog.writable(total)
         phys0 = mf.start + mf.wrote
         now = self._now(clock)
-        parts: list[bytes] = []
-        add = parts.append
-        phys = phys0
-        qoff = qoff0
-        step = 1 if dispatch else 0
-        for it, raw, size, trailer in zip(items, encoded, sizes, trailers, strict=True):
-            body = it.body
-            add(
-                _encode_v4(
-                    size, _crc32(body), queue_id, it.flag, qoff, phys, sys_flag, born_timestamp, born_block, now,
-                    store_block, 0, 0, body, topic_block, raw, trailer,
-                )
-            )  # fmt: skip
-            phys += size
-            qoff += step
-        return self._commit(mf, b"".join(parts), Appended(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, texts))
+        run = RecordRun(
+            queue_id, qoff0, 1 if dispatch else 0, phys0, sys_flag, req.born_timestamp, born_block, now, store_block,
+            topic_block,
+        )  # fmt: skip
+        data = _encode_run(run, src, spans, view.flags, sizes, seals)
+        texts = cast(list[Properties], view.texts)  # the view's own list: nothing mutates it
+        return self._commit(mf, data, Appended(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, texts))
 
     def _batch_generic(self, req: BatchPutRequest) -> PutMessageResult:
         """A batch with an IPv6 host: message by message through the generic encoder (rare; not one write)."""

@@ -56,9 +56,11 @@ class AppendResult:
 
 
 def joined_msg_ids(items: list[AppendResult]) -> str:
-    """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each."""
-    prefix = items[0].msg_id_prefix
-    return ",".join([prefix + _offset_hex(i.wrote_offset) for i in items])
+    """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each: the
+    ids' bytes (host, then the offset's int64) joined, then one ``hex`` with a comma between ids, one ``upper``."""
+    prefix = bytes.fromhex(items[0].msg_id_prefix)
+    raw = b"".join([prefix + i.wrote_offset.to_bytes(8, "big") for i in items])
+    return raw.hex(",", len(prefix) + 8).upper()
 
 
 def _offset_hex(offset: int) -> str:

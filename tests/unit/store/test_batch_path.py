@@ -157,3 +157,35 @@ async def test_a_batch_wakes_held_pulls_filtered_by_a_tag_that_is_not_its_last(t
         assert await other_tag is Wake.SHUTDOWN
     finally:
         await store.close()
+
+
+def test_the_loop_form_encodes_the_bytes_of_the_single_record_encoder() -> None:
+    """``encode_records_v4`` (a batch, from the received body's spans) writes exactly what ``encode_record_v4`` writes
+    per record: sealed with and without a final separator, empty properties, unsealed, binary bodies."""
+    from protocol.batch import scan_batch
+    from protocol.crc import crc32
+    from protocol.record import SEAL_PREFIX, RecordRun, encode_record_v4, encode_records_v4, host_block_v4
+
+    texts = ["K\x01v\x02", "A\x011\x02B\x01two", "", "UNIQ_KEY\x01" + "F" * 32 + "\x02", "WAIT\x01true\x02"]
+    bodies = [b"x" * 1024, bytes(range(256)), b"\x00", b"body", b"\xff" * 7]
+    view = scan_batch(
+        encode_batch([BatchItem(b, text=t, flag=i * 3) for i, (b, t) in enumerate(zip(bodies, texts, strict=True))])
+    )
+    seals = [SEAL_PREFIX if not t or t.endswith("\x02") else b"\x02" + SEAL_PREFIX for t in texts]
+    seals[4] = b""  # unsealed
+    topic = b"\x06BatchT"
+    born, store_host = host_block_v4(("10.0.0.7", 5555)), host_block_v4(("127.0.0.1", 10911))
+    assert born is not None and store_host is not None
+    sizes = [
+        90 + len(topic) + len(b) + len(t.encode()) + (len(s) + 11 if s else 0)
+        for b, t, s in zip(bodies, texts, seals, strict=True)
+    ]
+    run = RecordRun(3, 100, 1, 7_000, 0, 1_700_000_000_123, born, 1_700_000_000_456, store_host, topic)
+    got = encode_records_v4(run, view.payload, view.spans, view.flags, sizes, seals)
+    want = b""
+    for i, (b, t, s) in enumerate(zip(bodies, texts, seals, strict=True)):
+        want += encode_record_v4(
+            sizes[i], crc32(b), 3, i * 3, 100 + i, 7_000 + sum(sizes[:i]), 0, 1_700_000_000_123, born,
+            1_700_000_000_456, store_host, 0, 0, b, topic, t.encode(), s,
+        )  # fmt: skip
+    assert bytes(got) == want
