@@ -13,11 +13,11 @@ Frame layout, big-endian::
 ``RemotingCommand`` or ``None`` when more bytes are needed.
 
 * Small frames (requests, most replies) arrive in a standard 64 KiB buffer, several per read; their body is copied
-  out of it. A frame that does not fit what is left of the buffer moves, as soon as its length word is read, to a
-  buffer sized for the frame (at least the standard size), and the rest of it is received straight there: a 1 MiB
-  pull reply or a batch send is copied once, when its body is cut out as ``bytes`` (a ``RemotingCommand``'s body is
-  immutable ``bytes``, which no receive can write into). A buffer is never written while a frame in it is
-  unreturned, and every body is a copy, so nothing handed out shares memory with a buffer that is reused.
+  out of it. A frame that does not fit what is left of the buffer moves, as soon as its length word is read, to the
+  buffer's front, or, larger than the buffer, to a new one sized for it, and the rest of it is received straight
+  there: a 1 MiB pull reply or a batch send is copied once, when its body is cut out as ``bytes`` (a
+  ``RemotingCommand``'s body is immutable ``bytes``, which no receive can write into). Every body and header is a
+  copy, so nothing handed out shares memory with a buffer that is written again.
 * A buffer sized for a large frame is kept while large frames follow each other (the next 1 MiB reply lands in it,
   no allocation) and dropped for a standard one after a small frame.
 * A declared length above ``max_frame`` raises ``FrameTooLargeError`` before any allocation for it; a header length
@@ -89,8 +89,8 @@ class FrameDecoder:
         end = self._end
         if end == 0:
             return self._view
-        if end == len(self._buf):  # full: the bytes not yet returned move to a fresh buffer with room to spare
-            self._replace(max(STANDARD_BUFFER, 2 * (end - self._pos)))
+        if end == len(self._buf):  # full: make room for as much again as is not yet returned
+            self._make_room(max(STANDARD_BUFFER, 2 * (end - self._pos)))
             end = self._end
         return self._view[end:]
 
@@ -108,6 +108,19 @@ class FrameDecoder:
                 dst[:n] = src[off : off + n]
                 self._end += n
                 off += n
+
+    def _make_room(self, size: int) -> None:
+        """Leave room for ``size`` bytes from the start of the first frame not yet returned: its bytes move to the
+        front of this buffer when it is large enough (nothing handed out shares it: every body is a copy), else to a
+        new one of ``size`` bytes (at least the standard size)."""
+        pos, end = self._pos, self._end
+        if size <= len(self._buf):
+            if pos:
+                self._buf[: end - pos] = self._buf[pos:end]  # through a copy of the slice: the two may overlap
+                self._pos = 0
+                self._end = end - pos
+        else:
+            self._replace(max(STANDARD_BUFFER, size))
 
     def _replace(self, size: int) -> None:
         """Move the bytes not yet returned to the start of a new buffer of ``size`` bytes."""
@@ -139,8 +152,8 @@ class FrameDecoder:
             raise self._fail(MalformedFrameError(f"frame length {length} is smaller than the header-length word"))
         end = pos + 4 + length
         if avail < 4 + length:
-            if end > len(buf):  # the rest of it is received straight into a buffer sized for it
-                self._replace(max(STANDARD_BUFFER, 4 + length))
+            if end > len(buf):  # the rest of it is received straight into place, in a buffer sized for it if larger
+                self._make_room(4 + length)
             return None
         stype = word >> 24
         hlen = word & 0xFFFFFF

@@ -168,3 +168,32 @@ def test_discard_releases_a_large_buffer() -> None:
     assert dec.next_frame() is None and dec.reserved > 2 << 20
     dec.discard()
     assert dec.buffered == 0 and dec.reserved == 0 and len(dec.get_buffer()) == STANDARD_BUFFER
+
+
+def test_a_stream_of_mixed_sizes_in_random_reads() -> None:
+    rng = random.Random(11)
+    sizes = [1 << 20, 1 << 20, 300, 2 << 20, 70_000, 0, 700, 1 << 20, 5, 900_000, 64 * 1024]
+    sent = [cmd(i, rng.randbytes(n)) for i, n in enumerate(sizes)]
+    wire = b"".join(encode_frame(c) for c in sent)
+    dec = FrameDecoder()
+    got: list[RemotingCommand] = []
+    off = 0
+    while off < len(wire):  # reads that end anywhere: a frame's head often arrives with the previous frame's tail
+        n = rng.randint(1, 400_000)
+        receive(dec, wire[off : off + n])
+        off += n
+        got += drain(dec)
+    assert len(got) == len(sent) and all(same(a, b) for a, b in zip(got, sent, strict=True))
+
+
+def test_small_frames_across_the_end_of_the_standard_buffer() -> None:
+    sent = [cmd(i, bytes([i % 256]) * 700) for i in range(1000)]
+    wire = b"".join(encode_frame(c) for c in sent)
+    dec = FrameDecoder()
+    got: list[RemotingCommand] = []
+    for off in range(0, len(wire), 10_000):
+        receive(dec, wire[off : off + 10_000])
+        got += drain(dec)
+        assert dec.reserved < 1000  # at most one partial frame
+    assert len(got) == 1000 and all(same(a, b) for a, b in zip(got, sent, strict=True))
+    assert len(dec.get_buffer()) == STANDARD_BUFFER
