@@ -238,7 +238,7 @@ class RemotingConnection(ChannelState, asyncio.BufferedProtocol):
             self._drain_waiter = asyncio.get_running_loop().create_future()
         await self._drain_waiter
 
-    # -- asyncio.BufferedProtocol ----------------------------------------------------------------------------
+    # -- asyncio.BufferedProtocol -----------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # a BaseTransport the loop made for a stream
