@@ -9,8 +9,8 @@ the async producer would have written (``Producer.direct_request``); the frames 
 * One connection per (thread, broker address), dialled on first use with TCP_NODELAY; threads never share one,
   so a reply on it always answers that thread's request. ``close()`` closes every thread's connections.
 * The socket stays in blocking mode and its timeouts are the kernel's (SO_SNDTIMEO / SO_RCVTIMEO), set only when the
-  timeout changes: a request is one ``send`` and (for a reply that arrives whole) one ``recv``. A Python socket
-  timeout instead costs a mode-switching ``ioctl`` per ``settimeout`` and a ``poll`` before every call: six system
+  timeout changes: a request is one ``send`` and (for a reply that arrives whole) one ``recv_into`` (straight into
+  the frame decoder's buffer). A Python socket timeout instead costs a mode-switching ``ioctl`` per ``settimeout`` and a ``poll`` before every call: six system
   calls per request instead of two (``strace -c``; on the 2-core VM they were cheap, and single sends/s did not move
   beyond noise). A request on a connection dialled for it, and a ``recv`` that has to wait again (a reply in
   pieces), wait at most what is left of the deadline.
@@ -95,10 +95,10 @@ class DirectConnections:
                                 raise TimeoutError(f"no reply from {addr} within {timeout:.1f}s")
                             conn.set_timeout(left)
                         waited = True
-                        data = sock.recv(1 << 16)
-                        if not data:
+                        received = sock.recv_into(decoder.get_buffer())
+                        if not received:
                             raise ConnectionError(f"{addr} closed the connection")
-                        decoder.feed(data)
+                        decoder.buffer_updated(received)
                     elif frame.is_response and frame.opaque == cmd.opaque:
                         if not conn.msgpack and MSGPACK_OFFER_FIELD in frame.ext_fields:
                             conn.msgpack = True

@@ -7,10 +7,22 @@ Frame layout, big-endian::
     +--------------+-------------------------------------+--------------+-----------+
     length = 4 + hdrLen + len(body)   (the length field does not count itself)
 
-``FrameDecoder.feed(data)`` buffers bytes; ``next_frame()`` returns the next decoded ``RemotingCommand`` or
-``None`` when more bytes are needed. A declared length above ``max_frame`` raises ``FrameTooLargeError`` before any
-allocation for it; a header length larger than the frame, an unknown serialize type or an undecodable header raises
-``MalformedFrameError``. After an error the decoder is poisoned: the caller must close the connection.
+``FrameDecoder`` receives bytes into its own buffer: ``get_buffer()`` is where the next bytes go (a socket's
+``recv_into`` or an ``asyncio.BufferedProtocol`` transport writes there), ``buffer_updated(n)`` says how many came;
+``feed(data)`` copies bytes in for a caller that holds them already. ``next_frame()`` returns the next decoded
+``RemotingCommand`` or ``None`` when more bytes are needed.
+
+* Small frames (requests, most replies) arrive in a standard 64 KiB buffer, several per read; their body is copied
+  out of it. A frame that does not fit what is left of the buffer moves, as soon as its length word is read, to the
+  buffer's front, or, larger than the buffer, to a new one sized for it, and the rest of it is received straight
+  there: a 1 MiB pull reply or a batch send is copied once, when its body is cut out as ``bytes`` (a
+  ``RemotingCommand``'s body is immutable ``bytes``, which no receive can write into). Every body and header is a
+  copy, so nothing handed out shares memory with a buffer that is written again.
+* A buffer sized for a large frame is kept while large frames follow each other (the next 1 MiB reply lands in it,
+  no allocation) and dropped for a standard one after a small frame.
+* A declared length above ``max_frame`` raises ``FrameTooLargeError`` before any allocation for it; a header length
+  larger than the frame, an unknown serialize type or an undecodable header raises ``MalformedFrameError``. After an
+  error the decoder is poisoned: the caller must close the connection.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ from protocol.header_codec import decode_header, encode_header
 MAX_FRAME: Final = 16 * 1024 * 1024
 PREFIX: Final = struct.Struct(">iI")  # length, serializeType<<24 | headerLength
 assert PREFIX.size == 8
-_COMPACT_AT: Final = 256 * 1024
+STANDARD_BUFFER: Final = 64 * 1024  # the receive buffer of small frames; larger frames get one sized for them
 
 
 def encode_frame(cmd: RemotingCommand, max_frame: int = MAX_FRAME) -> bytes:
@@ -40,70 +52,125 @@ def encode_frame(cmd: RemotingCommand, max_frame: int = MAX_FRAME) -> bytes:
 
 
 class FrameDecoder:
-    """Incremental decoder: feed bytes in any chunking, pull whole commands out."""
+    """Incremental decoder: receive bytes in any chunking into its buffer, pull whole commands out."""
 
-    __slots__ = ("_buf", "_pos", "_max_frame", "_error")
+    __slots__ = ("_buf", "_view", "_pos", "_end", "_max_frame", "_error")
 
     def __init__(self, max_frame: int = MAX_FRAME) -> None:
-        self._buf = bytearray()
-        self._pos = 0
+        self._buf = bytearray(STANDARD_BUFFER)
+        self._view = memoryview(self._buf)
+        self._pos = 0  # start of the first frame not yet returned
+        self._end = 0  # end of the bytes received
         self._max_frame = max_frame
         self._error: Exception | None = None
 
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as frames (a partial frame in progress)."""
-        return len(self._buf) - self._pos
+        return self._end - self._pos
+
+    @property
+    def reserved(self) -> int:
+        """Memory held for the frames not yet returned: the bytes received, or, while a frame larger than the
+        standard buffer is incomplete, the whole buffer allocated for it when its length arrived."""
+        if self._end == self._pos:
+            return 0
+        size = len(self._buf)
+        return size - self._pos if size > STANDARD_BUFFER else self._end - self._pos
 
     def discard(self) -> None:
-        """Drop every buffered byte and release the buffer (the connection is being closed)."""
-        self._buf = bytearray()
-        self._pos = 0
+        """Drop every buffered byte and release a large buffer (the connection is being closed)."""
+        self._pos = self._end = 0
+        if len(self._buf) > STANDARD_BUFFER:
+            self._replace(STANDARD_BUFFER)
+
+    def get_buffer(self) -> memoryview:
+        """Where the next bytes go (never empty); ``buffer_updated(n)`` after writing ``n`` bytes at its start."""
+        end = self._end
+        if end == 0:
+            return self._view
+        if end == len(self._buf):  # full: make room for as much again as is not yet returned
+            self._make_room(max(STANDARD_BUFFER, 2 * (end - self._pos)))
+            end = self._end
+        return self._view[end:]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._end += nbytes
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        if self._pos and self._pos >= _COMPACT_AT:
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
+        """Copy ``data`` in (for a caller that received it elsewhere)."""
+        with memoryview(data) as src:
+            size = src.nbytes
+            off = 0
+            while off < size:
+                dst = self.get_buffer()
+                n = min(len(dst), size - off)
+                dst[:n] = src[off : off + n]
+                self._end += n
+                off += n
+
+    def _make_room(self, size: int) -> None:
+        """Leave room for ``size`` bytes from the start of the first frame not yet returned: its bytes move to the
+        front of this buffer when it is large enough (nothing handed out shares it: every body is a copy), else to a
+        new one of ``size`` bytes (at least the standard size)."""
+        pos, end = self._pos, self._end
+        if size <= len(self._buf):
+            if pos:
+                self._buf[: end - pos] = self._buf[pos:end]  # through a copy of the slice: the two may overlap
+                self._pos = 0
+                self._end = end - pos
+        else:
+            self._replace(max(STANDARD_BUFFER, size))
+
+    def _replace(self, size: int) -> None:
+        """Move the bytes not yet returned to the start of a new buffer of ``size`` bytes."""
+        pos, end = self._pos, self._end
+        buf = bytearray(size)
+        if end > pos:
+            buf[: end - pos] = self._view[pos:end]
+        self._buf = buf
+        self._view = memoryview(buf)
+        self._pos = 0
+        self._end = end - pos
+
+    def _fail(self, exc: Exception) -> Exception:
+        self._error = exc
+        return exc
 
     def next_frame(self) -> RemotingCommand | None:
         if self._error is not None:
             raise self._error
         buf = self._buf
         pos = self._pos
-        avail = len(buf) - pos
+        avail = self._end - pos
         if avail < 4:
             return None
         length, word = PREFIX.unpack_from(buf, pos) if avail >= 8 else (struct.unpack_from(">i", buf, pos)[0], 0)
         if length > self._max_frame:
-            self._error = FrameTooLargeError(length, self._max_frame)
-            raise self._error
+            raise self._fail(FrameTooLargeError(length, self._max_frame))
         if length < 4:
-            self._error = MalformedFrameError(f"frame length {length} is smaller than the header-length word")
-            raise self._error
+            raise self._fail(MalformedFrameError(f"frame length {length} is smaller than the header-length word"))
+        end = pos + 4 + length
         if avail < 4 + length:
+            if end > len(buf):  # the rest of it is received straight into place, in a buffer sized for it if larger
+                self._make_room(4 + length)
             return None
         stype = word >> 24
         hlen = word & 0xFFFFFF
         if hlen > length - 4:
-            self._error = MalformedFrameError(f"header length {hlen} exceeds frame length {length}")
-            raise self._error
+            raise self._fail(MalformedFrameError(f"header length {hlen} exceeds frame length {length}"))
         hstart = pos + 8
         bstart = hstart + hlen
-        end = pos + 4 + length
-        if end > bstart:
-            with memoryview(buf) as view:  # one copy of the body (slicing the bytearray first would make two)
-                body = bytes(view[bstart:end])
-        else:
-            body = b""
+        body = bytes(self._view[bstart:end]) if end > bstart else b""
         try:
             cmd = decode_header(stype, buf[hstart:bstart], body)
         except MalformedFrameError as exc:
             self._error = exc
             raise
-        if end == len(buf):
-            buf.clear()
-            self._pos = 0
+        if end == self._end:  # all returned: the next bytes start over at the front
+            self._pos = self._end = 0
+            if length < STANDARD_BUFFER and len(buf) > STANDARD_BUFFER:
+                self._replace(STANDARD_BUFFER)  # a small frame after large ones: release the large buffer
         else:
             self._pos = end
         return cmd

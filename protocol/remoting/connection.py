@@ -5,7 +5,8 @@ over the client's own connection: NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION
 
 Invariants:
 
-* The ``asyncio.Protocol`` callbacks own the socket; ``FrameDecoder`` does all parsing (sans-IO).
+* The ``asyncio.BufferedProtocol`` callbacks own the socket: the transport receives straight into the
+  ``FrameDecoder``'s buffer (a large frame into one sized for it), which does all parsing (sans-IO).
 * Responses are matched to requests by ``opaque`` through ``_pending`` (future and deadline); replies may arrive in
   any order. Request timeouts are one sweep timer per connection (J's ``scanResponseTable``), armed at the
   earliest deadline only when a request's deadline falls before it, not a timer handle per request: a stream of
@@ -44,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -66,6 +67,7 @@ from protocol.remoting.pending_budget import PendingBudget
 from protocol.remoting.resumed import ResumedHandler
 from protocol.remoting.rpc_stats import RESULT_FAILED, RESULT_ONEWAY, RESULT_SUCCESS, RESULT_WRITE_FAILED
 from protocol.remoting.serve import finish_request
+from protocol.remoting.transport import Transport, format_peer
 
 # (request code, response code, is_long_polling, result, seconds from the read to the reply's write)
 RequestObserver = Callable[[int, int, bool, str, float], None]
@@ -80,32 +82,11 @@ DEFAULT_MAX_IN_FLIGHT = 1024
 CLIENT_BURST = 8  # a client's frames leave in writes of at most this many (see the module invariants)
 
 
-def format_peer(addr: Any) -> str:
-    if isinstance(addr, tuple) and len(addr) >= 2:
-        host = str(addr[0])
-        return f"[{host}]:{addr[1]}" if ":" in host else f"{host}:{addr[1]}"
-    return str(addr)
-
-
 class _Expired(Exception):
     pass
 
 
-class _Transport(Protocol):
-    """What the connection uses of its transport: asyncio's and uvloop's (which is no ``asyncio.Transport``
-    subclass, so a compiled attribute of that type would refuse it)."""
-
-    def write(self, data: bytes) -> None: ...
-    def writelines(self, data: list[bytes]) -> None: ...
-    def is_closing(self) -> bool: ...
-    def close(self) -> None: ...
-    def abort(self) -> None: ...
-    def pause_reading(self) -> None: ...
-    def resume_reading(self) -> None: ...
-    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
-
-
-class RemotingConnection(ChannelState, asyncio.Protocol):
+class RemotingConnection(ChannelState, asyncio.BufferedProtocol):
     def __init__(
         self,
         registry: HandlerRegistry | None,
@@ -131,7 +112,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self._decoder = FrameDecoder(max_frame)
         self._max_frame = max_frame
         self._max_in_flight = max_in_flight
-        self._transport: _Transport | None = None
+        self._transport: Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out: list[bytes] = []  # encoded frames not yet handed to the transport (one write per loop pass)
         self._in_read = False
@@ -257,7 +238,7 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             self._drain_waiter = asyncio.get_running_loop().create_future()
         await self._drain_waiter
 
-    # -- asyncio.Protocol ------------------------------------------------------------------------------------
+    # -- asyncio.BufferedProtocol -----------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # a BaseTransport the loop made for a stream
@@ -266,8 +247,19 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
         self.log = _log.bind(peer=self._peer, conn_id=self._conn_id, role=self._role)
         self.last_activity = self._loop.time()
 
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._decoder.get_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._decoder.buffer_updated(nbytes)
+        self._received()
+
     def data_received(self, data: bytes) -> None:
+        """Bytes handed in whole (a caller driving the protocol by hand; transports use ``get_buffer``)."""
         self._decoder.feed(data)
+        self._received()
+
+    def _received(self) -> None:
         now = self.last_activity = self._read_at = self._loop.time() if self._loop is not None else 0.0
         # Replies written while these frames are dispatched leave in one transport write at the end.
         self._in_read = True
@@ -278,8 +270,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             if self._out:
                 self._flush()
         self._track_partial(now)
-        if self._budget is not None and self._decoder.buffered != self.charged:
-            self._budget.charge(self, self._decoder.buffered)
+        if self._budget is not None and self._decoder.reserved != self.charged:
+            self._budget.charge(self, self._decoder.reserved)
 
     def _track_partial(self, now: float) -> None:
         """Keep ``partial_since`` (see the module invariants) after a read or a resume."""
@@ -437,8 +429,8 @@ class RemotingConnection(ChannelState, asyncio.Protocol):
             self._drain_frames()  # frames that arrived before the pause
             if self._loop is not None:
                 self._track_partial(self._loop.time())
-            if self._budget is not None and self._decoder.buffered != self.charged:
-                self._budget.charge(self, self._decoder.buffered)
+            if self._budget is not None and self._decoder.reserved != self.charged:
+                self._budget.charge(self, self._decoder.reserved)
 
     def route(self, cmd: RemotingCommand) -> tuple[Handler | None, RemotingCommand | None]:
         """The handler of ``cmd``, or (None, the reply) when it gets none: the request hook (ACL) denied it, or no

@@ -1,6 +1,8 @@
 """PendingBudget: one server's cap on the bytes its connections hold for frames not yet complete (and frames held
-by back-pressure). ``RemotingConnection`` charges it as its buffer grows and shrinks; over the cap, the connections
-holding the most are aborted, largest first, one log line each, until the total fits.
+by back-pressure). ``RemotingConnection`` charges it as its buffer grows and shrinks (``FrameDecoder.reserved``: a
+frame larger than the standard buffer counts whole from the moment its length arrives, when its buffer is
+allocated); over the cap, the connections holding the most are aborted, largest first, one log line each, until the
+total fits.
 """
 
 from __future__ import annotations

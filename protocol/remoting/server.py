@@ -129,7 +129,7 @@ class RemotingServer:
         """Bytes currently buffered for incomplete frames, all connections together."""
         return self.budget.total
 
-    def _make_connection(self) -> asyncio.Protocol:
+    def _make_connection(self) -> asyncio.BaseProtocol:
         if len(self._connections) + self._sniffing >= self.max_connections:
             self.stats.refused += 1
             if self.stats.refused & (self.stats.refused - 1) == 0:  # 1st, 2nd, 4th, 8th…: a flood logs little

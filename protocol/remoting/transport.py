@@ -1,0 +1,26 @@
+"""What a remoting connection uses of its transport, and how it writes the peer's address in its logs."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+def format_peer(addr: Any) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        host = str(addr[0])
+        return f"[{host}]:{addr[1]}" if ":" in host else f"{host}:{addr[1]}"
+    return str(addr)
+
+
+class Transport(Protocol):
+    """What the connection uses of its transport: asyncio's and uvloop's (which is no ``asyncio.Transport``
+    subclass, so a compiled attribute of that type would refuse it)."""
+
+    def write(self, data: bytes) -> None: ...
+    def writelines(self, data: list[bytes]) -> None: ...
+    def is_closing(self) -> bool: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+    def pause_reading(self) -> None: ...
+    def resume_reading(self) -> None: ...
+    def get_extra_info(self, name: str, default: Any = None) -> Any: ...
