@@ -48,7 +48,7 @@ from broker.store.results import joined_msg_ids
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SEND_V2_AS_V1, SendMessageRequestHeader
+from protocol.headers import SEND_V1_NAMES, SEND_V2_NAMES, SendMessageRequestHeader
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 
@@ -106,16 +106,14 @@ class SendHandlers:
         decoded once."""
         code = cmd.code
         ext = cmd.ext_fields
-        try:
-            if code == RequestCode.SEND_MESSAGE_V2:
-                h = SEND_V2_AS_V1.from_ext_fields(ext)
-                batch = h.batch
-            elif code == RequestCode.SEND_MESSAGE:
-                h = SendMessageRequestHeader.from_ext_fields(ext)
-                batch = h.batch
-            else:  # SEND_BATCH_MESSAGE, V1 or V2 names
-                h = (SEND_V2_AS_V1 if "b" in ext or "a" in ext else SendMessageRequestHeader).from_ext_fields(ext)
-                batch = True
+        if code == RequestCode.SEND_MESSAGE_V2:
+            names, batch = SEND_V2_NAMES, False
+        elif code == RequestCode.SEND_MESSAGE:
+            names, batch = SEND_V1_NAMES, False
+        else:  # SEND_BATCH_MESSAGE, V1 or V2 names
+            names, batch = (SEND_V2_NAMES if "b" in ext or "a" in ext else SEND_V1_NAMES), True
+        try:  # the header read once, straight into the request: all the service gets
+            req = SendRequest.of_ext_fields(ext, names, cmd.body, ctx.conn.peer, batch)
         except HEADER_ERRORS as exc:
             raise bad_header(exc) from None
         clock = self._loop_time
@@ -128,9 +126,6 @@ class SendHandlers:
                 f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
-        req = SendRequest.of_header(
-            h, cmd.body, ctx.conn.peer, batch
-        )  # the header translated once: all the service gets
         try:
             outcome = await self._svc.send(req, defer=True)
         except SendRefused as exc:

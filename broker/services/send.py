@@ -85,7 +85,7 @@ from broker.store.results import CONTROLLER_REFUSAL, PutMessageResult, PutMessag
 from protocol.batch import decode_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
-from protocol.headers import SendMessageRequestHeader
+from protocol.headers import SEND_V1_NAMES, WIRE_BOOL, SendMessageRequestHeader
 from protocol.message_properties import PropertyKey, java_string_hash
 from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE, RecordError
 
@@ -233,6 +233,39 @@ class SendRequest(PutRequest):
         req.prepared = not batch and sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
         req.default_topic = h.default_topic
         req.default_queue_nums = h.default_topic_queue_nums
+        return req
+
+    @classmethod
+    def of_ext_fields(
+        cls, d: dict[str, str], names: tuple[str, ...], body: bytes, born_host: str, batch: bool
+    ) -> SendRequest:
+        """``of_header(header.from_ext_fields(d), body, born_host, batch or header.batch)`` without the header object:
+        ``names`` are the send header's wire names in its field order (``SEND_V1_NAMES`` / ``SEND_V2_NAMES``), read
+        and checked as its reader does; anything it would not take on its fast path (a missing field, a bad number,
+        a rare boolean spelling) goes through the header's own reader, for its exact error or value."""
+        get = d.get
+        try:
+            d[names[0]]  # producerGroup: required, not kept
+            rt = get(names[9])
+            mrt = get(names[12])
+            if mrt:
+                int(mrt)
+            WIRE_BOOL[get(names[10], "")]
+            if WIRE_BOOL[get(names[11], "")]:
+                batch = True
+            sys_flag = int(d[names[5]])
+            req = cls(
+                d[names[1]], int(d[names[4]]), int(d[names[7]]), sys_flag, int(d[names[6]]), born_host, body,
+                get(names[8]) or "", int(rt) if rt else 0,
+            )  # fmt: skip
+            req.default_topic = d[names[2]]
+            req.default_queue_nums = int(d[names[3]])
+        except (KeyError, ValueError):
+            reader = SendMessageRequestHeader
+            h = reader.from_ext_fields(d) if names is SEND_V1_NAMES else reader.from_v2_ext_fields(d)
+            return cls.of_header(h, body, born_host, batch or h.batch)
+        req.batch = batch
+        req.prepared = not batch and sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
         return req
 
 
