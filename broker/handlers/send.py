@@ -127,7 +127,8 @@ class SendHandlers:
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
         try:
-            outcome = await self._svc.send(req, defer=True)
+            got = self._svc.send_now(req, defer=True)  # no coroutine of the service's unless it suspends
+            outcome = got if isinstance(got, (SendOutcome, PendingSend)) else await got
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if isinstance(outcome, PendingSend):

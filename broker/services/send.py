@@ -67,9 +67,9 @@ from __future__ import annotations
 import enum
 import itertools
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from broker import topics as T
 from broker.services.access import send_refusal
@@ -386,14 +386,40 @@ class SendService:
     async def send(self, req: SendRequest, *, defer: bool = False) -> SendOutcome | PendingSend:
         """Check, store and answer ``req``; raises SendRefused. With ``defer`` (see the module docstring) the
         answer may come later: a ``PendingSend`` is returned."""
+        got = self.send_now(req, defer=defer)
+        if isinstance(got, (SendOutcome, PendingSend)):
+            return got
+        return await got
+
+    def send_now(
+        self, req: SendRequest, *, defer: bool = False
+    ) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome | PendingSend]:
+        """``send`` up to its first suspension: its answer when it has none (the common case, no coroutine made;
+        what the remoting handler calls), else the coroutine that finishes it. Raises SendRefused."""
         store = self._store
         if store.puts_refused is not None:  # a slave, or a master catching up from one: before auto-create
             code, remark = _FAILED[PutMessageStatus.SERVICE_NOT_AVAILABLE]
             raise SendRefused(Refusal.STORE_UNAVAILABLE, code, _with_reason(remark, store.puts_refused))
         tc = self.check(req)
         if self._fresh and req.topic in self._fresh:
-            self._fresh.discard(req.topic)
-            await self._topics.registered()  # J registers an auto-created topic before answering its first send
+            return self._registered_first(req, tc, defer)
+        return self._stored(req, tc, defer)
+
+    async def _registered_first(self, req: SendRequest, tc: TopicConfig, defer: bool) -> SendOutcome | PendingSend:
+        """J registers an auto-created topic with the name servers before answering its first send."""
+        self._fresh.discard(req.topic)
+        await self._topics.registered()
+        got = self._stored(req, tc, defer)
+        if isinstance(got, (SendOutcome, PendingSend)):
+            return got
+        return await got
+
+    def _stored(
+        self, req: SendRequest, tc: TopicConfig, defer: bool
+    ) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome]:
+        """The checked send's put: its outcome, or the coroutine awaiting a put that waits (a half message, a put
+        waiting for durability)."""
+        store = self._store
         if req.prepared and self.reject_transactions:
             raise SendRefused(
                 Refusal.TX_FORBIDDEN,
@@ -439,8 +465,8 @@ class SendService:
             wait = _NO_WAIT_MARK not in props
         gc = store.sync_flush_only if defer and wait else None
         if req.prepared and isinstance(put, PutRequest):  # answered when it is durable
-            result = await self._counted(self._tx.put_half(put))
-        elif gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
+            return self._awaited(req, self._tx.put_half(put))
+        if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
@@ -449,9 +475,11 @@ class SendService:
                     if self._stats is not None:
                         self._stats.send_inflight += 1
                     return pending
-        else:
-            result = await self._counted(store.put_message(put))
-        return self.outcome(req, result)
+            return self.outcome(req, result)
+        return self._awaited(req, store.put_message(put))
+
+    async def _awaited(self, req: SendRequest, put: Awaitable[PutMessageResult]) -> SendOutcome:
+        return self.outcome(req, await self._counted(put))
 
     async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
         """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""
