@@ -68,6 +68,15 @@ def _counter_lib() -> Path:
     return lib
 
 
+def _where(frame: Any) -> str:
+    """file:function of a call (a generated ``__init__``: its class)."""
+    code = frame.f_code
+    if code.co_filename.startswith("<"):
+        self = frame.f_locals.get("self")
+        return f"{type(self).__module__}.{type(self).__qualname__}.{code.co_name}"
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_name}"
+
+
 class _Counter:
     def __init__(self, calls: bool) -> None:
         self._alloc: Callable[[], int] = ctypes.CDLL(None).rocketq_alloc_count
@@ -86,7 +95,7 @@ class _Counter:
             nonlocal ncalls
             if event == "call":
                 ncalls += 1
-                by_name[f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_code.co_name}"] += 1
+                by_name[_where(frame)] += 1
             elif event == "c_call":
                 ncalls += 1
                 by_name[f"builtin:{getattr(arg, '__qualname__', arg)}"] += 1

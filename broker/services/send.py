@@ -269,7 +269,7 @@ class SendRequest(PutRequest):
         return req
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class SendOutcome:
     """A stored send: ``code`` is the remoting reply code (SUCCESS, or a FLUSH_* / SLAVE_NOT_AVAILABLE the client
     treats as a send with that status), ``queue_id`` the queue to answer, ``result`` the store's items."""
@@ -277,6 +277,11 @@ class SendOutcome:
     code: int
     queue_id: int
     result: PutMessageResult
+
+    def __init__(self, code: int, queue_id: int, result: PutMessageResult) -> None:
+        self.code = code
+        self.queue_id = queue_id
+        self.result = result
 
     @property
     def ok(self) -> bool:
