@@ -9,7 +9,7 @@ rest of the code base never sees a non-string header value and every reply write
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from protocol.codes import (
     OUR_VERSION,
@@ -28,17 +28,39 @@ def next_opaque() -> int:
     return next(_opaque_counter) & 0x7FFFFFFF
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class RemotingCommand:
     code: int
-    language: LanguageCode = LanguageCode.PYTHON
-    version: int = OUR_VERSION
-    opaque: int = 0
-    flag: int = 0
-    remark: str | None = None
-    ext_fields: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    serialize_type: SerializeType = SerializeType.JSON
+    language: LanguageCode
+    version: int
+    opaque: int
+    flag: int
+    remark: str | None
+    ext_fields: dict[str, str]
+    body: bytes
+    serialize_type: SerializeType
+
+    def __init__(
+        self,
+        code: int,
+        language: LanguageCode = LanguageCode.PYTHON,
+        version: int = OUR_VERSION,
+        opaque: int = 0,
+        flag: int = 0,
+        remark: str | None = None,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes = b"",
+        serialize_type: SerializeType = SerializeType.JSON,
+    ) -> None:
+        self.code = code
+        self.language = language
+        self.version = version
+        self.opaque = opaque
+        self.flag = flag
+        self.remark = remark
+        self.ext_fields = ext_fields if ext_fields is not None else {}
+        self.body = body
+        self.serialize_type = serialize_type
 
     @property
     def is_response(self) -> bool:

@@ -48,8 +48,7 @@ from broker.store.results import joined_msg_ids
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import SendMessageRequestHeader
-from protocol.headers.send import read_send_request, read_send_request_v2
+from protocol.headers import SEND_V1_NAMES, SEND_V2_NAMES, SendMessageRequestHeader
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
 
 
@@ -107,16 +106,14 @@ class SendHandlers:
         decoded once."""
         code = cmd.code
         ext = cmd.ext_fields
-        try:
-            if code == RequestCode.SEND_MESSAGE_V2:
-                h = read_send_request_v2(ext)
-                batch = h.batch
-            elif code == RequestCode.SEND_MESSAGE:
-                h = read_send_request(ext)
-                batch = h.batch
-            else:  # SEND_BATCH_MESSAGE, V1 or V2 names
-                h = read_send_request_v2(ext) if "b" in ext or "a" in ext else read_send_request(ext)
-                batch = True
+        if code == RequestCode.SEND_MESSAGE_V2:
+            names, batch = SEND_V2_NAMES, False
+        elif code == RequestCode.SEND_MESSAGE:
+            names, batch = SEND_V1_NAMES, False
+        else:  # SEND_BATCH_MESSAGE, V1 or V2 names
+            names, batch = (SEND_V2_NAMES if "b" in ext or "a" in ext else SEND_V1_NAMES), True
+        try:  # the header read once, straight into the request: all the service gets
+            req = SendRequest.of_ext_fields(ext, names, cmd.body, ctx.conn.peer, batch)
         except HEADER_ERRORS as exc:
             raise bad_header(exc) from None
         clock = self._loop_time
@@ -129,11 +126,9 @@ class SendHandlers:
                 f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
                 f"{int(waited * 1000)}ms, size of queue: {ctx.conn.in_flight}",
             )
-        req = SendRequest.of_header(
-            h, cmd.body, ctx.conn.peer, batch
-        )  # the header translated once: all the service gets
         try:
-            outcome = await self._svc.send(req, defer=True)
+            got = self._svc.send_now(req, defer=True)  # no coroutine of the service's unless it suspends
+            outcome = got if isinstance(got, (SendOutcome, PendingSend)) else await got
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if isinstance(outcome, PendingSend):

@@ -67,9 +67,9 @@ from __future__ import annotations
 import enum
 import itertools
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Any, Final, cast
 
 from broker import topics as T
 from broker.services.access import send_refusal
@@ -85,7 +85,7 @@ from broker.store.results import CONTROLLER_REFUSAL, PutMessageResult, PutMessag
 from protocol.batch import scan_batch
 from protocol.bodies import TopicConfig
 from protocol.codes import ResponseCode
-from protocol.headers import SendMessageRequestHeader
+from protocol.headers import SEND_V1_NAMES, WIRE_BOOL, SendMessageRequestHeader
 from protocol.message_properties import PropertyKey, java_string_hash
 from protocol.record import TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE, RecordError
 
@@ -235,8 +235,41 @@ class SendRequest(PutRequest):
         req.default_queue_nums = h.default_topic_queue_nums
         return req
 
+    @classmethod
+    def of_ext_fields(
+        cls, d: dict[str, str], names: tuple[str, ...], body: bytes, born_host: str, batch: bool
+    ) -> SendRequest:
+        """``of_header(header.from_ext_fields(d), body, born_host, batch or header.batch)`` without the header object:
+        ``names`` are the send header's wire names in its field order (``SEND_V1_NAMES`` / ``SEND_V2_NAMES``), read
+        and checked as its reader does; anything it would not take on its fast path (a missing field, a bad number,
+        a rare boolean spelling) goes through the header's own reader, for its exact error or value."""
+        get = d.get
+        try:
+            d[names[0]]  # producerGroup: required, not kept
+            rt = get(names[9])
+            mrt = get(names[12])
+            if mrt:
+                int(mrt)
+            WIRE_BOOL[get(names[10], "")]
+            if WIRE_BOOL[get(names[11], "")]:
+                batch = True
+            sys_flag = int(d[names[5]])
+            req = cls(
+                d[names[1]], int(d[names[4]]), int(d[names[7]]), sys_flag, int(d[names[6]]), born_host, body,
+                get(names[8]) or "", int(rt) if rt else 0,
+            )  # fmt: skip
+            req.default_topic = d[names[2]]
+            req.default_queue_nums = int(d[names[3]])
+        except (KeyError, ValueError):
+            reader = SendMessageRequestHeader
+            h = reader.from_ext_fields(d) if names is SEND_V1_NAMES else reader.from_v2_ext_fields(d)
+            return cls.of_header(h, body, born_host, batch or h.batch)
+        req.batch = batch
+        req.prepared = not batch and sys_flag & TRANSACTION_ROLLBACK_TYPE == TRANSACTION_PREPARED_TYPE
+        return req
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class SendOutcome:
     """A stored send: ``code`` is the remoting reply code (SUCCESS, or a FLUSH_* / SLAVE_NOT_AVAILABLE the client
     treats as a send with that status), ``queue_id`` the queue to answer, ``result`` the store's items."""
@@ -244,6 +277,11 @@ class SendOutcome:
     code: int
     queue_id: int
     result: PutMessageResult
+
+    def __init__(self, code: int, queue_id: int, result: PutMessageResult) -> None:
+        self.code = code
+        self.queue_id = queue_id
+        self.result = result
 
     @property
     def ok(self) -> bool:
@@ -353,14 +391,40 @@ class SendService:
     async def send(self, req: SendRequest, *, defer: bool = False) -> SendOutcome | PendingSend:
         """Check, store and answer ``req``; raises SendRefused. With ``defer`` (see the module docstring) the
         answer may come later: a ``PendingSend`` is returned."""
+        got = self.send_now(req, defer=defer)
+        if isinstance(got, (SendOutcome, PendingSend)):
+            return got
+        return await got
+
+    def send_now(
+        self, req: SendRequest, *, defer: bool = False
+    ) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome | PendingSend]:
+        """``send`` up to its first suspension: its answer when it has none (the common case, no coroutine made;
+        what the remoting handler calls), else the coroutine that finishes it. Raises SendRefused."""
         store = self._store
         if store.puts_refused is not None:  # a slave, or a master catching up from one: before auto-create
             code, remark = _FAILED[PutMessageStatus.SERVICE_NOT_AVAILABLE]
             raise SendRefused(Refusal.STORE_UNAVAILABLE, code, _with_reason(remark, store.puts_refused))
         tc = self.check(req)
         if self._fresh and req.topic in self._fresh:
-            self._fresh.discard(req.topic)
-            await self._topics.registered()  # J registers an auto-created topic before answering its first send
+            return self._registered_first(req, tc, defer)
+        return self._stored(req, tc, defer)
+
+    async def _registered_first(self, req: SendRequest, tc: TopicConfig, defer: bool) -> SendOutcome | PendingSend:
+        """J registers an auto-created topic with the name servers before answering its first send."""
+        self._fresh.discard(req.topic)
+        await self._topics.registered()
+        got = self._stored(req, tc, defer)
+        if isinstance(got, (SendOutcome, PendingSend)):
+            return got
+        return await got
+
+    def _stored(
+        self, req: SendRequest, tc: TopicConfig, defer: bool
+    ) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome]:
+        """The checked send's put: its outcome, or the coroutine awaiting a put that waits (a half message, a put
+        waiting for durability)."""
+        store = self._store
         if req.prepared and self.reject_transactions:
             raise SendRefused(
                 Refusal.TX_FORBIDDEN,
@@ -406,8 +470,8 @@ class SendService:
             wait = _NO_WAIT_MARK not in props
         gc = store.sync_flush_only if defer and wait else None
         if req.prepared and isinstance(put, PutRequest):  # answered when it is durable
-            result = await self._counted(self._tx.put_half(put))
-        elif gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
+            return self._awaited(req, self._tx.put_half(put))
+        if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
@@ -416,9 +480,11 @@ class SendService:
                     if self._stats is not None:
                         self._stats.send_inflight += 1
                     return pending
-        else:
-            result = await self._counted(store.put_message(put))
-        return self.outcome(req, result)
+            return self.outcome(req, result)
+        return self._awaited(req, store.put_message(put))
+
+    async def _awaited(self, req: SendRequest, put: Awaitable[PutMessageResult]) -> SendOutcome:
+        return self.outcome(req, await self._counted(put))
 
     async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
         """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""

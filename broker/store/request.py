@@ -87,7 +87,7 @@ class BatchPutRequest:
 Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | None]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class Appended:
     """One append (a single message or a batch) as the dispatcher gets it: everything dispatch needs, so nothing
     is parsed again. Records are consecutive from ``phys``; their queue offsets from ``queue_offset``."""
@@ -100,6 +100,26 @@ class Appended:
     sys_flag: int
     store_timestamp: int
     properties: list[Properties]  # each record's
+
+    def __init__(
+        self,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        phys: int,
+        sizes: list[int],
+        sys_flag: int,
+        store_timestamp: int,
+        properties: list[Properties],
+    ) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.phys = phys
+        self.sizes = sizes
+        self.sys_flag = sys_flag
+        self.store_timestamp = store_timestamp
+        self.properties = properties
 
     @property
     def end(self) -> int:

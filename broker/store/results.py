@@ -37,7 +37,7 @@ class GetMessageStatus(Enum):
     NO_MESSAGE_IN_QUEUE = 8
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class AppendResult:
     """Where one message landed. ``queue_offset`` is 0 for a message that is not dispatched (transaction prepared
     or rollback)."""
@@ -48,6 +48,16 @@ class AppendResult:
     queue_offset: int
     store_timestamp: int
     msg_id_prefix: str = field(repr=False)  # hex of the store host (ip + port), see protocol.msg_id
+
+    def __init__(
+        self, wrote_offset: int, size: int, queue_id: int, queue_offset: int, store_timestamp: int, msg_id_prefix: str
+    ) -> None:
+        self.wrote_offset = wrote_offset
+        self.size = size
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.store_timestamp = store_timestamp
+        self.msg_id_prefix = msg_id_prefix
 
     @property
     def msg_id(self) -> str:
@@ -70,11 +80,16 @@ def _offset_hex(offset: int) -> str:
     return offset.to_bytes(8, "big").hex().upper()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class PutMessageResult:
     status: PutMessageStatus
-    items: list[AppendResult] = field(default_factory=list)
-    remark: str = ""
+    items: list[AppendResult]
+    remark: str
+
+    def __init__(self, status: PutMessageStatus, items: list[AppendResult] | None = None, remark: str = "") -> None:
+        self.status = status
+        self.items = items if items is not None else []
+        self.remark = remark
 
     @property
     def ok(self) -> bool:

@@ -233,7 +233,10 @@ from protocol.headers.pull import (
 )
 from protocol.headers.reply import ReplyMessageRequestHeader
 from protocol.headers.send import (
+    SEND_V1_NAMES,
     SEND_V2_AS_V1,
+    SEND_V2_NAMES,
+    WIRE_BOOL,
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
@@ -328,7 +331,10 @@ __all__ = [
     "PULL_FLAG_SUSPEND",
     "REQUEST_HEADERS",
     "RESPONSE_HEADERS",
+    "SEND_V1_NAMES",
     "SEND_V2_AS_V1",
+    "SEND_V2_NAMES",
+    "WIRE_BOOL",
     "AddWritePermOfBrokerRequestHeader",
     "AddWritePermOfBrokerResponseHeader",
     "BadHeaderFieldError",

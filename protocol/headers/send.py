@@ -27,6 +27,7 @@ on any input.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Final, Self
 
 from protocol.headers.codec import _BOOL_F, _BOOL_T, Fields, WireHeader, header, wire
@@ -275,3 +276,12 @@ class _SendV2AsV1:
 
 
 SEND_V2_AS_V1: Final = _SendV2AsV1()
+
+# The request header's wire names in ``SendMessageRequestHeader``'s field order, V1 and V2 (V2 declares
+# maxReconsumeTimes ``l`` before batch ``m``), taken from the ``wire()`` declarations above: the broker reads a send's
+# ext fields with them straight into its request (``broker.services.send.SendRequest.of_ext_fields``), without a
+# header object, and falls back to the readers above for the exact error. ``WIRE_BOOL``: the boolean spellings read.
+SEND_V1_NAMES: Final[tuple[str, ...]] = tuple(f.metadata["wire"][0] for f in fields(SendMessageRequestHeader))
+_v2_names = [f.metadata["wire"][0] for f in fields(SendMessageRequestHeaderV2)]
+SEND_V2_NAMES: Final[tuple[str, ...]] = (*_v2_names[:11], _v2_names[12], _v2_names[11], _v2_names[13])
+WIRE_BOOL: Final = _BOOL_F
