@@ -30,6 +30,7 @@ import logging
 import os
 import struct
 from collections.abc import Callable
+from itertools import repeat
 from typing import Final
 
 from broker.store.mapped_file import MappedFile
@@ -146,42 +147,52 @@ class IndexFile:
             self.end_phy = phys
         return True
 
-    def put_many(self, entries: list[tuple[int, int]], start: int, store_ts: int) -> int:
-        """``put`` for ``entries[start:]`` (key hash, physical offset), all with one store time, in one loop; returns
-        the index of the first entry not written (the file is full) or ``len(entries)``."""
+    def put_many(self, hashes: list[int], physs: list[int], start: int, store_ts: int) -> int:
+        """``put`` for the entries ``start:`` of ``hashes`` / ``physs`` (key hash, physical offset), all with one
+        store time; returns the index of the first entry not written (the file is full) or ``len(hashes)``.
+
+        The entries of one call are consecutive in the file: each slot is read and re-pointed in entry order (entries
+        of one batch may share a slot), then all the entries are packed by C code (``map``) and stored with one slice
+        assignment."""
         n = self.count
         room = self.max_index - n
         if room <= 0:
             return start
-        stop = min(len(entries), start + room)
+        stop = min(len(hashes), start + room)
         if stop <= start:
             return start
-        if self.base + (n + stop - start) * ENTRY.size > self.mf.allocated and not self._grow(n + stop - start):
+        k = stop - start
+        if self.base + (n + k) * ENTRY.size > self.mf.allocated and not self._grow(n + k):
             raise OSError(errno.ENOSPC, "no space for index entries")
         buf = self.mf.buf
         if self.begin_ts == 0:
             self.begin_ts = store_ts
-            self.begin_phy = entries[start][1]
+            self.begin_phy = physs[start]
             HEADER.pack_into(buf, 0, store_ts, store_ts, self.begin_phy, self.begin_phy, 0, 1)
         diff = (store_ts - self.begin_ts) // 1000
         diff = 0 if diff < 0 else min(diff, 0x7FFFFFFF)
+        if start or stop < len(hashes):
+            hashes = hashes[start:stop]
+            physs = physs[start:stop]
         slots = self.slots
-        base = self.base
         unpack_slot = SLOT.unpack_from
         pack_slot = SLOT.pack_into
-        pack_entry = ENTRY.pack_into
-        phys = 0
-        for i in range(start, stop):
-            h, phys = entries[i]
-            slot_pos = HEADER.size + (h % slots) * 4
-            pack_entry(buf, base + n * 20, h, phys, diff, unpack_slot(buf, slot_pos)[0])
-            pack_slot(buf, slot_pos, n)
-            n += 1
-        self.count = n
+        prevs: list[int] = []
+        add = prevs.append
+        e = n
+        for h in hashes:
+            slot_pos = 40 + (h % slots) * 4
+            add(unpack_slot(buf, slot_pos)[0])
+            pack_slot(buf, slot_pos, e)
+            e += 1
+        pos = self.base + n * 20
+        buf[pos : pos + k * 20] = b"".join(map(ENTRY.pack, hashes, physs, repeat(diff, k), prevs))
+        self.count = e
         if store_ts > self.end_ts:
             self.end_ts = store_ts
-        if phys > self.end_phy:
-            self.end_phy = phys
+        last = physs[-1]
+        if last > self.end_phy:
+            self.end_phy = last
         return stop
 
     def lookup(self, key: str, begin: int, end: int, limit: int, out: list[int]) -> None:
@@ -347,19 +358,23 @@ class IndexService:
             if len(self._prefix_crc) >= 65536:
                 self._prefix_crc.clear()
             prefix = self._prefix_crc[topic] = _crc32(f"{topic}#".encode())
-        entries: list[tuple[int, int]] = []
-        add = entries.append
+        hashes: list[int] = []
+        physs: list[int] = []
+        add_hash = hashes.append
+        add_phys = physs.append
         for keys, uniq, phys in items:
             if keys:
                 for k in keys.split(" ") if " " in keys else (keys,):
                     if k:
-                        add(((_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1, phys))
+                        add_hash((_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1)
+                        add_phys(phys)
             if uniq:
-                add(((_crc32(uniq.encode(), prefix) & 0x7FFFFFFF) or 1, phys))
+                add_hash((_crc32(uniq.encode(), prefix) & 0x7FFFFFFF) or 1)
+                add_phys(phys)
         done = 0
         stuck = False
-        while done < len(entries):
-            nxt = self._writable(store_ts).put_many(entries, done, store_ts)
+        while done < len(hashes):
+            nxt = self._writable(store_ts).put_many(hashes, physs, done, store_ts)
             if nxt == done:  # a full file: the next _writable rolls; a new file that takes nothing ends it
                 if stuck:
                     return
