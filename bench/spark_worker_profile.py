@@ -2,6 +2,7 @@
 
     python bench/spark_worker_profile.py                 # read and sink, 50k messages of 1 KiB, top 20 functions
     python bench/spark_worker_profile.py --only read --top 30 --pull-batch-size 1024
+    python bench/spark_worker_profile.py --only sink --sink-option sendBatchMaxBytes=2097152
 
 Starts a name server and a broker as ``bench/spark_bench.py`` does (same configuration), produces ``--messages``
 bodies of ``--size`` bytes to a fresh topic of 4 queues, then calls what an executor task calls, in this process:
@@ -63,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=20, help="cProfile rows to print per case (0: no profile)")
     p.add_argument("--pull-batch-size", type=int, default=256)
     p.add_argument("--only", default="read,sink", help="comma-separated cases: read, sink")
+    p.add_argument(
+        "--sink-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a sink option for the sink case (repeatable), e.g. sendBatchMaxBytes=2097152",
+    )
     args = p.parse_args(argv)
     only = {c.strip() for c in args.only.split(",")}
     try:
@@ -98,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                 pids,
             )
         if "sink" in only:
-            sink_opts = parse_sink_options({"namesrvAddr": ns, "topic": topic + "_sink"})
+            extra = dict(kv.split("=", 1) for kv in args.sink_option)
+            sink_opts = parse_sink_options({"namesrvAddr": ns, "topic": topic + "_sink", **extra})
             cols = SinkColumns.from_schema(StructType([StructField("body", BinaryType())]), sink_opts)
             body = b"x" * args.size
             full = pa.RecordBatch.from_arrays([pa.array([body] * 10_000, pa.binary())], names=["body"])
