@@ -43,7 +43,7 @@ from typing import Final, cast
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher
 from broker.store.mapped_file import MappedFile
-from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
+from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX
 from broker.store.request import Appended, BatchPutRequest, Host, Properties, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.batch import BatchView, encode_batch, scan_batch
@@ -358,18 +358,12 @@ class Appender:
         now = self._now()
 
         props_b = props_text.encode()
-        sealed = len(props_b) <= self._seal_max
-        if sealed:
-            props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
-
-        place = RecordPlace(qoff, 0, now, self.store_host, props_b)  # the commit-log offset is known last
+        # the commit-log offset is known last; sealed unless the properties leave no room for the seal
+        place = RecordPlace(qoff, 0, now, self.store_host, props_b, None, len(props_b) <= self._seal_max)
 
         def encode(phys: int) -> bytes:
             place.physical_offset = phys
-            rec = encode_message(req, place)
-            if sealed:
-                seal(rec)
-            return bytes(rec)
+            return bytes(encode_message(req, place))
 
         size = len(encode(0))
         if size > self.max_message_size:
