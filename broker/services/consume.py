@@ -174,15 +174,9 @@ class Consumable:
 
 class ConsumeService:
     def __init__(
-        self,
-        topics: TopicConfigTable,
-        groups: SubscriptionGroupTable,
-        *,
-        broker_ip: str,
-        broker_permission: int,
-        clients: ClientRegistry | None = None,
-        property_filter: bool = False,
-    ) -> None:
+        self, topics: TopicConfigTable, groups: SubscriptionGroupTable, *, broker_ip: str, broker_permission: int,
+        clients: ClientRegistry | None = None, property_filter: bool = False,
+    ) -> None:  # fmt: skip
         self._topics = topics
         self._groups = groups
         self._clients = clients  # the registered subscriptions of pulls that name none (None: every such pull fails)
