@@ -9,8 +9,9 @@ the received body by the loop form (``encode_records_v4``) and joined once — a
 Nothing is patched afterwards and nothing is parsed again: the dispatcher gets topic, queue, offsets, sizes and the
 properties string with the append.
 
-Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
-record needs anyway is continued over the header, topic and properties, so sealing costs ~100 bytes of CRC.
+Every record is sealed with the whole-record CRC trailer that ``record_check`` verifies (its last property), written
+by the record module's encoders as they encode: the body CRC the record needs anyway is continued over the header,
+topic and properties, so sealing costs ~100 bytes of CRC.
 
 A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE ("disk full: …", J's DISK_FULL running flag),
 while reads go on; it never kills the process: commit-log segments get all their blocks when they are created
@@ -297,7 +298,7 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        if plen <= self._seal_max:  # record_check.trailer_props, inlined (hot path): the trailer's name follows
+        if plen <= self._seal_max:  # the trailer's name follows (a separator first when they do not end with one)
             if not props_b or props_b[-1] == 2:
                 trailer = _TRAILER
                 plen += _TRAILER_ADDS
@@ -420,7 +421,7 @@ class Appender:
             ps = spans[3 * i + 1]
             pe = spans[3 * i + 2]
             plen = pe - ps
-            if plen <= seal_max:  # record_check.trailer_props, inlined
+            if plen <= seal_max:  # the trailer's name follows, as for one message
                 trailer = _TRAILER if not plen or src[pe - 1] == 2 else _SEP_TRAILER
                 plen += len(trailer) + _DIGITS
             else:
