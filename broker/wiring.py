@@ -128,12 +128,18 @@ def wire(
         stats=stats,
     )
     transaction = TransactionHandlers(transactions, is_slave=is_slave)
-    consume = ConsumeService(topics, groups, broker_ip=ident.broker_ip1, broker_permission=ident.broker_permission)
+    consume = ConsumeService(
+        topics,
+        groups,
+        broker_ip=ident.broker_ip1,
+        broker_permission=ident.broker_permission,
+        clients=clients,
+        property_filter=config.features.enable_property_filter,
+    )
     pull = PullHandlers(
         store,
         consume,
         groups,
-        clients,
         offsets,
         polling,
         long_polling_enable=feat.long_polling_enable,
@@ -143,7 +149,6 @@ def wire(
         stats=stats,
         slave_read_enable=config.ha.slave_read_enable,
         access_message_in_memory_max_ratio=config.ha.access_message_in_memory_max_ratio,
-        enable_property_filter=config.features.enable_property_filter,
     )
     send_back = SendBackHandlers(
         store,

@@ -356,7 +356,8 @@ def split_host(host: str | tuple[str, int]) -> tuple[str, int]:
 class RecordPlace:
     """What the store gives a record as it appends it (the rest is the sender's ``RecordMessage``): the queue
     offset, the commit-log offset, the store time and host; ``props`` the properties bytes it writes (None: the
-    message's properties encoded), ``crc`` a body CRC it already knows (None: computed)."""
+    message's properties encoded), ``crc`` a body CRC it already knows (None: computed); ``seal``: end the record
+    with the whole-record CRC seal (``SEAL_PREFIX`` as its last property, as ``encode_record_v4`` writes it)."""
 
     queue_offset: int = 0
     physical_offset: int = 0
@@ -364,6 +365,7 @@ class RecordPlace:
     store_host: tuple[str, int] = ("127.0.0.1", 0)
     props: bytes | None = None
     crc: int | None = None
+    seal: bool = False
 
 
 def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
@@ -378,10 +380,15 @@ def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
     if props is None:
         properties = msg.properties
         props = (properties if isinstance(properties, str) else encode_properties(properties)).encode()
+    sealed = place.seal
+    plen = len(props)
+    if sealed:  # the seal's name after the properties (a separator first when they do not end with one)
+        props = props + SEAL_PREFIX if not props or props[-1] == 2 else props + b"\x02" + SEAL_PREFIX
+        plen = len(props) + SEAL_DIGITS_LEN + 1
     if len(topic_b) > MAX_TOPIC_BYTES:
         raise ValueError(f"topic is {len(topic_b)} bytes, the limit is {MAX_TOPIC_BYTES}")
-    if len(props) > MAX_PROPERTIES_BYTES:
-        raise ValueError(f"properties are {len(props)} bytes, the limit is {MAX_PROPERTIES_BYTES}")
+    if plen > MAX_PROPERTIES_BYTES:
+        raise ValueError(f"properties are {plen} bytes, the limit is {MAX_PROPERTIES_BYTES}")
     body = msg.body
     crc = place.crc
     if crc is None:
@@ -400,8 +407,8 @@ def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
         store = HOST6.pack(host_bytes(store_host[0])[0], store_host[1])
     else:
         store = store_block
-    size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + len(props)
-    parts = [
+    size = FIXED_SIZE_V4 - 16 + len(born) + len(store) + len(body) + len(topic_b) + plen
+    head = b"".join((
         HEAD.pack(
             size, MAGIC_V1, crc & 0x7FFFFFFF, msg.queue_id, msg.flag, place.queue_offset, place.physical_offset,
             sys_flag, msg.born_timestamp,
@@ -411,13 +418,11 @@ def encode_message(msg: RecordMessage, place: RecordPlace) -> bytearray:
         store,
         MID.pack(msg.reconsume_times, msg.prepared_transaction_offset),
         I32.pack(len(body)),
-        body,
-        U8.pack(len(topic_b)),
-        topic_b,
-        I16.pack(len(props)),
-        props,
-    ]  # fmt: skip
-    return bytearray(b"".join(parts))
+    ))  # fmt: skip
+    tail = b"".join((U8.pack(len(topic_b)), topic_b, I16.pack(plen), props))
+    if sealed:  # the CRC of the record without its digits: the body's, continued over the head and the tail
+        return bytearray(b"".join((head, body, tail, b"%010d\x02" % crc32(head + tail, crc))))
+    return bytearray(b"".join((head, body, tail)))
 
 
 def encode_record(

@@ -1,8 +1,8 @@
 """PULL_MESSAGE (J ``PullMessageProcessor``): checks, tag filtering, the store read, the status → code mapping,
 commit-offset piggy-backing, and the hand-off to long polling.
 
-Order of checks and their replies (J 4.9.7); the first six and the parse of a named subscription are the consume
-service's (``broker.services.consume``, which the gRPC endpoint's receive calls too), the rest this handler's:
+Order of checks and their replies (J 4.9.7), all the consume service's (``broker.services.consume``: ``pull_read``;
+the first seven are its ``check``, which the gRPC endpoint's receive calls too):
 
 =================================================== ========================== ======================================
 check                                               code                       remark
@@ -48,17 +48,15 @@ import os
 
 from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientRegistry, CompiledSubscription
 from broker.services.consume import ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.long_polling import LongPollingService, Wake
-from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
+from broker.services.subscription_groups import SubscriptionGroupTable
 from broker.store.message_store import MessageStore
 from broker.store.request import GetRequest
 from broker.store.results import GetMessageResult
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
-from protocol.headers import PullMessageRequestHeader
 from protocol.headers.pull import read_pull_request
 from protocol.record import last_physical_offset
 from protocol.remoting.handler import DeferredReply, Handler, HandlerError, RequestContext
@@ -94,7 +92,6 @@ class PullHandlers:
         store: MessageStore,
         consume: ConsumeService,
         groups: SubscriptionGroupTable,
-        clients: ClientRegistry,
         offsets: ConsumerOffsetTable,
         polling: LongPollingService,
         *,
@@ -105,14 +102,11 @@ class PullHandlers:
         stats: BrokerStats | None = None,
         slave_read_enable: bool = False,
         access_message_in_memory_max_ratio: int = 40,
-        enable_property_filter: bool = False,
     ) -> None:
-        self._property_filter = enable_property_filter
         self._stats = stats
         self._store = store
         self._consume = consume
         self._groups = groups
-        self._clients = clients
         self._offsets = offsets
         self._polling = polling
         self._long_polling = long_polling_enable
@@ -130,15 +124,10 @@ class PullHandlers:
             h = read_pull_request(cmd.ext_fields)
         except HEADER_ERRORS as exc:
             raise bad_header(exc) from None
-        req = ConsumeRequest.of_pull(h)  # the header translated once: what the consume service gets
-        try:
-            ok = self._consume.check(req)
+        try:  # the header translated once: the consume service checks it and gives the store's read
+            get = self._consume.pull_read(ConsumeRequest.of_pull(h), self._max_bytes)
         except ConsumeRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
-        sub = ok.subscription if ok.subscription is not None else self._registered_subscription(h, ok.group)
-        if sub.is_sql:
-            self._check_sql(sub)
-        get = req.read(self._max_bytes, sub.filter)
         resp = await self._read(cmd, get)
         flag = h.sys_flag
         if flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0 and not self._is_slave:
@@ -178,38 +167,6 @@ class PullHandlers:
             ctx.log.exception("handler failed", code=cmd.code, opaque=cmd.opaque)
             reply = cmd.make_response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
         held.resolve(reply)
-
-    def _check_sql(self, sub: CompiledSubscription) -> None:
-        """J's checks of a SQL92 subscription after the common ones (PullMessageProcessor)."""
-        if sub.selector is None:
-            raise HandlerError(
-                ResponseCode.FILTER_DATA_NOT_EXIST,
-                "The broker's consumer filter data is not exist!Your expression may be wrong!",
-            )
-        if not self._property_filter:
-            raise HandlerError(
-                ResponseCode.SYSTEM_ERROR,
-                f"The broker does not support consumer to filter message by {sub.expression_type}",
-            )
-
-    def _registered_subscription(
-        self, h: PullMessageRequestHeader, group_cfg: SubscriptionGroupConfig
-    ) -> CompiledSubscription:
-        """What J checks of a pull that does not name its subscription (after the consume service's checks): the
-        group's, from its heartbeat; returns the subscription to filter with."""
-        grp = self._clients.consumer_group(h.consumer_group)
-        if grp is None:
-            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
-        if not group_cfg.consume_broadcast_enable and grp.message_model == "BROADCASTING":
-            raise HandlerError(
-                ResponseCode.NO_PERMISSION, f"the consumer group[{h.consumer_group}] can not consume by broadcast way"
-            )
-        sub = grp.subscriptions.get(h.topic)
-        if sub is None:
-            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
-        if sub.sub_version < h.sub_version:
-            raise HandlerError(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest")
-        return sub
 
     async def _read(self, cmd: RemotingCommand, get: GetRequest) -> RemotingCommand:
         return self._reply(cmd, get, await self._store.get_message(get))

@@ -24,12 +24,27 @@ topic not readable                  TOPIC_UNREADABLE   NO_PERMISSION            
 queue id ≥ readQueueNums            QUEUE_ID           SYSTEM_ERROR                 queueId[n] is illegal, …
 expression does not parse           BAD_SUBSCRIPTION   SUBSCRIPTION_PARSE_FAILED    parse the consumer's subscription
 (``subscription``)                                                                  failed
+*a pull that names no subscription (``pull_read``): its group's, from the heartbeats*
+consumer group not registered       NO_CONSUMER        SUBSCRIPTION_NOT_EXIST       the consumer's group info not exist
+broadcasting, group forbids it      NO_BROADCAST       NO_PERMISSION                the consumer group[g] can not
+                                                                                    consume by broadcast way
+topic not subscribed                NO_SUBSCRIPTION    SUBSCRIPTION_NOT_EXIST       the consumer's subscription not
+                                                                                    exist
+registered sub older than the pull  STALE_SUBSCRIPTION SUBSCRIPTION_NOT_LATEST      the consumer's subscription not
+                                                                                    latest
+*any pull's SQL92 subscription (``pull_read``)*
+SQL92 that did not compile          NO_FILTER_DATA     FILTER_DATA_NOT_EXIST        The broker's consumer filter data
+                                                                                    is not exist!…
+``enablePropertyFilter=false``      NO_PROPERTY_FILTER SYSTEM_ERROR                 The broker does not support
+                                                                                    consumer to filter message by t
 =================================== ================== ============================ =================================
 
 A request that does not read (``reading=False``: an ack, a change of invisibility, a dead-letter of a handle) passes
 the group and topic-existence checks only; ``queue_id`` None (a POP over every queue) skips the queue check. A
 request that names its subscription (``expression``: a PULL with the SUBSCRIPTION flag) has it compiled as the last
-check, and ``Consumable.subscription`` is the result (None: the caller finds the consumer's subscription itself).
+check, and ``Consumable.subscription`` is the result (None: it names none). ``pull_read`` is a PULL's whole check:
+``check``, then the subscription it filters with (named, else its group's registered one) and the SQL92 checks, and
+the store's read through that subscription's filter.
 Parsed expressions are kept per (topic, expression, type), so a pull that names its subscription does not parse it
 again.
 """
@@ -42,7 +57,7 @@ from typing import Final
 
 from broker import topics as T
 from broker.filter import SubscriptionParseError, build_subscription
-from broker.services.client_registry import CompiledSubscription
+from broker.services.client_registry import ClientRegistry, CompiledSubscription
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
 from broker.services.topic_config import TopicConfigTable
 from broker.store.request import GetRequest, MessageFilter
@@ -64,6 +79,12 @@ class ConsumeRefusal(enum.Enum):
     TOPIC_UNREADABLE = enum.auto()
     QUEUE_ID = enum.auto()
     BAD_SUBSCRIPTION = enum.auto()
+    NO_CONSUMER = enum.auto()
+    NO_BROADCAST = enum.auto()
+    NO_SUBSCRIPTION = enum.auto()
+    STALE_SUBSCRIPTION = enum.auto()
+    NO_FILTER_DATA = enum.auto()
+    NO_PROPERTY_FILTER = enum.auto()
 
 
 # each refusal's remoting code and J's remark (the module docstring's table)
@@ -76,6 +97,21 @@ _REFUSALS: Final[dict[ConsumeRefusal, tuple[int, str]]] = {
     ConsumeRefusal.QUEUE_ID: (
         ResponseCode.SYSTEM_ERROR,
         "queueId[{qid}] is illegal, topic:[{topic}] topicConfig.readQueueNums:[{nums}] consumer:[{group}]",
+    ),
+    ConsumeRefusal.NO_CONSUMER: (ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"),
+    ConsumeRefusal.NO_BROADCAST: (
+        ResponseCode.NO_PERMISSION,
+        "the consumer group[{group}] can not consume by broadcast way",
+    ),
+    ConsumeRefusal.NO_SUBSCRIPTION: (ResponseCode.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist"),
+    ConsumeRefusal.STALE_SUBSCRIPTION: (ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"),
+    ConsumeRefusal.NO_FILTER_DATA: (
+        ResponseCode.FILTER_DATA_NOT_EXIST,
+        "The broker's consumer filter data is not exist!Your expression may be wrong!",
+    ),
+    ConsumeRefusal.NO_PROPERTY_FILTER: (
+        ResponseCode.SYSTEM_ERROR,
+        "The broker does not support consumer to filter message by {kind}",
     ),
 }
 
@@ -107,6 +143,7 @@ class ConsumeRequest:
     max_msgs: int = 0
     expression: str | None = None
     expression_type: str | None = None
+    sub_version: int = 0  # a pull's: the subscription version its consumer has (checked against the registered one)
 
     @classmethod
     def of_pull(cls, h: PullMessageRequestHeader) -> ConsumeRequest:
@@ -115,7 +152,7 @@ class ConsumeRequest:
         names = h.sys_flag & PULL_FLAG_SUBSCRIPTION
         return ConsumeRequest(
             h.consumer_group, h.topic, h.queue_id, True, h.queue_offset, h.max_msg_nums,
-            (h.subscription or "*") if names else None, h.expression_type,
+            (h.subscription or "*") if names else None, h.expression_type, h.sub_version,
         )  # fmt: skip
 
     def read(self, max_bytes: int | None, message_filter: MessageFilter | None) -> GetRequest:
@@ -137,10 +174,13 @@ class Consumable:
 
 class ConsumeService:
     def __init__(
-        self, topics: TopicConfigTable, groups: SubscriptionGroupTable, *, broker_ip: str, broker_permission: int
-    ) -> None:
+        self, topics: TopicConfigTable, groups: SubscriptionGroupTable, *, broker_ip: str, broker_permission: int,
+        clients: ClientRegistry | None = None, property_filter: bool = False,
+    ) -> None:  # fmt: skip
         self._topics = topics
         self._groups = groups
+        self._clients = clients  # the registered subscriptions of pulls that name none (None: every such pull fails)
+        self._property_filter = property_filter
         self._broker_ip = broker_ip
         self._readable = T.is_readable(broker_permission)
         self._sub_cache: dict[tuple[str, str, str], CompiledSubscription] = {}
@@ -171,6 +211,35 @@ class ConsumeService:
         if req.expression is None:
             return Consumable(tc, group)
         return Consumable(tc, group, self.subscription(req.topic, req.expression, req.expression_type))
+
+    def pull_read(self, req: ConsumeRequest, max_bytes: int | None) -> GetRequest:
+        """A pull's read of the store (J's PullMessageProcessor checks): ``check``, then the subscription it filters
+        with — the one it names, else its group's from the heartbeats — and the SQL92 checks; raises ConsumeRefused
+        (the table in the module docstring)."""
+        ok = self.check(req)
+        sub = ok.subscription
+        if sub is None:
+            sub = self._registered(req, ok.group)
+        if sub.is_sql:
+            if sub.selector is None:
+                raise self._refused(ConsumeRefusal.NO_FILTER_DATA, req)
+            if not self._property_filter:
+                raise self._refused(ConsumeRefusal.NO_PROPERTY_FILTER, req, kind=sub.expression_type)
+        return req.read(max_bytes, sub.filter)
+
+    def _registered(self, req: ConsumeRequest, group: SubscriptionGroupConfig) -> CompiledSubscription:
+        """The subscription a pull that names none filters with: its consumer group's, from its heartbeats."""
+        grp = self._clients.consumer_group(req.group) if self._clients is not None else None
+        if grp is None:
+            raise self._refused(ConsumeRefusal.NO_CONSUMER, req)
+        if not group.consume_broadcast_enable and grp.message_model == "BROADCASTING":
+            raise self._refused(ConsumeRefusal.NO_BROADCAST, req)
+        sub = grp.subscriptions.get(req.topic)
+        if sub is None:
+            raise self._refused(ConsumeRefusal.NO_SUBSCRIPTION, req)
+        if sub.sub_version < req.sub_version:
+            raise self._refused(ConsumeRefusal.STALE_SUBSCRIPTION, req)
+        return sub
 
     def _refused(self, reason: ConsumeRefusal, req: ConsumeRequest, **more: object) -> ConsumeRefused:
         code, remark = _REFUSALS[reason]

@@ -484,18 +484,17 @@ class SendService:
         return self._awaited(req, store.put_message(put))
 
     async def _awaited(self, req: SendRequest, put: Awaitable[PutMessageResult]) -> SendOutcome:
-        return self.outcome(req, await self._counted(put))
-
-    async def _counted(self, put: Awaitable[PutMessageResult]) -> PutMessageResult:
-        """``put`` awaited as J's send-queue length counts it: a send counts while it waits."""
+        """The outcome of a put that waits, ``put`` awaited as J's send-queue length counts it: a send counts while
+        it waits."""
         stats = self._stats
         if stats is None:
-            return await put
+            return self.outcome(req, await put)
         stats.send_inflight += 1
         try:
-            return await put
+            result = await put
         finally:
             stats.send_inflight -= 1
+        return self.outcome(req, result)
 
     def _batch(self, req: SendRequest) -> BatchPutRequest:
         """The batch's messages (decoded from its body), checked as J checks a batch."""

@@ -9,8 +9,9 @@ the received body by the loop form (``encode_records_v4``) and joined once — a
 Nothing is patched afterwards and nothing is parsed again: the dispatcher gets topic, queue, offsets, sizes and the
 properties string with the append.
 
-Every record is sealed with the whole-record CRC trailer of ``record_check`` (its last property): the body CRC the
-record needs anyway is continued over the header, topic and properties, so sealing costs ~100 bytes of CRC.
+Every record is sealed with the whole-record CRC trailer that ``record_check`` verifies (its last property), written
+by the record module's encoders as they encode: the body CRC the record needs anyway is continued over the header,
+topic and properties, so sealing costs ~100 bytes of CRC.
 
 A full disk makes the store refuse puts with SERVICE_NOT_AVAILABLE ("disk full: …", J's DISK_FULL running flag),
 while reads go on; it never kills the process: commit-log segments get all their blocks when they are created
@@ -43,7 +44,7 @@ from typing import Final, cast
 from broker.store.commitlog import CommitLog
 from broker.store.dispatcher import Dispatcher
 from broker.store.mapped_file import MappedFile
-from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX, seal, trailer_props
+from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX
 from broker.store.request import Appended, BatchPutRequest, Host, Properties, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.batch import BatchView, encode_batch, scan_batch
@@ -297,7 +298,7 @@ class Appender:
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
             return _fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, f"message properties length too long {plen}")
-        if plen <= self._seal_max:  # record_check.trailer_props, inlined (hot path): the trailer's name follows
+        if plen <= self._seal_max:  # the trailer's name follows (a separator first when they do not end with one)
             if not props_b or props_b[-1] == 2:
                 trailer = _TRAILER
                 plen += _TRAILER_ADDS
@@ -358,18 +359,12 @@ class Appender:
         now = self._now()
 
         props_b = props_text.encode()
-        sealed = len(props_b) <= self._seal_max
-        if sealed:
-            props_b = trailer_props(props_b) + b"0" * (_DIGITS - 1) + b"\x02"
-
-        place = RecordPlace(qoff, 0, now, self.store_host, props_b)  # the commit-log offset is known last
+        # the commit-log offset is known last; sealed unless the properties leave no room for the seal
+        place = RecordPlace(qoff, 0, now, self.store_host, props_b, None, len(props_b) <= self._seal_max)
 
         def encode(phys: int) -> bytes:
             place.physical_offset = phys
-            rec = encode_message(req, place)
-            if sealed:
-                seal(rec)
-            return bytes(rec)
+            return bytes(encode_message(req, place))
 
         size = len(encode(0))
         if size > self.max_message_size:
@@ -426,7 +421,7 @@ class Appender:
             ps = spans[3 * i + 1]
             pe = spans[3 * i + 2]
             plen = pe - ps
-            if plen <= seal_max:  # record_check.trailer_props, inlined
+            if plen <= seal_max:  # the trailer's name follows, as for one message
                 trailer = _TRAILER if not plen or src[pe - 1] == 2 else _SEP_TRAILER
                 plen += len(trailer) + _DIGITS
             else:

@@ -56,30 +56,14 @@ _MIN_SEALED: Final = 91 + TRAILER_LEN
 _crc32 = crc32
 
 
-def trailer_props(props: bytes) -> bytes:
-    """``props`` followed by the trailer's name (digits and final separator come from ``seal_tail``)."""
-    if props and not props.endswith(b"\x02"):
-        return props + b"\x02" + TRAILER_PREFIX
-    return props + TRAILER_PREFIX
-
-
-def digits(crc: int) -> bytes:
-    """The trailer's last 11 bytes for a record CRC."""
-    return b"%010d\x02" % crc
-
-
 def record_crc(buf: bytes | bytearray | memoryview, pos: int, size: int) -> int:
+    """The record CRC of the record at ``pos`` (what its trailer's digits must say). The writers compute the same
+    CRC as they encode (``protocol.record``: ``encode_record_v4`` and ``encode_message`` seal the records)."""
     mv = memoryview(buf)
     start, blen = body_bounds(mv, pos)
     c = _crc32(mv[start : start + blen])
     c = _crc32(mv[pos:start], c)
     return _crc32(mv[start + blen : pos + size - DIGITS_LEN - 1], c)
-
-
-def seal(rec: bytearray) -> None:
-    """Write the CRC digits into a record encoded with ``trailer_props`` properties and placeholder digits."""
-    size = len(rec)
-    rec[size - DIGITS_LEN - 1 :] = digits(record_crc(rec, 0, size))
 
 
 def _props_bounds(buf: bytes | bytearray | memoryview, pos: int, size: int) -> tuple[int, int, int]:

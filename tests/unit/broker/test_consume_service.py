@@ -1,7 +1,7 @@
 """ConsumeService (broker/services/consume.py), the checks a consumer's read passes on both front ends: which check
 refuses (its ``ConsumeRefusal``, what the gRPC endpoint maps to its codes), J's order (group before topic), the
 lighter checks of a request that does not read (ack, change of invisibility), the subscription cache, and the read
-``ConsumeRequest.read`` builds from a subscription's filter."""
+``ConsumeRequest.read`` builds from a subscription's filter; a pull's whole check (``pull_read``)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import pytest
 
 from broker import topics as T
 from broker.filter import build_subscription
+from broker.services.client_registry import ClientChannel
 from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
 from broker.services.subscription_groups import SubscriptionGroupConfig
 from protocol.bodies import TopicConfig
-from protocol.codes import ResponseCode
+from protocol.codes import LanguageCode, ResponseCode
 from protocol.message_properties import tag_hash
-from tests.unit.broker.handler_support import WiredBroker, wired_broker
+from tests.unit.broker.handler_support import FakeChannel, WiredBroker, wired_broker
 
 
 def _tables(b: WiredBroker) -> None:
@@ -131,3 +132,33 @@ async def test_a_named_subscription_is_compiled_as_the_last_check(tmp_path: Path
         with pytest.raises(ConsumeRefused) as caught:
             svc.check(ConsumeRequest("G", "TopicA", 0, expression="a >", expression_type="SQL92"))
         assert caught.value.reason is ConsumeRefusal.BAD_SUBSCRIPTION
+
+
+async def test_a_pull_that_names_no_subscription_reads_through_its_groups(tmp_path: Path) -> None:
+    async with wired_broker(tmp_path) as b:
+        _tables(b)
+        svc: ConsumeService = b.wiring.consume
+        pull = ConsumeRequest("G", "TopicA", 1, offset=5, max_msgs=3, sub_version=7)
+        with pytest.raises(ConsumeRefused) as caught:  # no heartbeat from the group yet
+            svc.pull_read(pull, 1024)
+        assert caught.value.reason is ConsumeRefusal.NO_CONSUMER
+        assert caught.value.code == ResponseCode.SUBSCRIPTION_NOT_EXIST
+        sub = build_subscription("TopicA", "a || b", 7, "TAG")
+        info = ClientChannel(FakeChannel(), "c1", LanguageCode.JAVA, 1)  # type: ignore[arg-type]
+        model = "CLUSTERING"
+        b.clients.register_consumer("G", info, "CONSUME_PASSIVELY", model, "LAST", [sub], notify=False)
+        get = svc.pull_read(pull, 1024)
+        assert (get.group, get.topic, get.queue_id, get.offset, get.max_msgs, get.max_bytes) == (
+            "G", "TopicA", 1, 5, 3, 1024,
+        )  # fmt: skip
+        assert get.filter is sub.filter
+        with pytest.raises(ConsumeRefused) as caught:  # the consumer has a newer subscription than registered
+            svc.pull_read(ConsumeRequest("G", "TopicA", 1, sub_version=8), None)
+        assert caught.value.reason is ConsumeRefusal.STALE_SUBSCRIPTION
+        with pytest.raises(ConsumeRefused) as caught:
+            svc.pull_read(ConsumeRequest("G", "WriteOnly", 1), None)
+        assert caught.value.reason is ConsumeRefusal.TOPIC_UNREADABLE  # the common checks come first
+        with pytest.raises(ConsumeRefused) as caught:  # SQL92 while enablePropertyFilter is off (the default)
+            svc.pull_read(ConsumeRequest("G", "TopicA", 1, expression="a > 1", expression_type="SQL92"), None)
+        assert caught.value.reason is ConsumeRefusal.NO_PROPERTY_FILTER
+        assert caught.value.remark == "The broker does not support consumer to filter message by SQL92"

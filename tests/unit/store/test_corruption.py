@@ -18,10 +18,10 @@ import pytest
 from _store_util import BORN, small_config
 
 from broker.store import AppendResult, GetMessageStatus, MessageStore
-from broker.store.record_check import is_sealed, seal, trailer_props, verify
+from broker.store.record_check import is_sealed, verify
 from broker.store.request import GetRequest, PutRequest
 from protocol.message_ext import MessageExt
-from protocol.record import RecordError, body_bounds, encode_record
+from protocol.record import RecordError, RecordMessage, RecordPlace, body_bounds, encode_message, encode_record
 from tests.eventually import eventually
 
 T = "TopicCorrupt"
@@ -463,9 +463,8 @@ def test_unsealed_records_after_crc_since_read_unless_a_damaged_trailer() -> Non
     whose trailer name lost a byte does not."""
     plain = bytes(encode_record(topic=T, body=b"b", properties="TAGS\x01t\x02KEYS\x01k1700000000000\x02"))
     assert verify(plain, 0, require_seal=True) == len(plain)
-    props = trailer_props(b"TAGS\x01t\x02") + b"0" * 10 + b"\x02"
-    rec = encode_record(topic=T, body=b"b", properties=props)
-    seal(rec)
+    msg = RecordMessage(T, 0, 0, 0, 0, ("127.0.0.1", 0), b"b", "TAGS\x01t\x02")
+    rec = encode_message(msg, RecordPlace(seal=True))
     assert verify(bytes(rec), 0, require_seal=True) == len(rec)
     rec[len(rec) - 20 + 2] ^= 0x40
     with pytest.raises(RecordError):
