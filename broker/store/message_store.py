@@ -91,7 +91,7 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
             if config.message_index_enable
             else None
         )
-        self.dispatcher = Dispatcher(self._cq, self.index)
+        self.dispatcher = Dispatcher(self._queues, self._cq, self.index)
         self._appender = Appender(
             self.commitlog,
             self.dispatcher,
