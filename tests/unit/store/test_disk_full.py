@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from _store_util import BORN, get_all, put, small_config
 
-from broker.store import MessageStore, PutMessageStatus
-from broker.store import mapped_file
+from broker.store import MessageStore, PutMessageStatus, mapped_file
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
 from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW
