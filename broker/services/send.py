@@ -309,6 +309,7 @@ class SendService:
     ) -> None:
         self._store = store
         self._topics = topics
+        self._configs = topics.by_name  # the live table, looked up per send without a call into the table's class
         self._schedule = schedule
         self._tx = transactions
         self._broker_ip = broker_ip
@@ -336,7 +337,7 @@ class SendService:
     def check(self, req: SendRequest) -> TopicConfig:
         """The topic's config after the topic and queue checks (reply sends make them too); raises SendRefused."""
         tc = self._checked.get(req.topic)
-        if tc is None or not self._writeable or self._topics.get(req.topic) is not tc:
+        if tc is None or not self._writeable or self._configs.get(req.topic) is not tc:
             tc = self._check_topic(req)
         elif req.client_topics_only and self._system_topic(req.topic):  # passed before for a remoting send
             raise SendRefused(Refusal.SYSTEM_TOPIC, ResponseCode.SYSTEM_ERROR, f"topic {req.topic} is a system topic")

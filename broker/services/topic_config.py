@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -97,6 +97,9 @@ class TopicConfigTable:
         self._identity = identity
         self._features = features
         self._topics: dict[str, TopicConfig] = {}
+        # the live table by name, for a reader on every request (the send check) to look up without a call into this
+        # interpreted class: the same dict for the table's lifetime (changed in place), never written through
+        self.by_name: Final[dict[str, TopicConfig]] = self._topics
         self.data_version = new_data_version()
         self._file = JsonFile(f"{config_dir}/topics.json")
         self._writer = TableWriter(self._file, self.encode, debounce=TABLE_DEBOUNCE_S)
@@ -310,7 +313,9 @@ class TopicConfigTable:
         if dv == self.data_version:
             return False
         table = doc.get("topicConfigTable") or {}
-        self._topics = {n: topic_config_from_file(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
+        fresh = {n: topic_config_from_file(n, raw) for n, raw in table.items() if isinstance(raw, dict)}
+        self._topics.clear()  # in place: ``by_name`` is this dict
+        self._topics.update(fresh)
         self.data_version = dv
         self._unregistered = None
         self._writer.mark_dirty()

@@ -152,6 +152,7 @@ class Dispatcher:
         "_listeners",
         "_loop",
         "_pending",
+        "_queues",
         "_scheduled",
         "_waiting",
         "confirmed",
@@ -161,8 +162,14 @@ class Dispatcher:
         "stalled",
     )
 
-    def __init__(self, cq_factory: Callable[[str, int], ConsumeQueue], index: IndexService | None) -> None:
-        self._cq_factory = cq_factory
+    def __init__(
+        self,
+        queues: dict[tuple[str, int], ConsumeQueue],
+        cq_factory: Callable[[str, int], ConsumeQueue],
+        index: IndexService | None,
+    ) -> None:
+        self._queues = queues  # the store's open consume queues, looked up here per dispatch
+        self._cq_factory = cq_factory  # opens (and registers in ``queues``) a queue not open yet
         self._index = index
         self._listeners: list[ArrivalListener] = []
         self._waiting: tuple[Waiting, ...] = ()  # the listeners' probes: is anyone waiting on (topic, queue)?
@@ -287,7 +294,7 @@ class Dispatcher:
             return 0
         if len(sizes) > 1:
             return self._dispatch_batch(appended)
-        cq = self._cq_factory(topic, queue_id)
+        cq = self._queues.get((topic, queue_id)) or self._cq_factory(topic, queue_id)
         index = self._index
         listeners = self._listeners
         marks = self.marks
@@ -365,7 +372,7 @@ class Dispatcher:
         the listeners, once per distinct tags code (see the module's docstring)."""
         topic, queue_id, queue_offset, phys = appended.topic, appended.queue_id, appended.queue_offset, appended.phys
         sizes, store_ts, props_list = appended.sizes, appended.store_timestamp, appended.properties
-        cq = self._cq_factory(topic, queue_id)
+        cq = self._queues.get((topic, queue_id)) or self._cq_factory(topic, queue_id)
         index = self._index
         texts: list[str | dict[str, str]] = []
         codes: list[int] = []

@@ -41,6 +41,9 @@ import threading
 from typing import Final
 
 PAGE: Final = mmap.PAGESIZE
+# the commit log's write call (``MappedFile.write``): a module name, not ``Final``, so a test can make it fail the way
+# a full or broken disk does (a short write, ENOSPC, EIO) while the class stays compiled
+pwrite = os.pwrite
 
 
 def allocate(fd: int, offset: int, length: int) -> None:
@@ -131,9 +134,9 @@ class MappedFile:
     def _write(self, data: bytes | bytearray | memoryview) -> int:
         pos = self.wrote
         n = len(data)
-        done = os.pwrite(self._fd, data, pos)
+        done = pwrite(self._fd, data, pos)
         while done < n:  # regular files write fully unless the disk is full; be exact anyway
-            more = os.pwrite(self._fd, memoryview(data)[done:], pos + done)
+            more = pwrite(self._fd, memoryview(data)[done:], pos + done)
             if more <= 0:
                 raise OSError(f"short write to {self.path} at {pos + done}")
             done += more

@@ -91,7 +91,7 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
             if config.message_index_enable
             else None
         )
-        self.dispatcher = Dispatcher(self._cq, self.index)
+        self.dispatcher = Dispatcher(self._queues, self._cq, self.index)
         self._appender = Appender(
             self.commitlog,
             self.dispatcher,
@@ -107,6 +107,12 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
         self._cl_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-commitlog")
         self._logic_executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="store-flush-logics")
         self._group_commit: GroupCommit | None = None
+        # whether a waiting put waits for anything (a SYNC_FLUSH fsync, a SYNC_MASTER replica ack); when not,
+        # ``append`` answers what ``put_message(s)`` would, without a suspension (kept by ``_durability_changed``)
+        self.waits_for_durability = False
+        # the SYNC_FLUSH group commit when it is all a waiting put waits for (no replica wait): a handler may then
+        # put with ``wait=False`` and register a callback with ``request_callback`` instead of awaiting the put
+        self.sync_flush_only: GroupCommit | None = None
         self._warmer: SegmentWarmer | None = None
         self._flushers: list[IntervalFlusher] = []
         self._tasks: list[asyncio.Task[None]] = []
@@ -306,6 +312,7 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
                 inline=cfg.group_commit_inline,
             )
             self._group_commit.start()
+            self._durability_changed()
             self._warmer = SegmentWarmer(self.commitlog.queue)
             self._warmer.start()
         else:
@@ -437,12 +444,6 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
 
-    @property
-    def waits_for_durability(self) -> bool:
-        """Whether a waiting put waits for anything (a SYNC_FLUSH fsync, a SYNC_MASTER replica ack); when not,
-        ``append`` answers what ``put_message(s)`` would, without a suspension."""
-        return self._group_commit is not None or self._replica_wait is not None
-
     def _refusal(self, topic: str, queue_id: int) -> PutMessageResult | None:
         """A put refused before it is appended: the store is closed or refuses puts, or the queue is rebuilt."""
         if self._closed or self.puts_refused is not None or time.monotonic() > self.write_deadline:
@@ -452,11 +453,11 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
             return self._rebuild.refusal(topic, queue_id)
         return None
 
-    @property
-    def sync_flush_only(self) -> GroupCommit | None:
-        """The SYNC_FLUSH group commit when it is all a waiting put waits for (no replica wait): a handler may then
-        put with ``wait=False`` and register a callback with ``request_callback`` instead of awaiting the put."""
-        return self._group_commit if self._replica_wait is None else None
+    def _durability_changed(self) -> None:
+        """Recompute ``waits_for_durability`` and ``sync_flush_only`` after the group commit or the replica wait
+        changed (plain attributes, not properties: the send service reads both on every send)."""
+        self.waits_for_durability = self._group_commit is not None or self._replica_wait is not None
+        self.sync_flush_only = self._group_commit if self._replica_wait is None else None
 
     async def _after_append(self, res: PutMessageResult, wait: bool) -> PutMessageResult:
         """With ``wait``: the group-commit flush and the replica ack (``set_replica_wait``) are requested together

@@ -36,6 +36,7 @@ class StoreReplication:
     commitlog: CommitLog
     dispatcher: Dispatcher
     puts_refused: str | None
+    _durability_changed: Callable[[], None]
 
     def refuse_puts(self, reason: str | None) -> None:
         """Refuse every put with SERVICE_NOT_AVAILABLE and this remark (a slave; a master catching up from a slave
@@ -48,6 +49,7 @@ class StoreReplication:
         """Called with the end offset of every put that waits (``wait=True``); answers a status at once (PUT_OK,
         SLAVE_NOT_AVAILABLE) or a future of one (a SYNC_MASTER waiting for a slave's ack)."""
         self._replica_wait = wait
+        self._durability_changed()
 
     def replication_start(self) -> int:
         """Where a replica with an empty log starts copying: the first byte this store still holds."""

@@ -4,13 +4,14 @@ half-written record is overwritten, and puts resume once the volume has space ag
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _store_util import BORN, get_all, put, small_config
 
-from broker.store import MessageStore, PutMessageStatus
+from broker.store import MessageStore, PutMessageStatus, mapped_file
 from broker.store.file_queue import MappedFileQueue
 from broker.store.mapped_file import MappedFile
 from broker.store.put import DISK_FULL_REMARK, DISK_SPACE_LOW
@@ -35,15 +36,15 @@ class Volume:
 
 
 def enospc_after_half(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """MappedFile.write writes half of its data, then fails as a full disk does; returns the failure count."""
+    """The commit log's write writes half of its data, then fails as a full disk does; returns the failure count."""
     failures: list[int] = []
 
-    def half_then_enospc(self: MappedFile, data: Any) -> int:
-        self.write_at(self.wrote, bytes(data[: len(data) // 2]))
+    def half_then_enospc(fd: int, data: Any, pos: int) -> int:
+        os.pwrite(fd, bytes(data[: len(data) // 2]), pos)
         failures.append(len(data))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(MappedFile, "write", half_then_enospc)
+    monkeypatch.setattr(mapped_file, "pwrite", half_then_enospc)
     return failures
 
 
@@ -131,10 +132,10 @@ async def test_other_write_errors_are_unknown_error_and_do_not_stop_puts(
     try:
         with monkeypatch.context() as m:
 
-            def eio(self: MappedFile, data: Any) -> int:
+            def eio(fd: int, data: Any, pos: int) -> int:
                 raise OSError(errno.EIO, "Input/output error")
 
-            m.setattr(MappedFile, "write", eio)
+            m.setattr(mapped_file, "pwrite", eio)
             res = await _put(store, b"eio")
             assert res.status is PutMessageStatus.UNKNOWN_ERROR and "Input/output error" in res.remark
         await put(store, T, 0, b"fine")
