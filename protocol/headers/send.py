@@ -20,13 +20,14 @@ The fields are declared once with ``wire()`` (``protocol.headers.codec``), which
 exact-error reader ``_from_ext_fields_checked`` and the constructor (it sets the slots without the frozen dataclass's
 guarded ``__setattr__``: half the cost). Only the readers are hand-tuned: one ``try`` block with direct indexing into
 the constructor, falling back to ``_from_ext_fields_checked`` only to produce the precise error (or for rare
-spellings such as ``"TRUE"``). The broker reads a send's header with ``read_send_request`` /
-``read_send_request_v2`` (plain functions: the one reader each wire form takes). Tests check that both paths agree
-on any input.
+spellings such as ``"TRUE"``). The request's one reader takes either wire form's names (``SEND_V1_NAMES`` /
+``SEND_V2_NAMES``, from the ``wire()`` declarations): ``read_send_request`` / ``read_send_request_v2``. Tests
+check that both paths agree on any input.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Final, Self
 
@@ -182,59 +183,60 @@ class SendMessageRequestHeaderV2(WireHeader):
         )
 
 
-def read_send_request(d: Fields) -> SendMessageRequestHeader:
-    """The SEND_MESSAGE header in ``d`` (long names): the hand-tuned read a broker makes once per message. A missing
-    or malformed field (or a rare spelling such as ``"TRUE"``) takes the declared reader, which raises its precise
-    error or reads it."""
+# The request header's wire names in ``SendMessageRequestHeader``'s field order, V1 and V2 (V2 declares
+# maxReconsumeTimes ``l`` before batch ``m``), taken from the ``wire()`` declarations above: the one reader below takes
+# either, and the broker reads a send's ext fields with them straight into its request
+# (``broker.services.send.SendRequest.of_ext_fields``), falling back to that reader for the exact error.
+# ``WIRE_BOOL``: the boolean spellings read.
+SEND_V1_NAMES: Final[tuple[str, ...]] = tuple(f.metadata["wire"][0] for f in fields(SendMessageRequestHeader))
+_v2_names = [f.metadata["wire"][0] for f in fields(SendMessageRequestHeaderV2)]
+SEND_V2_NAMES: Final[tuple[str, ...]] = (*_v2_names[:11], _v2_names[12], _v2_names[11], _v2_names[13])
+WIRE_BOOL: Final = _BOOL_F
+
+
+def _read_send(
+    d: Fields, names: tuple[str, ...], checked: Callable[[Fields], SendMessageRequestHeader]
+) -> SendMessageRequestHeader:
+    """The send header in ``d`` under ``names`` (``SEND_V1_NAMES`` / ``SEND_V2_NAMES``), as the V1 header. A
+    missing or malformed field (or a rare spelling such as ``"TRUE"``) takes ``checked``, the declared reader of
+    those names, which raises its precise error or reads it."""
     get = d.get
     try:
-        rt = get("reconsumeTimes")
-        mrt = get("maxReconsumeTimes")
+        rt = get(names[9])
+        mrt = get(names[12])
         return SendMessageRequestHeader(
-            d["producerGroup"],
-            d["topic"],
-            d["defaultTopic"],
-            int(d["defaultTopicQueueNums"]),
-            int(d["queueId"]),
-            int(d["sysFlag"]),
-            int(d["bornTimestamp"]),
-            int(d["flag"]),
-            get("properties"),
+            d[names[0]],
+            d[names[1]],
+            d[names[2]],
+            int(d[names[3]]),
+            int(d[names[4]]),
+            int(d[names[5]]),
+            int(d[names[6]]),
+            int(d[names[7]]),
+            get(names[8]),
             int(rt) if rt else None,
-            _BOOL_F[get("unitMode", "")],
-            _BOOL_F[get("batch", "")],
+            _BOOL_F[get(names[10], "")],
+            _BOOL_F[get(names[11], "")],
             int(mrt) if mrt else None,
-            get("brokerName"),
+            get(names[13]),
         )
     except (KeyError, ValueError):
-        return SendMessageRequestHeader._from_ext_fields_checked(d)
+        return checked(d)
+
+
+def _checked_v2(d: Fields) -> SendMessageRequestHeader:
+    return SendMessageRequestHeaderV2._from_ext_fields_checked(d).to_v1()
+
+
+def read_send_request(d: Fields) -> SendMessageRequestHeader:
+    """The SEND_MESSAGE header in ``d`` (long names)."""
+    return _read_send(d, SEND_V1_NAMES, SendMessageRequestHeader._from_ext_fields_checked)
 
 
 def read_send_request_v2(d: Fields) -> SendMessageRequestHeader:
     """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header in ``d`` (one-letter names) as the V1 header, with no V2
-    object between: the broker's read of every V2 send."""
-    get = d.get
-    try:
-        j = get("j")
-        lv = get("l")
-        return SendMessageRequestHeader(
-            d["a"],
-            d["b"],
-            d["c"],
-            int(d["d"]),
-            int(d["e"]),
-            int(d["f"]),
-            int(d["g"]),
-            int(d["h"]),
-            get("i"),
-            int(j) if j else None,
-            _BOOL_F[get("k", "")],
-            _BOOL_F[get("m", "")],
-            int(lv) if lv else None,
-            get("n"),
-        )
-    except (KeyError, ValueError):
-        return SendMessageRequestHeaderV2._from_ext_fields_checked(d).to_v1()
+    object between."""
+    return _read_send(d, SEND_V2_NAMES, _checked_v2)
 
 
 @header
@@ -276,12 +278,3 @@ class _SendV2AsV1:
 
 
 SEND_V2_AS_V1: Final = _SendV2AsV1()
-
-# The request header's wire names in ``SendMessageRequestHeader``'s field order, V1 and V2 (V2 declares
-# maxReconsumeTimes ``l`` before batch ``m``), taken from the ``wire()`` declarations above: the broker reads a send's
-# ext fields with them straight into its request (``broker.services.send.SendRequest.of_ext_fields``), without a
-# header object, and falls back to the readers above for the exact error. ``WIRE_BOOL``: the boolean spellings read.
-SEND_V1_NAMES: Final[tuple[str, ...]] = tuple(f.metadata["wire"][0] for f in fields(SendMessageRequestHeader))
-_v2_names = [f.metadata["wire"][0] for f in fields(SendMessageRequestHeaderV2)]
-SEND_V2_NAMES: Final[tuple[str, ...]] = (*_v2_names[:11], _v2_names[12], _v2_names[11], _v2_names[13])
-WIRE_BOOL: Final = _BOOL_F
