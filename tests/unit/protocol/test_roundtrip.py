@@ -170,11 +170,16 @@ def test_a_smaller_limit_applies() -> None:
         encode_frame(cmd, max_frame=64)
 
 
+def _with_version(cmd: RemotingCommand, version: int) -> RemotingCommand:
+    cmd.version = version
+    return cmd
+
+
 @pytest.mark.parametrize(
     "cmd",
     [
         RemotingCommand(40000, serialize_type=SerializeType.ROCKETMQ),
-        RemotingCommand(10, version=-40000, serialize_type=SerializeType.ROCKETMQ),
+        _with_version(RemotingCommand(10, serialize_type=SerializeType.ROCKETMQ), -40000),
         RemotingCommand(10, opaque=2**31, serialize_type=SerializeType.ROCKETMQ),
         RemotingCommand(10, opaque=2**64, serialize_type=SerializeType.MSGPACK),
         RemotingCommand(10, body=b"x" * MAX_FRAME),
