@@ -346,12 +346,13 @@ class Appender:
         if now < self.last_store_ts:
             now = self.last_store_ts
         self.last_store_ts = now
-        if place is None:
+        if born_block is not None and store_block is not None:
             data = _encode_v4(
                 size, _crc32(body), queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp, born_block, now,
                 store_block, req.reconsume_times, req.prepared_transaction_offset, body, topic_block, props_b, trailer,
             )  # fmt: skip
-        else:
+        else:  # an IPv6 host: measured above
+            assert place is not None
             place.queue_offset, place.physical_offset, place.store_timestamp = qoff, phys, now
             data = bytes(encode_message(req, place))
         return self._commit(mf, data, req, qoff, [size], [props_text])
