@@ -140,7 +140,11 @@ def _from_mapping(obj: Any, serialize_type: SerializeType, body: bytes) -> Remot
                 break
     elif raw is not None:
         ext = _ext_fields(raw)
-    return RemotingCommand(code, language, version, opaque, flag, remark, ext, body, serialize_type)
+    cmd = RemotingCommand(code, opaque, remark, ext, body, serialize_type)
+    cmd.language = language
+    cmd.version = version
+    cmd.flag = flag
+    return cmd
 
 
 def _to_mapping(cmd: RemotingCommand, language: object) -> dict[str, Any]:
@@ -264,7 +268,11 @@ def decode_rocketmq_header(data: bytes | bytearray | memoryview, body: bytes) ->
     except (struct.error, UnicodeDecodeError) as exc:
         raise MalformedFrameError(f"ROCKETMQ header does not decode: {exc}") from None
     language = _LANG_BY_ORDINAL[lang] if 0 <= lang <= 12 else _OTHER
-    return RemotingCommand(code, language, version, opaque, flag, remark, ext, body, SerializeType.ROCKETMQ)
+    cmd = RemotingCommand(code, opaque, remark, ext, body, SerializeType.ROCKETMQ)
+    cmd.language = language
+    cmd.version = version
+    cmd.flag = flag
+    return cmd
 
 
 def encode_header(cmd: RemotingCommand) -> bytes:

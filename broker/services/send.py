@@ -407,24 +407,30 @@ class SendService:
             code, remark = _FAILED[PutMessageStatus.SERVICE_NOT_AVAILABLE]
             raise SendRefused(Refusal.STORE_UNAVAILABLE, code, _with_reason(remark, store.puts_refused))
         tc = self.check(req)
+        if req.queue_id < 0:  # the service picks the queue, from the checked topic's write queues
+            n = max(tc.write_queue_nums, 1)
+            if req.message_group:
+                req.queue_id = abs(java_string_hash(req.message_group)) % n
+            elif req.queue_id == NEXT_QUEUE:
+                req.queue_id = next(self._rr) % n
+            else:
+                req.queue_id = random.randrange(n)
         if self._fresh and req.topic in self._fresh:
-            return self._registered_first(req, tc, defer)
-        return self._stored(req, tc, defer)
+            return self._registered_first(req, defer)
+        return self._stored(req, defer)
 
-    async def _registered_first(self, req: SendRequest, tc: TopicConfig, defer: bool) -> SendOutcome | PendingSend:
+    async def _registered_first(self, req: SendRequest, defer: bool) -> SendOutcome | PendingSend:
         """J registers an auto-created topic with the name servers before answering its first send."""
         self._fresh.discard(req.topic)
         await self._topics.registered()
-        got = self._stored(req, tc, defer)
+        got = self._stored(req, defer)
         if isinstance(got, (SendOutcome, PendingSend)):
             return got
         return await got
 
-    def _stored(
-        self, req: SendRequest, tc: TopicConfig, defer: bool
-    ) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome]:
-        """The checked send's put: its outcome, or the coroutine awaiting a put that waits (a half message, a put
-        waiting for durability)."""
+    def _stored(self, req: SendRequest, defer: bool) -> SendOutcome | PendingSend | Coroutine[Any, Any, SendOutcome]:
+        """The checked send's put (its queue picked): its outcome, or the coroutine awaiting a put that waits (a
+        half message, a put waiting for durability)."""
         store = self._store
         if req.prepared and self.reject_transactions:
             raise SendRefused(
@@ -433,15 +439,6 @@ class SendService:
                 f"the broker[{self._broker_ip}] sending transaction message is forbidden",
             )
         queue_id = req.queue_id
-        if queue_id < 0:
-            n = max(tc.write_queue_nums, 1)
-            if req.message_group:
-                queue_id = abs(java_string_hash(req.message_group)) % n
-            elif queue_id == NEXT_QUEUE:
-                queue_id = next(self._rr) % n
-            else:
-                queue_id = random.randrange(n)
-            req.queue_id = queue_id
         if len(req.body) > self.max_message_size:
             raise SendRefused(
                 Refusal.TOO_LARGE,
@@ -471,8 +468,10 @@ class SendService:
             wait = _NO_WAIT_MARK not in props
         gc = store.sync_flush_only if defer and wait else None
         if req.prepared and isinstance(put, PutRequest):  # answered when it is durable
-            return self._awaited(req, self._tx.put_half(put))
-        if gc is not None or not wait or not store.waits_for_durability:  # the append is all there is to await
+            stored = self._tx.put_half(put)
+        elif gc is None and wait and store.waits_for_durability:  # answered when it is durable (or replicated)
+            stored = store.put_message(put)
+        else:  # the append is all there is to await
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
                 last = result.items[-1]
@@ -482,7 +481,7 @@ class SendService:
                         self._stats.send_inflight += 1
                     return pending
             return self.outcome(req, result)
-        return self._awaited(req, store.put_message(put))
+        return self._awaited(req, stored)
 
     async def _awaited(self, req: SendRequest, put: Awaitable[PutMessageResult]) -> SendOutcome:
         """The outcome of a put that waits, ``put`` awaited as J's send-queue length counts it: a send counts while

@@ -472,12 +472,7 @@ class Dispatcher:
                         )  # fmt: skip
                         for q in range(cq.max_offset, msg.queue_offset):
                             cq.put(q, MARKER_PHYS, 1, 0)
-                self._dispatch(
-                    Appended(
-                        msg.topic, msg.queue_id, msg.queue_offset, phys, [size], msg.sys_flag, msg.store_timestamp,
-                        [msg.properties],
-                    )
-                )  # fmt: skip
+                self._dispatch(Appended(msg, msg.queue_offset, phys, [size], msg.store_timestamp, [msg.properties]))
                 n += 1
         finally:
             self._listeners = listeners

@@ -69,6 +69,7 @@ from broker.store.sealed_ranges import SealedRanges, first_open
 from broker.store.stats import StoreStats
 from broker.store.truncate import truncate_log
 from broker.store.warmer import SegmentWarmer
+from protocol.message_properties import encode_properties
 from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.store")
@@ -438,9 +439,11 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
                 return refused
         appender = self._appender
         try:
-            if isinstance(req, BatchPutRequest):
-                return appender.append_batch(req)
-            return appender.append_one(req)
+            if not isinstance(req, BatchPutRequest):
+                if not isinstance(req.properties, str):  # the appender writes the text: a dict is encoded once, here
+                    req.properties = encode_properties(req.properties)
+                return appender.append_one(req)
+            return appender.append_batch(req)
         except OSError as exc:  # creating the next segment failed
             return appender.write_failed(exc)
 

@@ -49,7 +49,7 @@ from broker.store.request import Appended, BatchPutRequest, Host, Properties, Pu
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.batch import BatchView, encode_batch, scan_batch
 from protocol.crc import crc32
-from protocol.message_properties import PropertyKey, encode_properties
+from protocol.message_properties import PropertyKey
 from protocol.msg_id import offset_msg_id_prefix
 from protocol.record import (
     FIXED_SIZE_V4,
@@ -166,7 +166,7 @@ class Appender:
         self.max_message_size = max_message_size
         self.msg_id_prefix = offset_msg_id_prefix(*store_host)
         block = host_block_v4(store_host)
-        self._store_block = block  # None for an IPv6 store host: the generic encoder handles it
+        self._store_block = block  # None for an IPv6 store host: the general encoder writes it (append_one)
 
     def _topic_block(self, topic: str) -> bytes | None:
         """``int8 length + utf-8 topic``, or None when the topic is over 127 bytes."""
@@ -238,27 +238,38 @@ class Appender:
         self.last_store_ts = now
         return now
 
-    def _commit(self, mf: MappedFile, data: bytes, appended: Appended) -> PutMessageResult:
-        """Write one append (a message or a batch, already encoded at ``appended.phys``), advance the queue offset,
-        hand it to the dispatcher and answer with one AppendResult per record."""
+    def _commit(
+        self,
+        mf: MappedFile,
+        data: bytes,
+        req: PutRequest | BatchPutRequest,
+        qoff: int,
+        sizes: list[int],
+        texts: list[Properties],
+    ) -> PutMessageResult:
+        """Write one append of ``req`` (a message or a batch: records of ``sizes``, already encoded at the end of
+        ``mf`` from queue offset ``qoff``, stamped ``last_store_ts``), advance the queue offset, hand it to the
+        dispatcher with each record's properties ``texts`` and answer with one AppendResult per record."""
+        phys = mf.start + mf.wrote
         try:
             mf.write(data)
         except OSError as exc:
             return self.write_failed(exc)
-        sizes = appended.sizes
-        queue_id = appended.queue_id
-        qoff = appended.queue_offset
-        dispatch = not appended.sys_flag & _NOT_DISPATCHED_BIT
-        step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
+        now = self.last_store_ts
+        queue_id = req.queue_id
+        dispatch = not req.sys_flag & _NOT_DISPATCHED_BIT
         if dispatch:
-            self.queue_offsets[(appended.topic, queue_id)] = qoff + len(sizes)
-        self.dispatcher.submit(appended)
+            self.queue_offsets[(req.topic, queue_id)] = qoff + len(sizes)
+        self.dispatcher.submit(Appended(req, qoff, phys, sizes, now, texts))
         self.put_count += len(sizes)
         self.put_bytes += len(data)
         prefix = self.msg_id_prefix
-        now = appended.store_timestamp
+        if len(sizes) == 1:  # a single message: no loop
+            return PutMessageResult(
+                PutMessageStatus.PUT_OK, [AppendResult(phys, sizes[0], queue_id, qoff, now, prefix)]
+            )
+        step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
         results: list[AppendResult] = []
-        phys = appended.phys
         for size in sizes:
             results.append(AppendResult(phys, size, queue_id, qoff, now, prefix))
             phys += size
@@ -278,7 +289,11 @@ class Appender:
     def append_one(self, req: PutRequest) -> PutMessageResult:
         """Append one message: refused while the disk is full, checked against the limits, encoded once with its
         final offsets, written with one ``pwrite`` and handed to the dispatcher. One clock reading serves the
-        free-space probe and the store timestamp."""
+        free-space probe and the store timestamp.
+
+        A message with an IPv6 born or store host is encoded by the record module's general encoder
+        (``encode_message``: 16-byte addresses, sysFlag 0x10 / 0x20 set), measured first; the official C++ client
+        reads hosts as IPv4 whatever the flags say, so the broker should hand IPv4 hosts in when it can."""
         clock = self._clock()
         if self.disk_full or not self.next_probe - 2.0 <= clock < self.next_probe:
             refused = self.disk_refusal(clock)
@@ -290,10 +305,12 @@ class Appender:
             topic_block = self._topic_block(topic)
             if topic_block is None:
                 return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message topic length too long {len(topic.encode())}")
+        born_block = self._born.get(req.born_host, b"")  # None: an IPv6 host
+        if born_block == b"":
+            born_block = self._born_block(req.born_host)
         body = req.body
         blen = len(body)
-        properties = req.properties
-        props_text = properties if isinstance(properties, str) else encode_properties(properties)
+        props_text = cast(str, req.properties)  # text: ``MessageStore.append`` encodes a dict
         props_b = props_text.encode()
         plen = len(props_b)
         if plen > MAX_PROPERTIES_BYTES:
@@ -310,72 +327,35 @@ class Appender:
         size = FIXED_SIZE_V4 - 1 + len(topic_block) + blen + plen
         if size > self.max_message_size:
             return self._too_large(size, blen)
-        born_block = self._born.get(req.born_host, b"")
-        if born_block == b"":
-            born_block = self._born_block(req.born_host)
         store_block = self._store_block
+        place: RecordPlace | None = None  # the general encoder's offsets and time (IPv6 hosts), set below
         if born_block is None or store_block is None:
-            req.properties = props_text  # the generic encoder reads the text it was given from the request
-            return self._append_generic(req)
+            place = RecordPlace(0, 0, 0, self.store_host, props_b, None, trailer != b"")
+            size = len(encode_message(req, place))
+            if size > self.max_message_size:
+                return self._too_large(size, blen)
         if size > self.commitlog.max_record_size:
             return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
         queue_id = req.queue_id
         sys_flag = req.sys_flag & ~_V6_BITS
         dispatch = not sys_flag & _NOT_DISPATCHED_BIT
-        key = (topic, queue_id)
-        qoff = self.queue_offsets.get(key, 0) if dispatch else 0
+        qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
         mf = self.commitlog.writable(size)
         phys = mf.start + mf.wrote
         now = int(clock * 1000)  # _now, inlined
         if now < self.last_store_ts:
             now = self.last_store_ts
         self.last_store_ts = now
-        data = _encode_v4(
-            size, _crc32(body), queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp, born_block, now,
-            store_block, req.reconsume_times, req.prepared_transaction_offset, body, topic_block, props_b, trailer,
-        )  # fmt: skip
-        try:
-            mf.write(data)
-        except OSError as exc:
-            return self.write_failed(exc)
-        if dispatch:
-            self.queue_offsets[key] = qoff + 1
-        self.dispatcher.submit(Appended(topic, queue_id, qoff, phys, [size], sys_flag, now, [props_text]))
-        self.put_count += 1
-        self.put_bytes += size
-        return PutMessageResult(
-            PutMessageStatus.PUT_OK, [AppendResult(phys, size, queue_id, qoff, now, self.msg_id_prefix)]
-        )
-
-    def _append_generic(self, req: PutRequest) -> PutMessageResult:
-        """A message with an IPv6 born or store host (sysFlag 0x10 / 0x20 set by the encoder). The official C++
-        client reads hosts as IPv4 whatever the flags say; the broker should hand IPv4 hosts in when it can.
-        ``req.properties`` is text here (``append_one`` and ``_batch_generic`` hand it in as text)."""
-        topic, queue_id, body = req.topic, req.queue_id, req.body
-        props_text = cast(str, req.properties)
-        sys_flag = req.sys_flag & ~_V6_BITS
-        dispatch = not sys_flag & _NOT_DISPATCHED_BIT
-        qoff = self.queue_offsets.get((topic, queue_id), 0) if dispatch else 0
-        now = self._now()
-
-        props_b = props_text.encode()
-        # the commit-log offset is known last; sealed unless the properties leave no room for the seal
-        place = RecordPlace(qoff, 0, now, self.store_host, props_b, None, len(props_b) <= self._seal_max)
-
-        def encode(phys: int) -> bytes:
-            place.physical_offset = phys
-            return bytes(encode_message(req, place))
-
-        size = len(encode(0))
-        if size > self.max_message_size:
-            return self._too_large(size, len(body))
-        if size > self.commitlog.max_record_size:
-            return _fail(PutMessageStatus.MESSAGE_ILLEGAL, f"message size {size} over a commit-log file")
-        mf = self.commitlog.writable(size)
-        phys = mf.start + mf.wrote
-        return self._commit(
-            mf, encode(phys), Appended(topic, queue_id, qoff, phys, [size], sys_flag, now, [props_text])
-        )
+        if born_block is not None and store_block is not None:
+            data = _encode_v4(
+                size, _crc32(body), queue_id, req.flag, qoff, phys, sys_flag, req.born_timestamp, born_block, now,
+                store_block, req.reconsume_times, req.prepared_transaction_offset, body, topic_block, props_b, trailer,
+            )  # fmt: skip
+        else:  # an IPv6 host: measured above
+            assert place is not None
+            place.queue_offset, place.physical_offset, place.store_timestamp = qoff, phys, now
+            data = bytes(encode_message(req, place))
+        return self._commit(mf, data, req, qoff, [size], [props_text])
 
     # -- a batch ---------------------------------------------------------------------------------------------------
 
@@ -446,10 +426,11 @@ class Appender:
         )  # fmt: skip
         data = _encode_run(run, src, spans, view.flags, sizes, seals)
         texts = cast(list[Properties], view.texts)  # the view's own list: nothing mutates it
-        return self._commit(mf, data, Appended(topic, queue_id, qoff0, phys0, sizes, sys_flag, now, texts))
+        return self._commit(mf, data, req, qoff0, sizes, texts)
 
     def _batch_generic(self, req: BatchPutRequest) -> PutMessageResult:
-        """A batch with an IPv6 host: message by message through the generic encoder (rare; not one write)."""
+        """A batch with an IPv6 host: message by message through ``append_one`` (its general encoder; rare, not one
+        write)."""
         items = req.items
         for it in items:  # refuse the whole batch before writing any of it
             if len(it.body) > self.max_message_size:
@@ -461,7 +442,7 @@ class Appender:
             one = PutRequest(
                 req.topic, req.queue_id, it.flag, req.sys_flag, req.born_timestamp, req.born_host, it.body, it.text
             )
-            res = self._append_generic(one)
+            res = self.append_one(one)
             if res.status is not PutMessageStatus.PUT_OK:
                 return res if not results else PutMessageResult(res.status, results, res.remark)
             results.extend(res.items)

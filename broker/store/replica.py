@@ -18,12 +18,12 @@ import logging
 from collections.abc import Iterator
 
 from broker.store.file_queue import MappedFileQueue
-from protocol.record import BLANK_MAGIC, FIXED_SIZE_V4, MAGIC_V1, SIZE_MAGIC, index_fields
+from protocol.record import BLANK_MAGIC, FIXED_SIZE_V4, MAGIC_V1, SIZE_MAGIC, IndexFields, index_fields
 
 _log = logging.getLogger("rocketq.store.replica")
 
-# (phys, size, topic, queue_id, queue_offset, sys_flag, store_ts, properties)
-ParsedRecord = tuple[int, int, str, int, int, int, int, str]
+# (phys, size, what dispatch reads of the record)
+ParsedRecord = tuple[int, int, IndexFields]
 
 
 class ReplicaParser:
@@ -68,4 +68,4 @@ class ReplicaParser:
                 return
             f = index_fields(buf, pos)
             self.reput = off + size
-            yield off, size, f.topic, f.queue_id, f.queue_offset, f.sys_flag, f.store_timestamp, f.properties
+            yield off, size, f

@@ -99,12 +99,12 @@ class StoreReplication:
         offsets = self._queue_offsets
         appender = self._appender
         submit = self.dispatcher.submit
-        for phys, size, topic, qid, qoff, sys_flag, store_ts, props in parser.records():
-            if dispatchable(sys_flag):
-                offsets[(topic, qid)] = qoff + 1
-            if store_ts > appender.last_store_ts:
-                appender.last_store_ts = store_ts
-            submit(Appended(topic, qid, qoff, phys, [size], sys_flag, store_ts, [props]))
+        for phys, size, f in parser.records():
+            if dispatchable(f.sys_flag):
+                offsets[(f.topic, f.queue_id)] = f.queue_offset + 1
+            if f.store_timestamp > appender.last_store_ts:
+                appender.last_store_ts = f.store_timestamp
+            submit(Appended(f, f.queue_offset, phys, [size], f.store_timestamp, [f.properties]))
         return q.max_offset
 
     @property

@@ -25,7 +25,7 @@ from typing import Any
 
 from protocol.batch import BatchItem
 from protocol.message_ext import MessageExt
-from protocol.record import RecordMessage
+from protocol.record import IndexFields, RecordMessage
 
 Host = str | tuple[str, int]
 
@@ -87,10 +87,16 @@ class BatchPutRequest:
 Properties = str | dict[str, str] | tuple[str, str | None, str | None, str | None]
 
 
+# what an append stored, as ``Appended`` reads it: a put's request, or a record read back (recovery, replication)
+Stored = PutRequest | BatchPutRequest | MessageExt | IndexFields
+
+
 @dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class Appended:
     """One append (a single message or a batch) as the dispatcher gets it: everything dispatch needs, so nothing
-    is parsed again. Records are consecutive from ``phys``; their queue offsets from ``queue_offset``."""
+    is parsed again. Records are consecutive from ``phys``; their queue offsets from ``queue_offset``. Built from
+    what was stored (its topic, queue and sysFlag) and what the append gave it (offsets, sizes, store time, the
+    properties as stored)."""
 
     topic: str
     queue_id: int
@@ -103,21 +109,19 @@ class Appended:
 
     def __init__(
         self,
-        topic: str,
-        queue_id: int,
+        stored: Stored,
         queue_offset: int,
         phys: int,
         sizes: list[int],
-        sys_flag: int,
         store_timestamp: int,
         properties: list[Properties],
     ) -> None:
-        self.topic = topic
-        self.queue_id = queue_id
+        self.topic = stored.topic
+        self.queue_id = stored.queue_id
         self.queue_offset = queue_offset
         self.phys = phys
         self.sizes = sizes
-        self.sys_flag = sys_flag
+        self.sys_flag = stored.sys_flag
         self.store_timestamp = store_timestamp
         self.properties = properties
 

@@ -45,8 +45,10 @@ from tests.integration.remoting_support import (
 __all__ = ["loop_errors", "server"]  # fixtures
 
 
-def req(code: int, opaque: int, st: SerializeType = SerializeType.JSON, **kw: Any) -> bytes:
-    return encode_frame(RemotingCommand(code=code, opaque=opaque, serialize_type=st, **kw))
+def req(code: int, opaque: int, st: SerializeType = SerializeType.JSON, flag: int = 0, **kw: Any) -> bytes:
+    cmd = RemotingCommand(code=code, opaque=opaque, serialize_type=st, **kw)
+    cmd.flag = flag
+    return encode_frame(cmd)
 
 
 def raw_json_frame(header: bytes, body: bytes = b"") -> bytes:

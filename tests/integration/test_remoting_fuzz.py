@@ -41,8 +41,17 @@ from tests.integration.remoting_support import (
 __all__ = ["loop_errors", "server"]  # fixtures
 
 text = st.text(alphabet=st.sampled_from('ab\x00\x01\x02"\\{}é中🚀\ud800'), max_size=12)
+
+
+def _command(language: LanguageCode, flag: int, **fields: Any) -> RemotingCommand:
+    """A command from any client: its language and flag set after the constructor (which takes a request's own)."""
+    cmd = RemotingCommand(**fields)
+    cmd.language, cmd.flag = language, flag
+    return cmd
+
+
 commands = st.builds(
-    RemotingCommand,
+    _command,
     code=st.sampled_from([FAST, BOOM, REFUSE, MISSING, UNKNOWN]),  # never the held or call-back codes
     language=st.sampled_from(list(LanguageCode)),
     opaque=st.integers(-(2**31), 2**31 - 1),

@@ -22,8 +22,27 @@ text = st.text(
     max_size=40,
 )
 ext_fields = st.dictionaries(text.filter(bool), text, max_size=10)
+
+
+def _command(
+    code: int,
+    language: LanguageCode,
+    version: int,
+    opaque: int,
+    flag: int,
+    remark: str | None,
+    ext_fields: dict[str, str],
+    body: bytes,
+    serialize_type: SerializeType,
+) -> RemotingCommand:
+    """A command with every header field chosen (the constructor takes the six a request or reply sets)."""
+    cmd = RemotingCommand(code, opaque, remark, ext_fields, body, serialize_type)
+    cmd.language, cmd.version, cmd.flag = language, version, flag
+    return cmd
+
+
 commands = st.builds(
-    RemotingCommand,
+    _command,
     code=st.integers(0, 32767),  # int16 in the ROCKETMQ header
     language=st.sampled_from(list(LanguageCode)),
     version=st.integers(0, 32767),
@@ -174,7 +193,7 @@ def test_a_smaller_limit_applies() -> None:
     "cmd",
     [
         RemotingCommand(40000, serialize_type=SerializeType.ROCKETMQ),
-        RemotingCommand(10, version=-40000, serialize_type=SerializeType.ROCKETMQ),
+        _command(10, LanguageCode.PYTHON, -40000, 0, 0, None, {}, b"", SerializeType.ROCKETMQ),
         RemotingCommand(10, opaque=2**31, serialize_type=SerializeType.ROCKETMQ),
         RemotingCommand(10, opaque=2**64, serialize_type=SerializeType.MSGPACK),
         RemotingCommand(10, body=b"x" * MAX_FRAME),

@@ -1,5 +1,6 @@
-"""A single message from an IPv6 producer takes the store's generic encoder (``Appender._append_generic``): its
-properties, given as a dict or as text, are stored once as text and read back, with the IPv6 born host."""
+"""A single message from an IPv6 producer takes the record module's general encoder (``encode_message``, from
+``Appender.append_one``): its properties, given as a dict or as text, are stored once as text and read back, with
+the IPv6 born host."""
 
 from __future__ import annotations
 
