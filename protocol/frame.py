@@ -163,7 +163,7 @@ class FrameDecoder:
         bstart = hstart + hlen
         body = bytes(self._view[bstart:end]) if end > bstart else b""
         try:
-            cmd = decode_header(stype, buf[hstart:bstart], body)
+            cmd = decode_header(stype, self._view[hstart:bstart], body)  # a view: the decoders copy what they keep
         except MalformedFrameError as exc:
             self._error = exc
             raise
