@@ -145,7 +145,11 @@ class FrameDecoder:
         avail = self._end - pos
         if avail < 4:
             return None
-        length, word = PREFIX.unpack_from(buf, pos) if avail >= 8 else (struct.unpack_from(">i", buf, pos)[0], 0)
+        # the big-endian words read byte by byte: compiled, a byte index is a C array read, where unpack_from
+        # made a tuple and two int objects per frame
+        length = (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
+        if length >= 0x80000000:  # int32: a negative length
+            length -= 0x100000000
         if length > self._max_frame:
             raise self._fail(FrameTooLargeError(length, self._max_frame))
         if length < 4:
@@ -155,15 +159,15 @@ class FrameDecoder:
             if end > len(buf):  # the rest of it is received straight into place, in a buffer sized for it if larger
                 self._make_room(4 + length)
             return None
-        stype = word >> 24
-        hlen = word & 0xFFFFFF
+        stype = buf[pos + 4]  # length >= 4: the serializeType << 24 | headerLength word is here
+        hlen = (buf[pos + 5] << 16) | (buf[pos + 6] << 8) | buf[pos + 7]
         if hlen > length - 4:
             raise self._fail(MalformedFrameError(f"header length {hlen} exceeds frame length {length}"))
         hstart = pos + 8
         bstart = hstart + hlen
         body = bytes(self._view[bstart:end]) if end > bstart else b""
         try:
-            cmd = decode_header(stype, buf[hstart:bstart], body)
+            cmd = decode_header(stype, self._view[hstart:bstart], body)  # a view: the decoders copy what they keep
         except MalformedFrameError as exc:
             self._error = exc
             raise

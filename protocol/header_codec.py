@@ -147,7 +147,8 @@ def _from_mapping(obj: Any, serialize_type: SerializeType, body: bytes) -> Remot
     return cmd
 
 
-def _to_mapping(cmd: RemotingCommand, language: object) -> dict[str, Any]:
+def _to_mapping(cmd: RemotingCommand, language: object, json_rpc_type: bool = True) -> dict[str, Any]:
+    """The header object; ``json_rpc_type``: with JSON's ``serializeTypeCurrentRPC`` (msgpack's leaves it out)."""
     obj: dict[str, Any] = {"code": cmd.code}
     if cmd.ext_fields:
         obj["extFields"] = cmd.ext_fields
@@ -156,7 +157,8 @@ def _to_mapping(cmd: RemotingCommand, language: object) -> dict[str, Any]:
     obj["opaque"] = cmd.opaque
     if cmd.remark is not None:
         obj["remark"] = cmd.remark
-    obj["serializeTypeCurrentRPC"] = "JSON"
+    if json_rpc_type:
+        obj["serializeTypeCurrentRPC"] = "JSON"
     obj["version"] = cmd.version
     return obj
 
@@ -196,8 +198,7 @@ def decode_json_header(data: bytes | bytearray | memoryview, body: bytes) -> Rem
 
 
 def encode_msgpack_header(cmd: RemotingCommand) -> bytes:
-    obj = _to_mapping(cmd, int(cmd.language))
-    del obj["serializeTypeCurrentRPC"]
+    obj = _to_mapping(cmd, int(cmd.language), False)
     try:
         return _msgpack_pack(obj)  # type: ignore[no-any-return]
     except (OverflowError, TypeError, ValueError) as exc:  # e.g. an int beyond 64 bits, a lone surrogate

@@ -172,7 +172,7 @@ class PullHandlers:
         return self._reply(cmd, get, await self._store.get_message(get))
 
     def _reply(self, cmd: RemotingCommand, get: GetRequest, result: GetMessageResult) -> RemotingCommand:
-        status = result.status.name
+        status = result.status._name_  # the member's own attribute: ``name`` is an interpreted descriptor
         code = _STATUS_CODE.get(status)
         if code is None:  # NO_MESSAGE_IN_QUEUE / NO_MATCHED_LOGIC_QUEUE
             code = ResponseCode.PULL_OFFSET_MOVED if get.offset != 0 else ResponseCode.PULL_NOT_FOUND

@@ -2,7 +2,8 @@
 
 J's ``PullRequestHoldService`` re-checks held pulls every 5 s (1 s for short polling) and is also woken by the
 reput service's ``notifyMessageArriving``. Here there is no polling timer: each held pull is a callback with its own
-``call_later`` deadline (``park``), and the store's arrival listener (fired after a
+deadline (``park``), all served by one loop timer armed at the earliest (no timer handle made and cancelled per
+hold: workload B parks and wakes a pull per message), and the store's arrival listener (fired after a
 message is dispatched to its consume queue) wakes the pulls parked on that (topic, queue) whose offset the message
 reaches and whose tag-hash filter it passes. The pull handler's callback then re-runs the read and answers, right
 there, inside the put that stored the message: the pull's reply leaves before the send's own (no Task woken, no
@@ -21,6 +22,7 @@ PULL_NOT_FOUND before the server stops.
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
 from collections.abc import Callable
 
@@ -40,28 +42,48 @@ class Wake(enum.Enum):
 
 
 class _Held:
-    """One held pull: the read it will run again, what its wake calls, and its deadline's timer."""
+    """One held pull: the read it will run again, what its wake calls, and its deadline (loop time)."""
 
-    __slots__ = ("key", "on_wake", "request", "timer", "wake_on_arrival")
+    __slots__ = ("deadline", "key", "on_wake", "request", "wake_on_arrival")
 
     def __init__(
-        self, key: tuple[str, int], request: GetRequest, on_wake: Callable[[Wake], None], wake_on_arrival: bool
+        self,
+        key: tuple[str, int],
+        request: GetRequest,
+        on_wake: Callable[[Wake], None],
+        wake_on_arrival: bool,
+        deadline: float,
     ) -> None:
         self.key = key
-        self.request = request
+        self.request: GetRequest | None = request  # None once woken or dropped (nothing kept for the sweep)
         self.on_wake: Callable[[Wake], None] | None = on_wake  # None once woken or dropped
         self.wake_on_arrival = wake_on_arrival
-        self.timer: asyncio.TimerHandle | None = None
+        self.deadline = deadline
 
 
 class LongPollingService:
+    """Deadlines: the holds of one timeout sit in one deque in park order, so their deadlines are non-decreasing;
+    one loop timer fires at the earliest head and times out every hold due. A woken hold stays in its deque (its
+    fields cleared) until the sweep reaches it, or until such entries outnumber the live ones: then the deques
+    are compacted, so memory stays proportional to the pulls held."""
+
     def __init__(self) -> None:
         self._held: dict[tuple[str, int], list[_Held]] = {}
         self._closed = False
+        self._due: dict[float, collections.deque[_Held]] = {}  # timeout -> its holds, deadline order
+        self._queued = 0  # entries in the deques, woken ones included
+        self._live = 0  # holds not yet woken or dropped
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
 
     @property
     def held_count(self) -> int:
         return sum(len(v) for v in self._held.values())
+
+    @property
+    def tracked(self) -> int:
+        """Entries the deadline sweep keeps: the holds, and woken ones it has not reached yet (bounded by them)."""
+        return self._queued
 
     def held_on(self, topic: str, queue_id: int) -> int:
         """How many pulls are held on (topic, queue_id)."""
@@ -87,22 +109,73 @@ class LongPollingService:
             on_wake(Wake.SHUTDOWN)
             return None
         key = (request.topic, request.queue_id)
-        entry = _Held(key, request, on_wake, wake_on_arrival)
         if wake_on_arrival and max_offset_now is not None and max_offset_now(key[0], key[1]) > request.offset:
-            entry.on_wake = None
             on_wake(Wake.ARRIVED)
             return None
+        loop = asyncio.get_running_loop()
+        timeout = max(timeout_s, 0.0)
+        deadline = loop.time() + timeout
+        entry = _Held(key, request, on_wake, wake_on_arrival, deadline)
         self._held.setdefault(key, []).append(entry)
-        entry.timer = asyncio.get_running_loop().call_later(max(timeout_s, 0.0), self._wake, entry, Wake.TIMEOUT)
+        due = self._due.get(timeout)
+        if due is None:
+            due = self._due[timeout] = collections.deque()
+        due.append(entry)
+        self._queued += 1
+        self._live += 1
+        if self._timer is None or deadline < self._timer_at:
+            self._arm(loop, deadline)
         return entry
 
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = when
+        self._timer = loop.call_at(when, self._sweep)
+
+    def _sweep(self) -> None:
+        """The timer: time out every hold whose deadline passed, drop the woken entries met, re-arm at the earliest
+        deadline left (none left: no timer)."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        expired: list[_Held] = []
+        earliest = -1.0
+        for timeout, due in list(self._due.items()):
+            while due and (due[0].on_wake is None or due[0].deadline <= now):
+                entry = due.popleft()
+                self._queued -= 1
+                if entry.on_wake is not None:
+                    expired.append(entry)
+            if due:
+                if earliest < 0 or due[0].deadline < earliest:
+                    earliest = due[0].deadline
+            else:
+                del self._due[timeout]
+        if earliest >= 0:  # before the wakes: a pull parked from inside one compares its deadline with this
+            self._arm(loop, earliest)
+        for entry in expired:
+            self._wake(entry, Wake.TIMEOUT)
+
+    def _compact(self) -> None:
+        """Keep only the live holds in the deadline deques (woken ones outnumbered them)."""
+        for timeout, due in list(self._due.items()):
+            kept = collections.deque(e for e in due if e.on_wake is not None)
+            if kept:
+                self._due[timeout] = kept
+            else:
+                del self._due[timeout]
+        self._queued = sum(len(due) for due in self._due.values())
+
     def drop(self, entry: _Held) -> bool:
-        """Stop holding ``entry`` (its timer too); False when it was already woken or dropped."""
+        """Stop holding ``entry`` (the sweep forgets it); False when it was already woken or dropped."""
         if entry.on_wake is None:
             return False
         entry.on_wake = None
-        if entry.timer is not None:
-            entry.timer.cancel()
+        entry.request = None
+        self._live -= 1
+        if self._queued > 2 * self._live + 64:
+            self._compact()
         waiting = self._held.get(entry.key)
         if waiting is not None:
             try:
@@ -125,9 +198,10 @@ class LongPollingService:
             return
         next_offset = arrival.next_offset
         for entry in list(waiting):  # a wake removes its entry
-            if not entry.wake_on_arrival or next_offset <= entry.request.offset:
+            request = entry.request
+            if request is None or not entry.wake_on_arrival or next_offset <= request.offset:
                 continue
-            f = entry.request.filter
+            f = request.filter
             match_code = None if f is None else f.match_code
             if match_code is None or match_code(arrival.tags_code):
                 self._wake(entry, Wake.ARRIVED)
@@ -139,7 +213,7 @@ class LongPollingService:
             for (held_topic, _qid), waiting in self._held.items()
             if held_topic == topic
             for entry in waiting
-            if entry.request.group == group
+            if entry.request is not None and entry.request.group == group
         ]
         for entry in woken:
             self._wake(entry, Wake.RESET)
@@ -151,6 +225,11 @@ class LongPollingService:
         held = [entry for waiting in self._held.values() for entry in waiting]
         for entry in held:
             self._wake(entry, Wake.SHUTDOWN)
+        self._due.clear()
+        self._queued = 0
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if held:
             _log.info("released held pulls", count=len(held))
         return len(held)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
-from protocol.remoting.request_context import RequestContext as RequestContext  # defined apart to be compiled
+from protocol.remoting.request_context import DeferredReply as DeferredReply  # defined apart to be compiled
+from protocol.remoting.request_context import RequestContext as RequestContext
 
 if TYPE_CHECKING:
     from protocol.codes import LanguageCode
@@ -105,42 +106,6 @@ class ChannelState:
                 cb(self)  # type: ignore[arg-type]
             except Exception:
                 log.exception("close callback failed")
-
-
-class DeferredReply:
-    """A reply a handler returns before it exists. The code that completes the request calls ``resolve(reply)``
-    once, on the loop (later calls are ignored); the connection that served the request writes it then. Resolved
-    before the connection took it (``bind``), the reply is written at ``bind``. A handler that returns one must see
-    to it that it is resolved (a timeout at the latest): until then the request counts as in flight."""
-
-    __slots__ = ("_ctx", "_reply", "_resolved", "_sink")
-
-    def __init__(self) -> None:
-        self._sink: Callable[[RequestContext, RemotingCommand | None], None] | None = None
-        self._ctx: RequestContext | None = None
-        self._reply: RemotingCommand | None = None
-        self._resolved = False
-
-    def bind(self, sink: Callable[[RequestContext, RemotingCommand | None], None], ctx: RequestContext) -> None:
-        """The connection's side: ``sink(ctx, reply)`` once the reply is there."""
-        if self._resolved:
-            sink(ctx, self._reply)
-        else:
-            self._sink = sink
-            self._ctx = ctx
-
-    def resolve(self, reply: RemotingCommand | None) -> None:
-        if self._resolved:
-            return
-        self._resolved = True
-        sink = self._sink
-        if sink is None:
-            self._reply = reply
-            return
-        ctx = self._ctx
-        self._sink = self._ctx = None
-        assert ctx is not None
-        sink(ctx, reply)
 
 
 Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand | DeferredReply | None]]

@@ -12,6 +12,7 @@ from broker.store.dispatcher import Arrival
 from broker.store.request import GetRequest, MessageFilter
 from protocol.codes import LanguageCode, RequestCode
 from protocol.command import RemotingCommand
+from tests.eventually import eventually
 from tests.unit.broker.polling_support import hold
 
 
@@ -138,3 +139,50 @@ async def test_hold_race_with_dispatch() -> None:
     assert (
         await hold(svc, _get("T", 0, 3), 10.0, lambda topic, qid: 4 if (topic, qid) == ("T", 0) else 0) is Wake.ARRIVED
     )
+
+
+async def test_holds_of_different_timeouts_each_expire_and_the_rest_stay_held() -> None:
+    svc = LongPollingService()
+    order: list[str] = []
+
+    def note(name: str) -> Callable[[Wake], None]:
+        return lambda why: order.append(f"{name}:{why.value}")
+
+    svc.park(_get("T", 0), 0.2, note("slow"))
+    svc.park(_get("T", 1), 0.02, note("fast"))
+    svc.park(_get("T", 2), 10.0, note("long"))
+    svc.park(_get("T", 3), 0.02, note("fast2"))
+    await eventually(lambda: len(order) >= 3, timeout=5)
+    assert order == ["fast:timeout", "fast2:timeout", "slow:timeout"]
+    assert svc.held_count == 1 and svc.held_on("T", 2) == 1
+    svc.release_all()
+    assert order[-1] == "long:shutdown" and svc.held_count == 0
+
+
+async def test_pull_parked_from_a_timeout_wake_is_timed_too() -> None:
+    svc = LongPollingService()
+    order: list[str] = []
+
+    def first(why: Wake) -> None:
+        order.append(f"first:{why.value}")
+        svc.park(_get("T", 0), 0.01, lambda w: order.append(f"again:{w.value}"))
+
+    svc.park(_get("T", 0), 0.01, first)
+    svc.park(_get("T", 1), 30.0, lambda w: order.append(f"other:{w.value}"))  # a later deadline stays armed too
+    await eventually(lambda: len(order) >= 2, timeout=5)
+    assert order == ["first:timeout", "again:timeout"]
+    svc.release_all()
+
+
+async def test_woken_holds_are_not_kept_for_their_deadline() -> None:
+    svc = LongPollingService()
+    woken: list[Wake] = []
+    for offset in range(5000):  # workload B: each message wakes the pull held at the queue's end, the next one parks
+        svc.park(_get("T", 0, offset), 15.0, woken.append)
+        svc.notify_arrival(Arrival("T", 0, offset + 1))
+    assert woken == [Wake.ARRIVED] * 5000 and svc.held_count == 0
+    assert svc.tracked <= 200  # not 5000 entries waiting 15 s for the sweep
+    live = [svc.park(_get("T", q), 15.0, woken.append) for q in range(300)]
+    assert svc.held_count == 300 and svc.tracked <= 3 * 300 + 64
+    svc.release_all()
+    assert all(e is not None for e in live) and woken.count(Wake.SHUTDOWN) == 300 and svc.tracked == 0

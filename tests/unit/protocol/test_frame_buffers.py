@@ -197,3 +197,22 @@ def test_small_frames_across_the_end_of_the_standard_buffer() -> None:
         assert dec.reserved < 1000  # at most one partial frame
     assert len(got) == 1000 and all(same(a, b) for a, b in zip(got, sent, strict=True))
     assert len(dec.get_buffer()) == STANDARD_BUFFER
+
+
+@pytest.mark.parametrize("length", [-1, -(1 << 31), 0, 3])
+def test_a_negative_or_short_length_word_is_malformed(length: int) -> None:
+    dec = FrameDecoder()
+    receive(dec, struct.pack(">i", length) + b"\x00" * 12)
+    with pytest.raises(MalformedFrameError, match=f"frame length {length} is smaller"):
+        dec.next_frame()
+
+
+def test_header_type_and_length_are_read_from_the_second_word() -> None:
+    header = b'{"code":7,"flag":0,"language":"JAVA","opaque":9,"version":1}'
+    wire = struct.pack(">iI", 4 + len(header) + 3, len(header)) + header + b"abc"
+    dec = FrameDecoder()
+    receive(dec, wire + struct.pack(">iI", 4 + 2, (3 << 24) | 2) + b"{}")
+    got = dec.next_frame()
+    assert got is not None and (got.code, got.opaque, got.body) == (7, 9, b"abc")
+    with pytest.raises(MalformedFrameError, match="unknown serialize type 3"):
+        dec.next_frame()
