@@ -400,9 +400,12 @@ class Dispatcher:
         for i in range(n):
             props = props_list[i]
             if isinstance(props, str):
-                tags = _prop(props, "TAGS\x01", _TAGS)
+                if "S\x01" in props:  # what both "TAGS\x01" and "KEYS\x01" end with: one scan when neither is there
+                    tags = _prop(props, "TAGS\x01", _TAGS)
+                    keys = _prop(props, "KEYS\x01", _KEYS) if index is not None else None
+                else:
+                    tags = keys = None
                 if index is not None:
-                    keys = _prop(props, "KEYS\x01", _KEYS)
                     uniq = _prop(props, "UNIQ_KEY\x01", _UNIQ)
             else:
                 if texts is None:
@@ -426,7 +429,9 @@ class Dispatcher:
                 if uniq:
                     uniqs[i] = uniq
                     indexed = True
-        texts_l: list[str | dict[str, str]] = texts if texts is not None else cast(list[str | dict[str, str]], props_list)
+        texts_l: list[str | dict[str, str]] = (
+            texts if texts is not None else cast(list[str | dict[str, str]], props_list)
+        )
         files = cq.queue.files
         mf = files[-1] if files else None
         if mf is not None and mf.start + mf.wrote == queue_offset * UNIT_SIZE and mf.wrote + n * UNIT_SIZE <= mf.size:
