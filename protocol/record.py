@@ -234,9 +234,12 @@ def encode_record_v4(
         born_block, store_timestamp, store_block, reconsume_times, prepared_transaction_offset, len(body),
     )  # fmt: skip
     if seal:
-        # the digits by the inline % operator: a bound __mod__ costs ~70 ns more
         tail = b"".join((topic_block, _pack_i16(plen), props, seal))
-        return b"".join((head, body, tail, b"%010d\x02" % crc32(head + tail, crc)))
+        c = crc32(tail, crc32(head, crc))
+        d4 = _DIGITS4
+        return b"".join(
+            (head, body, tail, _DIGITS2[c // 100_000_000], d4[c // 10_000 % 10_000], d4[c % 10_000], _SEAL_END)
+        )
     return b"".join((head, body, topic_block, _pack_i16(plen), props))
 
 
