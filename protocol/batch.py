@@ -151,34 +151,38 @@ class BatchView(Sequence[BatchItem]):
 
 def scan_batch(body: bytes | bytearray | memoryview) -> BatchView:
     """Check a SEND_BATCH_MESSAGE body and note where its entries' parts are (``BatchView``); RecordError on
-    inconsistent lengths or properties that are not UTF-8."""
+    inconsistent lengths or properties that are not UTF-8.
+
+    The big-endian lengths and the flag are read byte by byte (compiled, an index into ``bytes`` is a native load:
+    a third of the cost of a ``struct`` unpack's tuple per entry)."""
     spans: list[int] = []
     flags: list[int] = []
     texts: list[str] = []
-    unpack_head = _BATCH_HEAD.unpack_from
-    unpack_len = I16.unpack_from
     if not isinstance(body, bytes):
         body = bytes(body)  # one copy; the view keeps it
     pos = 0
     end = len(body)
     try:
         while pos < end:
-            total, _magic, _crc, flag, blen = unpack_head(body, pos)
+            total = body[pos] << 24 | body[pos + 1] << 16 | body[pos + 2] << 8 | body[pos + 3]
+            flag = body[pos + 12] << 24 | body[pos + 13] << 16 | body[pos + 14] << 8 | body[pos + 15]
+            blen = body[pos + 16] << 24 | body[pos + 17] << 16 | body[pos + 18] << 8 | body[pos + 19]
             nxt = pos + total
             p = pos + 20 + blen  # the properties length
-            if total < 22 or nxt > end or blen < 0 or p + 2 > nxt:
+            # a negative int32 reads as >= 2**31 here: too long for any body
+            if total < 22 or nxt > end or p + 2 > nxt:
                 raise RecordError(f"bad batch entry at {pos}")
-            plen = unpack_len(body, p)[0]
-            if plen < 0 or p + 2 + plen != nxt:
+            plen = body[p] << 8 | body[p + 1]
+            if p + 2 + plen != nxt:  # a negative int16 reads as >= 2**15: more than the entry holds
                 raise RecordError(f"bad batch entry properties at {pos}")
             spans.append(pos + 20)
             spans.append(p + 2)
             spans.append(nxt)
-            flags.append(flag)
-            texts.append(str(body[p + 2 : nxt], "utf-8") if plen else "")
+            flags.append(flag - 0x1_0000_0000 if flag & 0x8000_0000 else flag)
+            texts.append(body[p + 2 : nxt].decode() if plen else "")
             pos = nxt
-    except struct.error as exc:
-        raise RecordError(f"truncated batch entry at {pos}: {exc}") from None
+    except IndexError:
+        raise RecordError(f"truncated batch entry at {pos}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"undecodable batch properties at {pos}: {exc}") from None
     return BatchView(body, spans, flags, texts)

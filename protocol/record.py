@@ -118,6 +118,11 @@ FIXED_SIZE_V4: Final = 91  # record size with IPv4 hosts and empty body, topic a
 _pack_head_v4 = RECORD_HEAD_V4.pack
 _pack_i16 = I16.pack
 BLANK: Final = -1  # check_record's answer for an end-of-file filler
+# A seal's ten digits as three table entries (a CRC-32 is below 43 * 10**8): ~230 ns less per record than
+# formatting them (``b"%010d" % crc``), compiled; the tables take ~0.4 MB.
+_DIGITS2: Final = [b"%02d" % i for i in range(100)]
+_DIGITS4: Final = [b"%04d" % i for i in range(10_000)]
+_SEAL_END: Final = b"\x02"
 
 
 def transaction_type(sys_flag: int) -> int:
@@ -229,9 +234,12 @@ def encode_record_v4(
         born_block, store_timestamp, store_block, reconsume_times, prepared_transaction_offset, len(body),
     )  # fmt: skip
     if seal:
-        # the digits by the inline % operator: a bound __mod__ costs ~70 ns more
         tail = b"".join((topic_block, _pack_i16(plen), props, seal))
-        return b"".join((head, body, tail, b"%010d\x02" % crc32(head + tail, crc)))
+        c = crc32(tail, crc32(head, crc))
+        d4 = _DIGITS4
+        return b"".join(
+            (head, body, tail, _DIGITS2[c // 100_000_000], d4[c // 10_000 % 10_000], d4[c % 10_000], _SEAL_END)
+        )
     return b"".join((head, body, topic_block, _pack_i16(plen), props))
 
 
@@ -261,7 +269,8 @@ def encode_records_v4(
     ``src[spans[3i+1] : spans[3i+2]]`` (``protocol.batch.BatchView``'s spans), flag ``flags[i]``, size ``sizes[i]``
     and seal ``seals[i]`` (as ``encode_record_v4``'s ``seal``); reconsume times and prepared-transaction offset 0.
     Per record: one head ``pack``, one join of its tail, the seal's CRC continued over head and tail without
-    concatenating them; the body is copied only by the final join. Nothing is checked here."""
+    concatenating them, its digits looked up (``_DIGITS2`` / ``_DIGITS4``), not formatted; the body is copied only
+    by the final join. Nothing is checked here."""
     parts: list[bytes | memoryview] = []
     add = parts.extend
     mv = memoryview(src)
@@ -271,6 +280,8 @@ def encode_records_v4(
     phys = run.physical_offset
     pack_head = _pack_head_v4
     pack_i16 = _pack_i16
+    d2 = _DIGITS2
+    d4 = _DIGITS4
     for i in range(len(flags)):
         bs = spans[3 * i]
         ps = spans[3 * i + 1]
@@ -284,10 +295,12 @@ def encode_records_v4(
         )  # fmt: skip
         seal = seals[i]
         if seal:
-            tail = b"".join((topic_block, pack_i16(pe - ps + len(seal) + SEAL_DIGITS_LEN + 1), mv[ps:pe], seal))
-            add((head, body, tail, b"%010d\x02" % crc32(tail, crc32(head, crc))))
+            # the properties as a bytes slice (cheaper than a memoryview's); the seal's digits from the tables
+            tail = b"".join((topic_block, pack_i16(pe - ps + len(seal) + SEAL_DIGITS_LEN + 1), src[ps:pe], seal))
+            c = crc32(tail, crc32(head, crc))
+            add((head, body, tail, d2[c // 100_000_000], d4[c // 10_000 % 10_000], d4[c % 10_000], _SEAL_END))
         else:
-            add((head, body, topic_block, pack_i16(pe - ps), mv[ps:pe]))
+            add((head, body, topic_block, pack_i16(pe - ps), src[ps:pe]))
         phys += size
         qoff += step
     return b"".join(parts)

@@ -43,8 +43,10 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import struct
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final
+from itertools import accumulate
+from typing import Any, Final, cast
 
 from broker.store.commitlog import CommitLog
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
@@ -97,7 +99,19 @@ _KEYS = PropertyKey.KEYS
 _UNIQ = PropertyKey.UNIQ_KEY
 
 
-_pack_unit = UNIT.pack
+_UNITS: dict[int, struct.Struct] = {}
+_UNITS_MAX: Final = 256
+
+
+def _units(n: int) -> struct.Struct:
+    """The layout of ``n`` consecutive consume-queue units (cached per count: a producer's batches have a few
+    sizes)."""
+    st = _UNITS.get(n)
+    if st is None:
+        if len(_UNITS) >= _UNITS_MAX:
+            _UNITS.clear()
+        st = _UNITS[n] = struct.Struct(">" + UNIT.format[1:] * n)
+    return st
 
 
 def _prop(props: str, key: str, name: str) -> str | None:
@@ -367,63 +381,91 @@ class Dispatcher:
         return len(sizes)
 
     def _dispatch_batch(self, appended: Appended) -> int:
-        """A batch's dispatch in one pass: the three properties of every message, then its consume-queue units in
-        one write (when they follow the last file's end, the common case) and its index entries in one loop, then
-        the listeners, once per distinct tags code (see the module's docstring)."""
+        """A batch's dispatch in one pass over its properties (the three each message may carry; a message's tags
+        code, keys and unique key land in columns, no object per message), then its consume-queue units in one
+        ``struct`` call (when they follow the last file's end, the common case), its index entries in one loop,
+        then the listeners, once per distinct tags code (see the module's docstring)."""
         topic, queue_id, queue_offset, phys = appended.topic, appended.queue_id, appended.queue_offset, appended.phys
         sizes, store_ts, props_list = appended.sizes, appended.store_timestamp, appended.properties
         cq = self._queues.get((topic, queue_id)) or self._cq_factory(topic, queue_id)
         index = self._index
-        texts: list[str | dict[str, str]] = []
-        codes: list[int] = []
-        physs: list[int] = []
-        indexed: list[tuple[str | None, str | None, int]] = []
-        p = phys
-        for size, props in zip(sizes, props_list, strict=True):
+        n = len(sizes)
+        physs = list(accumulate(sizes, initial=phys))
+        end = physs.pop()
+        codes: list[int] | None = None  # None: no message has tags (every code 0)
+        keys_l: list[str | None] | None = None  # None: no message has keys
+        uniqs: list[str | None] = [None] * n if index is not None else []
+        texts: list[str | dict[str, str]] | None = None  # None: the properties are all text (props_list itself)
+        indexed = False
+        for i in range(n):
+            props = props_list[i]
             if isinstance(props, str):
-                tags = _prop(props, "TAGS\x01", _TAGS)
+                if "S\x01" in props:  # what both "TAGS\x01" and "KEYS\x01" end with: one scan when neither is there
+                    tags = _prop(props, "TAGS\x01", _TAGS)
+                    keys = _prop(props, "KEYS\x01", _KEYS) if index is not None else None
+                else:
+                    tags = keys = None
                 if index is not None:
-                    keys = _prop(props, "KEYS\x01", _KEYS)
                     uniq = _prop(props, "UNIQ_KEY\x01", _UNIQ)
             else:
+                if texts is None:
+                    texts = list(cast(list[str], props_list[:i]))
                 if isinstance(props, tuple):
                     props, tags, keys, uniq = props
                 else:
                     tags, keys, uniq = props.get(_TAGS), props.get(_KEYS), props.get(_UNIQ)
-            texts.append(props)
-            codes.append(tag_hash(tags) if tags else 0)
-            physs.append(p)
-            if index is not None and (keys or uniq):
-                indexed.append((keys, uniq, p))
-            p += size
+            if texts is not None:
+                texts.append(props)
+            if tags:
+                if codes is None:
+                    codes = [0] * n
+                codes[i] = tag_hash(tags)
+            if index is not None:
+                if keys:
+                    if keys_l is None:
+                        keys_l = [None] * n
+                    keys_l[i] = keys
+                    indexed = True
+                if uniq:
+                    uniqs[i] = uniq
+                    indexed = True
+        texts_l: list[str | dict[str, str]] = (
+            texts if texts is not None else cast(list[str | dict[str, str]], props_list)
+        )
         files = cq.queue.files
         mf = files[-1] if files else None
-        n = len(sizes)
         if mf is not None and mf.start + mf.wrote == queue_offset * UNIT_SIZE and mf.wrote + n * UNIT_SIZE <= mf.size:
-            pos = mf.wrote
-            mf.buf[pos : pos + n * UNIT_SIZE] = b"".join(map(_pack_unit, physs, sizes, codes))
-            mf.wrote = pos + n * UNIT_SIZE
+            flat: list[int] = [0] * (3 * n)  # phys, size, tags code per unit
+            flat[0::3] = physs
+            flat[1::3] = sizes
+            if codes is not None:
+                flat[2::3] = codes
+            _units(n).pack_into(mf.buf, mf.wrote, *flat)
+            mf.wrote += n * UNIT_SIZE
         else:
             for i in range(n):
-                if not cq.put(queue_offset + i, physs[i], sizes[i], codes[i]):
+                if not cq.put(queue_offset + i, physs[i], sizes[i], codes[i] if codes is not None else 0):
                     _log.warning(
                         "consume queue gap: %s-%d expects %d, record has %d",
                         topic, queue_id, cq.max_offset, queue_offset + i,
                     )  # fmt: skip
         if indexed and index is not None:
-            index.put_batch(topic, indexed, store_ts)
+            index.put_keys(topic, keys_l, uniqs, physs, store_ts)
         marks = self.marks
         judged = marks.topics.get(topic) if marks.topics else None
         if judged:
-            for i, text in enumerate(texts):
+            for i, text in enumerate(texts_l):
                 marks.on_dispatch(judged, topic, queue_id, queue_offset + i, text)
-        self.dispatched_offset = p
+        self.dispatched_offset = end
         listeners = self._listeners
         if listeners:
-            last = dict(zip(codes, range(n), strict=True))  # tags code -> its last message (later keys win)
+            if codes is None:
+                last = {0: n - 1}
+            else:
+                last = dict(zip(codes, range(n), strict=True))  # tags code -> its last message (later keys win)
             for i in sorted(last.values()) if len(last) > 1 else last.values():  # in offset order
-                code = codes[i]
-                text = texts[i]
+                code = codes[i] if codes is not None else 0
+                text = texts_l[i]
                 mapping: Mapping[str, str] = LazyProperties(text) if isinstance(text, str) else text
                 arrival = Arrival(topic, queue_id, queue_offset + i + 1, code, store_ts, mapping)
                 for cb in listeners:

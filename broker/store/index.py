@@ -29,9 +29,9 @@ import errno
 import logging
 import os
 import struct
+import sys
 from collections.abc import Callable
-from itertools import repeat
-from typing import Final
+from typing import Final, cast
 
 from broker.store.mapped_file import MappedFile
 from protocol.crc import crc32
@@ -46,6 +46,21 @@ GROW: Final = 256 * 1024  # entries area allocated this far ahead of the writer
 
 _log = logging.getLogger("rocketq.store.index")
 _NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+_SWAP: Final = sys.byteorder == "little"  # slots are big-endian on disk
+_ENTRIES: dict[int, struct.Struct] = {}
+_ENTRIES_MAX: Final = 256
+
+
+def _entries(k: int) -> struct.Struct:
+    """The layout of ``k`` consecutive entries (cached per count: a sink's batches have a few sizes)."""
+    st = _ENTRIES.get(k)
+    if st is None:
+        if len(_ENTRIES) >= _ENTRIES_MAX:
+            _ENTRIES.clear()
+        st = _ENTRIES[k] = struct.Struct(">" + ENTRY.format[1:] * k)
+    return st
 
 
 def key_hash(key: str) -> int:
@@ -152,8 +167,8 @@ class IndexFile:
         store time; returns the index of the first entry not written (the file is full) or ``len(hashes)``.
 
         The entries of one call are consecutive in the file: each slot is read and re-pointed in entry order (entries
-        of one batch may share a slot), then all the entries are packed by C code (``map``) and stored with one slice
-        assignment."""
+        of one batch may share a slot), then all the entries are packed by one ``struct`` call (``_entries``: their
+        fields interleaved by slice assignments, no object per entry) straight into the mapping."""
         n = self.count
         room = self.max_index - n
         if room <= 0:
@@ -175,18 +190,33 @@ class IndexFile:
             hashes = hashes[start:stop]
             physs = physs[start:stop]
         slots = self.slots
-        unpack_slot = SLOT.unpack_from
-        pack_slot = SLOT.pack_into
-        prevs: list[int] = []
-        add = prevs.append
+        flat: list[int] = [diff] * (4 * k)  # hash, phys, diff, prev per entry
+        flat[0::4] = hashes
+        flat[1::4] = physs
         e = n
-        for h in hashes:
-            slot_pos = 40 + (h % slots) * 4
-            add(unpack_slot(buf, slot_pos)[0])
-            pack_slot(buf, slot_pos, e)
-            e += 1
-        pos = self.base + n * 20
-        buf[pos : pos + k * 20] = b"".join(map(ENTRY.pack, hashes, physs, repeat(diff, k), prevs))
+        j = 3
+        # the slot table as native unsigned ints: an item get and set per entry, byte-swapped by arithmetic on a
+        # little-endian host (compiled: ~60 ns less per entry than a struct unpack and pack into the mapping)
+        table = buf[HEADER.size : self.base].cast("I")
+        try:
+            if _SWAP:
+                for h in hashes:
+                    s = h % slots
+                    v: int = table[s]
+                    flat[j] = (v >> 24) & 0xFF | (v >> 8) & 0xFF00 | (v << 8) & 0xFF0000 | (v << 24) & 0xFF000000
+                    table[s] = (e >> 24) & 0xFF | (e >> 8) & 0xFF00 | (e << 8) & 0xFF0000 | (e << 24) & 0xFF000000
+                    e += 1
+                    j += 4
+            else:
+                for h in hashes:
+                    s = h % slots
+                    flat[j] = table[s]
+                    table[s] = e
+                    e += 1
+                    j += 4
+        finally:
+            table.release()
+        _entries(k).pack_into(buf, self.base + n * 20, *flat)
         self.count = e
         if store_ts > self.end_ts:
             self.end_ts = store_ts
@@ -338,20 +368,32 @@ class IndexService:
                 last.put(h, phys, store_ts)
 
     def put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
-        """Index the messages of one append (``(keys, uniq_key, phys)`` each, phys increasing, one store time): the
-        key hashes of all of them first, then one write loop (``IndexFile.put_many``)."""
+        """Index the messages of one append (``(keys, uniq_key, phys)`` each, phys increasing, one store time):
+        ``put_keys`` of its columns."""
+        self.put_keys(
+            topic, [it[0] for it in items], [it[1] for it in items], [it[2] for it in items], store_ts
+        )  # fmt: skip
+
+    def put_keys(
+        self, topic: str, keys: list[str | None] | None, uniqs: list[str | None], physs: list[int], store_ts: int
+    ) -> None:
+        """Index the messages of one append as columns: each one's KEYS (``keys`` None: none has any), UNIQ_KEY and
+        physical offset (increasing; one store time). The key hashes of all of them first, then one write loop
+        (``IndexFile.put_many``). Skipped, counted, on a full disk."""
         try:
-            self._put_batch(topic, items, store_ts)
+            self._put_keys(topic, keys, uniqs, physs, store_ts)
         except OSError as exc:
-            self._full(exc, f"batch at commit-log offset {items[0][2]}")
+            self._full(exc, f"batch at commit-log offset {physs[0]}")
             return
         self.no_space = False
 
-    def _put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
+    def _put_keys(
+        self, topic: str, keys: list[str | None] | None, uniqs: list[str | None], physs: list[int], store_ts: int
+    ) -> None:
         files = self.files
-        if files and items[0][2] <= files[-1].end_phy and files[-1].count > 1:
-            for keys, uniq, phys in items:  # re-dispatch after recovery: put skips what is indexed already
-                self._put(topic, keys, uniq, phys, store_ts)
+        if files and physs[0] <= files[-1].end_phy and files[-1].count > 1:
+            for i, phys in enumerate(physs):  # re-dispatch after recovery: put skips what is indexed already
+                self._put(topic, keys[i] if keys is not None else None, uniqs[i], phys, store_ts)
             return
         prefix = self._prefix_crc.get(topic)
         if prefix is None:
@@ -359,22 +401,29 @@ class IndexService:
                 self._prefix_crc.clear()
             prefix = self._prefix_crc[topic] = _crc32(f"{topic}#".encode())
         hashes: list[int] = []
-        physs: list[int] = []
         add_hash = hashes.append
-        add_phys = physs.append
-        for keys, uniq, phys in items:
-            if keys:
-                for k in keys.split(" ") if " " in keys else (keys,):
-                    if k:
-                        add_hash((_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1)
-                        add_phys(phys)
-            if uniq:
+        at = physs
+        if keys is None and all(uniqs):  # unique keys only, one each (a producer's batch): physs as they are
+            for uniq in cast(list[str], uniqs):
                 add_hash((_crc32(uniq.encode(), prefix) & 0x7FFFFFFF) or 1)
-                add_phys(phys)
+        else:
+            at = []
+            add_phys = at.append
+            for i, phys in enumerate(physs):
+                ks = keys[i] if keys is not None else None
+                if ks:
+                    for k in ks.split(" ") if " " in ks else (ks,):
+                        if k:
+                            add_hash((_crc32(k.encode(), prefix) & 0x7FFFFFFF) or 1)
+                            add_phys(phys)
+                u = uniqs[i]
+                if u:
+                    add_hash((_crc32(u.encode(), prefix) & 0x7FFFFFFF) or 1)
+                    add_phys(phys)
         done = 0
         stuck = False
         while done < len(hashes):
-            nxt = self._writable(store_ts).put_many(hashes, physs, done, store_ts)
+            nxt = self._writable(store_ts).put_many(hashes, at, done, store_ts)
             if nxt == done:  # a full file: the next _writable rolls; a new file that takes nothing ends it
                 if stuck:
                     return

@@ -338,6 +338,22 @@ def test_batch_garbled_rejected() -> None:
         decode_batch(bytes(body))
 
 
+def test_batch_negative_flag_and_negative_lengths() -> None:
+    """Lengths and the flag are read as big-endian int32 / int16: a negative flag comes back as sent, a negative
+    body or properties length is refused."""
+    item = decode_batch(encode_batch([BatchItem(b"abc", {"k": "v"}, -7), BatchItem(b"d", {}, -(2**31))]))
+    assert [i.flag for i in item] == [-7, -(2**31)]
+    for pos, fmt in ((16, ">i"), (23, ">h")):  # body length, properties length
+        body = bytearray(encode_batch([BatchItem(b"abc", {"k": "v"})]))
+        struct.pack_into(fmt, body, pos, -1)
+        with pytest.raises(RecordError):
+            decode_batch(bytes(body))
+    body = bytearray(encode_batch([BatchItem(b"abc", {"k": "v"})]))
+    struct.pack_into(">i", body, 0, -30)  # total size
+    with pytest.raises(RecordError):
+        decode_batch(bytes(body))
+
+
 # -- check_record (recovery) -----------------------------------------------------------------------------------------
 
 

@@ -189,3 +189,41 @@ def test_the_loop_form_encodes_the_bytes_of_the_single_record_encoder() -> None:
             1_700_000_000_456, store_host, 0, 0, b, topic, t.encode(), s,
         )  # fmt: skip
     assert bytes(got) == want
+
+
+async def test_batches_of_unique_keys_only_and_of_mixed_properties_are_indexed_and_tagged(tmp_path: Path) -> None:
+    """The batch dispatch's column forms: no tags nor keys at all (as the Spark sink sends), then tags and keys on
+    some messages only and a user property ending in ``S``: each message is found by its keys and unique key, and
+    its consume-queue unit carries its tags code (a tag filter finds exactly it)."""
+    from protocol.message_properties import tag_hash
+
+    sink = [BatchItem(b"s%d" % i, text=f"WAIT\x01true\x02UNIQ_KEY\x01S{i:031X}\x02") for i in range(7)]
+    mixed = [
+        BatchItem(b"m0", text="CLASS\x01x\x02UNIQ_KEY\x01M0\x02"),
+        BatchItem(b"m1", text="TAGS\x01ta\x02UNIQ_KEY\x01M1\x02"),
+        BatchItem(b"m2", text="KEYS\x01ka kb\x02"),
+        BatchItem(b"m3", text=""),
+        BatchItem(b"m4", text="TAGS\x01tb\x02KEYS\x01ka\x02UNIQ_KEY\x01M4\x02"),
+    ]
+    store = MessageStore.open(small_config(tmp_path))
+    await store.start()
+    try:
+        for items in (sink, mixed):
+            res = await store.put_messages(
+                BatchPutRequest(T, 0, 0, 1_700_000_000_000, BORN, decode_batch(encode_batch(items)))
+            )
+            assert res.ok
+        store.dispatcher.drain()
+        msgs = get_all(store, T, 0)
+        assert [m.body for m in msgs] == [it.body for it in sink + mixed]
+        assert [m.tags for m in msgs] == [None] * 8 + ["ta", None, None, "tb"]
+        for key, n in (("ka", 2), ("kb", 1), ("M0", 1), ("M1", 1), ("M4", 1), (f"S{3:031X}", 1), ("x", 0)):
+            assert len(store.query_message(T, key, 8, 0, 2**62)) == n, key
+        for tag in ("ta", "tb"):
+            code = tag_hash(tag)
+            got = store.get_message_sync(
+                GetRequest("g", T, 0, 0, 32, filter=MessageFilter(lambda c, code=code: c == code))
+            )
+            assert [m.tags for m in got.messages()] == [tag]
+    finally:
+        await store.close()
