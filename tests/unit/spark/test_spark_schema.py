@@ -9,8 +9,9 @@ pytest.importorskip("pyspark")
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from spark_connector.property_columns import split_properties
 from spark_connector.records import RecordArrays, decode_records
-from spark_connector.schema import arrow_schema, columns_to_batch, read_schema, split_properties
+from spark_connector.schema import arrow_schema, columns_to_batch, read_schema
 
 
 @pytest.mark.parametrize("include_properties", [True, False])
