@@ -167,19 +167,15 @@ def _host_text(key: int) -> tuple[str, str]:
     return f"{ip}:{key & 0xFFFFFFFF}", ip
 
 
-def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
-    """Per row "ip:port" and "ip" strings, formatted once per distinct address and taken from those."""
+def _hosts(ips: np.ndarray, ports: np.ndarray, with_port: bool) -> pa.Array:
+    """Per row "ip:port" (``with_port``) or "ip" strings, formatted once per distinct address and taken from those."""
     keys = (ips << 32) | (ports & 0xFFFFFFFF)
+    pick = 0 if with_port else 1
     if (keys == keys[0]).all():  # one producer (or one broker): no sort, no gather
-        with_port, ip = _host_text(int(keys[0]))
-        return pa.repeat(pa.scalar(with_port, pa.string()), len(keys)), pa.repeat(pa.scalar(ip, pa.string()), len(keys))
+        return pa.repeat(pa.scalar(_host_text(int(keys[0]))[pick], pa.string()), len(keys))
     uniq, inverse = np.unique(keys, return_inverse=True)
     index = pa.array(inverse.reshape(-1).astype(np.int32))
-    texts = [_host_text(int(k)) for k in uniq]
-    return (
-        pa.array([t for t, _ in texts], pa.string()).take(index),
-        pa.array([ip for _, ip in texts], pa.string()).take(index),
-    )
+    return pa.array([_host_text(int(k))[pick] for k in uniq], pa.string()).take(index)
 
 
 def _record_heads(buf: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -240,9 +236,9 @@ def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = 
         props_begin = body_end + raw[body_end].astype(np.int64) + 3
     if (props_begin > record_end).any():
         _reject(buf)
-    born_host, _ = _hosts(_field(heads, "born_ip"), _field(heads, "born_port"))
+    born_host = _hosts(_field(heads, "born_ip"), _field(heads, "born_port"), with_port=True)
     store_port = _field(heads, "store_port")
-    _, store_ip = _hosts(_field(heads, "store_ip"), store_port)
+    store_ip = _hosts(_field(heads, "store_ip"), store_port, with_port=False)
     return RecordArrays(
         queue_offset=qoff,
         commit_log_offset=_field(heads, "commit_log_offset"),
