@@ -258,28 +258,27 @@ def _median(xs: list[float]) -> float:
 
 def _spark_cpu_seconds(exclude: list[int]) -> float:
     """CPU seconds used so far by this process and its descendants (Spark's JVM, its Python workers, a standalone
-    cluster's processes), less the ``exclude`` processes' subtrees (the servers): Linux ``/proc`` only, else 0."""
-    from bench._util import cpu_seconds
-
-    children: dict[int, list[int]] = {}
+    cluster's processes), less the ``exclude`` processes' subtrees (the servers): Linux ``/proc`` only, else 0. Each
+    process counts with its reaped children (``/proc/PID/stat`` utime, stime, cutime, cstime), so a Python worker
+    that ended between two readings is still counted, in its parent."""
+    stats: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0.0, [os.getpid()]
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    ticks, todo = 0, [os.getpid()]
     while todo:
         pid = todo.pop()
-        if pid in exclude:
+        if pid in exclude or pid not in stats:
             continue
-        try:
-            total += cpu_seconds(pid)
-        except OSError:
-            pass  # ended meanwhile
+        ticks += sum(int(f) for f in stats[pid][11:15])
         todo += children.get(pid, [])
-    return total
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def run(namesrv: str, args: argparse.Namespace, work: Path, server_pids: list[int]) -> dict[str, object]:
