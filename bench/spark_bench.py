@@ -35,7 +35,9 @@ same ceiling classes) on a Spark standalone cluster started here (``tests.spark.
 workers of 1 core, executors in their own JVMs with their own Python workers), reported under ``cluster_*`` keys.
 Everything — Spark's JVM, its Python workers, the broker and the name server — shares this machine's cores, so the
 figures are a floor for a real cluster; "servers' CPU" is what the name server and the broker used meanwhile (in
-cores), CPU the connector's runs lose to them and the ceiling's do not. Needs the [spark] extra and Java 17; prints
+cores), CPU the connector's runs lose to them and the ceiling's do not; "Spark's CPU" is the CPU (µs per row) that
+this process and its descendants but the servers (Spark's JVM and Python workers) used in the connector's and the
+ceiling's runs: on a shared machine it moves far less than rows/s. Needs the [spark] extra and Java 17; prints
 one JSON line at the end.
 """
 
@@ -254,6 +256,31 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
+def _spark_cpu_seconds(exclude: list[int]) -> float:
+    """CPU seconds used so far by this process and its descendants (Spark's JVM, its Python workers, a standalone
+    cluster's processes), less the ``exclude`` processes' subtrees (the servers): Linux ``/proc`` only, else 0. Each
+    process counts with its reaped children (``/proc/PID/stat`` utime, stime, cutime, cstime), so a Python worker
+    that ended between two readings is still counted, in its parent."""
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    ticks, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        if pid in exclude or pid not in stats:
+            continue
+        ticks += sum(int(f) for f in stats[pid][11:15])
+        todo += children.get(pid, [])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def run(namesrv: str, args: argparse.Namespace, work: Path, server_pids: list[int]) -> dict[str, object]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -383,23 +410,31 @@ def measure(
         ours: list[float] = []
         top: list[float] = []
         server_share: list[float] = []
+        spark_cpu: dict[str, list[float]] = {"connector": [], "ceiling": []}
         for _ in range(args.rounds):
             cpu0 = sum(cpu_seconds(p) for p in server_pids)
+            spark0 = _spark_cpu_seconds(server_pids)
             wall = _timed(connector)
             ours.append(n / wall)
             server_share.append((sum(cpu_seconds(p) for p in server_pids) - cpu0) / wall)
+            spark1 = _spark_cpu_seconds(server_pids)
+            spark_cpu["connector"].append((spark1 - spark0) / n * 1e6)
             top.append(n / _timed(ceiling_run))
+            spark_cpu["ceiling"].append((_spark_cpu_seconds(server_pids) - spark1) / n * 1e6)
         result[f"{prefix}{name}_rows_per_s"] = round(_median(ours))
         result[f"{prefix}{name}_ceiling_rows_per_s"] = round(_median(top))
         result[f"{prefix}{name}_ratio"] = round(_median(ours) / _median(top), 2)
         result[f"{prefix}{name}_runs"] = [round(x) for x in ours]
+        result[f"{prefix}{name}_spark_cpu_us_per_row"] = round(_median(spark_cpu["connector"]), 1)
+        result[f"{prefix}{name}_ceiling_spark_cpu_us_per_row"] = round(_median(spark_cpu["ceiling"]), 1)
         result[f"{prefix}{name}_ceiling_runs"] = [round(x) for x in top]
         servers_cpu = f"   servers' CPU {_median(server_share):.2f} cores" if server_pids else ""
         if server_pids:
             result[f"{prefix}{name}_servers_cpu_cores"] = round(_median(server_share), 2)
         print(
             f"  {name:6s} connector {round(_median(ours)):>8,} rows/s   ceiling {round(_median(top)):>8,} rows/s"
-            f"   ratio {_median(ours) / _median(top):.2f}{servers_cpu}",
+            f"   ratio {_median(ours) / _median(top):.2f}{servers_cpu}   Spark's CPU "
+            f"{_median(spark_cpu['connector']):.1f} / {_median(spark_cpu['ceiling']):.1f} us/row",
             flush=True,
         )
     result[f"{prefix}loadavg_end"] = [round(x, 2) for x in os.getloadavg()]

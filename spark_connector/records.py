@@ -147,16 +147,31 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     4 bytes, the index of the data buffer (always 0: ``buf``) and the value's offset in it (int32 each)."""
     n = len(begin)
     length = (end - begin).astype(np.int32)
-    raw = np.frombuffer(buf, np.uint8)
-    at = begin[:, None] + _INLINE
-    head = raw[np.minimum(at, len(buf) - 1)] if n else np.zeros((0, _VIEW_INLINE), np.uint8)
-    head[length[:, None] <= _INLINE] = 0  # bytes past each value's end: the inline padding is zeros
-    views = np.empty((n, 4), np.int32)
+    views = np.zeros((n, 4), np.int32)
     views[:, 0] = length
-    views[:, 1:] = head.view(np.int32)
+    prefix = views[:, 1:].view(np.uint8)  # each view's 12 bytes after the length, written in place
+    size = len(buf)
+    inner = begin <= size - _VIEW_INLINE
+    if size >= _VIEW_INLINE:
+        # every 12-byte window of buf, as rows of a strided view: one row gather copies each value's first bytes
+        windows = np.ndarray((size - _VIEW_INLINE + 1, _VIEW_INLINE), np.uint8, buf, strides=(1, 1))
+        if inner.all():
+            prefix[:] = windows[begin]
+        else:
+            prefix[inner] = windows[begin[inner]]
+    for i in np.flatnonzero(~inner).tolist():  # a value within 12 bytes of buf's end: shorter than 12 bytes
+        value = np.frombuffer(buf, np.uint8, int(length[i]), int(begin[i]))
+        prefix[i, : len(value)] = value
+    short = length < _VIEW_INLINE
+    if short.any():  # bytes past a short value's end: the inline padding is zeros
+        prefix[short] *= length[short, None] > _INLINE
     long = length > _VIEW_INLINE
-    views[long, 2] = 0
-    views[long, 3] = begin[long]
+    if long.all():
+        views[:, 2] = 0
+        views[:, 3] = begin
+    else:
+        views[long, 2] = 0
+        views[long, 3] = begin[long]
     return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
 
 
@@ -167,19 +182,15 @@ def _host_text(key: int) -> tuple[str, str]:
     return f"{ip}:{key & 0xFFFFFFFF}", ip
 
 
-def _hosts(ips: np.ndarray, ports: np.ndarray) -> tuple[pa.Array, pa.Array]:
-    """Per row "ip:port" and "ip" strings, formatted once per distinct address and taken from those."""
+def _hosts(ips: np.ndarray, ports: np.ndarray, with_port: bool) -> pa.Array:
+    """Per row "ip:port" (``with_port``) or "ip" strings, formatted once per distinct address and taken from those."""
     keys = (ips << 32) | (ports & 0xFFFFFFFF)
+    pick = 0 if with_port else 1
     if (keys == keys[0]).all():  # one producer (or one broker): no sort, no gather
-        with_port, ip = _host_text(int(keys[0]))
-        return pa.repeat(pa.scalar(with_port, pa.string()), len(keys)), pa.repeat(pa.scalar(ip, pa.string()), len(keys))
+        return pa.repeat(pa.scalar(_host_text(int(keys[0]))[pick], pa.string()), len(keys))
     uniq, inverse = np.unique(keys, return_inverse=True)
     index = pa.array(inverse.reshape(-1).astype(np.int32))
-    texts = [_host_text(int(k)) for k in uniq]
-    return (
-        pa.array([t for t, _ in texts], pa.string()).take(index),
-        pa.array([ip for _, ip in texts], pa.string()).take(index),
-    )
+    return pa.array([_host_text(int(k))[pick] for k in uniq], pa.string()).take(index)
 
 
 def _record_heads(buf: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -229,9 +240,9 @@ def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = 
     body_begin = starts + V4_BODY
     body_end = body_begin + body_len
     record_end = starts + _field(heads, "size")
-    if not np.isin(magic, (MAGIC_V1, MAGIC_V2)).all() or (body_len < 0).any() or (body_end + 3 > record_end).any():
-        _reject(buf)
     v2 = magic == MAGIC_V2
+    if not (v2 | (magic == MAGIC_V1)).all() or (body_len < 0).any() or (body_end + 3 > record_end).any():
+        _reject(buf)
     if v2.any():
         at = np.minimum(body_end, len(buf) - 2)
         topic_len = np.where(v2, (raw[at].astype(np.int64) << 8) | raw[at + 1], raw[body_end])
@@ -240,9 +251,9 @@ def decode_records(buf: bytes, *, min_offset: int = 0, end_offset: int | None = 
         props_begin = body_end + raw[body_end].astype(np.int64) + 3
     if (props_begin > record_end).any():
         _reject(buf)
-    born_host, _ = _hosts(_field(heads, "born_ip"), _field(heads, "born_port"))
+    born_host = _hosts(_field(heads, "born_ip"), _field(heads, "born_port"), with_port=True)
     store_port = _field(heads, "store_port")
-    _, store_ip = _hosts(_field(heads, "store_ip"), store_port)
+    store_ip = _hosts(_field(heads, "store_ip"), store_port, with_port=False)
     return RecordArrays(
         queue_offset=qoff,
         commit_log_offset=_field(heads, "commit_log_offset"),

@@ -7,12 +7,14 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
 
 from client.bulk import RecordColumns, RecordError, decode_columns
 from protocol.record import MAGIC_V2, SYSFLAG_COMPRESSED, encode_record
-from spark_connector.records import RecordArrays, concat, decode_records
+from spark_connector.records import RecordArrays, _spans, concat, decode_records
 
 
 def _record(i: int, *, born: tuple[str, int] = ("10.0.0.7", 40868), compressed: bool = False) -> bytes:
@@ -105,3 +107,17 @@ def test_concat_keeps_order() -> None:
     assert both.queue_offset.tolist() == [10, 11, 15]
     assert both.born_host.to_pylist() == ["10.0.0.7:40868", "10.0.0.7:40868", "[::1]:5"]
     assert isinstance(both.store_port, np.ndarray) and len(concat([])) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), buf=st.binary(min_size=0, max_size=64))
+def test_spans_are_the_slices_they_name(data: st.DataObject, buf: bytes) -> None:
+    """Any spans of a buffer (empty, up to 12 bytes inline, longer, ending at the buffer's end, shorter than 12
+    bytes) read back as the slices, as valid binary views."""
+    cuts = data.draw(st.lists(st.tuples(st.integers(0, len(buf)), st.integers(0, len(buf))), max_size=12))
+    spans = [(min(a, b), max(a, b)) for a, b in cuts] + [(len(buf), len(buf))]
+    begin = np.array([a for a, _ in spans], np.int64)
+    end = np.array([b for _, b in spans], np.int64)
+    got = _spans(buf, begin, end)
+    got.validate(full=True)
+    assert got.to_pylist() == [buf[a:b] for a, b in spans]

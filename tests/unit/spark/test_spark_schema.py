@@ -9,8 +9,10 @@ pytest.importorskip("pyspark")
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from spark_connector import property_columns
+from spark_connector.property_columns import split_properties
 from spark_connector.records import RecordArrays, decode_records
-from spark_connector.schema import arrow_schema, columns_to_batch, read_schema, split_properties
+from spark_connector.schema import arrow_schema, columns_to_batch, read_schema
 
 
 @pytest.mark.parametrize("include_properties", [True, False])
@@ -123,3 +125,34 @@ def test_split_properties_matches_the_per_row_rule(texts: list[bytes], sliced: b
 def test_split_properties_rejects_invalid_utf8() -> None:
     with pytest.raises(pa.ArrowInvalid):
         split_properties(pa.array([b"a\x01\xff\x02"], pa.binary()))
+
+
+def test_one_layout_batch_rows() -> None:
+    """A batch whose properties share one layout (the uniform path): odd characters, empty values, binary bodies
+    holding the separators, no UNIQ_KEY on any row (the offset message id)."""
+    from protocol.record import encode_record
+
+    records = [
+        bytes(
+            encode_record(
+                topic="t",
+                body=bytes([1, 2, 0, 255, i]) * 3,
+                properties={"TAGS": "tâg", "KEYS": f"k {i:02d}", "empty": "", "név": f"v\x01{i % 10}"},
+                queue_id=1,
+                queue_offset=100 + i,
+                physical_offset=5000 + i,
+                born_host=("10.0.0.1", 7),
+                store_host=("10.0.0.2", 10911),
+            )
+        )
+        for i in range(12)
+    ]
+    cols = decode_records(b"".join(records))
+    assert property_columns.uniform_columns(cols.properties, True) is not None
+    rows = columns_to_batch(cols, topic="t", broker="b", queue_id=1).to_pylist()
+    assert [r["body"] for r in rows] == [bytes([1, 2, 0, 255, i]) * 3 for i in range(12)]
+    assert [r["keys"] for r in rows] == [f"k {i:02d}" for i in range(12)]
+    assert {r["tags"] for r in rows} == {"tâg"}
+    assert [dict(r["properties"]) for r in rows] == [{"empty": "", "név": f"v\x01{i % 10}"} for i in range(12)]
+    assert [r["msgId"] for r in rows] == [cols.offset_msg_id(i) for i in range(12)]
+    assert len({r["msgId"] for r in rows}) == 12
