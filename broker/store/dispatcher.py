@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
-import struct
 from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 from typing import Any, Final, cast
@@ -53,6 +52,7 @@ from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueu
 from broker.store.filter_marks import FilterMarks
 from broker.store.index import IndexService
 from broker.store.request import Appended
+from broker.store.struct_runs import repeated
 from protocol.message_properties import PropertyKey, decode_properties, get_property, tag_hash
 from protocol.record import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, transaction_type
 from protocol.record_decode import decode_record
@@ -97,21 +97,6 @@ MAX_PENDING = 1024
 _TAGS = PropertyKey.TAGS
 _KEYS = PropertyKey.KEYS
 _UNIQ = PropertyKey.UNIQ_KEY
-
-
-_UNITS: dict[int, struct.Struct] = {}
-_UNITS_MAX: Final = 256
-
-
-def _units(n: int) -> struct.Struct:
-    """The layout of ``n`` consecutive consume-queue units (cached per count: a producer's batches have a few
-    sizes)."""
-    st = _UNITS.get(n)
-    if st is None:
-        if len(_UNITS) >= _UNITS_MAX:
-            _UNITS.clear()
-        st = _UNITS[n] = struct.Struct(">" + UNIT.format[1:] * n)
-    return st
 
 
 def _prop(props: str, key: str, name: str) -> str | None:
@@ -440,7 +425,7 @@ class Dispatcher:
             flat[1::3] = sizes
             if codes is not None:
                 flat[2::3] = codes
-            _units(n).pack_into(mf.buf, mf.wrote, *flat)
+            repeated(UNIT, n).pack_into(mf.buf, mf.wrote, *flat)
             mf.wrote += n * UNIT_SIZE
         else:
             for i in range(n):

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Final, cast
 
 from broker.store.mapped_file import MappedFile
+from broker.store.struct_runs import repeated
 from protocol.crc import crc32
 
 HEADER: Final = struct.Struct(">qqqqii")
@@ -49,18 +50,6 @@ _NO_SPACE: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 _SWAP: Final = sys.byteorder == "little"  # slots are big-endian on disk
-_ENTRIES: dict[int, struct.Struct] = {}
-_ENTRIES_MAX: Final = 256
-
-
-def _entries(k: int) -> struct.Struct:
-    """The layout of ``k`` consecutive entries (cached per count: a sink's batches have a few sizes)."""
-    st = _ENTRIES.get(k)
-    if st is None:
-        if len(_ENTRIES) >= _ENTRIES_MAX:
-            _ENTRIES.clear()
-        st = _ENTRIES[k] = struct.Struct(">" + ENTRY.format[1:] * k)
-    return st
 
 
 def key_hash(key: str) -> int:
@@ -167,7 +156,7 @@ class IndexFile:
         store time; returns the index of the first entry not written (the file is full) or ``len(hashes)``.
 
         The entries of one call are consecutive in the file: each slot is read and re-pointed in entry order (entries
-        of one batch may share a slot), then all the entries are packed by one ``struct`` call (``_entries``: their
+        of one batch may share a slot), then all the entries are packed by one ``struct`` call (``repeated``: their
         fields interleaved by slice assignments, no object per entry) straight into the mapping."""
         n = self.count
         room = self.max_index - n
@@ -216,7 +205,7 @@ class IndexFile:
                     j += 4
         finally:
             table.release()
-        _entries(k).pack_into(buf, self.base + n * 20, *flat)
+        repeated(ENTRY, k).pack_into(buf, self.base + n * 20, *flat)
         self.count = e
         if store_ts > self.end_ts:
             self.end_ts = store_ts
