@@ -21,6 +21,8 @@ import json
 import os
 from pathlib import Path
 
+from runtime.fsync_dir import fsync_directory
+
 NAMESPACE_ORDER_TOPIC_CONFIG = "ORDER_TOPIC_CONFIG"
 
 Table = dict[str, dict[str, str]]
@@ -78,11 +80,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     if path.exists():
         os.replace(path, bak)
     os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_directory(path.parent)
 
 
 def encode_table(table: Table) -> bytes:

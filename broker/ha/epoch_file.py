@@ -32,6 +32,7 @@ from itertools import pairwise
 from typing import Final
 
 from protocol.crc import crc32
+from runtime.fsync_dir import fsync_directory
 
 _log = logging.getLogger("rocketq.broker.ha.epoch")
 
@@ -222,8 +223,4 @@ class EpochFile:
             with contextlib.suppress(FileNotFoundError):
                 os.replace(self.path, self.path + ".bak")
         os.replace(tmp, self.path)
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsync_directory(directory)

@@ -25,6 +25,7 @@ from typing import Protocol
 from client._log import get_logger
 from client.api import ClientAPI
 from client.message import MessageQueue
+from runtime.fsync_dir import fsync_directory
 
 _log = get_logger("rocketq.client.offsets")
 
@@ -176,8 +177,4 @@ class LocalFileOffsetStore(_MemoryTable):
             except OSError:  # no hard links here
                 shutil.copyfile(self.path, bak)
         os.replace(tmp, self.path)
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsync_directory(directory)
