@@ -1,4 +1,5 @@
-"""Shared bench helpers: the anchors' folder, running an anchor script, free ports, a results table."""
+"""Shared bench helpers: the anchors' folder, running an anchor script, free ports, a name server process, a results
+table."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_port(port: int, deadline: float) -> None:
+    """Block until something listens on 127.0.0.1:``port``; ``RuntimeError`` once ``time.monotonic()`` passes
+    ``deadline``."""
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nothing listens on {port}") from None
+            time.sleep(0.1)
+
+
+def start_namesrv(tmp: Path, procs: list[subprocess.Popen[bytes]], deadline: float) -> str:
+    """Start a name server process (its config, KV file and logs under ``tmp``), appended to ``procs`` so the
+    caller stops it even if it never listens; returns its address once it listens."""
+    port = free_port()
+    (tmp / "namesrv.conf").write_text(f"listenPort={port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
+    quiet = subprocess.DEVNULL
+    procs.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdout=quiet,
+            stderr=quiet,
+        )
+    )
+    wait_port(port, deadline)
+    return f"127.0.0.1:{port}"
 
 
 def cpu_seconds(pid: int) -> float:

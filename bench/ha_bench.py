@@ -30,26 +30,13 @@ import time
 from pathlib import Path
 
 try:
-    from bench._util import REPO, cpu_seconds, free_port, table
+    from bench._util import REPO, cpu_seconds, free_port, start_namesrv, table, wait_port
 except ImportError:
-    from _util import REPO, cpu_seconds, free_port, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, start_namesrv, table, wait_port  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def _wait_port(port: int, deadline: float) -> None:
-    import socket
-
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            time.sleep(0.1)
 
 
 def _broker(tmp: Path, name: str, ns: str, **conf: object) -> tuple[subprocess.Popen[bytes], str]:
@@ -72,7 +59,7 @@ def _broker(tmp: Path, name: str, ns: str, **conf: object) -> tuple[subprocess.P
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    _wait_port(port, time.monotonic() + 30)
+    wait_port(port, time.monotonic() + 30)
     return proc, f"127.0.0.1:{port}"
 
 
@@ -81,18 +68,7 @@ def servers(mode: str):  # type: ignore[no-untyped-def]
     tmp = Path(tempfile.mkdtemp(prefix=f"ha-bench-{mode}-"))
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        ns_port = free_port()
-        (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\n")
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")],
-                env=ENV,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        _wait_port(ns_port, time.monotonic() + 30)
-        ns = f"127.0.0.1:{ns_port}"
+        ns = start_namesrv(tmp, procs, time.monotonic() + 30)
         addrs: dict[str, str] = {}
         pids: dict[str, int] = {}
         if mode != "single":
@@ -190,18 +166,7 @@ async def catchup(mib: int) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp(prefix="ha-bench-catchup-"))
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        ns_port = free_port()
-        (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\n")
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")],
-                env=ENV,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        _wait_port(ns_port, time.monotonic() + 30)
-        ns = f"127.0.0.1:{ns_port}"
+        ns = start_namesrv(tmp, procs, time.monotonic() + 30)
         mp, master = _broker(tmp, "master", ns)
         procs.append(mp)
         async with AdminClient(ns) as admin, Producer("bench_fill", namesrv_addr=ns) as p:

@@ -30,41 +30,22 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from bench._util import REPO, cpu_seconds, free_port, table
+    from bench._util import REPO, cpu_seconds, free_port, start_namesrv, table, wait_port
 except ImportError:  # run as a script from bench/
-    from _util import REPO, cpu_seconds, free_port, table  # type: ignore[no-redef]
+    from _util import REPO, cpu_seconds, free_port, start_namesrv, table, wait_port  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
 TOPIC = "MultiCoreBench"
 
 
-def _wait_port(port: int, deadline: float) -> None:
-    import socket
-
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"port {port} did not open") from None
-            time.sleep(0.1)
-
-
 def start_cluster(tmp: Path, brokers: int) -> tuple[list[subprocess.Popen[bytes]], str, list[str]]:
     """A name server and ``brokers`` brokers named broker-a, broker-b, ... in DefaultCluster."""
-    ns_port = free_port()
-    (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\nlogDir={tmp}/logs\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     quiet = subprocess.DEVNULL
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "namesrv", "-c", str(tmp / "namesrv.conf")], env=env, stdout=quiet, stderr=quiet
-        )
-    ]
+    procs: list[subprocess.Popen[bytes]] = []
     deadline = time.monotonic() + 30
-    _wait_port(ns_port, deadline)
+    ns = start_namesrv(tmp, procs, deadline)
     addrs = []
     for i in range(brokers):
         name = f"broker-{chr(ord('a') + i)}"
@@ -77,7 +58,7 @@ def start_cluster(tmp: Path, brokers: int) -> tuple[list[subprocess.Popen[bytes]
         )
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "broker", "-n", f"127.0.0.1:{ns_port}", "-c", str(conf)],
+                [sys.executable, "-m", "broker", "-n", ns, "-c", str(conf)],
                 env=env,
                 stdout=quiet,
                 stderr=quiet,
@@ -85,8 +66,8 @@ def start_cluster(tmp: Path, brokers: int) -> tuple[list[subprocess.Popen[bytes]
         )
         addrs.append(f"127.0.0.1:{port}")
     for addr in addrs:
-        _wait_port(int(addr.rsplit(":", 1)[1]), deadline)
-    return procs, f"127.0.0.1:{ns_port}", addrs
+        wait_port(int(addr.rsplit(":", 1)[1]), deadline)
+    return procs, ns, addrs
 
 
 async def _create_topic(ns: str, brokers: list[str], queues: int) -> None:
