@@ -69,15 +69,6 @@ def main() -> None:
     rows: list[tuple[str, ...]] = []
     frame_rates: dict[str, float] = {}
     for st in (SerializeType.JSON, SerializeType.ROCKETMQ, SerializeType.MSGPACK):
-        wire = encode_frame(
-            RemotingCommand(
-                RequestCode.SEND_MESSAGE_V2,
-                opaque=7,
-                ext_fields=header.to_v2_ext_fields(),
-                body=body,
-                serialize_type=st,
-            )
-        )
 
         def enc(st: SerializeType = st) -> bytes:
             return encode_frame(
@@ -89,6 +80,8 @@ def main() -> None:
                     serialize_type=st,
                 )
             )
+
+        wire = enc()
 
         def dec(wire: bytes = wire) -> SendMessageRequestHeader:
             d = FrameDecoder()
