@@ -41,6 +41,18 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def _rates(n: int, lat: list[float], e2e: list[float], send_s: float, total_s: float) -> dict[str, float]:
+    """One run's row: send rate, send and end-to-end latency percentiles (ms), drain rate."""
+    return {
+        "send/s": n / send_s,
+        "send p50": pct(lat, 0.5),
+        "send p99": pct(lat, 0.99),
+        "e2e p50": pct(e2e, 0.5),
+        "e2e p99": pct(e2e, 0.99),
+        "drain/s": n / total_s,
+    }
+
+
 def start(tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str, str, str]:
     ns_port, br_port, grpc_port = free_port(), free_port(), free_port()
     (tmp / "namesrv.conf").write_text(f"listenPort={ns_port}\nkvConfigPath={tmp}/kv.json\n")
@@ -126,14 +138,7 @@ def bench_5x(endpoint: str, topic: str, n: int, size: int) -> dict[str, float]:
     total_s = time.perf_counter() - t0
     producer.shutdown()
     consumer.shutdown()
-    return {
-        "send/s": n / send_s,
-        "send p50": pct(lat, 0.5),
-        "send p99": pct(lat, 0.99),
-        "e2e p50": pct(e2e, 0.5),
-        "e2e p99": pct(e2e, 0.99),
-        "drain/s": n / total_s,
-    }
+    return _rates(n, lat, e2e, send_s, total_s)
 
 
 async def bench_native(ns: str, topic: str, n: int, size: int) -> dict[str, float]:
@@ -163,14 +168,7 @@ async def bench_native(ns: str, topic: str, n: int, size: int) -> dict[str, floa
         send_s = time.perf_counter() - t0
         await asyncio.wait_for(done.wait(), 600)
         total_s = time.perf_counter() - t0
-    return {
-        "send/s": n / send_s,
-        "send p50": pct(lat, 0.5),
-        "send p99": pct(lat, 0.99),
-        "e2e p50": pct(e2e, 0.5),
-        "e2e p99": pct(e2e, 0.99),
-        "drain/s": n / total_s,
-    }
+    return _rates(n, lat, e2e, send_s, total_s)
 
 
 def main() -> None:
