@@ -74,6 +74,22 @@ def start_namesrv(tmp: Path, procs: list[subprocess.Popen[bytes]], deadline: flo
     return f"127.0.0.1:{port}"
 
 
+def store_config_fields(root: str, **kw: object) -> dict[str, object]:
+    """The store benches' ``StoreConfig`` fields (256 MiB commit-log segments, 300,000-unit queues, a 400,000-entry
+    index) under ``root``, ``kw`` overriding; a dict, so a bench can build the ``StoreConfig`` of the checkout it
+    measures."""
+    fields: dict[str, object] = dict(
+        store_path_root_dir=root,
+        mapped_file_size_commit_log=256 * 1024 * 1024,
+        mapped_file_size_consume_queue=300_000 * 20,
+        max_hash_slot_num=50_000,
+        max_index_num=400_000,
+        message_index_enable=True,
+    )
+    fields.update(kw)
+    return fields
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (Linux ``/proc/PID/stat`` fields 14 and 15, read after
     the ``(comm)`` field, which may hold spaces)."""

@@ -34,8 +34,10 @@ from protocol.batch import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 try:
     from bench import seal_bench
+    from bench._util import store_config_fields
 except ImportError:
     import seal_bench  # type: ignore[no-redef]
+    from _util import store_config_fields  # type: ignore[no-redef]
 
 BODY = os.urandom(1024)
 PROPS = {"TAGS": "TagA", "KEYS": "key1"}
@@ -43,17 +45,8 @@ BORN = ("10.0.0.1", 50000)
 TOPIC = "BenchTopic"
 
 
-def _cfg(root: str, **kw) -> StoreConfig:
-    base = dict(
-        store_path_root_dir=root,
-        mapped_file_size_commit_log=256 * 1024 * 1024,
-        mapped_file_size_consume_queue=300_000 * 20,
-        max_hash_slot_num=50_000,
-        max_index_num=400_000,
-        message_index_enable=True,
-    )
-    base.update(kw)
-    return StoreConfig(**base)
+def _cfg(root: str, **kw: object) -> StoreConfig:
+    return StoreConfig(**store_config_fields(root, **kw))  # type: ignore[arg-type]
 
 
 def _report(name: str, n: int, nbytes: int, dt: float) -> None:

@@ -32,6 +32,8 @@ ap.add_argument("--rounds", type=int, default=3)
 ARGS = ap.parse_args()
 sys.path.insert(0, ARGS.repo)
 
+from _util import store_config_fields  # noqa: E402  (this script's folder: ARGS.repo may be a checkout without it)
+
 from broker.store import MessageStore, StoreConfig  # noqa: E402
 
 try:  # the store API takes a PutRequest since the put-path refactor; an older checkout takes the fields loose
@@ -53,16 +55,7 @@ TOPIC = "BenchTopic"
 
 
 def _cfg(root: str, **kw: object) -> StoreConfig:
-    base: dict[str, object] = dict(
-        store_path_root_dir=root,
-        mapped_file_size_commit_log=256 * 1024 * 1024,
-        mapped_file_size_consume_queue=300_000 * 20,
-        max_hash_slot_num=50_000,
-        max_index_num=400_000,
-        message_index_enable=True,
-    )
-    base.update(kw)
-    return StoreConfig(**base)  # type: ignore[arg-type]
+    return StoreConfig(**store_config_fields(root, **kw))  # type: ignore[arg-type]
 
 
 async def sync_round(root: str, secs: float, producers: int = 32) -> float:
