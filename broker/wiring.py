@@ -37,6 +37,7 @@ from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consume import ConsumeService
 from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.group_state import GroupStateTables
 from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
 from broker.services.reply import ReplyService
@@ -86,17 +87,15 @@ def wire(
     """Build the request-serving services and register every handler; a code claimed twice raises ``ValueError``."""
     ident, feat = config.identity, config.features
     is_slave = ident.broker_role == "SLAVE"
+    group_tables = GroupStateTables(store, topics, offsets, clients)
     transactions = TransactionService(
-        store,
-        topics,
-        offsets,
-        clients,
+        group_tables,
         check_interval_ms=feat.transaction_check_interval,
         timeout_ms=feat.transaction_time_out,
         check_max=feat.transaction_check_max,
     )
     transactions.on_end = stats.on_tx_end
-    consume_stats = ConsumeStatsBuilder(store, topics, offsets, clients, broker_name=ident.broker_name)
+    consume_stats = ConsumeStatsBuilder(group_tables, broker_name=ident.broker_name)
 
     stamp = BrokerStamp(ident.broker_cluster_name, ident.region_id, ident.trace_on)
     sends = SendService(
@@ -175,14 +174,10 @@ def wire(
         send_back.table(),
         LockHandlers(RebalanceLockManager()).table(),
         QueryHandlers(store).table(),
-        OffsetResetHandlers(
-            store, topics, offsets, clients, polling.release_group, groups, broker_name=ident.broker_name
-        ).table(),
+        OffsetResetHandlers(group_tables, polling.release_group, groups, broker_name=ident.broker_name).table(),
         AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
         AdminGroupHandlers(groups, offsets).table(),
-        AdminStatsHandlers(
-            store, topics, offsets, clients, consume_stats, broker_name=ident.broker_name, stats=stats
-        ).table(),
+        AdminStatsHandlers(group_tables, consume_stats, broker_name=ident.broker_name, stats=stats).table(),
         AdminOffsetsHandlers(
             store,
             topics,

@@ -55,10 +55,8 @@ from broker.services.broker_stats import (
     BrokerStats,
     earliest_store_time,
 )
-from broker.services.client_registry import ClientChannel, ClientRegistry
-from broker.services.consumer_offsets import ConsumerOffsetTable
-from broker.services.topic_config import TopicConfigTable
-from broker.store.message_store import MessageStore
+from broker.services.client_registry import ClientChannel
+from broker.services.group_state import GroupStateTables
 from protocol.bodies import ConsumeStats, MessageQueue, OffsetWrapper, TopicOffset, TopicStatsTable
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -96,17 +94,11 @@ class ConsumeStatsBuilder:
 
     def __init__(
         self,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         *,
         broker_name: str,
     ) -> None:
-        self._store = store
-        self._topics = topics
-        self._offsets = offsets
-        self._clients = clients
+        self._store, self._topics, self._offsets, self._clients = tables
         self._broker_name = broker_name
         # POP groups (the gRPC endpoint, broker.proxy): the queue's pop offset → OffsetWrapper.pullOffset, so
         # pullOffset − consumerOffset counts messages popped and not yet acked (J 5's #Inflight)
@@ -142,10 +134,7 @@ class ConsumeStatsBuilder:
 class AdminStatsHandlers:
     def __init__(
         self,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         consume_stats: ConsumeStatsBuilder,
         *,
         broker_name: str,
@@ -153,10 +142,7 @@ class AdminStatsHandlers:
         stats: BrokerStats | None = None,
     ) -> None:
         self._stats = stats if stats is not None else BrokerStats()
-        self._store = store
-        self._topics = topics
-        self._offsets = offsets
-        self._clients = clients
+        self._store, self._topics, self._offsets, self._clients = tables
         self._consume_stats = consume_stats
         self._broker_name = broker_name
         self._clock = clock

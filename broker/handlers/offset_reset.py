@@ -38,11 +38,8 @@ from collections.abc import Callable
 import structlog
 
 from broker.handlers._common import decode_header
-from broker.services.client_registry import ClientRegistry
-from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.group_state import GroupStateTables
 from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
-from broker.store.message_store import MessageStore
 from protocol.bodies import encode_reset_offset_body
 from protocol.codes import LanguageCode, RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -92,10 +89,7 @@ def extract_json_value(text: str, key: str) -> str | None:
 class OffsetResetHandlers:
     def __init__(
         self,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         release_held_pulls: Callable[[str, str], int],
         groups: SubscriptionGroupTable,
         *,
@@ -103,10 +97,7 @@ class OffsetResetHandlers:
     ) -> None:
         self._groups = groups
         self._release_held_pulls = release_held_pulls
-        self._store = store
-        self._topics = topics
-        self._offsets = offsets
-        self._clients = clients
+        self._store, self._topics, self._offsets, self._clients = tables
         self._broker_name = broker_name
 
     def table(self) -> dict[int, Handler]:

@@ -44,10 +44,7 @@ from collections.abc import Callable
 import structlog
 
 from broker import topics as T
-from broker.services.client_registry import ClientRegistry
-from broker.services.consumer_offsets import ConsumerOffsetTable
-from broker.services.topic_config import TopicConfigTable
-from broker.store.message_store import MessageStore
+from broker.services.group_state import GroupStateTables
 from broker.store.request import GetRequest, PutRequest
 from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from protocol.codes import RequestCode
@@ -73,20 +70,14 @@ class TransactionError(Exception):
 class TransactionService:
     def __init__(
         self,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         *,
         check_interval_ms: int = 60_000,
         timeout_ms: int = 6_000,
         check_max: int = 15,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._store = store
-        self._topics = topics
-        self._offsets = offsets
-        self._clients = clients
+        self._store, self._topics, self._offsets, self._clients = tables
         self.check_interval_ms = check_interval_ms
         self.timeout_ms = timeout_ms
         self.check_max = check_max
