@@ -22,6 +22,7 @@ import structlog
 from broker.config import BrokerConfig
 from broker.ha.auth import build_security
 from broker.ha.service import HAService
+from broker.metrics.collector import BrokerSources
 from broker.metrics.exporter import BrokerMetrics, const_labels
 from broker.metrics.replication import ReplicationCollector
 from broker.metrics.timer import TimerCollector
@@ -306,17 +307,10 @@ class BrokerApp(DaemonApp):
         cfg = self.config
         if not cfg.observability.metrics_enabled:
             return None
-        metrics = BrokerMetrics(
-            cfg,
-            self.stats,
-            self.topics,
-            self.groups,
-            self.offsets,
-            self.clients,
-            self.polling,
-            lambda: self.store,
-            self._readiness,
+        sources = BrokerSources(
+            self.stats, self.topics, self.groups, self.offsets, self.clients, self.polling, lambda: self.store
         )
+        metrics = BrokerMetrics(cfg, sources, self._readiness)
         metrics.add_collector(ReplicationCollector(const_labels(cfg), ha))
         if self.schedule is not None and self.schedule.timer is not None:
             metrics.add_collector(TimerCollector(const_labels(cfg), self.schedule.timer))

@@ -46,7 +46,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -101,28 +101,28 @@ def _b(flag: bool) -> str:
     return "true" if flag else "false"
 
 
+class BrokerSources(NamedTuple):
+    """The broker state the series are read from at scrape time (``store``: the store once it is open, else None)."""
+
+    stats: BrokerStats
+    topics: TopicConfigTable
+    groups: SubscriptionGroupTable
+    offsets: ConsumerOffsetTable
+    clients: ClientRegistry
+    polling: LongPollingService
+    store: Callable[[], MessageStore | None]
+
+
 class BrokerCollector(Collector):
     def __init__(
         self,
         const_labels: dict[str, str],
-        stats: BrokerStats,
-        topics: TopicConfigTable,
-        groups: SubscriptionGroupTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
-        polling: LongPollingService,
-        store: Callable[[], MessageStore | None],
+        sources: BrokerSources,
         broker_permission: Callable[[], int],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._const = const_labels
-        self._stats = stats
-        self._topics = topics
-        self._groups = groups
-        self._offsets = offsets
-        self._clients = clients
-        self._polling = polling
-        self._store = store
+        self._stats, self._topics, self._groups, self._offsets, self._clients, self._polling, self._store = sources
         self._perm = broker_permission
         self._clock = clock
         self.extra: list[Collector] = []  # e.g. replication lag per slave, once HA exists

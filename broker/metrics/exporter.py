@@ -8,23 +8,15 @@ app passes (store open and registered with at least one name server).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from prometheus_client.registry import Collector
 
-from broker.metrics.collector import BrokerCollector
-from broker.services.broker_stats import BrokerStats
+from broker.metrics.collector import BrokerCollector, BrokerSources
 from runtime.exporter import DaemonMetrics, Readiness
 
 if TYPE_CHECKING:
     from broker.config import BrokerConfig
-    from broker.services.client_registry import ClientRegistry
-    from broker.services.consumer_offsets import ConsumerOffsetTable
-    from broker.services.long_polling import LongPollingService
-    from broker.services.subscription_groups import SubscriptionGroupTable
-    from broker.services.topic_config import TopicConfigTable
-    from broker.store.message_store import MessageStore
 
 
 def const_labels(cfg: BrokerConfig) -> dict[str, str]:
@@ -41,30 +33,14 @@ class BrokerMetrics(DaemonMetrics):
     def __init__(
         self,
         cfg: BrokerConfig,
-        stats: BrokerStats,
-        topics: TopicConfigTable,
-        groups: SubscriptionGroupTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
-        polling: LongPollingService,
-        store: Callable[[], MessageStore | None],
+        sources: BrokerSources,
         ready: Readiness,
     ) -> None:
         labels = const_labels(cfg)
         obs = cfg.observability
         host = obs.metrics_prom_exporter_host or cfg.identity.broker_ip1
         super().__init__(lambda: labels, host, obs.metrics_prom_exporter_port, ready, name="broker")
-        self.collector = BrokerCollector(
-            labels,
-            stats,
-            topics,
-            groups,
-            offsets,
-            clients,
-            polling,
-            store,
-            lambda: cfg.identity.broker_permission,
-        )
+        self.collector = BrokerCollector(labels, sources, lambda: cfg.identity.broker_permission)
         self.register(self.collector)
 
     def add_collector(self, collector: Collector) -> None:
