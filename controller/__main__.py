@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from controller.app import ControllerApp
 from controller.config import ControllerConfig, format_config, load_config
-from runtime.daemon import daemon_main, serve
+from runtime.daemon import config_file_main, serve
 from runtime.logsetup import LogSettings
 
 PROG = "mqcontroller"
@@ -38,14 +40,12 @@ async def _serve(cfg: ControllerConfig) -> int:
     )
 
 
+def _start(cfg: ControllerConfig) -> tuple[LogSettings, str, Callable[[], Coroutine[Any, Any, int]]]:
+    return LogSettings.from_keys(cfg, main_file="controller.log"), cfg.log_dir, lambda: _serve(cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    return daemon_main(
-        PROG,
-        lambda: load_config(args.configFile),
-        lambda cfg: format_config(cfg) if args.printConfigItem else None,
-        lambda cfg: (LogSettings.from_keys(cfg, main_file="controller.log"), cfg.log_dir, lambda: _serve(cfg)),
-    )
+    return config_file_main(PROG, _parser().parse_args(argv), load_config, format_config, _start)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from namesrv.app import NamesrvApp
 from namesrv.config import NamesrvConfig, format_config, load_config
 from namesrv.kv_config import KvConfigError
 from protocol.remoting.tls import TlsConfigError
 from runtime.acl.rules import AclError
-from runtime.daemon import daemon_main, serve
+from runtime.daemon import config_file_main, serve
 from runtime.logsetup import LogSettings
 
 PROG = "mqnamesrv"
@@ -55,14 +57,12 @@ async def _serve(cfg: NamesrvConfig) -> int:
     )
 
 
+def _start(cfg: NamesrvConfig) -> tuple[LogSettings, str, Callable[[], Coroutine[Any, Any, int]]]:
+    return log_settings(cfg), cfg.log_dir, lambda: _serve(cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    return daemon_main(
-        PROG,
-        lambda: load_config(args.configFile),
-        lambda cfg: format_config(cfg) if args.printConfigItem else None,
-        lambda cfg: (log_settings(cfg), cfg.log_dir, lambda: _serve(cfg)),
-    )
+    return config_file_main(PROG, _parser().parse_args(argv), load_config, format_config, _start)
 
 
 if __name__ == "__main__":

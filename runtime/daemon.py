@@ -13,6 +13,7 @@ comes later (a long run, a burst of new topics) would walk those ~50k start-up o
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import os
@@ -29,6 +30,7 @@ from runtime.logsetup import LogSettings
 __all__ = [
     "Daemon",
     "DaemonApp",
+    "config_file_main",
     "configure_logging",
     "daemon_main",
     "fail",
@@ -123,6 +125,23 @@ def daemon_main(
         return 0
     logs, log_dir, main = start(cfg)
     return run_daemon(prog, logs, log_dir, main)
+
+
+def config_file_main(
+    prog: str,
+    args: argparse.Namespace,
+    load_config: Callable[[str | None], C],
+    format_config: Callable[[C], str],
+    start: Callable[[C], tuple[LogSettings, str, Callable[[], Coroutine[Any, Any, int]]]],
+) -> int:
+    """``daemon_main`` of a daemon whose flags are J's ``-c FILE`` (``args.configFile``) and ``-p``
+    (``args.printConfigItem``: print ``format_config`` of the config and exit)."""
+    return daemon_main(
+        prog,
+        lambda: load_config(args.configFile),
+        lambda cfg: format_config(cfg) if args.printConfigItem else None,
+        start,
+    )
 
 
 def settle_heap() -> None:
