@@ -30,6 +30,7 @@ from broker.services.access import record_topic
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.group_state import GroupStateTables
 from broker.services.long_polling import LongPollingService
 from broker.services.namesrv_registrar import NamesrvRegistrar
 from broker.services.schedule import ScheduleService
@@ -176,7 +177,7 @@ class BrokerApp(DaemonApp):
         ha = self._build_ha(store, schedule, server_ssl, client_ssl)
         self.metrics = self._build_metrics(ha)
         self.wiring = wire(
-            self.config, store, self.topics, self.groups, self.offsets, self.clients, self.polling, schedule,
+            self.config, self._group_tables(store), self.polling, schedule,
             self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
         )  # fmt: skip
         ha.before_serving()
@@ -302,6 +303,9 @@ class BrokerApp(DaemonApp):
             security,
         )
         return self.ha
+
+    def _group_tables(self, store: MessageStore) -> GroupStateTables:
+        return GroupStateTables(store, self.topics, self.groups, self.offsets, self.clients)
 
     def _build_metrics(self, ha: HAService) -> BrokerMetrics | None:
         cfg = self.config
@@ -440,7 +444,7 @@ class BrokerApp(DaemonApp):
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, store, self.topics, self.groups, self.offsets, self.clients, wiring.sends, wiring.consume,
+            cfg, self._group_tables(store), wiring.sends, wiring.consume,
             wiring.transactions, self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip

@@ -34,9 +34,7 @@ from broker.handlers.send import SendHandlers
 from broker.handlers.send_back import SendBackHandlers
 from broker.handlers.transaction import TransactionHandlers
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientRegistry
 from broker.services.consume import ConsumeService
-from broker.services.consumer_offsets import ConsumerOffsetTable
 from broker.services.group_state import GroupStateTables
 from broker.services.long_polling import LongPollingService
 from broker.services.rebalance_locks import RebalanceLockManager
@@ -70,11 +68,7 @@ class Wiring:
 
 def wire(
     config: BrokerConfig,
-    store: MessageStore,
-    topics: TopicConfigTable,
-    groups: SubscriptionGroupTable,
-    offsets: ConsumerOffsetTable,
-    clients: ClientRegistry,
+    group_tables: GroupStateTables,
     polling: LongPollingService,
     schedule: ScheduleService,
     stats: BrokerStats,
@@ -87,7 +81,7 @@ def wire(
     """Build the request-serving services and register every handler; a code claimed twice raises ``ValueError``."""
     ident, feat = config.identity, config.features
     is_slave = ident.broker_role == "SLAVE"
-    group_tables = GroupStateTables(store, topics, offsets, clients)
+    store, topics, groups, offsets, clients = group_tables
     transactions = TransactionService(
         group_tables,
         check_interval_ms=feat.transaction_check_interval,
@@ -174,7 +168,7 @@ def wire(
         send_back.table(),
         LockHandlers(RebalanceLockManager()).table(),
         QueryHandlers(store).table(),
-        OffsetResetHandlers(group_tables, polling.release_group, groups, broker_name=ident.broker_name).table(),
+        OffsetResetHandlers(group_tables, polling.release_group, broker_name=ident.broker_name).table(),
         AdminTopicHandlers(topics, offsets, store, cluster_name=ident.broker_cluster_name).table(),
         AdminGroupHandlers(groups, offsets).table(),
         AdminStatsHandlers(group_tables, consume_stats, broker_name=ident.broker_name, stats=stats).table(),

@@ -98,7 +98,7 @@ class ConsumeStatsBuilder:
         *,
         broker_name: str,
     ) -> None:
-        self._store, self._topics, self._offsets, self._clients = tables
+        self._store, self._topics, _, self._offsets, self._clients = tables
         self._broker_name = broker_name
         # POP groups (the gRPC endpoint, broker.proxy): the queue's pop offset → OffsetWrapper.pullOffset, so
         # pullOffset − consumerOffset counts messages popped and not yet acked (J 5's #Inflight)
@@ -142,7 +142,7 @@ class AdminStatsHandlers:
         stats: BrokerStats | None = None,
     ) -> None:
         self._stats = stats if stats is not None else BrokerStats()
-        self._store, self._topics, self._offsets, self._clients = tables
+        self._store, self._topics, _, self._offsets, self._clients = tables
         self._consume_stats = consume_stats
         self._broker_name = broker_name
         self._clock = clock

@@ -39,7 +39,6 @@ import structlog
 
 from broker.handlers._common import decode_header
 from broker.services.group_state import GroupStateTables
-from broker.services.subscription_groups import SubscriptionGroupTable
 from protocol.bodies import encode_reset_offset_body
 from protocol.codes import LanguageCode, RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -91,13 +90,11 @@ class OffsetResetHandlers:
         self,
         tables: GroupStateTables,
         release_held_pulls: Callable[[str, str], int],
-        groups: SubscriptionGroupTable,
         *,
         broker_name: str,
     ) -> None:
-        self._groups = groups
         self._release_held_pulls = release_held_pulls
-        self._store, self._topics, self._offsets, self._clients = tables
+        self._store, self._topics, self._groups, self._offsets, self._clients = tables
         self._broker_name = broker_name
 
     def table(self) -> dict[int, Handler]:

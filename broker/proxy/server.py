@@ -32,14 +32,10 @@ from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
 from broker.services.broker_stats import BrokerStats
-from broker.services.client_registry import ClientRegistry
 from broker.services.consume import ConsumeService
-from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.group_state import GroupStateTables
 from broker.services.send import SendService
-from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
-from broker.store.message_store import MessageStore
 from runtime.acl.rules import AclRules
 
 _log = structlog.get_logger("rocketq.broker.proxy")
@@ -89,11 +85,7 @@ class ProxyServer:
     def __init__(
         self,
         config: BrokerConfig,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        groups: SubscriptionGroupTable,
-        offsets: ConsumerOffsetTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         sends: SendService,
         consume: ConsumeService,
         transactions: TransactionService,
@@ -102,6 +94,7 @@ class ProxyServer:
     ) -> None:
         """``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
         self._config = config
+        store, topics, groups, offsets, _ = tables
 
         def max_attempts(group: str) -> int:
             g = groups.get(group)
@@ -121,10 +114,7 @@ class ProxyServer:
         self.pop.load()
         self.service = MessagingService(
             config,
-            store,
-            topics,
-            groups,
-            clients,
+            tables,
             sends,
             consume,
             transactions,

@@ -56,13 +56,11 @@ from broker.proxy.pop_service import PopRequest, PopService
 from broker.proxy.pop_state import HandleStatus
 from broker.proxy.send_codes import STORED_CODE, refused_code
 from broker.proxy.sessions import ClientError, ClientSessions, Context, status
-from broker.services.client_registry import ClientChannel, ClientRegistry, CompiledSubscription
+from broker.services.client_registry import ClientChannel, CompiledSubscription
 from broker.services.consume import ConsumeRefusal, ConsumeRefused, ConsumeRequest, ConsumeService
+from broker.services.group_state import GroupStateTables
 from broker.services.send import SendOutcome, SendRefused, SendService
-from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionError, TransactionService
-from broker.store.message_store import MessageStore
 
 _log = structlog.get_logger("rocketq.broker.proxy")
 
@@ -109,10 +107,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
     def __init__(
         self,
         config: BrokerConfig,
-        store: MessageStore,
-        topics: TopicConfigTable,
-        groups: SubscriptionGroupTable,
-        clients: ClientRegistry,
+        tables: GroupStateTables,
         sends: SendService,
         consume: ConsumeService,
         transactions: TransactionService,
@@ -125,10 +120,7 @@ class MessagingService(spb_grpc.MessagingServiceServicer):
         self._cfg = config.proxy
         self._broker_name = config.identity.broker_name
         self._max_body = config.store.max_message_size
-        self._store = store
-        self._topics = topics
-        self._groups = groups
-        self._clients = clients
+        self._store, self._topics, self._groups, _, self._clients = tables
         self._levels = config.store.delay_levels_ms
         self._tx = transactions
         self._pop = pop

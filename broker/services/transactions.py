@@ -77,7 +77,7 @@ class TransactionService:
         check_max: int = 15,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._store, self._topics, self._offsets, self._clients = tables
+        self._store, self._topics, _, self._offsets, self._clients = tables
         self.check_interval_ms = check_interval_ms
         self.timeout_ms = timeout_ms
         self.check_max = check_max

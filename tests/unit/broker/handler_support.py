@@ -22,6 +22,7 @@ from broker.ha.service import HAService
 from broker.services.broker_stats import BrokerStats
 from broker.services.client_registry import ClientRegistry
 from broker.services.consumer_offsets import ConsumerOffsetTable
+from broker.services.group_state import GroupStateTables
 from broker.services.long_polling import LongPollingService
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupConfig, SubscriptionGroupTable
@@ -122,7 +123,7 @@ async def wired_broker(tmp_path: Path, *, acl_home: Path | None = None, **overri
     ha = HAService(cfg, store, remoting, topics, offsets, schedule, groups, lambda: addr, lambda: None)
     stats = BrokerStats()
     wiring = wire(
-        cfg, store, topics, groups, offsets, clients, LongPollingService(), schedule, stats, ha,
+        cfg, GroupStateTables(store, topics, groups, offsets, clients), LongPollingService(), schedule, stats, ha,
         AclWatcher(acl_home, interval_s=0) if acl_home is not None else None,
         on_config=lambda c: None, broker_addr=lambda: addr,
     )  # fmt: skip
