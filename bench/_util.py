@@ -74,10 +74,12 @@ def start_namesrv(tmp: Path, procs: list[subprocess.Popen[bytes]], deadline: flo
     return f"127.0.0.1:{port}"
 
 
-def store_config_fields(root: str, **kw: object) -> dict[str, object]:
-    """The store benches' ``StoreConfig`` fields (256 MiB commit-log segments, 300,000-unit queues, a 400,000-entry
-    index) under ``root``, ``kw`` overriding; a dict, so a bench can build the ``StoreConfig`` of the checkout it
-    measures."""
+def store_config(root: str, **kw: object) -> Any:
+    """The store benches' ``StoreConfig`` (256 MiB commit-log segments, 300,000-unit queues, a 400,000-entry index)
+    under ``root``, ``kw`` overriding; imported when called, so it is the ``StoreConfig`` of the checkout the bench
+    put first on ``sys.path`` (store_io_bench's ``--repo``)."""
+    from broker.store import StoreConfig
+
     fields: dict[str, object] = dict(
         store_path_root_dir=root,
         mapped_file_size_commit_log=256 * 1024 * 1024,
@@ -87,7 +89,7 @@ def store_config_fields(root: str, **kw: object) -> dict[str, object]:
         message_index_enable=True,
     )
     fields.update(kw)
-    return fields
+    return StoreConfig(**fields)
 
 
 def cpu_seconds(pid: int) -> float:

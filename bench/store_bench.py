@@ -29,15 +29,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from broker.store import BatchPutRequest, GetRequest, MessageStore, PutRequest, StoreConfig  # noqa: E402  # noqa: E402
+from broker.store import BatchPutRequest, GetRequest, MessageStore, PutRequest  # noqa: E402  # noqa: E402
 from protocol.batch import BatchItem, decode_batch, encode_batch  # noqa: E402
 
 try:
     from bench import seal_bench
-    from bench._util import store_config_fields
+    from bench._util import store_config
 except ImportError:
     import seal_bench  # type: ignore[no-redef]
-    from _util import store_config_fields  # type: ignore[no-redef]
+    from _util import store_config  # type: ignore[no-redef]
 
 BODY = os.urandom(1024)
 PROPS = {"TAGS": "TagA", "KEYS": "key1"}
@@ -45,16 +45,12 @@ BORN = ("10.0.0.1", 50000)
 TOPIC = "BenchTopic"
 
 
-def _cfg(root: str, **kw: object) -> StoreConfig:
-    return StoreConfig(**store_config_fields(root, **kw))  # type: ignore[arg-type]
-
-
 def _report(name: str, n: int, nbytes: int, dt: float) -> None:
     print(f"{name}: {n / dt:,.0f} msgs/s  {nbytes / dt / 1e6:,.1f} MB/s  ({n} msgs in {dt:.2f} s)", flush=True)
 
 
 async def bench_put_single(root: str, n: int) -> MessageStore:
-    store = MessageStore.open(_cfg(root))
+    store = MessageStore.open(store_config(root))
     await store.start()
     t0 = time.perf_counter()
     for i in range(n):
@@ -67,7 +63,7 @@ async def bench_put_single(root: str, n: int) -> MessageStore:
 
 
 async def bench_put_batch(root: str, n: int, batch: int = 32) -> None:
-    store = MessageStore.open(_cfg(root))
+    store = MessageStore.open(store_config(root))
     await store.start()
     # what the broker does per SEND_BATCH_MESSAGE: decode the wire body, then put its items
     wire = encode_batch([BatchItem(BODY, dict(PROPS)) for _ in range(batch)])
@@ -81,7 +77,7 @@ async def bench_put_batch(root: str, n: int, batch: int = 32) -> None:
 
 
 async def bench_sync(root: str, secs: float, producers: int = 32) -> None:
-    store = MessageStore.open(_cfg(root, flush_disk_type="SYNC_FLUSH"))
+    store = MessageStore.open(store_config(root, flush_disk_type="SYNC_FLUSH"))
     await store.start()
     count = 0
     stop = time.perf_counter() + secs
@@ -141,7 +137,7 @@ def disk_anchor(args: list[str]) -> None:
 
 def profile_put(root: str, n: int) -> None:
     async def go() -> None:
-        store = MessageStore.open(_cfg(root))
+        store = MessageStore.open(store_config(root))
         await store.start()
         pr = cProfile.Profile()
         pr.enable()
@@ -158,7 +154,7 @@ def profile_put(root: str, n: int) -> None:
 
 def memory(root: str, gb: float) -> None:
     async def go() -> None:
-        store = MessageStore.open(_cfg(root))
+        store = MessageStore.open(store_config(root))
         await store.start()
         items = [BatchItem(BODY, dict(PROPS)) for _ in range(32)]
         tracemalloc.start()

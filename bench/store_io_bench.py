@@ -32,9 +32,9 @@ ap.add_argument("--rounds", type=int, default=3)
 ARGS = ap.parse_args()
 sys.path.insert(0, ARGS.repo)
 
-from _util import store_config_fields  # noqa: E402  (this script's folder: ARGS.repo may be a checkout without it)
+from _util import store_config  # noqa: E402  (this script's folder: ARGS.repo may be a checkout without it)
 
-from broker.store import MessageStore, StoreConfig  # noqa: E402
+from broker.store import MessageStore  # noqa: E402
 
 try:  # the store API takes a PutRequest since the put-path refactor; an older checkout takes the fields loose
     from broker.store import PutRequest
@@ -54,12 +54,8 @@ BORN = ("10.0.0.1", 50000)
 TOPIC = "BenchTopic"
 
 
-def _cfg(root: str, **kw: object) -> StoreConfig:
-    return StoreConfig(**store_config_fields(root, **kw))  # type: ignore[arg-type]
-
-
 async def sync_round(root: str, secs: float, producers: int = 32) -> float:
-    store = MessageStore.open(_cfg(root, flush_disk_type="SYNC_FLUSH"))
+    store = MessageStore.open(store_config(root, flush_disk_type="SYNC_FLUSH"))
     await store.start()
     # steady state: a broker's warmer has long pre-written the segment being filled and the next one (the
     # store before the warmer existed has nothing to wait for)
@@ -97,7 +93,7 @@ async def queues_round(root: str, secs: float, nqueues: int, warmup: float = 2.0
     """Steady state: ``warmup`` seconds of the same load first (every queue exists and has written), then
     ``secs`` measured: msgs/s, and the process's CPU µs per put (every thread: the loop's puts and dispatch, the
     flushers' and warmer's syscalls), which another process's load on the machine moves far less."""
-    store = MessageStore.open(_cfg(root))
+    store = MessageStore.open(store_config(root))
     await store.start()
     count = 0
 
