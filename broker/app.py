@@ -444,8 +444,8 @@ class BrokerApp(DaemonApp):
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, self._group_tables(store), wiring.sends, wiring.consume,
-            wiring.transactions, self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
+            cfg, self._group_tables(store), wiring,
+            self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip
         try:

@@ -32,10 +32,8 @@ from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
 from broker.services.broker_stats import BrokerStats
-from broker.services.consume import ConsumeService
 from broker.services.group_state import GroupStateTables
-from broker.services.send import SendService
-from broker.services.transactions import TransactionService
+from broker.wiring import Wiring
 from runtime.acl.rules import AclRules
 
 _log = structlog.get_logger("rocketq.broker.proxy")
@@ -86,13 +84,12 @@ class ProxyServer:
         self,
         config: BrokerConfig,
         tables: GroupStateTables,
-        sends: SendService,
-        consume: ConsumeService,
-        transactions: TransactionService,
+        wiring: Wiring,
         acl_rules: Callable[[], AclRules] | None = None,
         stats: BrokerStats | None = None,
     ) -> None:
-        """``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
+        """``wiring``: the remoting front end's services (send, consume, transactions), which this one shares;
+        ``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
         self._config = config
         store, topics, groups, offsets, _ = tables
 
@@ -115,9 +112,9 @@ class ProxyServer:
         self.service = MessagingService(
             config,
             tables,
-            sends,
-            consume,
-            transactions,
+            wiring.sends,
+            wiring.consume,
+            wiring.transactions,
             self.pop,
             lambda: (config.identity.broker_ip1, self.port),
             GrpcAcl(acl_rules) if acl_rules is not None else None,
