@@ -177,8 +177,8 @@ class BrokerApp(DaemonApp):
         ha = self._build_ha(store, schedule, server_ssl, client_ssl)
         self.metrics = self._build_metrics(ha)
         self.wiring = wire(
-            self.config, self._group_tables(store), self.polling, schedule,
-            self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
+            self.config, GroupStateTables(store, self.topics, self.groups, self.offsets, self.clients), self.polling,
+            schedule, self.stats, ha, self.acl, on_config=self._set_config, broker_addr=lambda: self.addr,
         )  # fmt: skip
         ha.before_serving()
         store.consumed_offset = self.offsets.slowest  # forced cleans count what no group had consumed yet
@@ -303,9 +303,6 @@ class BrokerApp(DaemonApp):
             security,
         )
         return self.ha
-
-    def _group_tables(self, store: MessageStore) -> GroupStateTables:
-        return GroupStateTables(store, self.topics, self.groups, self.offsets, self.clients)
 
     def _build_metrics(self, ha: HAService) -> BrokerMetrics | None:
         cfg = self.config
@@ -444,7 +441,7 @@ class BrokerApp(DaemonApp):
             await self.stop()
             raise BrokerStartError(f"enableProxy needs the extra [grpc] (pip install 'rocketq[grpc]'): {exc}") from None
         proxy = ProxyServer(
-            cfg, self._group_tables(store), wiring,
+            cfg, wiring,
             self._acl_rules if self.acl is not None else None,  # the remoting hook's rules: reloads apply too
             self.stats,  # one set of traffic counters for both front ends
         )  # fmt: skip

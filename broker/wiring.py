@@ -54,9 +54,8 @@ from runtime.acl.hook import AclWatcher
 @dataclasses.dataclass(slots=True)
 class Wiring:
     """What ``wire`` built that the app still talks to: the registry the server dispatches through, the transaction
-    service (its check task, the gRPC endpoint), the send and consume services (the gRPC endpoint), the runtime-config
-    allow-list
-    and the consume-stats builder."""
+    service (its check task, the gRPC endpoint), the send and consume services and the group-state tables (the gRPC
+    endpoint), the runtime-config allow-list and the consume-stats builder."""
 
     registry: HandlerRegistry
     transactions: TransactionService
@@ -64,6 +63,7 @@ class Wiring:
     consume: ConsumeService
     runtime_config: RuntimeConfig
     consume_stats: ConsumeStatsBuilder
+    group_tables: GroupStateTables
 
 
 def wire(
@@ -201,7 +201,7 @@ def wire(
     registry.wrap(RequestCode.PULL_MESSAGE, stats.count_pulls)
     registry.wrap(RequestCode.UPDATE_AND_CREATE_TOPIC, stats.time_creates("topic"))
     registry.wrap(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, stats.time_creates("group"))
-    return Wiring(registry, transactions, sends, consume, runtime_config, consume_stats)
+    return Wiring(registry, transactions, sends, consume, runtime_config, consume_stats, group_tables)
 
 
 def _runtime_appliers(

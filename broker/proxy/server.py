@@ -32,7 +32,6 @@ from broker.proxy.pb import service_pb2_grpc as spb_grpc
 from broker.proxy.pop_service import PopService
 from broker.proxy.service import MessagingService
 from broker.services.broker_stats import BrokerStats
-from broker.services.group_state import GroupStateTables
 from broker.wiring import Wiring
 from runtime.acl.rules import AclRules
 
@@ -83,14 +82,14 @@ class ProxyServer:
     def __init__(
         self,
         config: BrokerConfig,
-        tables: GroupStateTables,
         wiring: Wiring,
         acl_rules: Callable[[], AclRules] | None = None,
         stats: BrokerStats | None = None,
     ) -> None:
-        """``wiring``: the remoting front end's services (send, consume, transactions), which this one shares;
+        """``wiring``: the remoting front end's tables and services (send, consume, transactions), which this one shares;
         ``acl_rules``: the broker's current ACL rules when ``aclEnable`` is on (every RPC is then checked)."""
         self._config = config
+        tables = wiring.group_tables
         store, topics, groups, offsets, _ = tables
 
         def max_attempts(group: str) -> int:
