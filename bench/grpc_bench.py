@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from bench._util import REPO, free_port, table
+    from bench._util import REPO, free_port, table, wait_port
 except ImportError:
-    from _util import REPO, free_port, table  # type: ignore[no-redef]
+    from _util import REPO, free_port, table, wait_port  # type: ignore[no-redef]
 
 sys.path.insert(0, str(REPO))
 
@@ -82,14 +81,7 @@ def start(tmp: Path) -> tuple[list[subprocess.Popen[bytes]], str, str, str]:
     )
     deadline = time.monotonic() + 30
     for port in (ns_port, br_port, grpc_port):
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("servers did not start") from None
-                time.sleep(0.1)
+        wait_port(port, deadline)
     return [br, ns], f"127.0.0.1:{ns_port}", f"127.0.0.1:{br_port}", f"127.0.0.1:{grpc_port}"
 
 
