@@ -39,7 +39,8 @@ async def test_frames_of_one_pass_leave_burst_at_a_time(burst: int, body: bytes)
     )
     try:
         replies = [
-            asyncio.ensure_future(client.invoke(RemotingCommand.request(CODE, {"n": str(i)}, body), 10)) for i in range(10)
+            asyncio.ensure_future(client.invoke(RemotingCommand.request(CODE, {"n": str(i)}, body), 10))
+            for i in range(10)
         ]
         await asyncio.sleep(0)  # the ten invokes ran in the pass before this one and wrote their requests
         # the first request, alone in flight, leaves at once; of the other nine, a burst of 4 sends 4 + 4 and keeps
