@@ -12,6 +12,11 @@ Frame layout, big-endian::
 ``feed(data)`` copies bytes in for a caller that holds them already. ``next_frame()`` returns the next decoded
 ``RemotingCommand`` or ``None`` when more bytes are needed.
 
+``encode_frame_parts`` appends a frame to a connection's list of outgoing parts (one ``transport.writelines``): a
+body of ``SPLIT_BODY`` bytes or more is a part of its own, after the length words and header, so a 1 MiB pull reply
+or a batch send leaves without being copied into a frame; a smaller frame is one joined ``bytes``.
+``encode_frame`` is the same frame as one ``bytes``.
+
 * Small frames (requests, most replies) arrive in a standard 64 KiB buffer, several per read; their body is copied
   out of it. A frame that does not fit what is left of the buffer moves, as soon as its length word is read, to the
   buffer's front, or, larger than the buffer, to a new one sized for it, and the rest of it is received straight
@@ -38,17 +43,36 @@ MAX_FRAME: Final = 16 * 1024 * 1024
 PREFIX: Final = struct.Struct(">iI")  # length, serializeType<<24 | headerLength
 assert PREFIX.size == 8
 STANDARD_BUFFER: Final = 64 * 1024  # the receive buffer of small frames; larger frames get one sized for them
+# a body at least this large leaves as its own part of the write, after the length words and header, instead of being
+# copied into one frame ``bytes``; a smaller one is cheaper to copy than to pass as a part (bench/frame_write_bench.py)
+SPLIT_BODY: Final = 16 * 1024
 
 
-def encode_frame(cmd: RemotingCommand, max_frame: int = MAX_FRAME) -> bytes:
+def encode_frame_parts(cmd: RemotingCommand, out: list[bytes], max_frame: int = MAX_FRAME) -> None:
+    """Append the frame of ``cmd`` to ``out`` as the parts of one write (``transport.writelines``): the whole frame
+    as one ``bytes`` when its body is smaller than ``SPLIT_BODY``, else the length words and header, then the body
+    itself, never copied into a frame. Appends nothing when the frame does not encode (``LocalProtocolError``)."""
     header = encode_header(cmd)
     hlen = len(header)
     if hlen > 0xFFFFFF:
         raise LocalProtocolError(f"header of {hlen} bytes does not fit the 24-bit header length")
-    length = 4 + hlen + len(cmd.body)
+    body = cmd.body
+    length = 4 + hlen + len(body)
     if length > max_frame:
         raise LocalProtocolError(f"frame of {length} bytes exceeds the limit of {max_frame}")
-    return b"".join((PREFIX.pack(length, (int(cmd.serialize_type) << 24) | hlen), header, cmd.body))
+    prefix = PREFIX.pack(length, (int(cmd.serialize_type) << 24) | hlen)
+    if len(body) >= SPLIT_BODY:
+        out.append(prefix + header)
+        out.append(body)
+    else:
+        out.append(b"".join((prefix, header, body)))
+
+
+def encode_frame(cmd: RemotingCommand, max_frame: int = MAX_FRAME) -> bytes:
+    """The frame of ``cmd`` as one ``bytes`` (a blocking socket's ``sendall``, tests): ``encode_frame_parts`` joined."""
+    out: list[bytes] = []
+    encode_frame_parts(cmd, out, max_frame)
+    return out[0] if len(out) == 1 else b"".join(out)
 
 
 class FrameDecoder:

@@ -1,7 +1,7 @@
 """Large frames over real sockets, plain and TLS, on asyncio's loop and on uvloop: the connection receives straight
 into its decoder's buffer (``asyncio.BufferedProtocol``), which both loops' TCP and SSL transports support. Bodies
 from empty to several MiB go both ways (a batch send's request, a pull reply's reply), several in flight at once,
-interleaved with small requests."""
+interleaved with small requests; a body of ``SPLIT_BODY`` bytes or more leaves as its own part of the write."""
 
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ import uvloop
 
 from protocol.codes import ResponseCode
 from protocol.command import RemotingCommand
+from protocol.frame import SPLIT_BODY
 from protocol.remoting import HandlerRegistry, RemotingClient, RequestContext
 from protocol.remoting.server import RemotingServer
 from protocol.remoting.tls import client_context, server_context
 from tests.integration.tls_support import make_pki
 
 ECHO = 901
-SIZES = [0, 1, 300, 64 * 1024 - 100, 64 * 1024 + 1, 1 << 20, 5 << 20]
+SIZES = [0, 1, 300, SPLIT_BODY - 1, SPLIT_BODY, 64 * 1024 - 100, 64 * 1024 + 1, 1 << 20, 5 << 20]
 
 
 async def _echo(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand:
