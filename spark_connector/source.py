@@ -7,7 +7,8 @@ What runs where (PySpark 4.2+ Python Data Source API):
   ``prepareForTriggerAvailableNow`` and ``stop``. It keeps a name-server/broker admin session for route look-ups and
   min/max offsets, created lazily and never pickled.
 * ``read`` runs on executors; Spark pickles the reader object into every task, so the reader carries options only and
-  delegates to :func:`spark_connector.reader.read_range`.
+  delegates to :func:`spark_connector.reader.read_range`, imported there: the driver's worker is a fresh process per
+  query, and the reader's modules (Arrow decoding, property columns) would only add to its start-up.
 
 Offsets are :mod:`spark_connector.offsets` JSON; the planning rules are :mod:`spark_connector.planning`.
 
