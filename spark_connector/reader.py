@@ -1,6 +1,6 @@
 """Executor side of the ``rocketmq`` source: read one planned queue range and yield Arrow record batches.
 
-Runs inside Spark's Python workers. A task gets a :class:`RocketMQPartition` (pickled on the driver) and reads
+Runs inside Spark's Python workers. A task gets a :class:`~spark_connector.partitions.RocketMQPartition` (pickled on the driver) and reads
 ``[start, end)`` of one queue. The range is cut into windows of ``pullBatchSize`` offsets and ``pullsInFlight``
 windows are pulled at once (:class:`spark_connector._client.PullSession`, whose loop this thread runs while it waits
 for a window), so the broker round trips overlap each other and the Arrow building here. Replies stay undecoded
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import structlog
-from pyspark.sql.datasource import InputPartition
 
 from spark_connector import _client
 from spark_connector.options import SourceOptions
@@ -43,17 +42,6 @@ if TYPE_CHECKING:
 log = structlog.wrap_logger(logging.getLogger(__name__))
 
 ROWS_PER_ARROW_BATCH = 8192
-
-
-class RocketMQPartition(InputPartition):
-    """One Spark task: a :class:`QueueRange` (one queue, offsets ``[start, end)``)."""
-
-    def __init__(self, queue_range: QueueRange) -> None:
-        super().__init__(queue_range)
-        self.range = queue_range
-
-    def __repr__(self) -> str:
-        return f"RocketMQPartition({self.range})"
 
 
 def _lost(opts: SourceOptions, r: QueueRange, start: int, end: int, reason: str) -> None:

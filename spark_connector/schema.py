@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.types import (
     BinaryType,
     IntegerType,
@@ -40,8 +38,6 @@ from pyspark.sql.types import (
     StructType,
     TimestampType,
 )
-
-from spark_connector import property_columns
 
 SCHEMA = StructType(
     [
@@ -81,6 +77,8 @@ ARROW_SCHEMA = pa.schema(
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from spark_connector.records import RecordArrays
 
 
@@ -113,6 +111,12 @@ def columns_to_batch(
     ``tags_filter`` (``subExpression``), rows whose TAGS are not in it are dropped (the broker filters by tag hash
     only, which can collide).
     """
+    # Imported here: the driver's planning workers import this module for the schema alone.
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from spark_connector import property_columns
+
     n = len(cols)
     found = property_columns.columns(cols.properties, include_properties)
     tags, msg_id = found.tags, found.msg_id

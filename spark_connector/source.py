@@ -7,7 +7,8 @@ What runs where (PySpark 4.2+ Python Data Source API):
   ``prepareForTriggerAvailableNow`` and ``stop``. It keeps a name-server/broker admin session for route look-ups and
   min/max offsets, created lazily and never pickled.
 * ``read`` runs on executors; Spark pickles the reader object into every task, so the reader carries options only and
-  delegates to :func:`spark_connector.reader.read_range`.
+  delegates to :func:`spark_connector.reader.read_range`, imported there: the driver's worker is a fresh process per
+  query, and the reader's modules (Arrow decoding, property columns) would only add to its start-up.
 
 Offsets are :mod:`spark_connector.offsets` JSON; the planning rules are :mod:`spark_connector.planning`.
 
@@ -27,9 +28,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pyarrow as pa
 import structlog
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
@@ -43,6 +43,7 @@ from pyspark.sql.streaming.datasource import (
 from spark_connector import _client
 from spark_connector.offsets import JsonOffsets, OffsetMap, QueueKey, from_json_dict, to_json_dict
 from spark_connector.options import SourceOptions
+from spark_connector.partitions import RocketMQPartition
 from spark_connector.planning import (
     DataLoss,
     DataLossError,
@@ -56,7 +57,9 @@ from spark_connector.planning import (
     resolve_end,
     resolve_start,
 )
-from spark_connector.reader import RocketMQPartition, read_range
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 T = TypeVar("T")
 
@@ -219,9 +222,7 @@ class RocketMQStreamReader(_DriverSide, DataSourceStreamReader, SupportsTriggerA
         return [RocketMQPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, RocketMQPartition):  # Spark's placeholder when there was nothing to plan
-            return iter(())
-        return read_range(self._opts, partition.range)
+        return _read(self._opts, partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         self._commit_group_offsets(from_json_dict(end, what="checkpoint offset"))
@@ -265,6 +266,14 @@ class RocketMQBatchReader(_DriverSide, DataSourceReader):
         return [RocketMQPartition(r) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, RocketMQPartition):  # Spark's placeholder when there was nothing to plan
-            return iter(())
-        return read_range(self._opts, partition.range)
+        return _read(self._opts, partition)
+
+
+def _read(opts: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    """An executor's task. The reader (Arrow, numpy, the pull client) is imported here, not with this module: the
+    driver's planning worker imports this module once per query and never reads."""
+    if not isinstance(partition, RocketMQPartition):  # Spark's placeholder when there was nothing to plan
+        return iter(())
+    from spark_connector.reader import read_range
+
+    return read_range(opts, partition.range)

@@ -21,8 +21,9 @@ from protocol.record import encode_record
 from spark_connector import _client, reader
 from spark_connector.offsets import QueueKey, to_json_dict
 from spark_connector.options import parse_source_options
+from spark_connector.partitions import RocketMQPartition
 from spark_connector.planning import DataLossError, QueueBounds, QueueRange
-from spark_connector.reader import RocketMQPartition, read_range
+from spark_connector.reader import read_range
 from spark_connector.source import RocketMQBatchReader, RocketMQStreamReader
 
 A = [QueueKey("orders", "broker-a", i) for i in range(4)]
