@@ -356,13 +356,6 @@ class IndexService:
                 last = self._writable(store_ts)
                 last.put(h, phys, store_ts)
 
-    def put_batch(self, topic: str, items: list[tuple[str | None, str | None, int]], store_ts: int) -> None:
-        """Index the messages of one append (``(keys, uniq_key, phys)`` each, phys increasing, one store time):
-        ``put_keys`` of its columns."""
-        self.put_keys(
-            topic, [it[0] for it in items], [it[1] for it in items], [it[2] for it in items], store_ts
-        )  # fmt: skip
-
     def put_keys(
         self, topic: str, keys: list[str | None] | None, uniqs: list[str | None], physs: list[int], store_ts: int
     ) -> None:

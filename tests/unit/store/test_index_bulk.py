@@ -1,4 +1,4 @@
-"""IndexService.put_batch writes the same index files, byte for byte, as one put per message."""
+"""IndexService.put_keys (a batch as columns) writes the same index files, byte for byte, as one put per message."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _items(start: int, n: int) -> list[tuple[str | None, str | None, int]]:
     return out
 
 
-def test_put_batch_same_bytes_as_put(tmp_path: Path) -> None:
+def test_put_keys_same_bytes_as_put(tmp_path: Path) -> None:
     # 7 slots: entries of one batch share slots (each chain must run through the batch's own earlier entries);
     # 40 entries per file: the batches straddle file boundaries, several files roll
     one, bulk = tmp_path / "one", tmp_path / "bulk"
@@ -38,7 +38,7 @@ def test_put_batch_same_bytes_as_put(tmp_path: Path) -> None:
         ts = _TS + batch * 1500
         for keys, uniq, phys in items:
             a.put("TopicA", keys, uniq, phys, ts)
-        b.put_batch("TopicA", items, ts)
+        b.put_keys("TopicA", [k for k, _u, _p in items], [u for _k, u, _p in items], [p for _k, _u, p in items], ts)
         start += size
     a.close()
     b.close()
