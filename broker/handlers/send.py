@@ -44,7 +44,6 @@ from collections.abc import Callable
 
 from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.send import PendingSend, SendOutcome, SendRefused, SendRequest, SendService
-from broker.store.results import joined_msg_ids
 from protocol.bodies import TopicConfig
 from protocol.codes import RequestCode, ResponseCode
 from protocol.command import RemotingCommand
@@ -139,12 +138,11 @@ class SendHandlers:
 
     def reply(self, cmd: RemotingCommand, outcome: SendOutcome) -> RemotingCommand:
         """The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE)."""
-        items = outcome.result.items
-        first = items[0]
+        result = outcome.result
         ext = {
-            "msgId": first.msg_id if len(items) == 1 else joined_msg_ids(items),
+            "msgId": result.msg_ids(),
             "queueId": str(outcome.queue_id),
-            "queueOffset": str(first.queue_offset),
+            "queueOffset": str(result.first().queue_offset),
             "MSG_REGION": self._region,
             "TRACE_ON": self._trace_on,
         }

@@ -474,9 +474,8 @@ class SendService:
         else:  # the append is all there is to await
             result = store.append(put)
             if gc is not None and result.status is PutMessageStatus.PUT_OK:  # the group commit answers
-                last = result.items[-1]
                 pending = PendingSend(self, req, result)
-                if gc.request_callback(last.wrote_offset + last.size, pending.flushed):
+                if gc.request_callback(result.end_offset, pending.flushed):
                     if self._stats is not None:
                         self._stats.send_inflight += 1
                     return pending
@@ -530,15 +529,13 @@ class SendService:
                     remark = _with_reason(remark, result.remark)
                 raise SendRefused(Refusal.PUT_FAILED, code, remark, status, result.remark or status.name)
             code = stored
-        items = result.items
-        if not items:
+        count = result.count
+        if not count:
             raise SendRefused(Refusal.PUT_FAILED, ResponseCode.SYSTEM_ERROR, status.name, status)
         stats = self._stats
         if stats is not None:  # once per request: messages, stored bytes, J's message_type label
-            first = items[0]
-            size = first.size if len(items) == 1 else sum(i.size for i in items)
-            stats.on_put(req.topic, req.msg_type, len(items), size)
-        return SendOutcome(code, req.queue_id if req.prepared else items[0].queue_id, result)
+            stats.on_put(req.topic, req.msg_type, count, result.stored_bytes)
+        return SendOutcome(code, req.queue_id if req.prepared else result.first().queue_id, result)
 
 
 class PendingSend:

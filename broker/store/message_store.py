@@ -469,8 +469,7 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
         replica = self._replica_wait
         if (gc is None and replica is None) or not wait or res.status is not PutMessageStatus.PUT_OK:
             return res
-        last = res.items[-1]
-        end = last.wrote_offset + last.size
+        end = res.end_offset
         rep = replica(end) if replica is not None else PutMessageStatus.PUT_OK
         fut = gc.request(end) if gc is not None else None
         if fut is not None and not await fut:

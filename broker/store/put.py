@@ -46,7 +46,7 @@ from broker.store.dispatcher import Dispatcher
 from broker.store.mapped_file import MappedFile
 from broker.store.record_check import DIGITS_LEN, MAX_SEALABLE_PROPERTIES, TRAILER_PREFIX
 from broker.store.request import Appended, BatchPutRequest, Host, Properties, PutRequest
-from broker.store.results import AppendResult, PutMessageResult, PutMessageStatus
+from broker.store.results import AppendResult, AppendRun, PutMessageResult, PutMessageStatus
 from protocol.batch import BatchView, encode_batch, scan_batch
 from protocol.crc import crc32
 from protocol.message_properties import PropertyKey
@@ -249,7 +249,8 @@ class Appender:
     ) -> PutMessageResult:
         """Write one append of ``req`` (a message or a batch: records of ``sizes``, already encoded at the end of
         ``mf`` from queue offset ``qoff``, stamped ``last_store_ts``), advance the queue offset, hand it to the
-        dispatcher with each record's properties ``texts`` and answer with one AppendResult per record."""
+        dispatcher with each record's properties ``texts`` and answer with where they landed (a batch: as columns, no
+        object per record)."""
         phys = mf.start + mf.wrote
         try:
             mf.write(data)
@@ -264,17 +265,13 @@ class Appender:
         self.put_count += len(sizes)
         self.put_bytes += len(data)
         prefix = self.msg_id_prefix
-        if len(sizes) == 1:  # a single message: no loop
+        if len(sizes) == 1:  # a single message: its one result
             return PutMessageResult(
                 PutMessageStatus.PUT_OK, [AppendResult(phys, sizes[0], queue_id, qoff, now, prefix)]
             )
-        step = 1 if dispatch else 0  # records that are not dispatched take no queue offset
-        results: list[AppendResult] = []
-        for size in sizes:
-            results.append(AppendResult(phys, size, queue_id, qoff, now, prefix))
-            phys += size
-            qoff += step
-        return PutMessageResult(PutMessageStatus.PUT_OK, results)
+        # a batch: its results as columns (records that are not dispatched take no queue offset)
+        run = AppendRun(phys, phys + len(data), sizes, queue_id, qoff, 1 if dispatch else 0, now, prefix)
+        return PutMessageResult(PutMessageStatus.PUT_OK, None, "", run)
 
     def _too_large(self, size: int, body_size: int) -> PutMessageResult:
         """J counts the whole stored record (header, topic, body, properties) against maxMessageSize."""

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+from array import array
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import accumulate
 
 from protocol.message_ext import MessageExt
 from protocol.record_decode import decode_records
 
 # the prefix of every put refusal controller mode sets (``broker.ha.replicas``); the send reply shows those reasons
 CONTROLLER_REFUSAL = "controller mode: "
+_LITTLE = sys.byteorder == "little"
 
 
 class PutMessageStatus(Enum):
@@ -67,10 +71,66 @@ class AppendResult:
 
 def joined_msg_ids(items: list[AppendResult]) -> str:
     """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each: the
-    ids' bytes (host, then the offset's int64) joined, then one ``hex`` with a comma between ids, one ``upper``."""
+    ids' bytes (host, then the offset's int64) joined, then one ``hex`` with a comma between ids, one ``upper``.
+    The general form (any list of results); a batch the store appended in one write answers with
+    :meth:`AppendRun.msg_ids`, which gives the same text."""
     prefix = bytes.fromhex(items[0].msg_id_prefix)
     raw = b"".join([prefix + i.wrote_offset.to_bytes(8, "big") for i in items])
     return raw.hex(",", len(prefix) + 8).upper()
+
+
+class AppendRun:
+    """Where the messages of one batch append landed, as columns: consecutive records of ``sizes`` from commit-log
+    offset ``phys`` (ending at ``end``), queue offsets from ``queue_offset`` by ``step`` (0: not dispatched), one
+    store timestamp. No object per message: :meth:`results` builds the AppendResults when someone asks for them,
+    the send reply takes :meth:`msg_ids` (one pass over the packed offsets)."""
+
+    def __init__(
+        self,
+        phys: int,
+        end: int,
+        sizes: list[int],
+        queue_id: int,
+        queue_offset: int,
+        step: int,
+        store_timestamp: int,
+        msg_id_prefix: str,
+    ) -> None:
+        self.phys = phys
+        self.end = end
+        self.sizes = sizes
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.step = step
+        self.store_timestamp = store_timestamp
+        self.msg_id_prefix = msg_id_prefix
+
+    def first(self) -> AppendResult:
+        return AppendResult(
+            self.phys, self.sizes[0], self.queue_id, self.queue_offset, self.store_timestamp, self.msg_id_prefix
+        )
+
+    def results(self) -> list[AppendResult]:
+        """One AppendResult per message, in order."""
+        phys, qoff, step = self.phys, self.queue_offset, self.step
+        queue_id, now, prefix = self.queue_id, self.store_timestamp, self.msg_id_prefix
+        out: list[AppendResult] = []
+        for size in self.sizes:
+            out.append(AppendResult(phys, size, queue_id, qoff, now, prefix))
+            phys += size
+            qoff += step
+        return out
+
+    def msg_ids(self) -> str:
+        """The messages' offset msgIds, comma-joined (``joined_msg_ids`` of :meth:`results`): the offsets packed as
+        big-endian int64s by one ``array``, one ``hex`` with a comma every 8 bytes, then the host part put before
+        each id by one ``replace``."""
+        offsets = array("q", accumulate(self.sizes, initial=self.phys))
+        offsets.pop()  # the end of the last record
+        if _LITTLE:
+            offsets.byteswap()
+        prefix = self.msg_id_prefix.upper()
+        return prefix + offsets.tobytes().hex(",", 8).upper().replace(",", "," + prefix)
 
 
 def _offset_hex(offset: int) -> str:
@@ -80,20 +140,74 @@ def _offset_hex(offset: int) -> str:
     return offset.to_bytes(8, "big").hex().upper()
 
 
-@dataclass(slots=True, init=False)  # its own __init__: compiled (a dataclass's generated one runs interpreted)
 class PutMessageResult:
-    status: PutMessageStatus
-    items: list[AppendResult]
-    remark: str
+    """A put's status and where its messages landed: ``items`` (one AppendResult each), or for a batch appended in
+    one write its ``run`` (columns; ``items`` is built from it on first use). The send path reads ``count``,
+    ``first``, ``end_offset``, ``stored_bytes`` and ``msg_ids`` (the reply's msgId), which need no ``items``."""
 
-    def __init__(self, status: PutMessageStatus, items: list[AppendResult] | None = None, remark: str = "") -> None:
+    def __init__(
+        self,
+        status: PutMessageStatus,
+        items: list[AppendResult] | None = None,
+        remark: str = "",
+        run: AppendRun | None = None,
+    ) -> None:
         self.status = status
-        self.items = items if items is not None else []
+        self._items = items
         self.remark = remark
+        self.run = run
+
+    @property
+    def items(self) -> list[AppendResult]:
+        items = self._items
+        if items is None:
+            items = self._items = self.run.results() if self.run is not None else []
+        return items
 
     @property
     def ok(self) -> bool:
         return self.status is PutMessageStatus.PUT_OK
+
+    @property
+    def count(self) -> int:
+        """How many messages were stored."""
+        run = self.run
+        if run is not None:
+            return len(run.sizes)
+        return len(self._items) if self._items is not None else 0
+
+    def first(self) -> AppendResult:
+        """The first message's result (the put stored at least one)."""
+        run = self.run
+        return run.first() if run is not None else self.items[0]
+
+    @property
+    def end_offset(self) -> int:
+        """The commit-log offset just after the last stored record (what a flush or a replica must reach)."""
+        run = self.run
+        if run is not None:
+            return run.end
+        last = self.items[-1]
+        return last.wrote_offset + last.size
+
+    @property
+    def stored_bytes(self) -> int:
+        """The stored records' total size."""
+        run = self.run
+        if run is not None:
+            return run.end - run.phys
+        return sum([i.size for i in self.items])
+
+    def msg_ids(self) -> str:
+        """The reply's msgId: the message's offset msgId, or a batch's comma-joined."""
+        run = self.run
+        if run is not None:
+            return run.msg_ids() if len(run.sizes) > 1 else run.first().msg_id
+        items = self.items
+        return items[0].msg_id if len(items) == 1 else joined_msg_ids(items)
+
+    def __repr__(self) -> str:
+        return f"PutMessageResult(status={self.status!r}, items={self.items!r}, remark={self.remark!r})"
 
 
 @dataclass(slots=True)
