@@ -239,7 +239,7 @@ lint: venv
 bench-setup: venv
 	@command -v redis-server >/dev/null || if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; fi
 	@command -v redis-server >/dev/null || echo "bench-setup: redis-server missing (not root?): the Redis anchor will be skipped" >&2
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[bench]'
 
 # issue 21's tables in one invocation: rocketq vs Redis Streams and NATS JetStream, alternating, ratios of medians.
 # BENCH_ARGS="--full" for the issue's sizes, "--trace" for one message's hops, "--help" for the rest.
