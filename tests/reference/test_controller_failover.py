@@ -237,6 +237,10 @@ async def _bodies_are(admin: AdminClient, addr: str, topic: str, want: list[byte
     return sorted(await read_bodies(admin, addr, topic, QUEUES)) == want
 
 
+async def _no_slave_connected(admin: AdminClient, addr: str) -> bool:
+    return not (await ha_status(admin, addr))["haConnectionInfo"]
+
+
 async def _reads_all_but_tail(admin: AdminClient, addr: str, topic: str, want: list[bytes]) -> bool:
     """``addr`` reads exactly ``want`` (sorted); a read showing a record of the cut tail fails the test at once."""
     held = await read_bodies(admin, addr, topic, QUEUES)
@@ -255,9 +259,17 @@ async def test_paused_master_is_deposed_refuses_writes_and_cuts_its_unconfirmed_
     tmp_path: Path, controller: ApacheController
 ) -> None:
     topic = "CtrlPauseTopic"
-    # inSyncReplicas=1: the master confirms alone, so it can hold a tail its slaves never got
+    # inSyncReplicas=1: the master confirms alone, so it can hold a tail its slaves never got. The SyncStateSet never
+    # shrinks (the slaves stay electable while cut off); a silent slave's connection drops after 3 s
     async with (
-        _group(tmp_path, controller, "ctrl-pause", haMaxTimeSlaveNotCatchup=120_000) as procs,
+        _group(
+            tmp_path,
+            controller,
+            "ctrl-pause",
+            haMaxTimeSlaveNotCatchup=120_000,
+            checkSyncStateSetPeriod=600_000,
+            haHousekeepingInterval=3000,
+        ) as procs,
         AdminClient(controller.ns_addr) as admin,
     ):
         master = await eventually(lambda: _master(admin, procs), timeout=60, what="one master, SyncStateSet of 3")
@@ -271,9 +283,11 @@ async def test_paused_master_is_deposed_refuses_writes_and_cuts_its_unconfirmed_
             await eventually(
                 lambda p=p: _bodies_are(admin, p.addr, topic, shared), timeout=30, what=f"{p.addr} has it all"
             )
-        # the slaves stop; the master writes a tail only it holds
+        # the slaves stop, and the master drops their connections: what it writes now reaches no slave (while they
+        # are connected it is pushed into their sockets at once, and a stopped slave appends it when it resumes)
         for s in slaves:
             s.proc.send_signal(signal.SIGSTOP)
+        await eventually(lambda: _no_slave_connected(admin, master.addr), timeout=30, what="the slaves dropped")
         for i in range(10):
             r = await _send_direct(admin, master.addr, topic, f"tail-{i}".encode())
             assert r.code == ResponseCode.SUCCESS, r.remark
