@@ -57,7 +57,10 @@ from runtime.tasks import ignore_failure, stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
 
-_IDLE_POLL_S = 0.02  # an ASYNC_MASTER's writer looks for new bytes this often when idle (J parks 100 ms)
+# a writer looks for new bytes this often when idle, in every mode (J parks 100 ms): a SYNC put that waits wakes it
+# at once, but a put that does not wait (WAIT=false; controller mode with inSyncReplicas=1) is only found by looking,
+# and a controller-mode master's consumers read only what its SyncStateSet acked
+_IDLE_POLL_S = 0.02
 
 
 class AckPolicy(Protocol):
@@ -319,7 +322,6 @@ class HAMaster:
         heartbeat = self.cfg.heartbeat_s
         wake = asyncio.Event()
         self._wakes.add(wake)
-        idle = _IDLE_POLL_S if not self.cfg.sync_master else heartbeat
         last_write = loop.time()
         try:
             while True:
@@ -347,7 +349,7 @@ class HAMaster:
                     await writer.drain()
                     last_write = now
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(max(0.001, min(idle, heartbeat - (now - last_write)))):
+                    async with asyncio.timeout(max(0.001, min(_IDLE_POLL_S, heartbeat - (now - last_write)))):
                         await wake.wait()
         except (ConnectionError, OSError) as exc:
             _log.info("push to slave %s stopped: %r", link.peer, exc)
