@@ -18,7 +18,7 @@ import logging
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
-from broker.store.contiguous_read import contiguous_span
+from broker.store.contiguous_read import record_runs
 from broker.store.cq_repair import repair_one
 from broker.store.dispatcher import Dispatcher
 from broker.store.errors import StoreClosedError
@@ -190,22 +190,25 @@ class StoreReads:
     def _contiguous_get(
         self, cq: ConsumeQueue, units: memoryview, count: int, offset: int, max_msgs: int, max_bytes: int
     ) -> tuple[bytes, int] | None:
-        """The unfiltered get's reply as one commit-log slice (``contiguous_read``): (records, count), or None when
-        the units' records are not back to back, not all in one file, or one of them still needs its read check
-        (the general loop below checks it)."""
-        span = contiguous_span(units, count, max_msgs, max_bytes)
-        if span is None or span.phys < self.commitlog.min_offset:
+        """The unfiltered get's reply as runs of back-to-back records, one commit-log slice each
+        (``contiguous_read``): (records, count), or None when a run is not in one file or a record still needs its
+        read check (the general loop below checks it)."""
+        got = record_runs(units, count, max_msgs, max_bytes)
+        if got is None or got.lowest < self.commitlog.min_offset:
             return None
-        last = offset + span.count
-        if span.phys < self._trusted_from or offset < cq.checked_below:
+        last = offset + got.records
+        if got.lowest < self._trusted_from or offset < cq.checked_below:
             lo, hi = cq.verified
             if not lo <= offset < last <= hi:
                 return None
-        view = self.commitlog.read(span.phys, span.size)
-        if view is None:
-            return None
-        self.get_count += span.count
-        return bytes(view), span.count
+        views: list[memoryview] = []
+        for phys, size in got.runs:  # one per run of back-to-back records, not per record
+            view = self.commitlog.read(phys, size)
+            if view is None:
+                return None
+            views.append(view)
+        self.get_count += got.records
+        return (bytes(views[0]) if len(views) == 1 else b"".join(views)), got.records
 
     @staticmethod
     def _checked(cq: ConsumeQueue, qoff: int) -> bool:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broker.store import GetMessageStatus, MessageStore
-from broker.store.contiguous_read import Span, contiguous_span
+from broker.store.contiguous_read import Runs, record_runs
 from broker.store.request import GetRequest, MessageFilter, PutRequest
 
 T = "TopicSpan"
@@ -25,8 +25,8 @@ def _units(pairs: list[tuple[int, int]]) -> bytes:
     return b"".join(struct.pack(">qiq", phys, size, 7) for phys, size in pairs)
 
 
-def _loop(pairs: list[tuple[int, int]], max_msgs: int, max_bytes: int) -> Span | None:
-    """The general loop's cut, written out: what the fast path must agree with."""
+def _loop(pairs: list[tuple[int, int]], max_msgs: int, max_bytes: int) -> Runs | None:
+    """The general loop's cut, written out, and its records grouped into back-to-back runs one at a time."""
     taken: list[tuple[int, int]] = []
     total = 0
     for phys, size in pairs:
@@ -36,38 +36,45 @@ def _loop(pairs: list[tuple[int, int]], max_msgs: int, max_bytes: int) -> Span |
         total += size
     if not taken or any(s <= 0 for _, s in taken):
         return None
-    if any(a + s != b for (a, s), (b, _) in zip(taken, taken[1:], strict=False)):
-        return None
-    return Span(taken[0][0], total, len(taken))
+    runs: list[tuple[int, int]] = []
+    for phys, size in taken:
+        if runs and sum(runs[-1]) == phys:
+            runs[-1] = (runs[-1][0], runs[-1][1] + size)
+        else:
+            runs.append((phys, size))
+    return Runs(runs, total, len(taken), min(p for p, _ in taken))
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     start=st.integers(0, 1 << 40),
     sizes=st.lists(st.integers(-2, 300), min_size=1, max_size=40),
-    gaps=st.lists(st.integers(0, 40), max_size=40),
+    jumps=st.lists(st.integers(-5000, 5000), max_size=40),
     max_msgs=st.integers(1, 50),
     max_bytes=st.integers(0, 5000),
 )
-def test_span_agrees_with_the_loop(start: int, sizes: list[int], gaps: list[int], max_msgs: int, max_bytes: int) -> None:
+def test_runs_agree_with_the_loop(start: int, sizes: list[int], jumps: list[int], max_msgs: int, max_bytes: int) -> None:
     pairs, phys = [], start
     for i, size in enumerate(sizes):
         pairs.append((phys, size))
-        phys += size + (gaps[i] if i < len(gaps) and gaps[i] > 30 else 0)  # mostly contiguous, sometimes a gap
+        jump = jumps[i] if i < len(jumps) and abs(jumps[i]) > 3000 else 0  # mostly back to back, sometimes not
+        phys = max(0, phys + size + jump)
     want = _loop(pairs, max_msgs, max_bytes)
-    got = contiguous_span(_units(pairs), len(pairs), max_msgs, max_bytes)
+    got = record_runs(_units(pairs), len(pairs), max_msgs, max_bytes)
     assert got is None or got == want  # None: the general loop runs, always right
-    if all(size > 0 for _, size in pairs[:max_msgs]):  # a span it can see, it sees
+    if all(size > 0 for _, size in pairs[:max_msgs]):  # runs it can see, it sees
         assert got == want
 
 
-def test_span_of_back_to_back_records() -> None:
+def test_runs_of_back_to_back_records() -> None:
     pairs = [(100, 10), (110, 20), (130, 30)]
-    assert contiguous_span(_units(pairs), 3, 32, 1 << 20) == Span(100, 60, 3)
-    assert contiguous_span(_units(pairs), 3, 2, 1 << 20) == Span(100, 30, 2)
-    assert contiguous_span(_units(pairs), 3, 32, 35) == Span(100, 30, 2)
-    assert contiguous_span(_units(pairs), 3, 32, 5) == Span(100, 10, 1)  # the first is always taken
-    assert contiguous_span(_units([(100, 10), (111, 20)]), 2, 32, 1 << 20) is None
+    assert record_runs(_units(pairs), 3, 32, 1 << 20) == Runs([(100, 60)], 60, 3, 100)
+    assert record_runs(_units(pairs), 3, 2, 1 << 20) == Runs([(100, 30)], 30, 2, 100)
+    assert record_runs(_units(pairs), 3, 32, 35) == Runs([(100, 30)], 30, 2, 100)
+    assert record_runs(_units(pairs), 3, 32, 5) == Runs([(100, 10)], 10, 1, 100)  # the first is always taken
+    two = [(500, 10), (510, 20), (100, 5), (105, 5)]
+    assert record_runs(_units(two), 4, 32, 1 << 20) == Runs([(500, 30), (100, 10)], 40, 4, 100)
+    assert record_runs(_units([(100, 10), (110, 0)]), 2, 32, 1 << 20) is None
 
 
 ALL = MessageFilter(lambda code: True)  # passes everything, and keeps the get on the general loop
@@ -121,14 +128,16 @@ def test_get_is_the_same_with_and_without_the_fast_path(
             store.close_sync()
 
 
-def test_one_queue_written_alone_is_served_as_one_slice(tmp_path: Path) -> None:
-    """Back-to-back records of one queue in one file: the fast path answers (the property above then shows it
+def test_runs_of_one_queue_are_served_as_slices(tmp_path: Path) -> None:
+    """Runs of back-to-back records of one queue in one file: the fast path answers (the property above shows it
     answers what the loop would)."""
 
     async def fill() -> MessageStore:
         store = MessageStore.open(small_config(tmp_path / "s"))
-        for i in range(10):
+        for i in range(10):  # queue 1's record between 4 and 5: two runs
             assert (await store.put_message(PutRequest(T, 0, 0, 0, 1, BORN, b"m%d" % i, {}))).ok
+            if i == 4:
+                assert (await store.put_message(PutRequest(T, 1, 0, 0, 1, BORN, b"other", {}))).ok
         return store
 
     store = asyncio.run(fill())
