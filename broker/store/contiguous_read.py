@@ -62,5 +62,5 @@ def record_runs(units: memoryview | bytes, count: int, max_msgs: int, max_bytes:
     ends = list(map(operator.add, phys, sizes))
     breaks = list(itertools.compress(range(1, take), map(operator.ne, phys[1:], ends)))
     cuts = [0, *breaks, take]
-    runs = [(phys[a], before[b] - before[a]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    runs = [(phys[a], before[b] - before[a]) for a, b in itertools.pairwise(cuts)]
     return Runs(runs, before[take], take, min(phys))
