@@ -53,7 +53,9 @@ def _loop(pairs: list[tuple[int, int]], max_msgs: int, max_bytes: int) -> Runs |
     max_msgs=st.integers(1, 50),
     max_bytes=st.integers(0, 5000),
 )
-def test_runs_agree_with_the_loop(start: int, sizes: list[int], jumps: list[int], max_msgs: int, max_bytes: int) -> None:
+def test_runs_agree_with_the_loop(
+    start: int, sizes: list[int], jumps: list[int], max_msgs: int, max_bytes: int
+) -> None:
     pairs, phys = [], start
     for i, size in enumerate(sizes):
         pairs.append((phys, size))
