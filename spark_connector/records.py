@@ -147,6 +147,8 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     4 bytes, the index of the data buffer (always 0: ``buf``) and the value's offset in it (int32 each)."""
     n = len(begin)
     length = (end - begin).astype(np.int32)
+    if n and (length > _VIEW_INLINE).all():  # bodies, properties: every value referenced, none inline
+        return _long_spans(buf, begin, length)
     views = np.zeros((n, 4), np.int32)
     views[:, 0] = length
     prefix = views[:, 1:].view(np.uint8)  # each view's 12 bytes after the length, written in place
@@ -172,6 +174,19 @@ def _spans(buf: bytes, begin: np.ndarray, end: np.ndarray) -> pa.Array:
     else:
         views[long, 2] = 0
         views[long, 3] = begin[long]
+    return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
+
+
+def _long_spans(buf: bytes, begin: np.ndarray, length: np.ndarray) -> pa.Array:
+    """:func:`_spans` when every value is longer than 12 bytes: each view is its length, its first 4 bytes (one
+    gather of unaligned 4-byte words of ``buf``), buffer 0 and its offset: no 12-byte windows, no masks."""
+    n = len(begin)
+    words = np.ndarray((len(buf) - 3,), np.int32, buf, strides=(1,))  # the 4 bytes from each position, as stored
+    views = np.empty((n, 4), np.int32)
+    views[:, 0] = length
+    views[:, 1] = words[begin]
+    views[:, 2] = 0
+    views[:, 3] = begin
     return pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), pa.py_buffer(buf)])
 
 

@@ -18,6 +18,7 @@ import logging
 from broker.store.commitlog import CommitLog
 from broker.store.config import StoreConfig
 from broker.store.consume_queue import MARKER_PHYS, UNIT, UNIT_SIZE, ConsumeQueue
+from broker.store.contiguous_read import record_runs
 from broker.store.cq_repair import repair_one
 from broker.store.dispatcher import Dispatcher
 from broker.store.errors import StoreClosedError
@@ -114,6 +115,13 @@ class StoreReads:
                 qm = None
             elif qm is not None:
                 verdicts = qm.window(offset, count)
+        if message_filter is None and tags_filter is None and record_filter is None:
+            whole = self._contiguous_get(cq, units, count, offset, max_msgs, max_bytes)
+            if whole is not None:
+                return GetMessageResult(
+                    GetMessageStatus.FOUND, offset + whole[1], min_off, max_off, whole[0], whole[1],
+                    list(range(offset, offset + whole[1])),
+                )  # fmt: skip
         status = GetMessageStatus.NO_MATCHED_MESSAGE
         parts: list[memoryview] = []
         qoffs: list[int] = []
@@ -178,6 +186,29 @@ class StoreReads:
         self.get_count += len(parts)
         buffer = b"".join(parts) if parts else b""
         return GetMessageResult(status, offset + i, min_off, max_off, buffer, len(parts), qoffs)
+
+    def _contiguous_get(
+        self, cq: ConsumeQueue, units: memoryview, count: int, offset: int, max_msgs: int, max_bytes: int
+    ) -> tuple[bytes, int] | None:
+        """The unfiltered get's reply as runs of back-to-back records, one commit-log slice each
+        (``contiguous_read``): (records, count), or None when a run is not in one file or a record still needs its
+        read check (the general loop below checks it)."""
+        got = record_runs(units, count, max_msgs, max_bytes)
+        if got is None or got.lowest < self.commitlog.min_offset:
+            return None
+        last = offset + got.records
+        if got.lowest < self._trusted_from or offset < cq.checked_below:
+            lo, hi = cq.verified
+            if not lo <= offset < last <= hi:
+                return None
+        views: list[memoryview] = []
+        for phys, size in got.runs:  # one per run of back-to-back records, not per record
+            view = self.commitlog.read(phys, size)
+            if view is None:
+                return None
+            views.append(view)
+        self.get_count += got.records
+        return (bytes(views[0]) if len(views) == 1 else b"".join(views)), got.records
 
     @staticmethod
     def _checked(cq: ConsumeQueue, qoff: int) -> bool:

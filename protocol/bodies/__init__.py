@@ -40,100 +40,139 @@ keys; relay it as bytes (``loads_lenient`` can still read it for display).
 
 from __future__ import annotations
 
-from protocol.bodies.admin import (
-    ClusterInfo,
-    CMResult,
-    Connection,
-    ConsumeMessageDirectlyResult,
-    ConsumeQueueData,
-    ConsumerConnection,
-    ConsumerListBody,
-    GroupList,
-    KVTable,
-    LockBatchRequestBody,
-    LockBatchResponseBody,
-    ProducerConnection,
-    QueryConsumeQueueResponseBody,
-    QueryConsumeTimeSpanBody,
-    QueueTimeSpan,
-    TopicList,
-)
-from protocol.bodies.base import (
-    CONSUME_FROM_WHERE,
-    CONSUME_TYPES,
-    MESSAGE_MODELS,
-    ConsumeFromWhere,
-    ConsumeType,
-    JsonBody,
-    MessageModel,
-)
-from protocol.bodies.ha import (
-    HAClientRuntimeInfo,
-    HAConnectionInfo,
-    HARuntimeInfo,
-)
-from protocol.bodies.heartbeat import (
-    CheckClientRequestBody,
-    ConsumerData,
-    HeartbeatData,
-    ProducerData,
-    SubscriptionData,
-)
-from protocol.bodies.lenient import (
-    BodyBytes,
-    BodyDecodeError,
-    _freeze,  # noqa: F401 - for the parser unit tests
-    _LenientParser,  # noqa: F401 - for the parser unit tests
-    dumps,
-    loads_lenient,
-)
-from protocol.bodies.mq import (
-    MQ,
-    MessageQueue,
-)
-from protocol.bodies.mq_maps import (
-    ConsumeStats,
-    ConsumeStatsList,
-    GetConsumerStatusBody,
-    OffsetWrapper,
-    ResetOffsetBody,
-    TopicOffset,
-    TopicStatsTable,
-    encode_consumer_running_info,
-)
-from protocol.bodies.properties_text import (
-    decode_properties_text,
-    encode_properties_text,
-)
-from protocol.bodies.registration import (
-    MAX_INFLATED,
-    CreateTopicListRequestBody,
-    DataVersion,
-    RegisterBrokerBody,
-    TopicConfig,
-    TopicConfigSerializeWrapper,
-)
-from protocol.bodies.routes import (
-    BrokerData,
-    QueueData,
-    TopicRouteData,
-)
-from protocol.bodies.shortcuts import (
-    decode_reset_offset_body,
-    encode_consumer_list,
-    encode_lock_response,
-    encode_reset_offset_body,
-    encode_topic_list,
-)
-from protocol.rules import (
-    PERM_INHERIT,
-    PERM_READ,
-    PERM_RW,
-    PERM_WRITE,
-    is_inherited,
-    is_readable,
-    is_writeable,
-    perm_to_string,
+from typing import TYPE_CHECKING
+
+from protocol import lazy_names
+
+if TYPE_CHECKING:  # what mypy and readers see; at run time each name is imported from its module on first use
+    from protocol.bodies.admin import (
+        ClusterInfo,
+        CMResult,
+        Connection,
+        ConsumeMessageDirectlyResult,
+        ConsumeQueueData,
+        ConsumerConnection,
+        ConsumerListBody,
+        GroupList,
+        KVTable,
+        LockBatchRequestBody,
+        LockBatchResponseBody,
+        ProducerConnection,
+        QueryConsumeQueueResponseBody,
+        QueryConsumeTimeSpanBody,
+        QueueTimeSpan,
+        TopicList,
+    )
+    from protocol.bodies.base import (
+        CONSUME_FROM_WHERE,
+        CONSUME_TYPES,
+        MESSAGE_MODELS,
+        ConsumeFromWhere,
+        ConsumeType,
+        JsonBody,
+        MessageModel,
+    )
+    from protocol.bodies.ha import (
+        HAClientRuntimeInfo,
+        HAConnectionInfo,
+        HARuntimeInfo,
+    )
+    from protocol.bodies.heartbeat import (
+        CheckClientRequestBody,
+        ConsumerData,
+        HeartbeatData,
+        ProducerData,
+        SubscriptionData,
+    )
+    from protocol.bodies.lenient import (
+        BodyBytes,
+        BodyDecodeError,
+        _freeze,  # noqa: F401 - for the parser unit tests
+        _LenientParser,  # noqa: F401 - for the parser unit tests
+        dumps,
+        loads_lenient,
+    )
+    from protocol.bodies.mq import (
+        MQ,
+        MessageQueue,
+    )
+    from protocol.bodies.mq_maps import (
+        ConsumeStats,
+        ConsumeStatsList,
+        GetConsumerStatusBody,
+        OffsetWrapper,
+        ResetOffsetBody,
+        TopicOffset,
+        TopicStatsTable,
+        encode_consumer_running_info,
+    )
+    from protocol.bodies.properties_text import (
+        decode_properties_text,
+        encode_properties_text,
+    )
+    from protocol.bodies.registration import (
+        MAX_INFLATED,
+        CreateTopicListRequestBody,
+        DataVersion,
+        RegisterBrokerBody,
+        TopicConfig,
+        TopicConfigSerializeWrapper,
+    )
+    from protocol.bodies.routes import (
+        BrokerData,
+        QueueData,
+        TopicRouteData,
+    )
+    from protocol.bodies.shortcuts import (
+        decode_reset_offset_body,
+        encode_consumer_list,
+        encode_lock_response,
+        encode_reset_offset_body,
+        encode_topic_list,
+    )
+    from protocol.rules import (
+        PERM_INHERIT,
+        PERM_READ,
+        PERM_RW,
+        PERM_WRITE,
+        is_inherited,
+        is_readable,
+        is_writeable,
+        perm_to_string,
+    )
+
+# the module of each public name (loaded on first use: a process that reads routes does not build the admin models)
+__getattr__, __dir__ = lazy_names.exports(
+    __name__,
+    {
+        "protocol.bodies.admin": (
+            "ClusterInfo CMResult Connection ConsumeMessageDirectlyResult ConsumeQueueData ConsumerConnection "
+            "ConsumerListBody GroupList KVTable LockBatchRequestBody LockBatchResponseBody ProducerConnection "
+            "QueryConsumeQueueResponseBody QueryConsumeTimeSpanBody QueueTimeSpan TopicList"
+        ),
+        "protocol.bodies.base": (
+            "CONSUME_FROM_WHERE CONSUME_TYPES MESSAGE_MODELS ConsumeFromWhere ConsumeType JsonBody MessageModel"
+        ),
+        "protocol.bodies.ha": "HAClientRuntimeInfo HAConnectionInfo HARuntimeInfo",
+        "protocol.bodies.heartbeat": "CheckClientRequestBody ConsumerData HeartbeatData ProducerData SubscriptionData",
+        "protocol.bodies.lenient": "BodyBytes BodyDecodeError _freeze _LenientParser dumps loads_lenient",
+        "protocol.bodies.mq": "MQ MessageQueue",
+        "protocol.bodies.mq_maps": (
+            "ConsumeStats ConsumeStatsList GetConsumerStatusBody OffsetWrapper ResetOffsetBody TopicOffset "
+            "TopicStatsTable encode_consumer_running_info"
+        ),
+        "protocol.bodies.properties_text": "decode_properties_text encode_properties_text",
+        "protocol.bodies.registration": (
+            "MAX_INFLATED CreateTopicListRequestBody DataVersion RegisterBrokerBody TopicConfig "
+            "TopicConfigSerializeWrapper"
+        ),
+        "protocol.bodies.routes": "BrokerData QueueData TopicRouteData",
+        "protocol.bodies.shortcuts": (
+            "decode_reset_offset_body encode_consumer_list encode_lock_response encode_reset_offset_body "
+            "encode_topic_list"
+        ),
+        "protocol.rules": "PERM_INHERIT PERM_READ PERM_RW PERM_WRITE is_inherited is_readable is_writeable perm_to_string",
+    },
 )
 
 __all__ = [

@@ -242,20 +242,59 @@ def _fast_init(cls: type) -> None:
 @dataclass_transform(frozen_default=True, field_specifiers=(wire,))
 def header(cls: type[_W]) -> type[_W]:
     """Make ``cls`` a frozen slotted dataclass whose ``from_ext_fields``/``to_ext_fields`` follow its ``wire()``
-    declarations: both are generated once, at import."""
-    made = dataclass(frozen=True, slots=True)(cls)
+    declarations. They and ``__init__`` are generated on the class's first use (:func:`_generate`): a process pays
+    only for the headers it speaks (a Spark driver, a client), not for all of them at import."""
+    made = dataclass(frozen=True, slots=True, init=False)(cls)  # __init__: _fast_init's, generated with the rest
+    for f in fields(cast(Any, made)):
+        if _WIRE not in f.metadata:
+            raise TypeError(f"{made.__name__}.{f.name} is not declared with wire()")
+    custom_from, custom_to = "from_ext_fields" in cls.__dict__, "to_ext_fields" in cls.__dict__
+
+    def generate() -> None:
+        _generate(made, custom_from=custom_from, custom_to=custom_to)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        generate()
+        made.__init__(self, *args, **kwargs)
+
+    def from_ext_fields(c: Any, d: Fields) -> Any:
+        generate()
+        return c.from_ext_fields(d)
+
+    def from_ext_fields_checked(c: Any, d: Fields) -> Any:
+        generate()
+        return c._from_ext_fields_checked(d)
+
+    def to_ext_fields(self: Any) -> Fields:
+        generate()
+        return cast(Fields, self.to_ext_fields())
+
+    def wire_to_ext_fields(self: Any) -> Fields:
+        generate()
+        return cast(Fields, self._wire_to_ext_fields())
+
+    target = cast(Any, made)
+    target.__init__ = __init__
+    target._from_ext_fields_checked = classmethod(from_ext_fields_checked)
+    if not custom_from:
+        target.from_ext_fields = classmethod(from_ext_fields)
+    target._wire_to_ext_fields = wire_to_ext_fields
+    if not custom_to:
+        target.to_ext_fields = to_ext_fields
+    return made
+
+
+def _generate(made: type, *, custom_from: bool, custom_to: bool) -> None:
+    """Generate ``made``'s ``__init__`` and its readers and writers from its declarations (the table above) and put
+    them in place of :func:`header`'s first-use stand-ins."""
     ns = vars(sys.modules[made.__module__])
     reads: list[str] = []
     writes: list[tuple[str, str, str | None]] = []
     for f in fields(cast(Any, made)):
-        spec = f.metadata.get(_WIRE)
-        if spec is None:
-            raise TypeError(f"{made.__name__}.{f.name} is not declared with wire()")
-        name, required, empty, omit_false = spec
+        name, required, empty, omit_false = f.metadata[_WIRE]
         kind = eval(f.type, ns) if isinstance(f.type, str) else f.type  # the class's own annotation
         reads.append(_read_expr(name, kind, required, f.default, empty))
         writes.append(_write(f.name, name, kind, omit_false))
-    _fast_init(made)
     always = 0
     while always < len(writes) and writes[always][2] is None:
         always += 1
@@ -267,10 +306,11 @@ def header(cls: type[_W]) -> type[_W]:
     )
     code: dict[str, Any] = {}
     exec(compile(src, f"<header {made.__name__}>", "exec"), dict(_HELPERS), code)  # our own declarations only
-    cast(Any, made)._from_ext_fields_checked = classmethod(code["from_ext_fields"])
-    if "from_ext_fields" not in cls.__dict__:
-        cast(Any, made).from_ext_fields = classmethod(code["from_ext_fields"])
-    cast(Any, made)._wire_to_ext_fields = code["to_ext_fields"]
-    if "to_ext_fields" not in cls.__dict__:
-        cast(Any, made).to_ext_fields = code["to_ext_fields"]
-    return made
+    target = cast(Any, made)
+    target._from_ext_fields_checked = classmethod(code["from_ext_fields"])
+    if not custom_from:
+        target.from_ext_fields = classmethod(code["from_ext_fields"])
+    target._wire_to_ext_fields = code["to_ext_fields"]
+    if not custom_to:
+        target.to_ext_fields = code["to_ext_fields"]
+    _fast_init(made)

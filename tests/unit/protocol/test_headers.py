@@ -482,3 +482,22 @@ def test_send_header_of_builds_what_the_constructor_builds(optional: dict[str, A
     fast = SendMessageRequestHeader.of(*fixed, **optional)
     assert fast == SendMessageRequestHeader(**dict(zip(names, fixed, strict=True)), **optional)
     assert fast.to_v2_ext_fields() == fast.to_v2().to_ext_fields()
+
+
+def test_a_header_class_generates_its_code_on_first_use_in_a_fresh_process() -> None:
+    """``@header`` defers ``__init__`` and the readers/writers to the first use; whichever of them comes first, the
+    header behaves as declared (a fresh process per entry point, so each one is the first use)."""
+    import subprocess
+    import sys
+
+    firsts = [
+        "h = QueueRequestHeader('T', 3); assert h.to_ext_fields() == {'topic': 'T', 'queueId': '3'}",
+        "h = QueueRequestHeader.from_ext_fields({'topic': 'T', 'queueId': '3'}); assert h == QueueRequestHeader('T', 3)",
+        "h = QueueRequestHeader._from_ext_fields_checked({'topic': 'T', 'queueId': '3'}); assert h.queue_id == 3",
+        "assert QueueRequestHeader(topic='T', queue_id=3)._wire_to_ext_fields()['queueId'] == '3'",
+        "import pytest\nwith pytest.raises(MissingHeaderFieldError):\n    QueueRequestHeader.from_ext_fields({'topic': 'T'})",
+        "import dataclasses\nassert dataclasses.replace(QueueRequestHeader('T', 3), queue_id=4).queue_id == 4",
+    ]
+    for first in firsts:
+        code = f"from protocol.headers import MissingHeaderFieldError, QueueRequestHeader\n{first}\n"
+        subprocess.run([sys.executable, "-c", code], check=True)

@@ -121,3 +121,20 @@ def test_spans_are_the_slices_they_name(data: st.DataObject, buf: bytes) -> None
     got = _spans(buf, begin, end)
     got.validate(full=True)
     assert got.to_pylist() == [buf[a:b] for a, b in spans]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), buf=st.binary(min_size=13, max_size=200))
+def test_long_spans_are_the_slices_they_name(data: st.DataObject, buf: bytes) -> None:
+    """Spans all longer than 12 bytes (bodies, properties: the fast path of :func:`_spans`), up to the buffer's end,
+    read back as the slices and equal what the general path builds for them."""
+    n = data.draw(st.integers(1, 12))
+    starts = data.draw(st.lists(st.integers(0, len(buf) - 13), min_size=n, max_size=n))
+    spans = [(a, data.draw(st.integers(a + 13, len(buf)))) for a in starts]
+    begin = np.array([a for a, _ in spans], np.int64)
+    end = np.array([b for _, b in spans], np.int64)
+    got = _spans(buf, begin, end)
+    got.validate(full=True)
+    assert got.to_pylist() == [buf[a:b] for a, b in spans]
+    general = _spans(buf, np.append(begin, 0), np.append(end, 0)).slice(0, n)  # one empty span: the general path
+    assert got.buffers()[1].to_pybytes() == general.buffers()[1].to_pybytes()[: 16 * n]
