@@ -80,6 +80,16 @@ async def test_success_commits_past_the_batch() -> None:
     await svc.close(1.0)
 
 
+async def test_a_pull_that_fits_one_call_is_one_call() -> None:
+    hooks = Hooks()
+    batch = msgs(0, 1, 2)
+    svc, pq = await run_concurrent(hooks, batch, consume_message_batch_max_size=3)
+    await eventually(lambda: len(pq) == 0)
+    assert hooks.calls == [[0, 1, 2]]
+    assert hooks.offset_store.read_memory(MQ) == 3
+    await svc.close(1.0)
+
+
 async def test_reconsume_later_sends_back_and_moves_on() -> None:
     hooks = Hooks({1: [ConsumeResult.RECONSUME_LATER]})
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2))
