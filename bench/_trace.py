@@ -12,7 +12,8 @@ what the wire already carries (milliseconds, so that hop is only as exact as 1 m
 |----------------|-----------------------------------------------------------------------------------------------|
 | send called    | before ``Producer.send`` (the Message already built)                                          |
 | send handed    | the SEND command handed to its connection (``ClientAPI._request`` called; the frame is encoded next) |
-| send written   | the SEND frame's bytes handed to the socket (the producer connection's ``transport.write``)  |
+| send written   | the SEND frame's bytes handed to the socket (the producer connection's ``transport.write``;  |
+|                | two processes: ``client.direct``'s ``encode_frame`` returned, its ``sendall`` next)           |
 | stored         | the message's storeTimestamp (broker, ms)                                                     |
 | pull response  | the PULL_MESSAGE reply carrying it arrived (``ClientAPI.pull`` returned, frame decoded)       |
 | decoded        | the records decoded (``decode_records`` in ``client.consumer.pulling`` returned)              |
@@ -188,21 +189,37 @@ async def _trace(ns: str, count: int, size: int) -> list[dict[str, int]]:
 
 async def split_producer(ns: str, topic: str, count: int, size: int) -> dict[str, Any]:
     """The two-process trace's producer (a child process): workload B's sender, ``client.sync`` (its direct path),
-    one message every 0.3 s carrying its ``time.time_ns()`` send time, so the consumer's pulls are held."""
+    one message every 0.3 s carrying its ``time.time_ns()`` send time, so the consumer's pulls are held. Returns each
+    message's (send called, frame encoded — ``client.direct``'s ``encode_frame`` returned, the socket write next —,
+    send acked) times."""
     try:
         from bench._systems import RocketqClient, body
     except ImportError:
         from _systems import RocketqClient, body  # type: ignore[no-redef]
+    import client.direct as direct
 
+    encode = direct.encode_frame
+    encoded = [0]
+
+    def traced_encode(cmd: Any) -> bytes:
+        out = encode(cmd)
+        encoded[0] = time.time_ns()
+        return out
+
+    direct.encode_frame = traced_encode
     c = RocketqClient(ns, topic, one_in_flight=True)
     await c.open()
+    hops = []
     try:
         for _ in range(count):
             await asyncio.sleep(0.3)
-            await c.send(body(size, time.time_ns()))
+            encoded[0] = 0
+            sent = time.time_ns()
+            await c.send(body(size, sent))
+            hops.append((sent, encoded[0], time.time_ns()))
     finally:
         await c.close()
-    return {"sent": count}
+    return {"hops": hops}
 
 
 async def _trace_split(ns: str, count: int, size: int, start_child: Any) -> list[dict[str, int]]:
@@ -255,13 +272,22 @@ async def _trace_split(ns: str, count: int, size: int, start_child: Any) -> list
         print(f"  (not instrumented, renamed since: {', '.join(missing)})")
     async with c:
         await asyncio.wait_for(warm.wait(), 120)
-        proc, _result = start_child(split_producer, ns, topic, count, size)
+        proc, result = start_child(split_producer, ns, topic, count, size)
         try:
             await asyncio.wait_for(done.wait(), 60 + count)
+            status, produced = await asyncio.to_thread(result.get, True, 60)
         finally:
             proc.join(30)
             if proc.is_alive():
                 proc.kill()
+    if status == "ok":  # the producer's hops, matched by the send time the body carried
+        by_sent = {sent: (enc, acked) for sent, enc, acked in produced["hops"]}
+        for r in runs:
+            enc, acked = by_sent.get(r["send called"], (0, 0))
+            if enc:
+                r["send written"] = enc
+            if acked:
+                r["send acked"] = acked
     return runs
 
 
