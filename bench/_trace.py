@@ -20,7 +20,8 @@ what the wire already carries (milliseconds, so that hop is only as exact as 1 m
 | listener call  | the listener entered                                                                          |
 | send acked     | ``Producer.send`` returned (concurrent with the consumer's hops)                             |
 
-The client-side hops wrap those functions in this process only (timing wrappers around the real code); the
+"median step" is the median of each message's own time from the hop above (a difference of the column medians is
+not robust on a loaded machine). The client-side hops wrap those functions in this process only (timing wrappers around the real code); the
 connection is a compiled class in the compiled build (its methods cannot be wrapped, and its calls to its own methods
 would not see a wrapper), so "send written" wraps the producer connection's transport object instead. A hop whose
 function a later change renames shows as "—" instead of failing the trace.
@@ -308,20 +309,22 @@ def trace(count: int, size: int, runner: Callable[[Coroutine[Any, Any, Any]], An
     print(f"trace: {count} messages of {size} B, one at a time, {shape}, rocketq async flush; ms since 'send called'")
     header = ("hop", *(f"msg {i + 1}" for i in range(len(runs))), "median", "median step")
     rows = []
-    prev: float | None = None
+    prev: str | None = None
     for hop in HOPS:
         vals = [(r[hop] - r["send called"]) / 1e6 if hop in r else None for r in runs]
         got = [v for v in vals if v is not None]
         if not got and start_child is not None:
-            continue  # a producer-side hop: the child's, not timed here
+            continue  # a producer-side hop the child could not time
         med = statistics.median(got) if got else None
         coarse = hop in ("send acked", "stored")  # off the chain: concurrent, or whole milliseconds
-        step = "" if med is None or prev is None or coarse else f"{med - prev:+.3f}"
+        # the median of each message's own step from the hop before (robust where a difference of medians is not)
+        steps = [(r[hop] - r[prev]) / 1e6 for r in runs if prev is not None and hop in r and prev in r]
+        step = "" if not steps or coarse else f"{statistics.median(steps):+.3f}"
         rows.append(
             (hop, *("—" if v is None else f"{v:.3f}" for v in vals), "—" if med is None else f"{med:.3f}", step)
         )
-        if med is not None and not coarse:
-            prev = med
+        if got and not coarse:
+            prev = hop
     table(rows, header)
     print(
         "'stored' is the broker's storeTimestamp in whole milliseconds (up to 1 ms early), so it has no step;"
