@@ -39,6 +39,7 @@ latency). 1 KiB messages, Python clients on every side (``bench/_systems.py``: s
     .venv/bin/python bench/latency_bench.py --full     # issue 21's sizes: 10 s per rate, N = 200k for A
     .venv/bin/python bench/latency_bench.py --only b --rates 5000 --systems rocketq,redis
     .venv/bin/python bench/latency_bench.py --trace    # one message's hops through rocketq (bench/_trace.py)
+    .venv/bin/python bench/latency_bench.py --trace --trace-procs 2   # the same, the producer in a child (B's shape)
     .venv/bin/python bench/latency_bench.py --systems rocketq,apache --only single,conc,grpc --warm
 
 Needs ``make bench-setup`` for Redis and NATS, ``make peers`` for Apache RocketMQ and the Java 5.x client; a system
@@ -529,6 +530,13 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--trace", action="store_true", help="trace messages through rocketq's hops instead")
     ap.add_argument("--trace-count", type=int, default=5)
+    ap.add_argument(
+        "--trace-procs",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: the traced producer in a child process (B's shape)",
+    )
     a = ap.parse_args()
     full = a.full
     a.secs = a.secs or (10.0 if full else 3.0)
@@ -541,7 +549,7 @@ def main() -> None:
             from bench._trace import trace
         except ImportError:
             from _trace import trace  # type: ignore[no-redef]
-        trace(a.trace_count, a.size, _runner())
+        trace(a.trace_count, a.size, _runner(), start_child if a.trace_procs == 2 else None)
         return
     sys_list = []
     for s in a.systems.split(","):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Unpack
 
 from client._aio import StartClose, log_stop_failure
@@ -467,20 +467,22 @@ class PushConsumer(StartClose):
             offset = res.next_begin_offset
             msgs = res.msg_found_list
             if msgs:
+                pq.put(msgs)
+                assert self._service is not None
+                self._service.submit(mq, pq, msgs)
+                rt_ms = (pq.last_pull - began) * 1000
+                if len(msgs) < cfg.pull_batch_size:
+                    # the queue is drained (a short batch): the next pull would only be held, so the listener goes
+                    # first — the consume task was woken by submit and runs in the next pass, before this task
+                    # resumes (the pull statistics below wait for that too: nothing but put and submit before it)
+                    await asyncio.sleep(0)
                 self.pulled += len(msgs)
                 ps = self._pull_stats.get(mq.topic)
                 if ps is None:
                     ps = self._pull_stats[mq.topic] = [0, 0.0, 0]
                 ps[0] += len(msgs)
-                ps[1] += (pq.last_pull - began) * 1000
+                ps[1] += rt_ms
                 ps[2] += 1
-                pq.put(msgs)
-                assert self._service is not None
-                self._service.submit(mq, pq, msgs)
-                if len(msgs) < cfg.pull_batch_size:
-                    # the queue is drained (a short batch): the next pull would only be held, so the listener goes
-                    # first — the consume task was woken by submit and runs in this pass, before the pull is written
-                    await asyncio.sleep(0)
             elif len(pq) == 0:
                 # nothing in flight and nothing (matching) found: everything before `offset` is done
                 self.offset_store.update(mq, offset)
@@ -497,9 +499,10 @@ class PushConsumer(StartClose):
         if ev is not None and not ev.is_set() and self._pause_reason(pq) is None:
             ev.set()
 
-    async def invoke_listener(self, msgs: list[MessageExt]) -> ConsumeResult:
-        """The listener's verdict on ``msgs`` (SubBefore / SubAfter trace records around it with ``enable_trace``)."""
-        return await (self._listeners.invoke(msgs) if self._trace is None else self._trace(msgs))
+    def invoke_listener(self, msgs: list[MessageExt]) -> Awaitable[ConsumeResult]:
+        """The listener's verdict on ``msgs`` (SubBefore / SubAfter trace records around it with ``enable_trace``), to
+        await: the runner's own coroutine, no frame of this method's between."""
+        return self._listeners.invoke(msgs) if self._trace is None else self._trace(msgs)
 
     async def consume_message_directly(self, msg: MessageExt) -> ConsumeMessageDirectlyResult:
         """CONSUME_MESSAGE_DIRECTLY: the listener once on ``msg`` (its original topic restored if it came through

@@ -31,6 +31,10 @@ def _read_deliveries(path: Path) -> list[Delivery]:
     return out
 
 
+def _share(consumer: PushConsumer) -> int:
+    return sum(1 for mq in consumer.assignment if mq.topic == TOPIC)
+
+
 def _owned(consumers: list[PushConsumer]) -> set[int]:
     return {mq.queue_id for c in consumers for mq in c.assignment if mq.topic == TOPIC}
 
@@ -60,9 +64,12 @@ async def test_a_consumer_killed_mid_batch_loses_nothing(cluster: Cluster, tmp_p
         started = Path(f"{victim_file}.started")
         await until(lambda: started.exists() or victim.returncode is not None, timeout=30, what="the victim to start")
         assert victim.returncode is None, "the victim exited before it started"
-        # the group settles on a three-way split: the survivors hold some queues, the victim the rest
+        # the group settles on a three-way split: the survivors hold some queues, the victim the rest. Each survivor
+        # must hold a three-way share (2 or 3 of 8): while one still holds its two-way share (4) the queue the other
+        # just gave up is held by nobody yet, and would be taken for the victim's (then a survivor, taking it next,
+        # reads it from 0 and the checks below mistake that for a re-read below the victim's commit)
         await until(lambda: len(cluster.broker.clients.client_ids(GROUP)) == 3, what="three consumers in the group")
-        await until(lambda: 0 < len(_owned(survivors)) < QUEUES, what="a split with the victim")
+        await until(lambda: all(_share(c) in (2, 3) for c in survivors), what="a three-way split with the victim")
         victim_queues = set(range(QUEUES)) - _owned(survivors)
 
         async with Producer("PG_crash", namesrv_addr=cluster.ns_addr) as p:

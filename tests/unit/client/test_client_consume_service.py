@@ -80,6 +80,31 @@ async def test_success_commits_past_the_batch() -> None:
     await svc.close(1.0)
 
 
+async def test_a_pull_that_fits_one_call_is_one_call() -> None:
+    hooks = Hooks()
+    batch = msgs(0, 1, 2)
+    svc, pq = await run_concurrent(hooks, batch, consume_message_batch_max_size=3)
+    await eventually(lambda: len(pq) == 0)
+    assert hooks.calls == [[0, 1, 2]]
+    assert hooks.offset_store.read_memory(MQ) == 3
+    await svc.close(1.0)
+
+
+async def test_batches_beyond_the_idle_workers_wait_their_turn_in_order() -> None:
+    hooks = Hooks()
+    svc, pq = await run_concurrent(hooks, msgs(0, 1, 2, 3, 4), consume_message_batch_max_size=1, consume_thread_max=1)
+    await eventually(lambda: len(pq) == 0)
+    assert hooks.calls == [[0], [1], [2], [3], [4]]  # one worker: each batch after the one before, as submitted
+    assert hooks.offset_store.read_memory(MQ) == 5
+    more = msgs(5, 6)  # the worker is idle again: a new batch reaches it directly
+    pq.put(more)
+    svc.submit(MQ, pq, more)
+    await eventually(lambda: len(pq) == 0)
+    assert hooks.calls[-2:] == [[5], [6]]
+    assert hooks.offset_store.read_memory(MQ) == 7
+    await svc.close(1.0)
+
+
 async def test_reconsume_later_sends_back_and_moves_on() -> None:
     hooks = Hooks({1: [ConsumeResult.RECONSUME_LATER]})
     svc, pq = await run_concurrent(hooks, msgs(0, 1, 2))
