@@ -377,31 +377,45 @@ class RemotingConnection(ChannelState, asyncio.BufferedProtocol):
 
     def _serve_inline(self, cmd: RemotingCommand) -> None:
         received_at = self._read_at
-        handler, routed = self.route(cmd)
+        registry = self._registry
+        if self._hook is None and registry is not None:  # the common case: no ACL hook, a handler table
+            handler = registry.handlers.get(cmd.code)
+            routed: RemotingCommand | None = None
+            if handler is None:
+                handler, routed = self.route(cmd)
+        else:
+            handler, routed = self.route(cmd)
         if handler is None:
             if self.finish(cmd, received_at, None, routed, RESULT_SUCCESS):
                 self._track(self._drained())
             return
         ctx = RequestContext(self, cmd, self.log, received_at)
-        coro = handler(ctx, cmd)
-        if not self._run_inline:
-            self._track(finish_request(self, cmd, ctx, coro))
-            return
         result = RESULT_SUCCESS
         reply: RemotingCommand | DeferredReply | None
         try:
-            first = coro.send(None)  # type: ignore[attr-defined]  # every handler is a coroutine function's
-        except StopIteration as done:
-            reply = done.value
-        except asyncio.CancelledError:
-            raise
+            got = handler(ctx, cmd)  # a plain handler's reply, or the coroutine of an ``async def`` one
         except Exception as exc:
             reply, result = self.reply_error(cmd, exc)
         else:
-            # the answering coroutine's first step only reaches the handler's suspension: the Task continues both
-            outer = finish_request(self, cmd, ctx, ResumedHandler(coro, first))  # type: ignore[arg-type]
-            self._track(ResumedHandler(outer, outer.send(None)))
-            return
+            if got is None or isinstance(got, (RemotingCommand, DeferredReply)):
+                reply = got
+            elif not self._run_inline:
+                self._track(finish_request(self, cmd, ctx, got))
+                return
+            else:
+                try:
+                    first = got.send(None)  # type: ignore[attr-defined]  # every awaitable handler is a coroutine
+                except StopIteration as done:
+                    reply = done.value
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    reply, result = self.reply_error(cmd, exc)
+                else:
+                    # the answering coroutine's first step only reaches the handler's suspension: the Task continues
+                    outer = finish_request(self, cmd, ctx, ResumedHandler(got, first))  # type: ignore[arg-type]
+                    self._track(ResumedHandler(outer, outer.send(None)))
+                    return
         if self.finish(cmd, received_at, ctx, reply, result):
             self._track(self._drained())
 

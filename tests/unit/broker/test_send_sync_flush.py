@@ -13,7 +13,7 @@ import structlog
 from broker.services.broker_stats import BrokerStats
 from broker.store.flush import GroupCommit
 from protocol.codes import ResponseCode
-from protocol.remoting.handler import DeferredReply, RequestContext
+from protocol.remoting.handler import DeferredReply, RequestContext, awaited
 from tests.integration.broker_wire import send_cmd
 from tests.unit.broker.handler_support import FakeChannel, WiredBroker, dispatch, wired_broker
 
@@ -58,7 +58,7 @@ async def test_the_send_defers_its_reply_while_a_fsync_is_owed(tmp_path: Path) -
         handler = b.registry.get(cmd.code)
         assert handler is not None
         stats = _send_stats(b)
-        reply = await handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd)
+        reply = await awaited(handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd))
         assert isinstance(reply, DeferredReply) and stats.send_inflight == 1
         assert (await dispatch(b, send_cmd("SyncT", b"y"))).code == ResponseCode.SUCCESS
         assert stats.send_inflight == 0  # the first one was answered by the same or an earlier fsync
