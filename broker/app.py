@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from broker import topics as T
 from broker.config import BrokerConfig
 from broker.ha.auth import build_security
 from broker.ha.service import HAService
@@ -35,7 +36,7 @@ from broker.services.long_polling import LongPollingService
 from broker.services.namesrv_registrar import NamesrvRegistrar
 from broker.services.schedule import ScheduleService
 from broker.services.subscription_groups import SubscriptionGroupTable
-from broker.services.timer import TimerService, TimerSettings
+from broker.services.timer import TIMER_TOPIC, TimerService, TimerSettings
 from broker.services.topic_config import TopicConfigTable
 from broker.services.transactions import TransactionService
 from broker.store.config import StoreConfig
@@ -383,9 +384,10 @@ class BrokerApp(DaemonApp):
         )
         await store.start()
         store.add_arrival_listener(self.polling.notify_arrival, self.polling.held_on)
-        store.add_arrival_listener(schedule.on_arrival)
+        # the schedule's and the timer's listeners hear their own topics only: no call per message of another
+        store.add_arrival_listener(schedule.on_arrival, topic=T.SCHEDULE_TOPIC)
         if schedule.timer is not None:
-            store.add_arrival_listener(schedule.timer.on_arrival)
+            store.add_arrival_listener(schedule.timer.on_arrival, topic=TIMER_TOPIC)
         if self.acl is not None:
             self.acl.start()
         self.clients.start()

@@ -51,6 +51,7 @@ _LANG_NAMES: Final = [lc.name for lc in LanguageCode]
 _LANG_BY_ORDINAL: Final = tuple(LanguageCode)
 _OTHER: Final = LanguageCode.OTHER
 _msgpack_pack = msgpack.Packer(use_bin_type=True).pack  # no ``default`` hook: packing never leaves C
+_msgpack_unpackb = msgpack.unpackb  # msgpack >= 1.0 (pyproject.toml): raw=False, strict_map_key=True by default
 MSGPACK_OFFER_FIELD: Final = "rocketqMsgpack"
 """The ask (a request's remark) and the offer (a reply's ext field, value ``"true"``); the module docstring."""
 
@@ -207,7 +208,7 @@ def encode_msgpack_header(cmd: RemotingCommand) -> bytes:
 
 def decode_msgpack_header(data: bytes | bytearray | memoryview, body: bytes) -> RemotingCommand:
     try:
-        obj = msgpack.unpackb(data, raw=False, strict_map_key=True)
+        obj = _msgpack_unpackb(data)  # its defaults: raw=False, strict_map_key=True (no keywords parsed per frame)
     except Exception as exc:  # msgpack raises several unrelated types for bad input
         raise MalformedFrameError(f"msgpack header does not parse: {exc}") from None
     return _from_mapping(obj, SerializeType.MSGPACK, body)

@@ -47,7 +47,7 @@ from protocol.errors import RemotingError
 from protocol.headers import RegisterBrokerResponseHeader
 from protocol.headers.controller import NotifyBrokerRoleChangedRequestHeader
 from protocol.remoting import HandlerRegistry, RemotingClient
-from protocol.remoting.handler import DeferredReply, Handler, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, RequestContext, awaited
 from runtime.tasks import stop_tasks
 
 _log = logging.getLogger("rocketq.broker.ha")
@@ -460,7 +460,7 @@ class HAService:
 
     def _runtime_info(self, inner: Handler) -> Handler:
         async def handle(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
-            resp = await inner(ctx, cmd)
+            resp = await awaited(inner(ctx, cmd))
             if not isinstance(resp, RemotingCommand) or resp.code != ResponseCode.SUCCESS or not resp.body:
                 return resp
             doc = json.loads(resp.body)

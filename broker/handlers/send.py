@@ -40,7 +40,8 @@ answered (PUT_OK, or FLUSH_DISK_TIMEOUT after ``syncFlushTimeout``); the connect
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from broker.handlers._common import HEADER_ERRORS, bad_header
 from broker.services.send import PendingSend, SendOutcome, SendRefused, SendRequest, SendService
@@ -100,9 +101,12 @@ class SendHandlers:
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
 
-    async def send(self, ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply:
-        """The handler of all three send codes: one coroutine per request (no middleware around it), the header
-        decoded once."""
+    def send(
+        self, ctx: RequestContext, cmd: RemotingCommand
+    ) -> RemotingCommand | DeferredReply | Coroutine[Any, Any, RemotingCommand | DeferredReply]:
+        """The handler of all three send codes, the header decoded once: a plain call (no middleware around it) that
+        answers at once, or, for a send that must wait (a new topic's registration, a replica's ack, a half
+        message), returns the coroutine that answers it: no coroutine for the common send."""
         code = cmd.code
         ext = cmd.ext_fields
         if code == RequestCode.SEND_MESSAGE_V2:
@@ -127,14 +131,31 @@ class SendHandlers:
             )
         try:
             got = self._svc.send_now(req, defer=True)  # no coroutine of the service's unless it suspends
-            outcome = got if isinstance(got, (SendOutcome, PendingSend)) else await got
+        except SendRefused as exc:
+            raise HandlerError(exc.code, exc.remark) from None
+        if isinstance(got, SendOutcome):
+            return self.reply(cmd, got)
+        if isinstance(got, PendingSend):
+            return self._deferred(cmd, got)
+        return self._finished(cmd, got)
+
+    async def _finished(
+        self, cmd: RemotingCommand, pending: Coroutine[Any, Any, SendOutcome | PendingSend]
+    ) -> RemotingCommand | DeferredReply:
+        """The reply of a send whose store call suspends."""
+        try:
+            outcome = await pending
         except SendRefused as exc:
             raise HandlerError(exc.code, exc.remark) from None
         if isinstance(outcome, PendingSend):
-            deferred = _FlushedReply(self, cmd)
-            outcome.then(deferred.flushed)
-            return deferred.reply
+            return self._deferred(cmd, outcome)
         return self.reply(cmd, outcome)
+
+    def _deferred(self, cmd: RemotingCommand, pending: PendingSend) -> DeferredReply:
+        """The reply of a send the group commit answers (SYNC_FLUSH)."""
+        deferred = _FlushedReply(self, cmd)
+        pending.then(deferred.flushed)
+        return deferred.reply
 
     def reply(self, cmd: RemotingCommand, outcome: SendOutcome) -> RemotingCommand:
         """The success reply (also for FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE)."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from broker import topics as T
 from protocol.command import RemotingCommand
-from protocol.remoting.handler import DeferredReply, Handler, RequestContext
+from protocol.remoting.handler import DeferredReply, Handler, RequestContext, awaited
 from runtime.tasks import stop_tasks
 
 if TYPE_CHECKING:
@@ -205,8 +205,11 @@ class BrokerStats:
 
         async def pull(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply | None:
             self.pull_inflight += 1
-            try:
-                return await inner(ctx, cmd)
+            try:  # ``awaited``, inlined: no coroutine of its own per pull
+                got = inner(ctx, cmd)
+                if got is None or isinstance(got, (RemotingCommand, DeferredReply)):
+                    return got
+                return await got
             finally:
                 self.pull_inflight -= 1
 
@@ -221,7 +224,7 @@ class BrokerStats:
                 t0 = time.perf_counter()
                 ok = False
                 try:
-                    resp = await inner(ctx, cmd)
+                    resp = await awaited(inner(ctx, cmd))
                     ok = not isinstance(resp, RemotingCommand) or resp.code == 0
                     return resp
                 finally:

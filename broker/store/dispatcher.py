@@ -149,6 +149,8 @@ class Dispatcher:
         "_cq_factory",
         "_index",
         "_listeners",
+        "_topic_listeners",
+        "_topic_only",
         "_loop",
         "_pending",
         "_queues",
@@ -170,7 +172,9 @@ class Dispatcher:
         self._queues = queues  # the store's open consume queues, looked up here per dispatch
         self._cq_factory = cq_factory  # opens (and registers in ``queues``) a queue not open yet
         self._index = index
-        self._listeners: list[ArrivalListener] = []
+        self._listeners: list[ArrivalListener] = []  # told of every topic's arrivals
+        self._topic_only: dict[str, list[ArrivalListener]] = {}  # told of one topic's only (the schedule, the timer)
+        self._topic_listeners: dict[str, list[ArrivalListener]] = {}  # topic -> every listener it has, in order
         self._waiting: tuple[Waiting, ...] = ()  # the listeners' probes: is anyone waiting on (topic, queue)?
         self._pending: list[Appended] = []
         self._loop: asyncio.AbstractEventLoop | None = None  # set while started: submits schedule a drain on it
@@ -181,10 +185,15 @@ class Dispatcher:
         self.marks = FilterMarks()  # filter verdicts judged at dispatch for the topics read with a kept filter
         self.confirmed: Callable[[], int] | None = None  # the gate: dispatch only up to this commit-log offset
 
-    def add_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
-        """``cb`` after each message is dispatched; with ``waiting``, an append to a queue it reports waiters on
-        (non-zero) is dispatched inline by its put."""
-        self._listeners.append(cb)
+    def add_listener(self, cb: ArrivalListener, waiting: Waiting | None = None, *, topic: str | None = None) -> None:
+        """``cb`` after each message is dispatched (with ``topic``: each one of that topic only, and no call for the
+        others' messages); with ``waiting``, an append to a queue it reports waiters on (non-zero) is dispatched
+        inline by its put."""
+        if topic is None:
+            self._listeners.append(cb)
+        else:
+            self._topic_only.setdefault(topic, []).append(cb)
+        self._topic_listeners = {t: [*self._listeners, *own] for t, own in self._topic_only.items()}
         if waiting is not None:
             self._waiting = (*self._waiting, waiting)
 
@@ -295,7 +304,7 @@ class Dispatcher:
             return self._dispatch_batch(appended)
         cq = self._queues.get((topic, queue_id)) or self._cq_factory(topic, queue_id)
         index = self._index
-        listeners = self._listeners
+        listeners = self._topic_listeners.get(topic, self._listeners) if self._topic_listeners else self._listeners
         marks = self.marks
         judged = marks.topics.get(topic) if marks.topics else None  # None: no filter's verdicts kept for the topic
         for size, props in zip(sizes, props_list, strict=True):
@@ -442,7 +451,7 @@ class Dispatcher:
             for i, text in enumerate(texts_l):
                 marks.on_dispatch(judged, topic, queue_id, queue_offset + i, text)
         self.dispatched_offset = end
-        listeners = self._listeners
+        listeners = self._topic_listeners.get(topic, self._listeners) if self._topic_listeners else self._listeners
         if listeners:
             if codes is None:
                 last = {0: n - 1}
@@ -475,6 +484,7 @@ class Dispatcher:
         queue offsets still missing after it (their records were quarantined) get marker units."""
         n = 0
         listeners, self._listeners = self._listeners, []
+        by_topic, self._topic_listeners = self._topic_listeners, {}
         try:
             for phys, size in records:
                 if phys < self.dispatched_offset:
@@ -503,6 +513,7 @@ class Dispatcher:
                 n += 1
         finally:
             self._listeners = listeners
+            self._topic_listeners = by_topic
         return n
 
     def stats(self) -> dict[str, Any]:

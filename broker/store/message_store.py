@@ -399,11 +399,14 @@ class MessageStore(StoreReads, StoreReplication, StoreRetention):
         self._logics.run(thorough=thorough)
         self._seals.mark(self.commitlog.flushed_offset, time.monotonic(), force=close)
 
-    def add_arrival_listener(self, cb: ArrivalListener, waiting: Waiting | None = None) -> None:
+    def add_arrival_listener(
+        self, cb: ArrivalListener, waiting: Waiting | None = None, *, topic: str | None = None
+    ) -> None:
         """``cb(topic, queue_id, max_offset_after, tags_code, store_timestamp, properties)`` after each message is
-        dispatched (the broker's long polling). ``waiting(topic, queue_id)``, when given, says whether the listener
-        has waiters on a queue: a put to such a queue dispatches (and so calls ``cb``) before it returns."""
-        self.dispatcher.add_listener(cb, waiting)
+        dispatched (the broker's long polling), with ``topic`` only after each of that topic's (no call per message
+        of the others). ``waiting(topic, queue_id)``, when given, says whether the listener has waiters on a queue: a
+        put to such a queue dispatches (and so calls ``cb``) before it returns."""
+        self.dispatcher.add_listener(cb, waiting, topic=topic)
 
     # -- put -------------------------------------------------------------------------------------------------------
 

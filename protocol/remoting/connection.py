@@ -11,18 +11,16 @@ Invariants:
   any order. Request timeouts are one sweep timer per connection (J's ``scanResponseTable``), armed at the
   earliest deadline only when a request's deadline falls before it, not a timer handle per request: a stream of
   requests with one timeout re-arms it once per timeout period.
-* An incoming request's handler runs inline, inside the read callback, until it first suspends: a handler that
-  answers without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task,
-  and its reply joins the read's single write. Only a handler that suspends (a send awaiting a replica's ack or
-  its new topic's registration, a call relayed to a client) then becomes a Task, never delaying later requests.
-  A handler may instead return a ``DeferredReply`` without suspending (a SYNC_FLUSH send registered with the group
-  commit, a held pull parked with the long-polling service): it counts as in flight until whoever completes it
-  resolves it, and the reply is written from there — no Task, no coroutine wakeup. The replies resolved in one pass leave in one write; the last one a connection awaits
-  is flushed at once. A deferred reply resolved after the connection closed is dropped.
-  A connection made with ``inline=False`` (the client side, whose handlers call application code) gives every
-  request a Task from the start. Replies written outside a read are coalesced and flushed on the next loop pass,
-  except a held pull's (``ctx.long_polling``), which is flushed at once: it carries a message someone waits for;
-  a request sent with ``invoke(now=True)`` (a consumer's pull) leaves at once too.
+* An incoming request's handler runs inline, inside the read callback, until it first suspends: one that answers
+  without suspending (most sends, pulls that find messages, offset and heartbeat requests) costs no Task, and its
+  reply joins the read's single write; one that suspends (a send awaiting a replica's ack or its new topic's
+  registration, a relayed call) then becomes a Task, never delaying later requests. A ``DeferredReply`` returned
+  without suspending (a SYNC_FLUSH send, a held pull) counts as in flight until resolved; its reply is written from
+  there (no Task, no wakeup): those resolved in one pass leave in one write, the last one awaited at once, one
+  resolved after the close is dropped. ``inline=False`` (the client side, whose handlers call application code)
+  gives every request a Task from the start. Replies written outside a read are coalesced and flushed on the next
+  loop pass, except a held pull's (``ctx.long_polling``: a message someone waits for) and a request sent with
+  ``invoke(now=True)`` (a consumer's pull), which leave at once.
 * Coalescing has a cap when the connection is made with ``burst=N`` (the client side: N = ``CLIENT_BURST``): the
   frames of one pass leave N at a time, so the peer starts on the first N while this side still encodes the rest
   (32 sends: the broker appends and syncs the first while the client builds the others, instead of taking turns).
@@ -364,12 +362,9 @@ class RemotingConnection(ChannelState, asyncio.BufferedProtocol):
     # -- request dispatch ------------------------------------------------------------------------------------
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
-        # The handler's first step runs here, inside data_received: most handlers answer without suspending, so
-        # their replies join this read's single write and no Task, coroutine of ours, done callback or task-set
-        # entry is made. A handler that suspends is awaited from the point it suspended by ``finish_request``
-        # (serve.py, interpreted: see there), which a Task continues (``ResumedHandler``, resumed.py); only then does
-        # it count as in flight. Code before a handler's first suspension has no current Task (asyncio.timeout() needs one):
-        # such a handler must be on an ``inline=False`` connection or suspend first.
+        # The handler's first step runs here, inside data_received (the module invariants): a reply without a
+        # suspension joins this read's write; one that suspends is awaited by ``finish_request`` (serve.py,
+        # interpreted) in a Task (``ResumedHandler``). Before it suspends a handler has no current Task.
         try:
             self._serve_inline(cmd)
         except Exception:  # a bug in routing or answering (handler errors are mapped): it costs this request only
@@ -377,31 +372,38 @@ class RemotingConnection(ChannelState, asyncio.BufferedProtocol):
 
     def _serve_inline(self, cmd: RemotingCommand) -> None:
         received_at = self._read_at
-        handler, routed = self.route(cmd)
-        if handler is None:
-            if self.finish(cmd, received_at, None, routed, RESULT_SUCCESS):
-                self._track(self._drained())
-            return
+        registry = self._registry  # the common case (no ACL hook, a handler for the code): one dict read, no call
+        handler = registry.handlers.get(cmd.code) if self._hook is None and registry is not None else None
+        if handler is None:  # the ACL hook, or an unsupported code
+            handler, routed = self.route(cmd)
+            if handler is None:
+                if self.finish(cmd, received_at, None, routed, RESULT_SUCCESS):
+                    self._track(self._drained())
+                return
         ctx = RequestContext(self, cmd, self.log, received_at)
-        coro = handler(ctx, cmd)
-        if not self._run_inline:
-            self._track(finish_request(self, cmd, ctx, coro))
-            return
         result = RESULT_SUCCESS
         reply: RemotingCommand | DeferredReply | None
         try:
-            first = coro.send(None)  # type: ignore[attr-defined]  # every handler is a coroutine function's
-        except StopIteration as done:
-            reply = done.value
-        except asyncio.CancelledError:
-            raise
+            got = handler(ctx, cmd)  # a plain handler's reply, or the coroutine of an ``async def`` one
         except Exception as exc:
             reply, result = self.reply_error(cmd, exc)
         else:
-            # the answering coroutine's first step only reaches the handler's suspension: the Task continues both
-            outer = finish_request(self, cmd, ctx, ResumedHandler(coro, first))  # type: ignore[arg-type]
-            self._track(ResumedHandler(outer, outer.send(None)))
-            return
+            if got is None or isinstance(got, (RemotingCommand, DeferredReply)):
+                reply = got
+            elif not self._run_inline:
+                self._track(finish_request(self, cmd, ctx, got))
+                return
+            else:
+                try:
+                    first = got.send(None)  # type: ignore[attr-defined]  # every awaitable handler is a coroutine
+                except StopIteration as done:
+                    reply = done.value
+                except Exception as exc:  # a CancelledError is not one: it propagates
+                    reply, result = self.reply_error(cmd, exc)
+                else:  # the answering coroutine's first step only reaches the handler's suspension: a Task goes on
+                    outer = finish_request(self, cmd, ctx, ResumedHandler(got, first))  # type: ignore[arg-type]
+                    self._track(ResumedHandler(outer, outer.send(None)))
+                    return
         if self.finish(cmd, received_at, ctx, reply, result):
             self._track(self._drained())
 

@@ -1,7 +1,8 @@
 """The seam between the remoting shell and the code that answers requests.
 
 A handler is ``async def handler(ctx: RequestContext, cmd: RemotingCommand) -> RemotingCommand | DeferredReply |
-None``. It returns the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are
+None``, or a plain ``def`` returning the same or, when it must wait, a coroutine that finishes it (the send
+handler: most sends answer at once, and a plain call makes no coroutine per request). It returns the reply (build it with ``cmd.make_response(...)``) or ``None`` for no reply (oneway requests are
 never answered whatever the handler returns), or a ``DeferredReply`` that whoever finishes the work resolves later
 (a SYNC_FLUSH send the group commit answers): the connection writes its reply then, with no Task and no coroutine
 kept suspended in between; until then it counts as in flight. A handler may raise ``HandlerError(code, remark)`` to
@@ -108,7 +109,16 @@ class ChannelState:
                 log.exception("close callback failed")
 
 
-Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand | DeferredReply | None]]
+HandlerReply = RemotingCommand | DeferredReply | None
+Handler = Callable[[RequestContext, RemotingCommand], Awaitable[HandlerReply] | HandlerReply]
+
+
+async def awaited(got: Awaitable[HandlerReply] | HandlerReply) -> HandlerReply:
+    """What a handler's call ``got`` answers, as an ``await``: the reply a plain handler returned, or what the
+    coroutine of an ``async def`` one returns (a middleware awaits its inner handler through this)."""
+    if got is None or isinstance(got, (RemotingCommand, DeferredReply)):
+        return got
+    return await got
 
 
 class HandlerError(Exception):
@@ -136,37 +146,39 @@ class HandlerRegistry:
     """Request code → handler. ``register`` refuses duplicates so two modules cannot silently fight over a code.
     ``note_unsupported`` logs the requests no handler answers (REQUEST_CODE_NOT_SUPPORTED), rate-limited."""
 
-    __slots__ = ("_handlers", "_unsupported")
+    __slots__ = ("_unsupported", "handlers")
 
     def __init__(self) -> None:
-        self._handlers: dict[int, Handler] = {}
+        # code -> handler: read by the connection per request (a dict lookup, no call); changed only through the
+        # methods below
+        self.handlers: dict[int, Handler] = {}
         self._unsupported: dict[tuple[int, str], list[float]] = {}  # (code, host) -> [last WARN, suppressed since]
 
     def register(self, code: int, handler: Handler) -> None:
-        if code in self._handlers:
+        if code in self.handlers:
             raise ValueError(f"request code {code} already has a handler")
-        self._handlers[code] = handler
+        self.handlers[code] = handler
 
     def register_all(self, table: dict[int, Handler]) -> None:
         for code, handler in table.items():
             self.register(code, handler)
 
     def get(self, code: int) -> Handler | None:
-        return self._handlers.get(code)
+        return self.handlers.get(code)
 
     def wrap(self, code: int, middleware: Callable[[Handler], Handler]) -> None:
         """Replace the handler of ``code`` by ``middleware(current)`` (it must already have one)."""
-        current = self._handlers.get(code)
+        current = self.handlers.get(code)
         if current is None:
             raise ValueError(f"request code {code} has no handler to wrap")
-        self._handlers[code] = middleware(current)
+        self.handlers[code] = middleware(current)
 
     def __contains__(self, code: int) -> bool:
-        return code in self._handlers
+        return code in self.handlers
 
     def codes(self) -> frozenset[int]:
         """Every request code with a handler."""
-        return frozenset(self._handlers)
+        return frozenset(self.handlers)
 
     def note_unsupported(self, code: int, peer: str, log: Any) -> None:
         """A request with ``code`` from ``peer`` is answered REQUEST_CODE_NOT_SUPPORTED: one WARN naming both, at most

@@ -144,7 +144,8 @@ async def dispatch(
     received_at = asyncio.get_running_loop().time() - queued_s
     ctx = RequestContext(channel or FakeChannel(), cmd, structlog.get_logger("test"), received_at)
     try:
-        reply = await handler(ctx, cmd)
+        got = handler(ctx, cmd)  # a plain handler's reply is taken as the connection takes it: no coroutine
+        reply = got if got is None or isinstance(got, (RemotingCommand, DeferredReply)) else await got
         if isinstance(reply, DeferredReply):  # answered later (a SYNC_FLUSH send): as the connection would
             answered: asyncio.Future[RemotingCommand | None] = asyncio.get_running_loop().create_future()
             reply.bind(lambda _ctx, r: answered.set_result(r), ctx)

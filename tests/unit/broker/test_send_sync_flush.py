@@ -13,7 +13,8 @@ import structlog
 from broker.services.broker_stats import BrokerStats
 from broker.store.flush import GroupCommit
 from protocol.codes import ResponseCode
-from protocol.remoting.handler import DeferredReply, RequestContext
+from protocol.command import RemotingCommand
+from protocol.remoting.handler import DeferredReply, RequestContext, awaited
 from tests.integration.broker_wire import send_cmd
 from tests.unit.broker.handler_support import FakeChannel, WiredBroker, dispatch, wired_broker
 
@@ -58,7 +59,7 @@ async def test_the_send_defers_its_reply_while_a_fsync_is_owed(tmp_path: Path) -
         handler = b.registry.get(cmd.code)
         assert handler is not None
         stats = _send_stats(b)
-        reply = await handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd)
+        reply = await awaited(handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd))
         assert isinstance(reply, DeferredReply) and stats.send_inflight == 1
         assert (await dispatch(b, send_cmd("SyncT", b"y"))).code == ResponseCode.SUCCESS
         assert stats.send_inflight == 0  # the first one was answered by the same or an earlier fsync
@@ -81,3 +82,20 @@ async def test_with_group_commit_inline_the_send_is_answered_after_a_sync_on_the
         assert synced_on == [threading.get_ident()]
         assert b.store.commitlog.flushed_offset >= b.store.commitlog.max_offset
         assert _send_stats(b).send_inflight == 0
+
+
+async def test_a_send_that_needs_no_wait_is_answered_by_the_handlers_call_itself(tmp_path: Path) -> None:
+    """ASYNC_FLUSH, a topic that exists: the send handler's plain call returns the reply (no coroutine to run); a
+    send that must wait (its new topic's registration with the name servers) returns the coroutine that answers."""
+    async with wired_broker(tmp_path) as b:
+        first = send_cmd("PlainT", b"new topic")
+        handler = b.registry.get(first.code)
+        assert handler is not None
+        got = handler(RequestContext(FakeChannel(), first, structlog.get_logger("t")), first)
+        assert not isinstance(got, RemotingCommand | DeferredReply)  # auto-created: answered once registered
+        reply = await awaited(got)
+        assert isinstance(reply, RemotingCommand) and reply.code == ResponseCode.SUCCESS
+        cmd = send_cmd("PlainT", b"x")
+        got = handler(RequestContext(FakeChannel(), cmd, structlog.get_logger("t")), cmd)
+        assert isinstance(got, RemotingCommand)
+        assert got.code == ResponseCode.SUCCESS and got.ext_fields["queueOffset"] == "1"

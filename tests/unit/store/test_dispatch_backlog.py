@@ -56,3 +56,21 @@ async def test_a_put_to_a_queue_with_waiters_dispatches_before_it_returns(tmp_pa
         assert arrived[-1] == ("W", 1, 2)
     finally:
         await store.close()
+
+
+async def test_a_topic_listener_hears_its_topic_only_and_after_the_others(tmp_path: Path) -> None:
+    """A listener added with ``topic`` is called for that topic's messages only (single puts and batches), after
+    every listener of all topics, whatever order they were added in; the others hear every topic."""
+    store = MessageStore.open(small_config(tmp_path / "s", mapped_file_size_commit_log=1024 * 1024))
+    await store.start()
+    heard: list[tuple[str, str, int]] = []
+    store.add_arrival_listener(lambda a: heard.append(("own", a.topic, a.next_offset)), topic="Mine")
+    store.add_arrival_listener(lambda a: heard.append(("all", a.topic, a.next_offset)))
+    try:
+        for topic in ("Other", "Mine", "Other"):
+            res = await store.put_message(PutRequest(topic, 0, 0, 0, 0, ("127.0.0.1", 1), b"x", {"TAGS": "t"}))
+            assert res.ok, res
+        store.dispatcher.drain()
+        assert heard == [("all", "Other", 1), ("all", "Mine", 1), ("own", "Mine", 1), ("all", "Other", 2)]
+    finally:
+        await store.close()
