@@ -70,13 +70,20 @@ class AppendResult:
 
 
 def joined_msg_ids(items: list[AppendResult]) -> str:
-    """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each: the
-    ids' bytes (host, then the offset's int64) joined, then one ``hex`` with a comma between ids, one ``upper``.
-    The general form (any list of results); a batch the store appended in one write answers with
-    :meth:`AppendRun.msg_ids`, which gives the same text."""
-    prefix = bytes.fromhex(items[0].msg_id_prefix)
-    raw = b"".join([prefix + i.wrote_offset.to_bytes(8, "big") for i in items])
-    return raw.hex(",", len(prefix) + 8).upper()
+    """A batch's offset msgIds, comma-joined: ``msg_id`` of each (same format), without a property call each. The
+    general form (any list of results); a batch the store appended in one write answers with
+    :meth:`AppendRun.msg_ids`; both go through ``_joined_ids``."""
+    return _joined_ids(items[0].msg_id_prefix, array("q", [i.wrote_offset for i in items]))
+
+
+def _joined_ids(prefix: str, offsets: array[int]) -> str:
+    """The offset msgIds of records at ``offsets`` (all from one host, ``prefix``), comma-joined: the offsets packed
+    as big-endian int64s, one ``hex`` with a comma every 8 bytes, then the host part put before each id by one
+    ``replace``. Byte-swaps ``offsets`` in place on a little-endian machine."""
+    if _LITTLE:
+        offsets.byteswap()
+    prefix = prefix.upper()
+    return prefix + offsets.tobytes().hex(",", 8).upper().replace(",", "," + prefix)
 
 
 class AppendRun:
@@ -122,15 +129,11 @@ class AppendRun:
         return out
 
     def msg_ids(self) -> str:
-        """The messages' offset msgIds, comma-joined (``joined_msg_ids`` of :meth:`results`): the offsets packed as
-        big-endian int64s by one ``array``, one ``hex`` with a comma every 8 bytes, then the host part put before
-        each id by one ``replace``."""
+        """The messages' offset msgIds, comma-joined (``joined_msg_ids`` of :meth:`results`), from the offsets
+        computed in one ``accumulate``, no result object each."""
         offsets = array("q", accumulate(self.sizes, initial=self.phys))
         offsets.pop()  # the end of the last record
-        if _LITTLE:
-            offsets.byteswap()
-        prefix = self.msg_id_prefix.upper()
-        return prefix + offsets.tobytes().hex(",", 8).upper().replace(",", "," + prefix)
+        return _joined_ids(self.msg_id_prefix, offsets)
 
 
 def _offset_hex(offset: int) -> str:
